@@ -16,13 +16,15 @@ CFLAGS  ?=
 SAN     ?=
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) $(SAN) $(CFLAGS)
 SHIM_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -fno-semantic-interposition -fno-plt
+# Sanitizer builds take the C fast path, whose memory accesses the sanitizers see (shim/fast_asm.h).
+SHIM_CFLAGS += $(if $(SAN),-DCS_FAST_C)
 # -Bsymbolic: our own references bind to our own definitions, whatever the program exports.
 # No DT_NEEDED beyond libc/libdl/libpthread: a preload with a missing dependency stops every program.
 SHIM_LDFLAGS := -shared -Wl,--version-script=wrappers/gen/exports.map -Wl,-Bsymbolic -Wl,-z,defs \
                 -Wl,-z,noexecstack $(SAN) -ldl -lpthread
 
 SHIM_SRC := $(wildcard shim/*.c) $(wildcard shim/rules/*.c) $(wildcard wrappers/gen/*.c)
-SHIM_ASM := shim/dl_trampoline.S
+SHIM_ASM := shim/dl_trampoline.S shim/fast_resolve.S $(wildcard wrappers/gen/*.S)
 SHIM_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(SHIM_SRC)) $(patsubst %.S,$(BUILD)/obj/%.o,$(SHIM_ASM))
 
 FAKE_SRC := tests/fakes/fake_cuda.c tests/fakes/gen/fake_cuda_gen.c
@@ -63,7 +65,7 @@ $(filter $(BUILD)/obj/wrappers/%,$(SHIM_OBJ)): SHIM_CFLAGS += -fno-tree-slp-vect
 
 $(BUILD)/obj/%.o: %.S Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(SHIM_CFLAGS) -c $< -o $@
+	$(CC) $(SHIM_CFLAGS) $(DEPFLAGS) -c $< -o $@
 
 $(BUILD)/libcudashim.so: $(SHIM_OBJ) wrappers/gen/exports.map
 	$(CC) -o $@ $(SHIM_OBJ) $(SHIM_LDFLAGS)

@@ -140,6 +140,7 @@ void cs_put_i64(struct cs_buf *b, int64_t v);
 void cs_put_hex(struct cs_buf *b, uint64_t v);
 void cs_extra(struct cs_thread *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void cs_extra_str(struct cs_thread *t, const char *key, const char *val);
+extern const char cs_note_absent[];  /* a wrapped function no loaded library defines */
 
 /* crash.c */
 extern int _Atomic cs_crash_active;

@@ -188,6 +188,9 @@ int cs_api_rebind(struct cs_api *api, void *p)
     struct cs_ptr_index *ix = collect(api, m, &fresh);
     if (!ix) return 0;
     for (int i = 0; i < api->count; i++) atomic_store(&api->real[i], fresh[i] ? fresh[i] : CS_REAL_MISSING);
+    if (api->call)  /* the assembly fast path's cached copies: resolved again at their next call */
+        for (int i = 0; i < api->count; i++)
+            if (api->unresolved[i]) atomic_store(&api->call[i], api->unresolved[i]);
     release_fresh(api, fresh);
     atomic_store(&api->handle, (void *)m);
     atomic_store(&api->bound_addr, m->l_addr);

@@ -51,6 +51,8 @@ void cs_finish(struct cs_thread *t, struct cs_api *api, struct cs_event *ev, int
     cs_leave(t);
 }
 
+const char cs_note_absent[] = "the loaded library does not export this function (or is not loaded)";
+
 /* A wrapped function the loaded library does not have: the caller gets "not found" (what the
  * driver says of a function it lacks), and the trace says so. */
 uint32_t cs_missing(struct cs_api *api, int idx, int via)
@@ -58,7 +60,7 @@ uint32_t cs_missing(struct cs_api *api, int idx, int via)
     struct cs_thread *t = cs_enter(idx);
     if (t) {
         struct cs_event *ev = cs_record(t, api, idx, via, CS_CUDA_ERROR_NOT_FOUND, cs_ticks());
-        cs_extra_str(t, "note", "the loaded library does not export this function (or is not loaded)");
+        cs_extra_str(t, "note", cs_note_absent);
         t->force_write = 1;
         cs_finish(t, api, ev, 1);
     }

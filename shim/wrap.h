@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "../wrappers/gen/apis.h"
+#include "fast_asm.h"
 
 #define CS_EXPORT __attribute__((visibility("default")))
 #define CS_HIDDEN __attribute__((visibility("hidden")))
@@ -37,6 +38,11 @@ struct cs_api {
     const uint8_t *classes;
     void *const *via[CS_VIA_COUNT];
     void *_Atomic *real;         /* resolved lazily; CS_REAL_MISSING / CS_REAL_ABSENT when absent */
+    /* The assembly fast path calls through these: the real function once a first call resolved
+     * it, until then (and after a rebind) the function's resolving thunk, unresolved[i]. NULL
+     * where the fast path is C. */
+    void *_Atomic *call;
+    void *const *unresolved;
     const char *(*result_name)(int32_t);
     int32_t benign;              /* a non-zero result that is an answer, not a failure */
     /* Older majors (libcudnn.so.8): their own entries, each calling that major's copy. */
@@ -124,6 +130,9 @@ struct cs_thread {
      * launch's record should it fail (the others are still in the caller's frame then). */
     void *launch_f;
     uint32_t launch_grid[3], launch_block[2];
+    /* The assembly fast path (fast_asm.h), during the real call: the caller's return address and
+     * register, kept here so that the call's stack arguments are the caller's own (no copy). */
+    void *save_ret, *save_rbx;
 
     uint64_t enter_ts;           /* when it entered a watched call (ticks), for the hang watchdog */
     uint64_t hang_reported;      /* the enter_ts of the call last reported as hung */
@@ -286,6 +295,10 @@ static inline __attribute__((always_inline)) void cs_fast_launch_record(struct c
 }
 
 void cs_fast_launch_failed(struct cs_thread *t, struct cs_event *ev, uint32_t bz, uint32_t shmem);
+/* The assembly fast path's ways out of line (fast_path.c): a failure (bz and shmem: a launch's
+ * stack arguments), and a function's first call. */
+uint32_t cs_fast_failed_asm(struct cs_thread *t, struct cs_api *api, struct cs_event *ev, uint32_t bz, uint32_t shmem);
+void *cs_fast_resolve(int idx);
 
 #define CS_API_DECL(a) extern struct cs_api cs_api_##a; const char *cs_##a##_result_name(int32_t r);
 CS_API_LIST(CS_API_DECL)

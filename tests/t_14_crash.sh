@@ -79,6 +79,10 @@ CUDASHIM_CRASH_SELFTEST=1 run_both selftest ./crash own
 # Without libunwind: glibc's backtrace still gives the libraries.
 CUDASHIM_UNWINDER=backtrace run_both fallback ./crash own
 expect fallback "unwinder glibc-backtrace" "frame ? crash -"
+# Both unwinders walk out of a crash inside the driver through the fast path's entry point (its
+# return address is in the thread's state during the call; the unwind tables say so).
+CUDASHIM_UNWINDER=backtrace FAKE_CUDA_CRASH=cuLaunchKernel run_both launch-fallback ./crash launch
+expect launch-fallback "inside cuLaunchKernel" "frame ? libcuda.so.1 cuda_lib" "frame ? libcudashim.so -" "frame ? crash -"
 # Switched off: no record, same death.
 CUDASHIM_CRASH_HANDLER=0 run_both off ./crash own
 grep -q '"type":"crash"' "$trace" && fail "CUDASHIM_CRASH_HANDLER=0 still wrote a crash record"

@@ -309,19 +309,31 @@ static uint32_t launch(void *f, uint32_t bx, uint32_t by, uint32_t bz)
     return 0;
 }
 
+/* FAKE_CUDA_ECHO_LAUNCH=1: print every argument a launch arrived with (the wrappers pass the
+ * stack arguments on without copying them). */
+static void echo_launch(const char *name, void *f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t bx, uint32_t by,
+                        uint32_t bz, uint32_t smem, void *stream, void *params, void *extra)
+{
+    static int echo = -1;
+    if (echo < 0) echo = getenv("FAKE_CUDA_ECHO_LAUNCH") != NULL;
+    if (echo)
+        printf("%s f=%p grid=%u,%u,%u block=%u,%u,%u smem=%u stream=%p params=%p extra=%p\n", name, f, gx, gy, gz,
+               bx, by, bz, smem, stream, params, extra);
+}
+
 FAKE_EXPORT uint32_t cuLaunchKernel(void *f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t bx, uint32_t by,
                                     uint32_t bz, uint32_t smem, void *stream, void *params, void *extra)
 {
-    (void)gx, (void)gy, (void)gz, (void)smem, (void)stream, (void)params, (void)extra;
     ENTER(cuLaunchKernel);
+    echo_launch("cuLaunchKernel", f, gx, gy, gz, bx, by, bz, smem, stream, params, extra);
     return launch(f, bx, by, bz);
 }
 
 FAKE_EXPORT uint32_t cuLaunchKernel_ptsz(void *f, uint32_t gx, uint32_t gy, uint32_t gz, uint32_t bx, uint32_t by,
                                          uint32_t bz, uint32_t smem, void *stream, void *params, void *extra)
 {
-    (void)gx, (void)gy, (void)gz, (void)smem, (void)stream, (void)params, (void)extra;
     ENTER(cuLaunchKernel_ptsz);
+    echo_launch("cuLaunchKernel_ptsz", f, gx, gy, gz, bx, by, bz, smem, stream, params, extra);
     return launch(f, bx, by, bz);
 }
 

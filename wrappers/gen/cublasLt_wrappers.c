@@ -57,6 +57,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtDestroy(uint8_t via, void
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtDestroy(void * lightHandle);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtDestroy(void * lightHandle) { return cs_w_cublasLtDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtDestroy), lightHandle); }
+CS_HIDDEN uint32_t cs_d_cublasLtDestroy(void * lightHandle);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtDestroy(void * lightHandle) { return cs_w_cublasLtDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtDestroy), lightHandle); }
+CS_HIDDEN uint32_t cs_g_cublasLtDestroy(void * lightHandle);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtDestroy(void * lightHandle) { return cs_w_cublasLtDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtDestroy), lightHandle); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtDestroy(uint8_t via, void * lightHandle) { return cs_w_cublasLtDestroy(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtDestroy), lightHandle); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtDestroy(uint8_t via, void * lightHandle)
 {
@@ -73,9 +81,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtDestroy(uint8
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtDestroy(void * lightHandle) { return cs_f_cublasLtDestroy(CS_VIA_LINKED, lightHandle); }
+static uint32_t cs_l_cublasLtDestroy(void * lightHandle) { return cs_f_cublasLtDestroy(CS_VIA_LINKED, lightHandle); }
 static uint32_t cs_d_cublasLtDestroy(void * lightHandle) { return cs_f_cublasLtDestroy(CS_VIA_DLSYM, lightHandle); }
 static uint32_t cs_g_cublasLtDestroy(void * lightHandle) { return cs_f_cublasLtDestroy(CS_VIA_PROCADDR, lightHandle); }
+#endif
 static uint32_t cs_v12_cublasLtDestroy(void * lightHandle)
 {
     static void *_Atomic slot;
@@ -103,6 +112,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtEmulationDescCreate(uint8
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtEmulationDescCreate(void * emulationDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtEmulationDescCreate(void * emulationDesc) { return cs_w_cublasLtEmulationDescCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescCreate), emulationDesc); }
+CS_HIDDEN uint32_t cs_d_cublasLtEmulationDescCreate(void * emulationDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtEmulationDescCreate(void * emulationDesc) { return cs_w_cublasLtEmulationDescCreate(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescCreate), emulationDesc); }
+CS_HIDDEN uint32_t cs_g_cublasLtEmulationDescCreate(void * emulationDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtEmulationDescCreate(void * emulationDesc) { return cs_w_cublasLtEmulationDescCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescCreate), emulationDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtEmulationDescCreate(uint8_t via, void * emulationDesc) { return cs_w_cublasLtEmulationDescCreate(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescCreate), emulationDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtEmulationDescCreate(uint8_t via, void * emulationDesc)
 {
@@ -119,9 +136,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtEmulationDesc
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtEmulationDescCreate(void * emulationDesc) { return cs_f_cublasLtEmulationDescCreate(CS_VIA_LINKED, emulationDesc); }
+static uint32_t cs_l_cublasLtEmulationDescCreate(void * emulationDesc) { return cs_f_cublasLtEmulationDescCreate(CS_VIA_LINKED, emulationDesc); }
 static uint32_t cs_d_cublasLtEmulationDescCreate(void * emulationDesc) { return cs_f_cublasLtEmulationDescCreate(CS_VIA_DLSYM, emulationDesc); }
 static uint32_t cs_g_cublasLtEmulationDescCreate(void * emulationDesc) { return cs_f_cublasLtEmulationDescCreate(CS_VIA_PROCADDR, emulationDesc); }
+#endif
 static uint32_t cs_v12_cublasLtEmulationDescCreate(void * emulationDesc)
 {
     static void *_Atomic slot;
@@ -149,6 +167,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtEmulationDescDestroy(uint
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtEmulationDescDestroy(void * emulationDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtEmulationDescDestroy(void * emulationDesc) { return cs_w_cublasLtEmulationDescDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescDestroy), emulationDesc); }
+CS_HIDDEN uint32_t cs_d_cublasLtEmulationDescDestroy(void * emulationDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtEmulationDescDestroy(void * emulationDesc) { return cs_w_cublasLtEmulationDescDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescDestroy), emulationDesc); }
+CS_HIDDEN uint32_t cs_g_cublasLtEmulationDescDestroy(void * emulationDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtEmulationDescDestroy(void * emulationDesc) { return cs_w_cublasLtEmulationDescDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescDestroy), emulationDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtEmulationDescDestroy(uint8_t via, void * emulationDesc) { return cs_w_cublasLtEmulationDescDestroy(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescDestroy), emulationDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtEmulationDescDestroy(uint8_t via, void * emulationDesc)
 {
@@ -165,9 +191,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtEmulationDesc
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtEmulationDescDestroy(void * emulationDesc) { return cs_f_cublasLtEmulationDescDestroy(CS_VIA_LINKED, emulationDesc); }
+static uint32_t cs_l_cublasLtEmulationDescDestroy(void * emulationDesc) { return cs_f_cublasLtEmulationDescDestroy(CS_VIA_LINKED, emulationDesc); }
 static uint32_t cs_d_cublasLtEmulationDescDestroy(void * emulationDesc) { return cs_f_cublasLtEmulationDescDestroy(CS_VIA_DLSYM, emulationDesc); }
 static uint32_t cs_g_cublasLtEmulationDescDestroy(void * emulationDesc) { return cs_f_cublasLtEmulationDescDestroy(CS_VIA_PROCADDR, emulationDesc); }
+#endif
 static uint32_t cs_v12_cublasLtEmulationDescDestroy(void * emulationDesc)
 {
     static void *_Atomic slot;
@@ -195,6 +222,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtEmulationDescGetAttribute
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtEmulationDescGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescGetAttribute), emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
+CS_HIDDEN uint32_t cs_d_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtEmulationDescGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescGetAttribute), emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
+CS_HIDDEN uint32_t cs_g_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtEmulationDescGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescGetAttribute), emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtEmulationDescGetAttribute(uint8_t via, void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtEmulationDescGetAttribute(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescGetAttribute), emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtEmulationDescGetAttribute(uint8_t via, void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
@@ -211,9 +246,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtEmulationDesc
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtEmulationDescGetAttribute(CS_VIA_LINKED, emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_l_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtEmulationDescGetAttribute(CS_VIA_LINKED, emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_d_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtEmulationDescGetAttribute(CS_VIA_DLSYM, emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_g_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtEmulationDescGetAttribute(CS_VIA_PROCADDR, emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
+#endif
 static uint32_t cs_v12_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
@@ -241,6 +277,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtEmulationDescInit_interna
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { return cs_w_cublasLtEmulationDescInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescInit_internal), emulationDesc, size); }
+CS_HIDDEN uint32_t cs_d_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { return cs_w_cublasLtEmulationDescInit_internal(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescInit_internal), emulationDesc, size); }
+CS_HIDDEN uint32_t cs_g_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { return cs_w_cublasLtEmulationDescInit_internal(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescInit_internal), emulationDesc, size); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtEmulationDescInit_internal(uint8_t via, void * emulationDesc, uint64_t size) { return cs_w_cublasLtEmulationDescInit_internal(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescInit_internal), emulationDesc, size); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtEmulationDescInit_internal(uint8_t via, void * emulationDesc, uint64_t size)
 {
@@ -257,9 +301,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtEmulationDesc
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { return cs_f_cublasLtEmulationDescInit_internal(CS_VIA_LINKED, emulationDesc, size); }
+static uint32_t cs_l_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { return cs_f_cublasLtEmulationDescInit_internal(CS_VIA_LINKED, emulationDesc, size); }
 static uint32_t cs_d_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { return cs_f_cublasLtEmulationDescInit_internal(CS_VIA_DLSYM, emulationDesc, size); }
 static uint32_t cs_g_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { return cs_f_cublasLtEmulationDescInit_internal(CS_VIA_PROCADDR, emulationDesc, size); }
+#endif
 static uint32_t cs_v12_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size)
 {
     static void *_Atomic slot;
@@ -287,6 +332,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtEmulationDescSetAttribute
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtEmulationDescSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescSetAttribute), emulationDesc, attr, buf, sizeInBytes); }
+CS_HIDDEN uint32_t cs_d_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtEmulationDescSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescSetAttribute), emulationDesc, attr, buf, sizeInBytes); }
+CS_HIDDEN uint32_t cs_g_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtEmulationDescSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescSetAttribute), emulationDesc, attr, buf, sizeInBytes); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtEmulationDescSetAttribute(uint8_t via, void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtEmulationDescSetAttribute(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescSetAttribute), emulationDesc, attr, buf, sizeInBytes); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtEmulationDescSetAttribute(uint8_t via, void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
@@ -303,9 +356,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtEmulationDesc
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtEmulationDescSetAttribute(CS_VIA_LINKED, emulationDesc, attr, buf, sizeInBytes); }
+static uint32_t cs_l_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtEmulationDescSetAttribute(CS_VIA_LINKED, emulationDesc, attr, buf, sizeInBytes); }
 static uint32_t cs_d_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtEmulationDescSetAttribute(CS_VIA_DLSYM, emulationDesc, attr, buf, sizeInBytes); }
 static uint32_t cs_g_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtEmulationDescSetAttribute(CS_VIA_PROCADDR, emulationDesc, attr, buf, sizeInBytes); }
+#endif
 static uint32_t cs_v12_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
@@ -485,6 +539,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtHeuristicsCacheGetCapacit
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtHeuristicsCacheGetCapacity(void * capacity);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtHeuristicsCacheGetCapacity(void * capacity) { return cs_w_cublasLtHeuristicsCacheGetCapacity(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity), capacity); }
+CS_HIDDEN uint32_t cs_d_cublasLtHeuristicsCacheGetCapacity(void * capacity);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtHeuristicsCacheGetCapacity(void * capacity) { return cs_w_cublasLtHeuristicsCacheGetCapacity(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity), capacity); }
+CS_HIDDEN uint32_t cs_g_cublasLtHeuristicsCacheGetCapacity(void * capacity);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtHeuristicsCacheGetCapacity(void * capacity) { return cs_w_cublasLtHeuristicsCacheGetCapacity(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity), capacity); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtHeuristicsCacheGetCapacity(uint8_t via, void * capacity) { return cs_w_cublasLtHeuristicsCacheGetCapacity(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity), capacity); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtHeuristicsCacheGetCapacity(uint8_t via, void * capacity)
 {
@@ -501,9 +563,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtHeuristicsCac
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtHeuristicsCacheGetCapacity(void * capacity) { return cs_f_cublasLtHeuristicsCacheGetCapacity(CS_VIA_LINKED, capacity); }
+static uint32_t cs_l_cublasLtHeuristicsCacheGetCapacity(void * capacity) { return cs_f_cublasLtHeuristicsCacheGetCapacity(CS_VIA_LINKED, capacity); }
 static uint32_t cs_d_cublasLtHeuristicsCacheGetCapacity(void * capacity) { return cs_f_cublasLtHeuristicsCacheGetCapacity(CS_VIA_DLSYM, capacity); }
 static uint32_t cs_g_cublasLtHeuristicsCacheGetCapacity(void * capacity) { return cs_f_cublasLtHeuristicsCacheGetCapacity(CS_VIA_PROCADDR, capacity); }
+#endif
 static uint32_t cs_v12_cublasLtHeuristicsCacheGetCapacity(void * capacity)
 {
     static void *_Atomic slot;
@@ -531,6 +594,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtHeuristicsCacheSetCapacit
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { return cs_w_cublasLtHeuristicsCacheSetCapacity(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity), capacity); }
+CS_HIDDEN uint32_t cs_d_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { return cs_w_cublasLtHeuristicsCacheSetCapacity(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity), capacity); }
+CS_HIDDEN uint32_t cs_g_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { return cs_w_cublasLtHeuristicsCacheSetCapacity(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity), capacity); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtHeuristicsCacheSetCapacity(uint8_t via, uint64_t capacity) { return cs_w_cublasLtHeuristicsCacheSetCapacity(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity), capacity); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtHeuristicsCacheSetCapacity(uint8_t via, uint64_t capacity)
 {
@@ -547,9 +618,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtHeuristicsCac
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { return cs_f_cublasLtHeuristicsCacheSetCapacity(CS_VIA_LINKED, capacity); }
+static uint32_t cs_l_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { return cs_f_cublasLtHeuristicsCacheSetCapacity(CS_VIA_LINKED, capacity); }
 static uint32_t cs_d_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { return cs_f_cublasLtHeuristicsCacheSetCapacity(CS_VIA_DLSYM, capacity); }
 static uint32_t cs_g_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { return cs_f_cublasLtHeuristicsCacheSetCapacity(CS_VIA_PROCADDR, capacity); }
+#endif
 static uint32_t cs_v12_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity)
 {
     static void *_Atomic slot;
@@ -577,6 +649,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtLoggerForceDisable(uint8_
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtLoggerForceDisable(void);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtLoggerForceDisable(void) { return cs_w_cublasLtLoggerForceDisable(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerForceDisable)); }
+CS_HIDDEN uint32_t cs_d_cublasLtLoggerForceDisable(void);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtLoggerForceDisable(void) { return cs_w_cublasLtLoggerForceDisable(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerForceDisable)); }
+CS_HIDDEN uint32_t cs_g_cublasLtLoggerForceDisable(void);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtLoggerForceDisable(void) { return cs_w_cublasLtLoggerForceDisable(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerForceDisable)); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtLoggerForceDisable(uint8_t via) { return cs_w_cublasLtLoggerForceDisable(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerForceDisable)); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerForceDisable(uint8_t via)
 {
@@ -593,9 +673,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerForceDi
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtLoggerForceDisable(void) { return cs_f_cublasLtLoggerForceDisable(CS_VIA_LINKED); }
+static uint32_t cs_l_cublasLtLoggerForceDisable(void) { return cs_f_cublasLtLoggerForceDisable(CS_VIA_LINKED); }
 static uint32_t cs_d_cublasLtLoggerForceDisable(void) { return cs_f_cublasLtLoggerForceDisable(CS_VIA_DLSYM); }
 static uint32_t cs_g_cublasLtLoggerForceDisable(void) { return cs_f_cublasLtLoggerForceDisable(CS_VIA_PROCADDR); }
+#endif
 static uint32_t cs_v12_cublasLtLoggerForceDisable(void)
 {
     static void *_Atomic slot;
@@ -623,6 +704,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtLoggerOpenFile(uint8_t vi
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtLoggerOpenFile(void * logFile);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtLoggerOpenFile(void * logFile) { return cs_w_cublasLtLoggerOpenFile(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerOpenFile), logFile); }
+CS_HIDDEN uint32_t cs_d_cublasLtLoggerOpenFile(void * logFile);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtLoggerOpenFile(void * logFile) { return cs_w_cublasLtLoggerOpenFile(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerOpenFile), logFile); }
+CS_HIDDEN uint32_t cs_g_cublasLtLoggerOpenFile(void * logFile);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtLoggerOpenFile(void * logFile) { return cs_w_cublasLtLoggerOpenFile(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerOpenFile), logFile); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtLoggerOpenFile(uint8_t via, void * logFile) { return cs_w_cublasLtLoggerOpenFile(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerOpenFile), logFile); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerOpenFile(uint8_t via, void * logFile)
 {
@@ -639,9 +728,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerOpenFil
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtLoggerOpenFile(void * logFile) { return cs_f_cublasLtLoggerOpenFile(CS_VIA_LINKED, logFile); }
+static uint32_t cs_l_cublasLtLoggerOpenFile(void * logFile) { return cs_f_cublasLtLoggerOpenFile(CS_VIA_LINKED, logFile); }
 static uint32_t cs_d_cublasLtLoggerOpenFile(void * logFile) { return cs_f_cublasLtLoggerOpenFile(CS_VIA_DLSYM, logFile); }
 static uint32_t cs_g_cublasLtLoggerOpenFile(void * logFile) { return cs_f_cublasLtLoggerOpenFile(CS_VIA_PROCADDR, logFile); }
+#endif
 static uint32_t cs_v12_cublasLtLoggerOpenFile(void * logFile)
 {
     static void *_Atomic slot;
@@ -669,6 +759,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtLoggerSetCallback(uint8_t
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtLoggerSetCallback(void * callback);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtLoggerSetCallback(void * callback) { return cs_w_cublasLtLoggerSetCallback(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetCallback), callback); }
+CS_HIDDEN uint32_t cs_d_cublasLtLoggerSetCallback(void * callback);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtLoggerSetCallback(void * callback) { return cs_w_cublasLtLoggerSetCallback(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetCallback), callback); }
+CS_HIDDEN uint32_t cs_g_cublasLtLoggerSetCallback(void * callback);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtLoggerSetCallback(void * callback) { return cs_w_cublasLtLoggerSetCallback(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetCallback), callback); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtLoggerSetCallback(uint8_t via, void * callback) { return cs_w_cublasLtLoggerSetCallback(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetCallback), callback); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerSetCallback(uint8_t via, void * callback)
 {
@@ -685,9 +783,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerSetCall
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtLoggerSetCallback(void * callback) { return cs_f_cublasLtLoggerSetCallback(CS_VIA_LINKED, callback); }
+static uint32_t cs_l_cublasLtLoggerSetCallback(void * callback) { return cs_f_cublasLtLoggerSetCallback(CS_VIA_LINKED, callback); }
 static uint32_t cs_d_cublasLtLoggerSetCallback(void * callback) { return cs_f_cublasLtLoggerSetCallback(CS_VIA_DLSYM, callback); }
 static uint32_t cs_g_cublasLtLoggerSetCallback(void * callback) { return cs_f_cublasLtLoggerSetCallback(CS_VIA_PROCADDR, callback); }
+#endif
 static uint32_t cs_v12_cublasLtLoggerSetCallback(void * callback)
 {
     static void *_Atomic slot;
@@ -715,6 +814,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtLoggerSetFile(uint8_t via
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtLoggerSetFile(void * file);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtLoggerSetFile(void * file) { return cs_w_cublasLtLoggerSetFile(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetFile), file); }
+CS_HIDDEN uint32_t cs_d_cublasLtLoggerSetFile(void * file);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtLoggerSetFile(void * file) { return cs_w_cublasLtLoggerSetFile(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetFile), file); }
+CS_HIDDEN uint32_t cs_g_cublasLtLoggerSetFile(void * file);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtLoggerSetFile(void * file) { return cs_w_cublasLtLoggerSetFile(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetFile), file); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtLoggerSetFile(uint8_t via, void * file) { return cs_w_cublasLtLoggerSetFile(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetFile), file); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerSetFile(uint8_t via, void * file)
 {
@@ -731,9 +838,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerSetFile
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtLoggerSetFile(void * file) { return cs_f_cublasLtLoggerSetFile(CS_VIA_LINKED, file); }
+static uint32_t cs_l_cublasLtLoggerSetFile(void * file) { return cs_f_cublasLtLoggerSetFile(CS_VIA_LINKED, file); }
 static uint32_t cs_d_cublasLtLoggerSetFile(void * file) { return cs_f_cublasLtLoggerSetFile(CS_VIA_DLSYM, file); }
 static uint32_t cs_g_cublasLtLoggerSetFile(void * file) { return cs_f_cublasLtLoggerSetFile(CS_VIA_PROCADDR, file); }
+#endif
 static uint32_t cs_v12_cublasLtLoggerSetFile(void * file)
 {
     static void *_Atomic slot;
@@ -761,6 +869,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtLoggerSetLevel(uint8_t vi
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtLoggerSetLevel(int32_t level);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtLoggerSetLevel(int32_t level) { return cs_w_cublasLtLoggerSetLevel(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetLevel), level); }
+CS_HIDDEN uint32_t cs_d_cublasLtLoggerSetLevel(int32_t level);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtLoggerSetLevel(int32_t level) { return cs_w_cublasLtLoggerSetLevel(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetLevel), level); }
+CS_HIDDEN uint32_t cs_g_cublasLtLoggerSetLevel(int32_t level);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtLoggerSetLevel(int32_t level) { return cs_w_cublasLtLoggerSetLevel(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetLevel), level); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtLoggerSetLevel(uint8_t via, int32_t level) { return cs_w_cublasLtLoggerSetLevel(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetLevel), level); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerSetLevel(uint8_t via, int32_t level)
 {
@@ -777,9 +893,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerSetLeve
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtLoggerSetLevel(int32_t level) { return cs_f_cublasLtLoggerSetLevel(CS_VIA_LINKED, level); }
+static uint32_t cs_l_cublasLtLoggerSetLevel(int32_t level) { return cs_f_cublasLtLoggerSetLevel(CS_VIA_LINKED, level); }
 static uint32_t cs_d_cublasLtLoggerSetLevel(int32_t level) { return cs_f_cublasLtLoggerSetLevel(CS_VIA_DLSYM, level); }
 static uint32_t cs_g_cublasLtLoggerSetLevel(int32_t level) { return cs_f_cublasLtLoggerSetLevel(CS_VIA_PROCADDR, level); }
+#endif
 static uint32_t cs_v12_cublasLtLoggerSetLevel(int32_t level)
 {
     static void *_Atomic slot;
@@ -807,6 +924,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtLoggerSetMask(uint8_t via
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtLoggerSetMask(int32_t mask);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtLoggerSetMask(int32_t mask) { return cs_w_cublasLtLoggerSetMask(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetMask), mask); }
+CS_HIDDEN uint32_t cs_d_cublasLtLoggerSetMask(int32_t mask);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtLoggerSetMask(int32_t mask) { return cs_w_cublasLtLoggerSetMask(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetMask), mask); }
+CS_HIDDEN uint32_t cs_g_cublasLtLoggerSetMask(int32_t mask);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtLoggerSetMask(int32_t mask) { return cs_w_cublasLtLoggerSetMask(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetMask), mask); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtLoggerSetMask(uint8_t via, int32_t mask) { return cs_w_cublasLtLoggerSetMask(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetMask), mask); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerSetMask(uint8_t via, int32_t mask)
 {
@@ -823,9 +948,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerSetMask
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtLoggerSetMask(int32_t mask) { return cs_f_cublasLtLoggerSetMask(CS_VIA_LINKED, mask); }
+static uint32_t cs_l_cublasLtLoggerSetMask(int32_t mask) { return cs_f_cublasLtLoggerSetMask(CS_VIA_LINKED, mask); }
 static uint32_t cs_d_cublasLtLoggerSetMask(int32_t mask) { return cs_f_cublasLtLoggerSetMask(CS_VIA_DLSYM, mask); }
 static uint32_t cs_g_cublasLtLoggerSetMask(int32_t mask) { return cs_f_cublasLtLoggerSetMask(CS_VIA_PROCADDR, mask); }
+#endif
 static uint32_t cs_v12_cublasLtLoggerSetMask(int32_t mask)
 {
     static void *_Atomic slot;
@@ -853,6 +979,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmul(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
+CS_HIDDEN uint32_t cs_d_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
+CS_HIDDEN uint32_t cs_g_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmul(uint8_t via, void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmul(uint8_t via, void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream)
 {
@@ -869,9 +1003,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmul(uint8_
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_f_cublasLtMatmul(CS_VIA_LINKED, lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
+static uint32_t cs_l_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_f_cublasLtMatmul(CS_VIA_LINKED, lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
 static uint32_t cs_d_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_f_cublasLtMatmul(CS_VIA_DLSYM, lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
 static uint32_t cs_g_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_f_cublasLtMatmul(CS_VIA_PROCADDR, lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
+#endif
 static uint32_t cs_v12_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream)
 {
     static void *_Atomic slot;
@@ -899,6 +1034,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoCapGetAttribute
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
+CS_HIDDEN uint32_t cs_d_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
+CS_HIDDEN uint32_t cs_g_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulAlgoCapGetAttribute(uint8_t via, void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoCapGetAttribute(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoCapGetAttribute(uint8_t via, void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
@@ -915,9 +1058,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoCap
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_LINKED, algo, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_l_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_LINKED, algo, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_d_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_DLSYM, algo, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_g_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_PROCADDR, algo, attr, buf, sizeInBytes, sizeWritten); }
+#endif
 static uint32_t cs_v12_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
@@ -945,6 +1089,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoCheck(uint8_t v
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_w_cublasLtMatmulAlgoCheck(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCheck), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
+CS_HIDDEN uint32_t cs_d_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_w_cublasLtMatmulAlgoCheck(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCheck), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
+CS_HIDDEN uint32_t cs_g_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_w_cublasLtMatmulAlgoCheck(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCheck), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulAlgoCheck(uint8_t via, void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_w_cublasLtMatmulAlgoCheck(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCheck), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoCheck(uint8_t via, void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result)
 {
@@ -961,9 +1113,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoChe
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_f_cublasLtMatmulAlgoCheck(CS_VIA_LINKED, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
+static uint32_t cs_l_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_f_cublasLtMatmulAlgoCheck(CS_VIA_LINKED, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
 static uint32_t cs_d_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_f_cublasLtMatmulAlgoCheck(CS_VIA_DLSYM, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
 static uint32_t cs_g_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_f_cublasLtMatmulAlgoCheck(CS_VIA_PROCADDR, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
+#endif
 static uint32_t cs_v12_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result)
 {
     static void *_Atomic slot;
@@ -991,6 +1144,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoConfigGetAttrib
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
+CS_HIDDEN uint32_t cs_d_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
+CS_HIDDEN uint32_t cs_g_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulAlgoConfigGetAttribute(uint8_t via, void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulAlgoConfigGetAttribute(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute), algo, attr, buf, sizeInBytes, sizeWritten); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoConfigGetAttribute(uint8_t via, void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
@@ -1007,9 +1168,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoCon
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_LINKED, algo, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_l_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_LINKED, algo, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_d_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_DLSYM, algo, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_g_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_PROCADDR, algo, attr, buf, sizeInBytes, sizeWritten); }
+#endif
 static uint32_t cs_v12_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
@@ -1037,6 +1199,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoConfigSetAttrib
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute), algo, attr, buf, sizeInBytes); }
+CS_HIDDEN uint32_t cs_d_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute), algo, attr, buf, sizeInBytes); }
+CS_HIDDEN uint32_t cs_g_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute), algo, attr, buf, sizeInBytes); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulAlgoConfigSetAttribute(uint8_t via, void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulAlgoConfigSetAttribute(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute), algo, attr, buf, sizeInBytes); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoConfigSetAttribute(uint8_t via, void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
@@ -1053,9 +1223,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoCon
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_LINKED, algo, attr, buf, sizeInBytes); }
+static uint32_t cs_l_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_LINKED, algo, attr, buf, sizeInBytes); }
 static uint32_t cs_d_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_DLSYM, algo, attr, buf, sizeInBytes); }
 static uint32_t cs_g_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_PROCADDR, algo, attr, buf, sizeInBytes); }
+#endif
 static uint32_t cs_v12_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
@@ -1083,6 +1254,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoGetHeuristic(ui
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
+CS_HIDDEN uint32_t cs_d_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
+CS_HIDDEN uint32_t cs_g_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulAlgoGetHeuristic(uint8_t via, void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoGetHeuristic(uint8_t via, void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount)
 {
@@ -1099,9 +1278,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoGet
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_f_cublasLtMatmulAlgoGetHeuristic(CS_VIA_LINKED, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
+static uint32_t cs_l_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_f_cublasLtMatmulAlgoGetHeuristic(CS_VIA_LINKED, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
 static uint32_t cs_d_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_f_cublasLtMatmulAlgoGetHeuristic(CS_VIA_DLSYM, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
 static uint32_t cs_g_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_f_cublasLtMatmulAlgoGetHeuristic(CS_VIA_PROCADDR, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
+#endif
 static uint32_t cs_v12_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount)
 {
     static void *_Atomic slot;
@@ -1129,6 +1309,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoGetIds(uint8_t 
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetIds(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetIds), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
+CS_HIDDEN uint32_t cs_d_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetIds(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetIds), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
+CS_HIDDEN uint32_t cs_g_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetIds(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetIds), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulAlgoGetIds(uint8_t via, void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetIds(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetIds), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoGetIds(uint8_t via, void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount)
 {
@@ -1145,9 +1333,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoGet
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_f_cublasLtMatmulAlgoGetIds(CS_VIA_LINKED, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
+static uint32_t cs_l_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_f_cublasLtMatmulAlgoGetIds(CS_VIA_LINKED, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
 static uint32_t cs_d_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_f_cublasLtMatmulAlgoGetIds(CS_VIA_DLSYM, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
 static uint32_t cs_g_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_f_cublasLtMatmulAlgoGetIds(CS_VIA_PROCADDR, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
+#endif
 static uint32_t cs_v12_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount)
 {
     static void *_Atomic slot;
@@ -1175,6 +1364,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoInit(uint8_t vi
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_w_cublasLtMatmulAlgoInit(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoInit), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
+CS_HIDDEN uint32_t cs_d_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_w_cublasLtMatmulAlgoInit(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoInit), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
+CS_HIDDEN uint32_t cs_g_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_w_cublasLtMatmulAlgoInit(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoInit), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulAlgoInit(uint8_t via, void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_w_cublasLtMatmulAlgoInit(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoInit), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoInit(uint8_t via, void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo)
 {
@@ -1191,9 +1388,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoIni
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_f_cublasLtMatmulAlgoInit(CS_VIA_LINKED, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
+static uint32_t cs_l_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_f_cublasLtMatmulAlgoInit(CS_VIA_LINKED, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
 static uint32_t cs_d_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_f_cublasLtMatmulAlgoInit(CS_VIA_DLSYM, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
 static uint32_t cs_g_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_f_cublasLtMatmulAlgoInit(CS_VIA_PROCADDR, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
+#endif
 static uint32_t cs_v12_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo)
 {
     static void *_Atomic slot;
@@ -1221,6 +1419,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescCreate(uint8_t 
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate), matmulDesc, computeType, scaleType); }
+CS_HIDDEN uint32_t cs_d_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate), matmulDesc, computeType, scaleType); }
+CS_HIDDEN uint32_t cs_g_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate), matmulDesc, computeType, scaleType); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulDescCreate(uint8_t via, void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate), matmulDesc, computeType, scaleType); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulDescCreate(uint8_t via, void * matmulDesc, uint32_t computeType, uint32_t scaleType)
 {
@@ -1237,9 +1443,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulDescCre
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_f_cublasLtMatmulDescCreate(CS_VIA_LINKED, matmulDesc, computeType, scaleType); }
+static uint32_t cs_l_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_f_cublasLtMatmulDescCreate(CS_VIA_LINKED, matmulDesc, computeType, scaleType); }
 static uint32_t cs_d_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_f_cublasLtMatmulDescCreate(CS_VIA_DLSYM, matmulDesc, computeType, scaleType); }
 static uint32_t cs_g_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_f_cublasLtMatmulDescCreate(CS_VIA_PROCADDR, matmulDesc, computeType, scaleType); }
+#endif
 static uint32_t cs_v12_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType)
 {
     static void *_Atomic slot;
@@ -1267,6 +1474,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescDestroy(uint8_t
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtMatmulDescDestroy(void * matmulDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy), matmulDesc); }
+CS_HIDDEN uint32_t cs_d_cublasLtMatmulDescDestroy(void * matmulDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy), matmulDesc); }
+CS_HIDDEN uint32_t cs_g_cublasLtMatmulDescDestroy(void * matmulDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy), matmulDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulDescDestroy(uint8_t via, void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy), matmulDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulDescDestroy(uint8_t via, void * matmulDesc)
 {
@@ -1283,9 +1498,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulDescDes
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_f_cublasLtMatmulDescDestroy(CS_VIA_LINKED, matmulDesc); }
+static uint32_t cs_l_cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_f_cublasLtMatmulDescDestroy(CS_VIA_LINKED, matmulDesc); }
 static uint32_t cs_d_cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_f_cublasLtMatmulDescDestroy(CS_VIA_DLSYM, matmulDesc); }
 static uint32_t cs_g_cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_f_cublasLtMatmulDescDestroy(CS_VIA_PROCADDR, matmulDesc); }
+#endif
 static uint32_t cs_v12_cublasLtMatmulDescDestroy(void * matmulDesc)
 {
     static void *_Atomic slot;
@@ -1313,6 +1529,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescGetAttribute(ui
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulDescGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescGetAttribute), matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
+CS_HIDDEN uint32_t cs_d_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulDescGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescGetAttribute), matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
+CS_HIDDEN uint32_t cs_g_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulDescGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescGetAttribute), matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulDescGetAttribute(uint8_t via, void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulDescGetAttribute(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescGetAttribute), matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulDescGetAttribute(uint8_t via, void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
@@ -1329,9 +1553,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulDescGet
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulDescGetAttribute(CS_VIA_LINKED, matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_l_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulDescGetAttribute(CS_VIA_LINKED, matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_d_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulDescGetAttribute(CS_VIA_DLSYM, matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_g_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulDescGetAttribute(CS_VIA_PROCADDR, matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
+#endif
 static uint32_t cs_v12_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
@@ -1359,6 +1584,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescInit_internal(u
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal), matmulDesc, size, computeType, scaleType); }
+CS_HIDDEN uint32_t cs_d_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal), matmulDesc, size, computeType, scaleType); }
+CS_HIDDEN uint32_t cs_g_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal), matmulDesc, size, computeType, scaleType); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulDescInit_internal(uint8_t via, void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal), matmulDesc, size, computeType, scaleType); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulDescInit_internal(uint8_t via, void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType)
 {
@@ -1375,9 +1608,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulDescIni
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_f_cublasLtMatmulDescInit_internal(CS_VIA_LINKED, matmulDesc, size, computeType, scaleType); }
+static uint32_t cs_l_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_f_cublasLtMatmulDescInit_internal(CS_VIA_LINKED, matmulDesc, size, computeType, scaleType); }
 static uint32_t cs_d_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_f_cublasLtMatmulDescInit_internal(CS_VIA_DLSYM, matmulDesc, size, computeType, scaleType); }
 static uint32_t cs_g_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_f_cublasLtMatmulDescInit_internal(CS_VIA_PROCADDR, matmulDesc, size, computeType, scaleType); }
+#endif
 static uint32_t cs_v12_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType)
 {
     static void *_Atomic slot;
@@ -1405,6 +1639,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescSetAttribute(ui
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute), matmulDesc, attr, buf, sizeInBytes); }
+CS_HIDDEN uint32_t cs_d_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute), matmulDesc, attr, buf, sizeInBytes); }
+CS_HIDDEN uint32_t cs_g_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute), matmulDesc, attr, buf, sizeInBytes); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulDescSetAttribute(uint8_t via, void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute), matmulDesc, attr, buf, sizeInBytes); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulDescSetAttribute(uint8_t via, void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
@@ -1421,9 +1663,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulDescSet
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulDescSetAttribute(CS_VIA_LINKED, matmulDesc, attr, buf, sizeInBytes); }
+static uint32_t cs_l_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulDescSetAttribute(CS_VIA_LINKED, matmulDesc, attr, buf, sizeInBytes); }
 static uint32_t cs_d_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulDescSetAttribute(CS_VIA_DLSYM, matmulDesc, attr, buf, sizeInBytes); }
 static uint32_t cs_g_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulDescSetAttribute(CS_VIA_PROCADDR, matmulDesc, attr, buf, sizeInBytes); }
+#endif
 static uint32_t cs_v12_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
@@ -1451,6 +1694,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulPreferenceCreate(ui
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtMatmulPreferenceCreate(void * pref);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatmulPreferenceCreate(void * pref) { return cs_w_cublasLtMatmulPreferenceCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceCreate), pref); }
+CS_HIDDEN uint32_t cs_d_cublasLtMatmulPreferenceCreate(void * pref);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatmulPreferenceCreate(void * pref) { return cs_w_cublasLtMatmulPreferenceCreate(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceCreate), pref); }
+CS_HIDDEN uint32_t cs_g_cublasLtMatmulPreferenceCreate(void * pref);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatmulPreferenceCreate(void * pref) { return cs_w_cublasLtMatmulPreferenceCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceCreate), pref); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulPreferenceCreate(uint8_t via, void * pref) { return cs_w_cublasLtMatmulPreferenceCreate(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceCreate), pref); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulPreferenceCreate(uint8_t via, void * pref)
 {
@@ -1467,9 +1718,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulPrefere
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtMatmulPreferenceCreate(void * pref) { return cs_f_cublasLtMatmulPreferenceCreate(CS_VIA_LINKED, pref); }
+static uint32_t cs_l_cublasLtMatmulPreferenceCreate(void * pref) { return cs_f_cublasLtMatmulPreferenceCreate(CS_VIA_LINKED, pref); }
 static uint32_t cs_d_cublasLtMatmulPreferenceCreate(void * pref) { return cs_f_cublasLtMatmulPreferenceCreate(CS_VIA_DLSYM, pref); }
 static uint32_t cs_g_cublasLtMatmulPreferenceCreate(void * pref) { return cs_f_cublasLtMatmulPreferenceCreate(CS_VIA_PROCADDR, pref); }
+#endif
 static uint32_t cs_v12_cublasLtMatmulPreferenceCreate(void * pref)
 {
     static void *_Atomic slot;
@@ -1497,6 +1749,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulPreferenceDestroy(u
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtMatmulPreferenceDestroy(void * pref);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatmulPreferenceDestroy(void * pref) { return cs_w_cublasLtMatmulPreferenceDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy), pref); }
+CS_HIDDEN uint32_t cs_d_cublasLtMatmulPreferenceDestroy(void * pref);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatmulPreferenceDestroy(void * pref) { return cs_w_cublasLtMatmulPreferenceDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy), pref); }
+CS_HIDDEN uint32_t cs_g_cublasLtMatmulPreferenceDestroy(void * pref);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatmulPreferenceDestroy(void * pref) { return cs_w_cublasLtMatmulPreferenceDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy), pref); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulPreferenceDestroy(uint8_t via, void * pref) { return cs_w_cublasLtMatmulPreferenceDestroy(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy), pref); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulPreferenceDestroy(uint8_t via, void * pref)
 {
@@ -1513,9 +1773,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulPrefere
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtMatmulPreferenceDestroy(void * pref) { return cs_f_cublasLtMatmulPreferenceDestroy(CS_VIA_LINKED, pref); }
+static uint32_t cs_l_cublasLtMatmulPreferenceDestroy(void * pref) { return cs_f_cublasLtMatmulPreferenceDestroy(CS_VIA_LINKED, pref); }
 static uint32_t cs_d_cublasLtMatmulPreferenceDestroy(void * pref) { return cs_f_cublasLtMatmulPreferenceDestroy(CS_VIA_DLSYM, pref); }
 static uint32_t cs_g_cublasLtMatmulPreferenceDestroy(void * pref) { return cs_f_cublasLtMatmulPreferenceDestroy(CS_VIA_PROCADDR, pref); }
+#endif
 static uint32_t cs_v12_cublasLtMatmulPreferenceDestroy(void * pref)
 {
     static void *_Atomic slot;
@@ -1543,6 +1804,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulPreferenceGetAttrib
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulPreferenceGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute), pref, attr, buf, sizeInBytes, sizeWritten); }
+CS_HIDDEN uint32_t cs_d_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulPreferenceGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute), pref, attr, buf, sizeInBytes, sizeWritten); }
+CS_HIDDEN uint32_t cs_g_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulPreferenceGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute), pref, attr, buf, sizeInBytes, sizeWritten); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulPreferenceGetAttribute(uint8_t via, void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatmulPreferenceGetAttribute(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute), pref, attr, buf, sizeInBytes, sizeWritten); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulPreferenceGetAttribute(uint8_t via, void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
@@ -1559,9 +1828,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulPrefere
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulPreferenceGetAttribute(CS_VIA_LINKED, pref, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_l_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulPreferenceGetAttribute(CS_VIA_LINKED, pref, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_d_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulPreferenceGetAttribute(CS_VIA_DLSYM, pref, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_g_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulPreferenceGetAttribute(CS_VIA_PROCADDR, pref, attr, buf, sizeInBytes, sizeWritten); }
+#endif
 static uint32_t cs_v12_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
@@ -1589,6 +1859,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulPreferenceInit_inte
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { return cs_w_cublasLtMatmulPreferenceInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal), pref, size); }
+CS_HIDDEN uint32_t cs_d_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { return cs_w_cublasLtMatmulPreferenceInit_internal(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal), pref, size); }
+CS_HIDDEN uint32_t cs_g_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { return cs_w_cublasLtMatmulPreferenceInit_internal(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal), pref, size); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulPreferenceInit_internal(uint8_t via, void * pref, uint64_t size) { return cs_w_cublasLtMatmulPreferenceInit_internal(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal), pref, size); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulPreferenceInit_internal(uint8_t via, void * pref, uint64_t size)
 {
@@ -1605,9 +1883,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulPrefere
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { return cs_f_cublasLtMatmulPreferenceInit_internal(CS_VIA_LINKED, pref, size); }
+static uint32_t cs_l_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { return cs_f_cublasLtMatmulPreferenceInit_internal(CS_VIA_LINKED, pref, size); }
 static uint32_t cs_d_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { return cs_f_cublasLtMatmulPreferenceInit_internal(CS_VIA_DLSYM, pref, size); }
 static uint32_t cs_g_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { return cs_f_cublasLtMatmulPreferenceInit_internal(CS_VIA_PROCADDR, pref, size); }
+#endif
 static uint32_t cs_v12_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size)
 {
     static void *_Atomic slot;
@@ -1635,6 +1914,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulPreferenceSetAttrib
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulPreferenceSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute), pref, attr, buf, sizeInBytes); }
+CS_HIDDEN uint32_t cs_d_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulPreferenceSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute), pref, attr, buf, sizeInBytes); }
+CS_HIDDEN uint32_t cs_g_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulPreferenceSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute), pref, attr, buf, sizeInBytes); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulPreferenceSetAttribute(uint8_t via, void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulPreferenceSetAttribute(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute), pref, attr, buf, sizeInBytes); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulPreferenceSetAttribute(uint8_t via, void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
@@ -1651,9 +1938,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulPrefere
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulPreferenceSetAttribute(CS_VIA_LINKED, pref, attr, buf, sizeInBytes); }
+static uint32_t cs_l_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulPreferenceSetAttribute(CS_VIA_LINKED, pref, attr, buf, sizeInBytes); }
 static uint32_t cs_d_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulPreferenceSetAttribute(CS_VIA_DLSYM, pref, attr, buf, sizeInBytes); }
 static uint32_t cs_g_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulPreferenceSetAttribute(CS_VIA_PROCADDR, pref, attr, buf, sizeInBytes); }
+#endif
 static uint32_t cs_v12_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
@@ -1681,6 +1969,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutCreate(uint8_
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate), matLayout, type, rows, cols, ld); }
+CS_HIDDEN uint32_t cs_d_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate), matLayout, type, rows, cols, ld); }
+CS_HIDDEN uint32_t cs_g_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate), matLayout, type, rows, cols, ld); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixLayoutCreate(uint8_t via, void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate), matLayout, type, rows, cols, ld); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixLayoutCreate(uint8_t via, void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
 {
@@ -1697,9 +1993,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixLayoutC
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_f_cublasLtMatrixLayoutCreate(CS_VIA_LINKED, matLayout, type, rows, cols, ld); }
+static uint32_t cs_l_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_f_cublasLtMatrixLayoutCreate(CS_VIA_LINKED, matLayout, type, rows, cols, ld); }
 static uint32_t cs_d_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_f_cublasLtMatrixLayoutCreate(CS_VIA_DLSYM, matLayout, type, rows, cols, ld); }
 static uint32_t cs_g_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_f_cublasLtMatrixLayoutCreate(CS_VIA_PROCADDR, matLayout, type, rows, cols, ld); }
+#endif
 static uint32_t cs_v12_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
 {
     static void *_Atomic slot;
@@ -1727,6 +2024,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutDestroy(uint8
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtMatrixLayoutDestroy(void * matLayout);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy), matLayout); }
+CS_HIDDEN uint32_t cs_d_cublasLtMatrixLayoutDestroy(void * matLayout);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy), matLayout); }
+CS_HIDDEN uint32_t cs_g_cublasLtMatrixLayoutDestroy(void * matLayout);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy), matLayout); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixLayoutDestroy(uint8_t via, void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy), matLayout); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixLayoutDestroy(uint8_t via, void * matLayout)
 {
@@ -1743,9 +2048,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixLayoutD
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_f_cublasLtMatrixLayoutDestroy(CS_VIA_LINKED, matLayout); }
+static uint32_t cs_l_cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_f_cublasLtMatrixLayoutDestroy(CS_VIA_LINKED, matLayout); }
 static uint32_t cs_d_cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_f_cublasLtMatrixLayoutDestroy(CS_VIA_DLSYM, matLayout); }
 static uint32_t cs_g_cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_f_cublasLtMatrixLayoutDestroy(CS_VIA_PROCADDR, matLayout); }
+#endif
 static uint32_t cs_v12_cublasLtMatrixLayoutDestroy(void * matLayout)
 {
     static void *_Atomic slot;
@@ -1773,6 +2079,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutGetAttribute(
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixLayoutGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute), matLayout, attr, buf, sizeInBytes, sizeWritten); }
+CS_HIDDEN uint32_t cs_d_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixLayoutGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute), matLayout, attr, buf, sizeInBytes, sizeWritten); }
+CS_HIDDEN uint32_t cs_g_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixLayoutGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute), matLayout, attr, buf, sizeInBytes, sizeWritten); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixLayoutGetAttribute(uint8_t via, void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixLayoutGetAttribute(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute), matLayout, attr, buf, sizeInBytes, sizeWritten); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixLayoutGetAttribute(uint8_t via, void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
@@ -1789,9 +2103,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixLayoutG
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatrixLayoutGetAttribute(CS_VIA_LINKED, matLayout, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_l_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatrixLayoutGetAttribute(CS_VIA_LINKED, matLayout, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_d_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatrixLayoutGetAttribute(CS_VIA_DLSYM, matLayout, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_g_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatrixLayoutGetAttribute(CS_VIA_PROCADDR, matLayout, attr, buf, sizeInBytes, sizeWritten); }
+#endif
 static uint32_t cs_v12_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
@@ -1819,6 +2134,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutInit_internal
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal), matLayout, size, type, rows, cols, ld); }
+CS_HIDDEN uint32_t cs_d_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal), matLayout, size, type, rows, cols, ld); }
+CS_HIDDEN uint32_t cs_g_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal), matLayout, size, type, rows, cols, ld); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixLayoutInit_internal(uint8_t via, void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal), matLayout, size, type, rows, cols, ld); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixLayoutInit_internal(uint8_t via, void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
 {
@@ -1835,9 +2158,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixLayoutI
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_f_cublasLtMatrixLayoutInit_internal(CS_VIA_LINKED, matLayout, size, type, rows, cols, ld); }
+static uint32_t cs_l_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_f_cublasLtMatrixLayoutInit_internal(CS_VIA_LINKED, matLayout, size, type, rows, cols, ld); }
 static uint32_t cs_d_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_f_cublasLtMatrixLayoutInit_internal(CS_VIA_DLSYM, matLayout, size, type, rows, cols, ld); }
 static uint32_t cs_g_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_f_cublasLtMatrixLayoutInit_internal(CS_VIA_PROCADDR, matLayout, size, type, rows, cols, ld); }
+#endif
 static uint32_t cs_v12_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
 {
     static void *_Atomic slot;
@@ -1865,6 +2189,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutSetAttribute(
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute), matLayout, attr, buf, sizeInBytes); }
+CS_HIDDEN uint32_t cs_d_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute), matLayout, attr, buf, sizeInBytes); }
+CS_HIDDEN uint32_t cs_g_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute), matLayout, attr, buf, sizeInBytes); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixLayoutSetAttribute(uint8_t via, void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute), matLayout, attr, buf, sizeInBytes); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixLayoutSetAttribute(uint8_t via, void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
@@ -1881,9 +2213,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixLayoutS
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatrixLayoutSetAttribute(CS_VIA_LINKED, matLayout, attr, buf, sizeInBytes); }
+static uint32_t cs_l_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatrixLayoutSetAttribute(CS_VIA_LINKED, matLayout, attr, buf, sizeInBytes); }
 static uint32_t cs_d_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatrixLayoutSetAttribute(CS_VIA_DLSYM, matLayout, attr, buf, sizeInBytes); }
 static uint32_t cs_g_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatrixLayoutSetAttribute(CS_VIA_PROCADDR, matLayout, attr, buf, sizeInBytes); }
+#endif
 static uint32_t cs_v12_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
@@ -1911,6 +2244,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixTransform(uint8_t v
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_w_cublasLtMatrixTransform(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransform), lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
+CS_HIDDEN uint32_t cs_d_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_w_cublasLtMatrixTransform(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransform), lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
+CS_HIDDEN uint32_t cs_g_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_w_cublasLtMatrixTransform(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransform), lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixTransform(uint8_t via, void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_w_cublasLtMatrixTransform(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransform), lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransform(uint8_t via, void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream)
 {
@@ -1927,9 +2268,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransfo
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_f_cublasLtMatrixTransform(CS_VIA_LINKED, lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
+static uint32_t cs_l_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_f_cublasLtMatrixTransform(CS_VIA_LINKED, lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
 static uint32_t cs_d_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_f_cublasLtMatrixTransform(CS_VIA_DLSYM, lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
 static uint32_t cs_g_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_f_cublasLtMatrixTransform(CS_VIA_PROCADDR, lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
+#endif
 static uint32_t cs_v12_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream)
 {
     static void *_Atomic slot;
@@ -1957,6 +2299,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixTransformDescCreate
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescCreate), transformDesc, scaleType); }
+CS_HIDDEN uint32_t cs_d_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescCreate(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescCreate), transformDesc, scaleType); }
+CS_HIDDEN uint32_t cs_g_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescCreate), transformDesc, scaleType); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixTransformDescCreate(uint8_t via, void * transformDesc, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescCreate(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescCreate), transformDesc, scaleType); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransformDescCreate(uint8_t via, void * transformDesc, uint32_t scaleType)
 {
@@ -1973,9 +2323,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransfo
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { return cs_f_cublasLtMatrixTransformDescCreate(CS_VIA_LINKED, transformDesc, scaleType); }
+static uint32_t cs_l_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { return cs_f_cublasLtMatrixTransformDescCreate(CS_VIA_LINKED, transformDesc, scaleType); }
 static uint32_t cs_d_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { return cs_f_cublasLtMatrixTransformDescCreate(CS_VIA_DLSYM, transformDesc, scaleType); }
 static uint32_t cs_g_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { return cs_f_cublasLtMatrixTransformDescCreate(CS_VIA_PROCADDR, transformDesc, scaleType); }
+#endif
 static uint32_t cs_v12_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType)
 {
     static void *_Atomic slot;
@@ -2003,6 +2354,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixTransformDescDestro
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtMatrixTransformDescDestroy(void * transformDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatrixTransformDescDestroy(void * transformDesc) { return cs_w_cublasLtMatrixTransformDescDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy), transformDesc); }
+CS_HIDDEN uint32_t cs_d_cublasLtMatrixTransformDescDestroy(void * transformDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatrixTransformDescDestroy(void * transformDesc) { return cs_w_cublasLtMatrixTransformDescDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy), transformDesc); }
+CS_HIDDEN uint32_t cs_g_cublasLtMatrixTransformDescDestroy(void * transformDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatrixTransformDescDestroy(void * transformDesc) { return cs_w_cublasLtMatrixTransformDescDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy), transformDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixTransformDescDestroy(uint8_t via, void * transformDesc) { return cs_w_cublasLtMatrixTransformDescDestroy(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy), transformDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransformDescDestroy(uint8_t via, void * transformDesc)
 {
@@ -2019,9 +2378,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransfo
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtMatrixTransformDescDestroy(void * transformDesc) { return cs_f_cublasLtMatrixTransformDescDestroy(CS_VIA_LINKED, transformDesc); }
+static uint32_t cs_l_cublasLtMatrixTransformDescDestroy(void * transformDesc) { return cs_f_cublasLtMatrixTransformDescDestroy(CS_VIA_LINKED, transformDesc); }
 static uint32_t cs_d_cublasLtMatrixTransformDescDestroy(void * transformDesc) { return cs_f_cublasLtMatrixTransformDescDestroy(CS_VIA_DLSYM, transformDesc); }
 static uint32_t cs_g_cublasLtMatrixTransformDescDestroy(void * transformDesc) { return cs_f_cublasLtMatrixTransformDescDestroy(CS_VIA_PROCADDR, transformDesc); }
+#endif
 static uint32_t cs_v12_cublasLtMatrixTransformDescDestroy(void * transformDesc)
 {
     static void *_Atomic slot;
@@ -2049,6 +2409,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixTransformDescGetAtt
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixTransformDescGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute), transformDesc, attr, buf, sizeInBytes, sizeWritten); }
+CS_HIDDEN uint32_t cs_d_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixTransformDescGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute), transformDesc, attr, buf, sizeInBytes, sizeWritten); }
+CS_HIDDEN uint32_t cs_g_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixTransformDescGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute), transformDesc, attr, buf, sizeInBytes, sizeWritten); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixTransformDescGetAttribute(uint8_t via, void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_w_cublasLtMatrixTransformDescGetAttribute(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute), transformDesc, attr, buf, sizeInBytes, sizeWritten); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransformDescGetAttribute(uint8_t via, void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
@@ -2065,9 +2433,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransfo
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatrixTransformDescGetAttribute(CS_VIA_LINKED, transformDesc, attr, buf, sizeInBytes, sizeWritten); }
+static uint32_t cs_l_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatrixTransformDescGetAttribute(CS_VIA_LINKED, transformDesc, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_d_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatrixTransformDescGetAttribute(CS_VIA_DLSYM, transformDesc, attr, buf, sizeInBytes, sizeWritten); }
 static uint32_t cs_g_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatrixTransformDescGetAttribute(CS_VIA_PROCADDR, transformDesc, attr, buf, sizeInBytes, sizeWritten); }
+#endif
 static uint32_t cs_v12_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
@@ -2095,6 +2464,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixTransformDescInit_i
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal), transformDesc, size, scaleType); }
+CS_HIDDEN uint32_t cs_d_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescInit_internal(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal), transformDesc, size, scaleType); }
+CS_HIDDEN uint32_t cs_g_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescInit_internal(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal), transformDesc, size, scaleType); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixTransformDescInit_internal(uint8_t via, void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_w_cublasLtMatrixTransformDescInit_internal(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal), transformDesc, size, scaleType); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransformDescInit_internal(uint8_t via, void * transformDesc, uint64_t size, uint32_t scaleType)
 {
@@ -2111,9 +2488,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransfo
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_f_cublasLtMatrixTransformDescInit_internal(CS_VIA_LINKED, transformDesc, size, scaleType); }
+static uint32_t cs_l_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_f_cublasLtMatrixTransformDescInit_internal(CS_VIA_LINKED, transformDesc, size, scaleType); }
 static uint32_t cs_d_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_f_cublasLtMatrixTransformDescInit_internal(CS_VIA_DLSYM, transformDesc, size, scaleType); }
 static uint32_t cs_g_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_f_cublasLtMatrixTransformDescInit_internal(CS_VIA_PROCADDR, transformDesc, size, scaleType); }
+#endif
 static uint32_t cs_v12_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType)
 {
     static void *_Atomic slot;
@@ -2141,6 +2519,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixTransformDescSetAtt
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixTransformDescSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute), transformDesc, attr, buf, sizeInBytes); }
+CS_HIDDEN uint32_t cs_d_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixTransformDescSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute), transformDesc, attr, buf, sizeInBytes); }
+CS_HIDDEN uint32_t cs_g_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixTransformDescSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute), transformDesc, attr, buf, sizeInBytes); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixTransformDescSetAttribute(uint8_t via, void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixTransformDescSetAttribute(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute), transformDesc, attr, buf, sizeInBytes); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransformDescSetAttribute(uint8_t via, void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
@@ -2157,9 +2543,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransfo
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatrixTransformDescSetAttribute(CS_VIA_LINKED, transformDesc, attr, buf, sizeInBytes); }
+static uint32_t cs_l_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatrixTransformDescSetAttribute(CS_VIA_LINKED, transformDesc, attr, buf, sizeInBytes); }
 static uint32_t cs_d_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatrixTransformDescSetAttribute(CS_VIA_DLSYM, transformDesc, attr, buf, sizeInBytes); }
 static uint32_t cs_g_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatrixTransformDescSetAttribute(CS_VIA_PROCADDR, transformDesc, attr, buf, sizeInBytes); }
+#endif
 static uint32_t cs_v12_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
@@ -2275,54 +2662,54 @@ static const uint8_t classes[] = {
 };
 static void *const via_linked[] = {
     (void *)cublasLtCreate,
-    (void *)cublasLtDestroy,
-    (void *)cublasLtEmulationDescCreate,
-    (void *)cublasLtEmulationDescDestroy,
-    (void *)cublasLtEmulationDescGetAttribute,
-    (void *)cublasLtEmulationDescInit_internal,
-    (void *)cublasLtEmulationDescSetAttribute,
+    (void *)cs_l_cublasLtDestroy,
+    (void *)cs_l_cublasLtEmulationDescCreate,
+    (void *)cs_l_cublasLtEmulationDescDestroy,
+    (void *)cs_l_cublasLtEmulationDescGetAttribute,
+    (void *)cs_l_cublasLtEmulationDescInit_internal,
+    (void *)cs_l_cublasLtEmulationDescSetAttribute,
     (void *)cublasLtGetCudartVersion,
     (void *)cublasLtGetProperty,
     (void *)cublasLtGetStatusName,
     (void *)cublasLtGetStatusString,
     (void *)cublasLtGetVersion,
-    (void *)cublasLtHeuristicsCacheGetCapacity,
-    (void *)cublasLtHeuristicsCacheSetCapacity,
-    (void *)cublasLtLoggerForceDisable,
-    (void *)cublasLtLoggerOpenFile,
-    (void *)cublasLtLoggerSetCallback,
-    (void *)cublasLtLoggerSetFile,
-    (void *)cublasLtLoggerSetLevel,
-    (void *)cublasLtLoggerSetMask,
-    (void *)cublasLtMatmul,
-    (void *)cublasLtMatmulAlgoCapGetAttribute,
-    (void *)cublasLtMatmulAlgoCheck,
-    (void *)cublasLtMatmulAlgoConfigGetAttribute,
-    (void *)cublasLtMatmulAlgoConfigSetAttribute,
-    (void *)cublasLtMatmulAlgoGetHeuristic,
-    (void *)cublasLtMatmulAlgoGetIds,
-    (void *)cublasLtMatmulAlgoInit,
-    (void *)cublasLtMatmulDescCreate,
-    (void *)cublasLtMatmulDescDestroy,
-    (void *)cublasLtMatmulDescGetAttribute,
-    (void *)cublasLtMatmulDescInit_internal,
-    (void *)cublasLtMatmulDescSetAttribute,
-    (void *)cublasLtMatmulPreferenceCreate,
-    (void *)cublasLtMatmulPreferenceDestroy,
-    (void *)cublasLtMatmulPreferenceGetAttribute,
-    (void *)cublasLtMatmulPreferenceInit_internal,
-    (void *)cublasLtMatmulPreferenceSetAttribute,
-    (void *)cublasLtMatrixLayoutCreate,
-    (void *)cublasLtMatrixLayoutDestroy,
-    (void *)cublasLtMatrixLayoutGetAttribute,
-    (void *)cublasLtMatrixLayoutInit_internal,
-    (void *)cublasLtMatrixLayoutSetAttribute,
-    (void *)cublasLtMatrixTransform,
-    (void *)cublasLtMatrixTransformDescCreate,
-    (void *)cublasLtMatrixTransformDescDestroy,
-    (void *)cublasLtMatrixTransformDescGetAttribute,
-    (void *)cublasLtMatrixTransformDescInit_internal,
-    (void *)cublasLtMatrixTransformDescSetAttribute,
+    (void *)cs_l_cublasLtHeuristicsCacheGetCapacity,
+    (void *)cs_l_cublasLtHeuristicsCacheSetCapacity,
+    (void *)cs_l_cublasLtLoggerForceDisable,
+    (void *)cs_l_cublasLtLoggerOpenFile,
+    (void *)cs_l_cublasLtLoggerSetCallback,
+    (void *)cs_l_cublasLtLoggerSetFile,
+    (void *)cs_l_cublasLtLoggerSetLevel,
+    (void *)cs_l_cublasLtLoggerSetMask,
+    (void *)cs_l_cublasLtMatmul,
+    (void *)cs_l_cublasLtMatmulAlgoCapGetAttribute,
+    (void *)cs_l_cublasLtMatmulAlgoCheck,
+    (void *)cs_l_cublasLtMatmulAlgoConfigGetAttribute,
+    (void *)cs_l_cublasLtMatmulAlgoConfigSetAttribute,
+    (void *)cs_l_cublasLtMatmulAlgoGetHeuristic,
+    (void *)cs_l_cublasLtMatmulAlgoGetIds,
+    (void *)cs_l_cublasLtMatmulAlgoInit,
+    (void *)cs_l_cublasLtMatmulDescCreate,
+    (void *)cs_l_cublasLtMatmulDescDestroy,
+    (void *)cs_l_cublasLtMatmulDescGetAttribute,
+    (void *)cs_l_cublasLtMatmulDescInit_internal,
+    (void *)cs_l_cublasLtMatmulDescSetAttribute,
+    (void *)cs_l_cublasLtMatmulPreferenceCreate,
+    (void *)cs_l_cublasLtMatmulPreferenceDestroy,
+    (void *)cs_l_cublasLtMatmulPreferenceGetAttribute,
+    (void *)cs_l_cublasLtMatmulPreferenceInit_internal,
+    (void *)cs_l_cublasLtMatmulPreferenceSetAttribute,
+    (void *)cs_l_cublasLtMatrixLayoutCreate,
+    (void *)cs_l_cublasLtMatrixLayoutDestroy,
+    (void *)cs_l_cublasLtMatrixLayoutGetAttribute,
+    (void *)cs_l_cublasLtMatrixLayoutInit_internal,
+    (void *)cs_l_cublasLtMatrixLayoutSetAttribute,
+    (void *)cs_l_cublasLtMatrixTransform,
+    (void *)cs_l_cublasLtMatrixTransformDescCreate,
+    (void *)cs_l_cublasLtMatrixTransformDescDestroy,
+    (void *)cs_l_cublasLtMatrixTransformDescGetAttribute,
+    (void *)cs_l_cublasLtMatrixTransformDescInit_internal,
+    (void *)cs_l_cublasLtMatrixTransformDescSetAttribute,
 };
 static void *const via_dlsym[] = {
     (void *)cs_d_cublasLtCreate,
@@ -2426,6 +2813,141 @@ static void *const via_procaddr[] = {
     (void *)cs_g_cublasLtMatrixTransformDescInit_internal,
     (void *)cs_g_cublasLtMatrixTransformDescSetAttribute,
 };
+#if CS_FAST_ASM
+void cs_u_cublasLtDestroy(void) CS_HIDDEN;
+void cs_u_cublasLtEmulationDescCreate(void) CS_HIDDEN;
+void cs_u_cublasLtEmulationDescDestroy(void) CS_HIDDEN;
+void cs_u_cublasLtEmulationDescGetAttribute(void) CS_HIDDEN;
+void cs_u_cublasLtEmulationDescInit_internal(void) CS_HIDDEN;
+void cs_u_cublasLtEmulationDescSetAttribute(void) CS_HIDDEN;
+void cs_u_cublasLtHeuristicsCacheGetCapacity(void) CS_HIDDEN;
+void cs_u_cublasLtHeuristicsCacheSetCapacity(void) CS_HIDDEN;
+void cs_u_cublasLtLoggerForceDisable(void) CS_HIDDEN;
+void cs_u_cublasLtLoggerOpenFile(void) CS_HIDDEN;
+void cs_u_cublasLtLoggerSetCallback(void) CS_HIDDEN;
+void cs_u_cublasLtLoggerSetFile(void) CS_HIDDEN;
+void cs_u_cublasLtLoggerSetLevel(void) CS_HIDDEN;
+void cs_u_cublasLtLoggerSetMask(void) CS_HIDDEN;
+void cs_u_cublasLtMatmul(void) CS_HIDDEN;
+void cs_u_cublasLtMatmulAlgoCapGetAttribute(void) CS_HIDDEN;
+void cs_u_cublasLtMatmulAlgoCheck(void) CS_HIDDEN;
+void cs_u_cublasLtMatmulAlgoConfigGetAttribute(void) CS_HIDDEN;
+void cs_u_cublasLtMatmulAlgoConfigSetAttribute(void) CS_HIDDEN;
+void cs_u_cublasLtMatmulAlgoGetHeuristic(void) CS_HIDDEN;
+void cs_u_cublasLtMatmulAlgoGetIds(void) CS_HIDDEN;
+void cs_u_cublasLtMatmulAlgoInit(void) CS_HIDDEN;
+void cs_u_cublasLtMatmulDescCreate(void) CS_HIDDEN;
+void cs_u_cublasLtMatmulDescDestroy(void) CS_HIDDEN;
+void cs_u_cublasLtMatmulDescGetAttribute(void) CS_HIDDEN;
+void cs_u_cublasLtMatmulDescInit_internal(void) CS_HIDDEN;
+void cs_u_cublasLtMatmulDescSetAttribute(void) CS_HIDDEN;
+void cs_u_cublasLtMatmulPreferenceCreate(void) CS_HIDDEN;
+void cs_u_cublasLtMatmulPreferenceDestroy(void) CS_HIDDEN;
+void cs_u_cublasLtMatmulPreferenceGetAttribute(void) CS_HIDDEN;
+void cs_u_cublasLtMatmulPreferenceInit_internal(void) CS_HIDDEN;
+void cs_u_cublasLtMatmulPreferenceSetAttribute(void) CS_HIDDEN;
+void cs_u_cublasLtMatrixLayoutCreate(void) CS_HIDDEN;
+void cs_u_cublasLtMatrixLayoutDestroy(void) CS_HIDDEN;
+void cs_u_cublasLtMatrixLayoutGetAttribute(void) CS_HIDDEN;
+void cs_u_cublasLtMatrixLayoutInit_internal(void) CS_HIDDEN;
+void cs_u_cublasLtMatrixLayoutSetAttribute(void) CS_HIDDEN;
+void cs_u_cublasLtMatrixTransform(void) CS_HIDDEN;
+void cs_u_cublasLtMatrixTransformDescCreate(void) CS_HIDDEN;
+void cs_u_cublasLtMatrixTransformDescDestroy(void) CS_HIDDEN;
+void cs_u_cublasLtMatrixTransformDescGetAttribute(void) CS_HIDDEN;
+void cs_u_cublasLtMatrixTransformDescInit_internal(void) CS_HIDDEN;
+void cs_u_cublasLtMatrixTransformDescSetAttribute(void) CS_HIDDEN;
+static void *const unresolved[49] = {
+    [1] = (void *)cs_u_cublasLtDestroy,
+    [2] = (void *)cs_u_cublasLtEmulationDescCreate,
+    [3] = (void *)cs_u_cublasLtEmulationDescDestroy,
+    [4] = (void *)cs_u_cublasLtEmulationDescGetAttribute,
+    [5] = (void *)cs_u_cublasLtEmulationDescInit_internal,
+    [6] = (void *)cs_u_cublasLtEmulationDescSetAttribute,
+    [12] = (void *)cs_u_cublasLtHeuristicsCacheGetCapacity,
+    [13] = (void *)cs_u_cublasLtHeuristicsCacheSetCapacity,
+    [14] = (void *)cs_u_cublasLtLoggerForceDisable,
+    [15] = (void *)cs_u_cublasLtLoggerOpenFile,
+    [16] = (void *)cs_u_cublasLtLoggerSetCallback,
+    [17] = (void *)cs_u_cublasLtLoggerSetFile,
+    [18] = (void *)cs_u_cublasLtLoggerSetLevel,
+    [19] = (void *)cs_u_cublasLtLoggerSetMask,
+    [20] = (void *)cs_u_cublasLtMatmul,
+    [21] = (void *)cs_u_cublasLtMatmulAlgoCapGetAttribute,
+    [22] = (void *)cs_u_cublasLtMatmulAlgoCheck,
+    [23] = (void *)cs_u_cublasLtMatmulAlgoConfigGetAttribute,
+    [24] = (void *)cs_u_cublasLtMatmulAlgoConfigSetAttribute,
+    [25] = (void *)cs_u_cublasLtMatmulAlgoGetHeuristic,
+    [26] = (void *)cs_u_cublasLtMatmulAlgoGetIds,
+    [27] = (void *)cs_u_cublasLtMatmulAlgoInit,
+    [28] = (void *)cs_u_cublasLtMatmulDescCreate,
+    [29] = (void *)cs_u_cublasLtMatmulDescDestroy,
+    [30] = (void *)cs_u_cublasLtMatmulDescGetAttribute,
+    [31] = (void *)cs_u_cublasLtMatmulDescInit_internal,
+    [32] = (void *)cs_u_cublasLtMatmulDescSetAttribute,
+    [33] = (void *)cs_u_cublasLtMatmulPreferenceCreate,
+    [34] = (void *)cs_u_cublasLtMatmulPreferenceDestroy,
+    [35] = (void *)cs_u_cublasLtMatmulPreferenceGetAttribute,
+    [36] = (void *)cs_u_cublasLtMatmulPreferenceInit_internal,
+    [37] = (void *)cs_u_cublasLtMatmulPreferenceSetAttribute,
+    [38] = (void *)cs_u_cublasLtMatrixLayoutCreate,
+    [39] = (void *)cs_u_cublasLtMatrixLayoutDestroy,
+    [40] = (void *)cs_u_cublasLtMatrixLayoutGetAttribute,
+    [41] = (void *)cs_u_cublasLtMatrixLayoutInit_internal,
+    [42] = (void *)cs_u_cublasLtMatrixLayoutSetAttribute,
+    [43] = (void *)cs_u_cublasLtMatrixTransform,
+    [44] = (void *)cs_u_cublasLtMatrixTransformDescCreate,
+    [45] = (void *)cs_u_cublasLtMatrixTransformDescDestroy,
+    [46] = (void *)cs_u_cublasLtMatrixTransformDescGetAttribute,
+    [47] = (void *)cs_u_cublasLtMatrixTransformDescInit_internal,
+    [48] = (void *)cs_u_cublasLtMatrixTransformDescSetAttribute,
+};
+void *_Atomic cs_call_cublasLt[49] = {
+    [1] = (void *)cs_u_cublasLtDestroy,
+    [2] = (void *)cs_u_cublasLtEmulationDescCreate,
+    [3] = (void *)cs_u_cublasLtEmulationDescDestroy,
+    [4] = (void *)cs_u_cublasLtEmulationDescGetAttribute,
+    [5] = (void *)cs_u_cublasLtEmulationDescInit_internal,
+    [6] = (void *)cs_u_cublasLtEmulationDescSetAttribute,
+    [12] = (void *)cs_u_cublasLtHeuristicsCacheGetCapacity,
+    [13] = (void *)cs_u_cublasLtHeuristicsCacheSetCapacity,
+    [14] = (void *)cs_u_cublasLtLoggerForceDisable,
+    [15] = (void *)cs_u_cublasLtLoggerOpenFile,
+    [16] = (void *)cs_u_cublasLtLoggerSetCallback,
+    [17] = (void *)cs_u_cublasLtLoggerSetFile,
+    [18] = (void *)cs_u_cublasLtLoggerSetLevel,
+    [19] = (void *)cs_u_cublasLtLoggerSetMask,
+    [20] = (void *)cs_u_cublasLtMatmul,
+    [21] = (void *)cs_u_cublasLtMatmulAlgoCapGetAttribute,
+    [22] = (void *)cs_u_cublasLtMatmulAlgoCheck,
+    [23] = (void *)cs_u_cublasLtMatmulAlgoConfigGetAttribute,
+    [24] = (void *)cs_u_cublasLtMatmulAlgoConfigSetAttribute,
+    [25] = (void *)cs_u_cublasLtMatmulAlgoGetHeuristic,
+    [26] = (void *)cs_u_cublasLtMatmulAlgoGetIds,
+    [27] = (void *)cs_u_cublasLtMatmulAlgoInit,
+    [28] = (void *)cs_u_cublasLtMatmulDescCreate,
+    [29] = (void *)cs_u_cublasLtMatmulDescDestroy,
+    [30] = (void *)cs_u_cublasLtMatmulDescGetAttribute,
+    [31] = (void *)cs_u_cublasLtMatmulDescInit_internal,
+    [32] = (void *)cs_u_cublasLtMatmulDescSetAttribute,
+    [33] = (void *)cs_u_cublasLtMatmulPreferenceCreate,
+    [34] = (void *)cs_u_cublasLtMatmulPreferenceDestroy,
+    [35] = (void *)cs_u_cublasLtMatmulPreferenceGetAttribute,
+    [36] = (void *)cs_u_cublasLtMatmulPreferenceInit_internal,
+    [37] = (void *)cs_u_cublasLtMatmulPreferenceSetAttribute,
+    [38] = (void *)cs_u_cublasLtMatrixLayoutCreate,
+    [39] = (void *)cs_u_cublasLtMatrixLayoutDestroy,
+    [40] = (void *)cs_u_cublasLtMatrixLayoutGetAttribute,
+    [41] = (void *)cs_u_cublasLtMatrixLayoutInit_internal,
+    [42] = (void *)cs_u_cublasLtMatrixLayoutSetAttribute,
+    [43] = (void *)cs_u_cublasLtMatrixTransform,
+    [44] = (void *)cs_u_cublasLtMatrixTransformDescCreate,
+    [45] = (void *)cs_u_cublasLtMatrixTransformDescDestroy,
+    [46] = (void *)cs_u_cublasLtMatrixTransformDescGetAttribute,
+    [47] = (void *)cs_u_cublasLtMatrixTransformDescInit_internal,
+    [48] = (void *)cs_u_cublasLtMatrixTransformDescSetAttribute,
+};
+#endif
 static void *const via_linked_v12[] = {
     (void *)cs_v12_cublasLtCreate,
     (void *)cs_v12_cublasLtDestroy,
@@ -2536,5 +3058,8 @@ struct cs_api cs_api_cublasLt = {
     .name = "cublasLt", .soname = "libcublasLt.so.13:libcublasLt.so.12:libcublasLt.so.11", .base = CS_CUBLASLT_BASE, .count = CS_CUBLASLT_COUNT,
     .names = names, .classes = classes, .via = { via_linked, via_dlsym, via_procaddr },
     .real = real_fns, .result_name = cs_cublasLt_result_name, .benign = 0,
+#if CS_FAST_ASM
+    .call = cs_call_cublasLt, .unresolved = unresolved,
+#endif
     .nodes = nodes, .nnodes = 2,
 };

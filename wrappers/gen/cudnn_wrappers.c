@@ -25,6 +25,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnActivationBackward(uint8_t v
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnActivationBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnActivationBackward), handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+CS_HIDDEN uint32_t cs_d_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnActivationBackward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnActivationBackward), handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+CS_HIDDEN uint32_t cs_g_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnActivationBackward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnActivationBackward), handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnActivationBackward(uint8_t via, void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnActivationBackward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnActivationBackward), handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnActivationBackward(uint8_t via, void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
 {
@@ -41,9 +49,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnActivationBackwa
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnActivationBackward(CS_VIA_LINKED, handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static uint32_t cs_l_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnActivationBackward(CS_VIA_LINKED, handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
 static uint32_t cs_d_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnActivationBackward(CS_VIA_DLSYM, handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
 static uint32_t cs_g_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnActivationBackward(CS_VIA_PROCADDR, handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+#endif
 static uint32_t cs_v8_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
 {
     static void *_Atomic slot;
@@ -66,6 +75,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnActivationForward(uint8_t vi
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnActivationForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnActivationForward), handle, activationDesc, alpha, xDesc, x, beta, yDesc, y); }
+CS_HIDDEN uint32_t cs_d_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnActivationForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnActivationForward), handle, activationDesc, alpha, xDesc, x, beta, yDesc, y); }
+CS_HIDDEN uint32_t cs_g_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnActivationForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnActivationForward), handle, activationDesc, alpha, xDesc, x, beta, yDesc, y); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnActivationForward(uint8_t via, void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnActivationForward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnActivationForward), handle, activationDesc, alpha, xDesc, x, beta, yDesc, y); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnActivationForward(uint8_t via, void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
@@ -82,9 +99,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnActivationForwar
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnActivationForward(CS_VIA_LINKED, handle, activationDesc, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cs_l_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnActivationForward(CS_VIA_LINKED, handle, activationDesc, alpha, xDesc, x, beta, yDesc, y); }
 static uint32_t cs_d_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnActivationForward(CS_VIA_DLSYM, handle, activationDesc, alpha, xDesc, x, beta, yDesc, y); }
 static uint32_t cs_g_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnActivationForward(CS_VIA_PROCADDR, handle, activationDesc, alpha, xDesc, x, beta, yDesc, y); }
+#endif
 static uint32_t cs_v8_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
     static void *_Atomic slot;
@@ -107,6 +125,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnAddTensor(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_w_cudnnAddTensor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnAddTensor), handle, alpha, aDesc, A, beta, cDesc, C); }
+CS_HIDDEN uint32_t cs_d_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_w_cudnnAddTensor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnAddTensor), handle, alpha, aDesc, A, beta, cDesc, C); }
+CS_HIDDEN uint32_t cs_g_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_w_cudnnAddTensor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnAddTensor), handle, alpha, aDesc, A, beta, cDesc, C); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnAddTensor(uint8_t via, void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_w_cudnnAddTensor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnAddTensor), handle, alpha, aDesc, A, beta, cDesc, C); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnAddTensor(uint8_t via, void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C)
 {
@@ -123,9 +149,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnAddTensor(uint8_
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_f_cudnnAddTensor(CS_VIA_LINKED, handle, alpha, aDesc, A, beta, cDesc, C); }
+static uint32_t cs_l_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_f_cudnnAddTensor(CS_VIA_LINKED, handle, alpha, aDesc, A, beta, cDesc, C); }
 static uint32_t cs_d_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_f_cudnnAddTensor(CS_VIA_DLSYM, handle, alpha, aDesc, A, beta, cDesc, C); }
 static uint32_t cs_g_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_f_cudnnAddTensor(CS_VIA_PROCADDR, handle, alpha, aDesc, A, beta, cDesc, C); }
+#endif
 static uint32_t cs_v8_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C)
 {
     static void *_Atomic slot;
@@ -148,6 +175,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnAdvVersionCheck(uint8_t via,
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnAdvVersionCheck(void);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnAdvVersionCheck(void) { return cs_w_cudnnAdvVersionCheck(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnAdvVersionCheck)); }
+CS_HIDDEN uint32_t cs_d_cudnnAdvVersionCheck(void);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnAdvVersionCheck(void) { return cs_w_cudnnAdvVersionCheck(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnAdvVersionCheck)); }
+CS_HIDDEN uint32_t cs_g_cudnnAdvVersionCheck(void);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnAdvVersionCheck(void) { return cs_w_cudnnAdvVersionCheck(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnAdvVersionCheck)); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnAdvVersionCheck(uint8_t via) { return cs_w_cudnnAdvVersionCheck(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnAdvVersionCheck)); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnAdvVersionCheck(uint8_t via)
 {
@@ -164,9 +199,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnAdvVersionCheck(
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnAdvVersionCheck(void) { return cs_f_cudnnAdvVersionCheck(CS_VIA_LINKED); }
+static uint32_t cs_l_cudnnAdvVersionCheck(void) { return cs_f_cudnnAdvVersionCheck(CS_VIA_LINKED); }
 static uint32_t cs_d_cudnnAdvVersionCheck(void) { return cs_f_cudnnAdvVersionCheck(CS_VIA_DLSYM); }
 static uint32_t cs_g_cudnnAdvVersionCheck(void) { return cs_f_cudnnAdvVersionCheck(CS_VIA_PROCADDR); }
+#endif
 static uint32_t cs_v8_cudnnAdvVersionCheck(void)
 {
     static void *_Atomic slot;
@@ -216,6 +252,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBackendDestroyDescriptor(uin
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnBackendDestroyDescriptor(void * descriptor);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnBackendDestroyDescriptor(void * descriptor) { return cs_w_cudnnBackendDestroyDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendDestroyDescriptor), descriptor); }
+CS_HIDDEN uint32_t cs_d_cudnnBackendDestroyDescriptor(void * descriptor);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnBackendDestroyDescriptor(void * descriptor) { return cs_w_cudnnBackendDestroyDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendDestroyDescriptor), descriptor); }
+CS_HIDDEN uint32_t cs_g_cudnnBackendDestroyDescriptor(void * descriptor);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnBackendDestroyDescriptor(void * descriptor) { return cs_w_cudnnBackendDestroyDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendDestroyDescriptor), descriptor); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBackendDestroyDescriptor(uint8_t via, void * descriptor) { return cs_w_cudnnBackendDestroyDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendDestroyDescriptor), descriptor); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendDestroyDescriptor(uint8_t via, void * descriptor)
 {
@@ -232,9 +276,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendDestroyDe
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnBackendDestroyDescriptor(void * descriptor) { return cs_f_cudnnBackendDestroyDescriptor(CS_VIA_LINKED, descriptor); }
+static uint32_t cs_l_cudnnBackendDestroyDescriptor(void * descriptor) { return cs_f_cudnnBackendDestroyDescriptor(CS_VIA_LINKED, descriptor); }
 static uint32_t cs_d_cudnnBackendDestroyDescriptor(void * descriptor) { return cs_f_cudnnBackendDestroyDescriptor(CS_VIA_DLSYM, descriptor); }
 static uint32_t cs_g_cudnnBackendDestroyDescriptor(void * descriptor) { return cs_f_cudnnBackendDestroyDescriptor(CS_VIA_PROCADDR, descriptor); }
+#endif
 static uint32_t cs_v8_cudnnBackendDestroyDescriptor(void * descriptor)
 {
     static void *_Atomic slot;
@@ -311,6 +356,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBackendGetAttribute(uint8_t 
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements) { return cs_w_cudnnBackendGetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendGetAttribute), descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements); }
+CS_HIDDEN uint32_t cs_d_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements) { return cs_w_cudnnBackendGetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendGetAttribute), descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements); }
+CS_HIDDEN uint32_t cs_g_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements) { return cs_w_cudnnBackendGetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendGetAttribute), descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBackendGetAttribute(uint8_t via, void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements) { return cs_w_cudnnBackendGetAttribute(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendGetAttribute), descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendGetAttribute(uint8_t via, void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements)
 {
@@ -327,9 +380,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendGetAttrib
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements) { return cs_f_cudnnBackendGetAttribute(CS_VIA_LINKED, descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements); }
+static uint32_t cs_l_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements) { return cs_f_cudnnBackendGetAttribute(CS_VIA_LINKED, descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements); }
 static uint32_t cs_d_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements) { return cs_f_cudnnBackendGetAttribute(CS_VIA_DLSYM, descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements); }
 static uint32_t cs_g_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements) { return cs_f_cudnnBackendGetAttribute(CS_VIA_PROCADDR, descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements); }
+#endif
 static uint32_t cs_v8_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements)
 {
     static void *_Atomic slot;
@@ -352,6 +406,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBackendInitialize(uint8_t vi
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnBackendInitialize(void * descriptor);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnBackendInitialize(void * descriptor) { return cs_w_cudnnBackendInitialize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendInitialize), descriptor); }
+CS_HIDDEN uint32_t cs_d_cudnnBackendInitialize(void * descriptor);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnBackendInitialize(void * descriptor) { return cs_w_cudnnBackendInitialize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendInitialize), descriptor); }
+CS_HIDDEN uint32_t cs_g_cudnnBackendInitialize(void * descriptor);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnBackendInitialize(void * descriptor) { return cs_w_cudnnBackendInitialize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendInitialize), descriptor); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBackendInitialize(uint8_t via, void * descriptor) { return cs_w_cudnnBackendInitialize(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendInitialize), descriptor); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendInitialize(uint8_t via, void * descriptor)
 {
@@ -368,9 +430,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendInitializ
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnBackendInitialize(void * descriptor) { return cs_f_cudnnBackendInitialize(CS_VIA_LINKED, descriptor); }
+static uint32_t cs_l_cudnnBackendInitialize(void * descriptor) { return cs_f_cudnnBackendInitialize(CS_VIA_LINKED, descriptor); }
 static uint32_t cs_d_cudnnBackendInitialize(void * descriptor) { return cs_f_cudnnBackendInitialize(CS_VIA_DLSYM, descriptor); }
 static uint32_t cs_g_cudnnBackendInitialize(void * descriptor) { return cs_f_cudnnBackendInitialize(CS_VIA_PROCADDR, descriptor); }
+#endif
 static uint32_t cs_v8_cudnnBackendInitialize(void * descriptor)
 {
     static void *_Atomic slot;
@@ -393,6 +456,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBackendPopulateCudaGraph(uin
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_w_cudnnBackendPopulateCudaGraph(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendPopulateCudaGraph), handle, executionPlan, variantPack, graph); }
+CS_HIDDEN uint32_t cs_d_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_w_cudnnBackendPopulateCudaGraph(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendPopulateCudaGraph), handle, executionPlan, variantPack, graph); }
+CS_HIDDEN uint32_t cs_g_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_w_cudnnBackendPopulateCudaGraph(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendPopulateCudaGraph), handle, executionPlan, variantPack, graph); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBackendPopulateCudaGraph(uint8_t via, void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_w_cudnnBackendPopulateCudaGraph(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendPopulateCudaGraph), handle, executionPlan, variantPack, graph); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendPopulateCudaGraph(uint8_t via, void * handle, void * executionPlan, void * variantPack, void * graph)
 {
@@ -409,9 +480,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendPopulateC
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_f_cudnnBackendPopulateCudaGraph(CS_VIA_LINKED, handle, executionPlan, variantPack, graph); }
+static uint32_t cs_l_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_f_cudnnBackendPopulateCudaGraph(CS_VIA_LINKED, handle, executionPlan, variantPack, graph); }
 static uint32_t cs_d_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_f_cudnnBackendPopulateCudaGraph(CS_VIA_DLSYM, handle, executionPlan, variantPack, graph); }
 static uint32_t cs_g_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_f_cudnnBackendPopulateCudaGraph(CS_VIA_PROCADDR, handle, executionPlan, variantPack, graph); }
+#endif
 static uint32_t cs_v8_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph)
 {
     static void *_Atomic slot;
@@ -434,6 +506,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBackendSetAttribute(uint8_t 
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements) { return cs_w_cudnnBackendSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendSetAttribute), descriptor, attributeName, attributeType, elementCount, arrayOfElements); }
+CS_HIDDEN uint32_t cs_d_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements) { return cs_w_cudnnBackendSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendSetAttribute), descriptor, attributeName, attributeType, elementCount, arrayOfElements); }
+CS_HIDDEN uint32_t cs_g_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements) { return cs_w_cudnnBackendSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendSetAttribute), descriptor, attributeName, attributeType, elementCount, arrayOfElements); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBackendSetAttribute(uint8_t via, void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements) { return cs_w_cudnnBackendSetAttribute(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendSetAttribute), descriptor, attributeName, attributeType, elementCount, arrayOfElements); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendSetAttribute(uint8_t via, void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements)
 {
@@ -450,9 +530,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendSetAttrib
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements) { return cs_f_cudnnBackendSetAttribute(CS_VIA_LINKED, descriptor, attributeName, attributeType, elementCount, arrayOfElements); }
+static uint32_t cs_l_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements) { return cs_f_cudnnBackendSetAttribute(CS_VIA_LINKED, descriptor, attributeName, attributeType, elementCount, arrayOfElements); }
 static uint32_t cs_d_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements) { return cs_f_cudnnBackendSetAttribute(CS_VIA_DLSYM, descriptor, attributeName, attributeType, elementCount, arrayOfElements); }
 static uint32_t cs_g_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements) { return cs_f_cudnnBackendSetAttribute(CS_VIA_PROCADDR, descriptor, attributeName, attributeType, elementCount, arrayOfElements); }
+#endif
 static uint32_t cs_v8_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements)
 {
     static void *_Atomic slot;
@@ -475,6 +556,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBackendUpdateCudaGraph(uint8
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_w_cudnnBackendUpdateCudaGraph(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendUpdateCudaGraph), handle, executionPlan, variantPack, graph); }
+CS_HIDDEN uint32_t cs_d_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_w_cudnnBackendUpdateCudaGraph(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendUpdateCudaGraph), handle, executionPlan, variantPack, graph); }
+CS_HIDDEN uint32_t cs_g_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_w_cudnnBackendUpdateCudaGraph(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendUpdateCudaGraph), handle, executionPlan, variantPack, graph); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBackendUpdateCudaGraph(uint8_t via, void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_w_cudnnBackendUpdateCudaGraph(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendUpdateCudaGraph), handle, executionPlan, variantPack, graph); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendUpdateCudaGraph(uint8_t via, void * handle, void * executionPlan, void * variantPack, void * graph)
 {
@@ -491,9 +580,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendUpdateCud
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_f_cudnnBackendUpdateCudaGraph(CS_VIA_LINKED, handle, executionPlan, variantPack, graph); }
+static uint32_t cs_l_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_f_cudnnBackendUpdateCudaGraph(CS_VIA_LINKED, handle, executionPlan, variantPack, graph); }
 static uint32_t cs_d_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_f_cudnnBackendUpdateCudaGraph(CS_VIA_DLSYM, handle, executionPlan, variantPack, graph); }
 static uint32_t cs_g_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_f_cudnnBackendUpdateCudaGraph(CS_VIA_PROCADDR, handle, executionPlan, variantPack, graph); }
+#endif
 static uint32_t cs_v8_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph)
 {
     static void *_Atomic slot;
@@ -516,6 +606,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBatchNormalizationBackward(u
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance) { return cs_w_cudnnBatchNormalizationBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackward), handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance); }
+CS_HIDDEN uint32_t cs_d_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance) { return cs_w_cudnnBatchNormalizationBackward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackward), handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance); }
+CS_HIDDEN uint32_t cs_g_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance) { return cs_w_cudnnBatchNormalizationBackward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackward), handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBatchNormalizationBackward(uint8_t via, void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance) { return cs_w_cudnnBatchNormalizationBackward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackward), handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBatchNormalizationBackward(uint8_t via, void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance)
 {
@@ -532,9 +630,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBatchNormalizati
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance) { return cs_f_cudnnBatchNormalizationBackward(CS_VIA_LINKED, handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance); }
+static uint32_t cs_l_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance) { return cs_f_cudnnBatchNormalizationBackward(CS_VIA_LINKED, handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance); }
 static uint32_t cs_d_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance) { return cs_f_cudnnBatchNormalizationBackward(CS_VIA_DLSYM, handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance); }
 static uint32_t cs_g_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance) { return cs_f_cudnnBatchNormalizationBackward(CS_VIA_PROCADDR, handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance); }
+#endif
 static uint32_t cs_v8_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance)
 {
     static void *_Atomic slot;
@@ -557,6 +656,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBatchNormalizationBackwardEx
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnBatchNormalizationBackwardEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackwardEx), handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+CS_HIDDEN uint32_t cs_d_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnBatchNormalizationBackwardEx(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackwardEx), handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+CS_HIDDEN uint32_t cs_g_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnBatchNormalizationBackwardEx(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackwardEx), handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBatchNormalizationBackwardEx(uint8_t via, void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnBatchNormalizationBackwardEx(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackwardEx), handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBatchNormalizationBackwardEx(uint8_t via, void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
 {
@@ -573,9 +680,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBatchNormalizati
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnBatchNormalizationBackwardEx(CS_VIA_LINKED, handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+static uint32_t cs_l_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnBatchNormalizationBackwardEx(CS_VIA_LINKED, handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
 static uint32_t cs_d_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnBatchNormalizationBackwardEx(CS_VIA_DLSYM, handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
 static uint32_t cs_g_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnBatchNormalizationBackwardEx(CS_VIA_PROCADDR, handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+#endif
 static uint32_t cs_v8_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
 {
     static void *_Atomic slot;
@@ -598,6 +706,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBatchNormalizationForwardInf
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon) { return cs_w_cudnnBatchNormalizationForwardInference(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardInference), handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon); }
+CS_HIDDEN uint32_t cs_d_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon) { return cs_w_cudnnBatchNormalizationForwardInference(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardInference), handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon); }
+CS_HIDDEN uint32_t cs_g_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon) { return cs_w_cudnnBatchNormalizationForwardInference(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardInference), handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBatchNormalizationForwardInference(uint8_t via, void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon) { return cs_w_cudnnBatchNormalizationForwardInference(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardInference), handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBatchNormalizationForwardInference(uint8_t via, void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon)
 {
@@ -614,9 +730,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBatchNormalizati
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon) { return cs_f_cudnnBatchNormalizationForwardInference(CS_VIA_LINKED, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon); }
+static uint32_t cs_l_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon) { return cs_f_cudnnBatchNormalizationForwardInference(CS_VIA_LINKED, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon); }
 static uint32_t cs_d_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon) { return cs_f_cudnnBatchNormalizationForwardInference(CS_VIA_DLSYM, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon); }
 static uint32_t cs_g_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon) { return cs_f_cudnnBatchNormalizationForwardInference(CS_VIA_PROCADDR, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon); }
+#endif
 static uint32_t cs_v8_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon)
 {
     static void *_Atomic slot;
@@ -639,6 +756,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBatchNormalizationForwardTra
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance) { return cs_w_cudnnBatchNormalizationForwardTraining(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTraining), handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance); }
+CS_HIDDEN uint32_t cs_d_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance) { return cs_w_cudnnBatchNormalizationForwardTraining(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTraining), handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance); }
+CS_HIDDEN uint32_t cs_g_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance) { return cs_w_cudnnBatchNormalizationForwardTraining(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTraining), handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBatchNormalizationForwardTraining(uint8_t via, void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance) { return cs_w_cudnnBatchNormalizationForwardTraining(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTraining), handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBatchNormalizationForwardTraining(uint8_t via, void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance)
 {
@@ -655,9 +780,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBatchNormalizati
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance) { return cs_f_cudnnBatchNormalizationForwardTraining(CS_VIA_LINKED, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance); }
+static uint32_t cs_l_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance) { return cs_f_cudnnBatchNormalizationForwardTraining(CS_VIA_LINKED, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance); }
 static uint32_t cs_d_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance) { return cs_f_cudnnBatchNormalizationForwardTraining(CS_VIA_DLSYM, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance); }
 static uint32_t cs_g_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance) { return cs_f_cudnnBatchNormalizationForwardTraining(CS_VIA_PROCADDR, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance); }
+#endif
 static uint32_t cs_v8_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance)
 {
     static void *_Atomic slot;
@@ -680,6 +806,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBatchNormalizationForwardTra
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnBatchNormalizationForwardTrainingEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTrainingEx), handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+CS_HIDDEN uint32_t cs_d_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnBatchNormalizationForwardTrainingEx(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTrainingEx), handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+CS_HIDDEN uint32_t cs_g_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnBatchNormalizationForwardTrainingEx(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTrainingEx), handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBatchNormalizationForwardTrainingEx(uint8_t via, void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnBatchNormalizationForwardTrainingEx(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTrainingEx), handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBatchNormalizationForwardTrainingEx(uint8_t via, void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
 {
@@ -696,9 +830,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBatchNormalizati
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnBatchNormalizationForwardTrainingEx(CS_VIA_LINKED, handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+static uint32_t cs_l_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnBatchNormalizationForwardTrainingEx(CS_VIA_LINKED, handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
 static uint32_t cs_d_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnBatchNormalizationForwardTrainingEx(CS_VIA_DLSYM, handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
 static uint32_t cs_g_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnBatchNormalizationForwardTrainingEx(CS_VIA_PROCADDR, handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+#endif
 static uint32_t cs_v8_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
 {
     static void *_Atomic slot;
@@ -721,6 +856,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBuildRNNDynamic(uint8_t via,
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch) { return cs_w_cudnnBuildRNNDynamic(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBuildRNNDynamic), handle, rnnDesc, miniBatch); }
+CS_HIDDEN uint32_t cs_d_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch) { return cs_w_cudnnBuildRNNDynamic(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBuildRNNDynamic), handle, rnnDesc, miniBatch); }
+CS_HIDDEN uint32_t cs_g_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch) { return cs_w_cudnnBuildRNNDynamic(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBuildRNNDynamic), handle, rnnDesc, miniBatch); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnBuildRNNDynamic(uint8_t via, void * handle, void * rnnDesc, int32_t miniBatch) { return cs_w_cudnnBuildRNNDynamic(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBuildRNNDynamic), handle, rnnDesc, miniBatch); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBuildRNNDynamic(uint8_t via, void * handle, void * rnnDesc, int32_t miniBatch)
 {
@@ -737,9 +880,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBuildRNNDynamic(
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch) { return cs_f_cudnnBuildRNNDynamic(CS_VIA_LINKED, handle, rnnDesc, miniBatch); }
+static uint32_t cs_l_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch) { return cs_f_cudnnBuildRNNDynamic(CS_VIA_LINKED, handle, rnnDesc, miniBatch); }
 static uint32_t cs_d_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch) { return cs_f_cudnnBuildRNNDynamic(CS_VIA_DLSYM, handle, rnnDesc, miniBatch); }
 static uint32_t cs_g_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch) { return cs_f_cudnnBuildRNNDynamic(CS_VIA_PROCADDR, handle, rnnDesc, miniBatch); }
+#endif
 static uint32_t cs_v8_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch)
 {
     static void *_Atomic slot;
@@ -762,6 +906,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCTCLoss(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnCTCLoss(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss), handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes); }
+CS_HIDDEN uint32_t cs_d_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnCTCLoss(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss), handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes); }
+CS_HIDDEN uint32_t cs_g_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnCTCLoss(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss), handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCTCLoss(uint8_t via, void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnCTCLoss(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss), handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCTCLoss(uint8_t via, void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes)
 {
@@ -778,9 +930,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCTCLoss(uint8_t 
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnCTCLoss(CS_VIA_LINKED, handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes); }
+static uint32_t cs_l_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnCTCLoss(CS_VIA_LINKED, handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes); }
 static uint32_t cs_d_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnCTCLoss(CS_VIA_DLSYM, handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes); }
 static uint32_t cs_g_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnCTCLoss(CS_VIA_PROCADDR, handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes); }
+#endif
 static uint32_t cs_v8_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes)
 {
     static void *_Atomic slot;
@@ -803,6 +956,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCTCLoss_v8(uint8_t via, void
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace) { return cs_w_cudnnCTCLoss_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss_v8), handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace); }
+CS_HIDDEN uint32_t cs_d_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace) { return cs_w_cudnnCTCLoss_v8(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss_v8), handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace); }
+CS_HIDDEN uint32_t cs_g_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace) { return cs_w_cudnnCTCLoss_v8(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss_v8), handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCTCLoss_v8(uint8_t via, void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace) { return cs_w_cudnnCTCLoss_v8(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss_v8), handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCTCLoss_v8(uint8_t via, void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace)
 {
@@ -819,9 +980,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCTCLoss_v8(uint8
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace) { return cs_f_cudnnCTCLoss_v8(CS_VIA_LINKED, handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace); }
+static uint32_t cs_l_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace) { return cs_f_cudnnCTCLoss_v8(CS_VIA_LINKED, handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace); }
 static uint32_t cs_d_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace) { return cs_f_cudnnCTCLoss_v8(CS_VIA_DLSYM, handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace); }
 static uint32_t cs_g_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace) { return cs_f_cudnnCTCLoss_v8(CS_VIA_PROCADDR, handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace); }
+#endif
 static uint32_t cs_v8_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace)
 {
     static void *_Atomic slot;
@@ -844,6 +1006,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCnnVersionCheck(uint8_t via,
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnCnnVersionCheck(void);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnCnnVersionCheck(void) { return cs_w_cudnnCnnVersionCheck(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCnnVersionCheck)); }
+CS_HIDDEN uint32_t cs_d_cudnnCnnVersionCheck(void);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnCnnVersionCheck(void) { return cs_w_cudnnCnnVersionCheck(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCnnVersionCheck)); }
+CS_HIDDEN uint32_t cs_g_cudnnCnnVersionCheck(void);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnCnnVersionCheck(void) { return cs_w_cudnnCnnVersionCheck(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCnnVersionCheck)); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCnnVersionCheck(uint8_t via) { return cs_w_cudnnCnnVersionCheck(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCnnVersionCheck)); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCnnVersionCheck(uint8_t via)
 {
@@ -860,9 +1030,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCnnVersionCheck(
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnCnnVersionCheck(void) { return cs_f_cudnnCnnVersionCheck(CS_VIA_LINKED); }
+static uint32_t cs_l_cudnnCnnVersionCheck(void) { return cs_f_cudnnCnnVersionCheck(CS_VIA_LINKED); }
 static uint32_t cs_d_cudnnCnnVersionCheck(void) { return cs_f_cudnnCnnVersionCheck(CS_VIA_DLSYM); }
 static uint32_t cs_g_cudnnCnnVersionCheck(void) { return cs_f_cudnnCnnVersionCheck(CS_VIA_PROCADDR); }
+#endif
 static uint32_t cs_v8_cudnnCnnVersionCheck(void)
 {
     static void *_Atomic slot;
@@ -885,6 +1056,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnConvolutionBackwardBias(uint
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db) { return cs_w_cudnnConvolutionBackwardBias(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardBias), handle, alpha, dyDesc, dy, beta, dbDesc, db); }
+CS_HIDDEN uint32_t cs_d_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db) { return cs_w_cudnnConvolutionBackwardBias(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardBias), handle, alpha, dyDesc, dy, beta, dbDesc, db); }
+CS_HIDDEN uint32_t cs_g_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db) { return cs_w_cudnnConvolutionBackwardBias(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardBias), handle, alpha, dyDesc, dy, beta, dbDesc, db); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnConvolutionBackwardBias(uint8_t via, void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db) { return cs_w_cudnnConvolutionBackwardBias(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardBias), handle, alpha, dyDesc, dy, beta, dbDesc, db); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnConvolutionBackwardBias(uint8_t via, void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db)
 {
@@ -901,9 +1080,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnConvolutionBackw
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db) { return cs_f_cudnnConvolutionBackwardBias(CS_VIA_LINKED, handle, alpha, dyDesc, dy, beta, dbDesc, db); }
+static uint32_t cs_l_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db) { return cs_f_cudnnConvolutionBackwardBias(CS_VIA_LINKED, handle, alpha, dyDesc, dy, beta, dbDesc, db); }
 static uint32_t cs_d_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db) { return cs_f_cudnnConvolutionBackwardBias(CS_VIA_DLSYM, handle, alpha, dyDesc, dy, beta, dbDesc, db); }
 static uint32_t cs_g_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db) { return cs_f_cudnnConvolutionBackwardBias(CS_VIA_PROCADDR, handle, alpha, dyDesc, dy, beta, dbDesc, db); }
+#endif
 static uint32_t cs_v8_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db)
 {
     static void *_Atomic slot;
@@ -926,6 +1106,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnConvolutionBackwardData(uint
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnConvolutionBackwardData(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardData), handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx); }
+CS_HIDDEN uint32_t cs_d_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnConvolutionBackwardData(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardData), handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx); }
+CS_HIDDEN uint32_t cs_g_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnConvolutionBackwardData(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardData), handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnConvolutionBackwardData(uint8_t via, void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnConvolutionBackwardData(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardData), handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnConvolutionBackwardData(uint8_t via, void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx)
 {
@@ -942,9 +1130,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnConvolutionBackw
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnConvolutionBackwardData(CS_VIA_LINKED, handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx); }
+static uint32_t cs_l_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnConvolutionBackwardData(CS_VIA_LINKED, handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx); }
 static uint32_t cs_d_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnConvolutionBackwardData(CS_VIA_DLSYM, handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx); }
 static uint32_t cs_g_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnConvolutionBackwardData(CS_VIA_PROCADDR, handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx); }
+#endif
 static uint32_t cs_v8_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx)
 {
     static void *_Atomic slot;
@@ -967,6 +1156,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnConvolutionBackwardFilter(ui
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw) { return cs_w_cudnnConvolutionBackwardFilter(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardFilter), handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw); }
+CS_HIDDEN uint32_t cs_d_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw) { return cs_w_cudnnConvolutionBackwardFilter(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardFilter), handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw); }
+CS_HIDDEN uint32_t cs_g_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw) { return cs_w_cudnnConvolutionBackwardFilter(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardFilter), handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnConvolutionBackwardFilter(uint8_t via, void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw) { return cs_w_cudnnConvolutionBackwardFilter(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardFilter), handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnConvolutionBackwardFilter(uint8_t via, void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw)
 {
@@ -983,9 +1180,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnConvolutionBackw
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw) { return cs_f_cudnnConvolutionBackwardFilter(CS_VIA_LINKED, handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw); }
+static uint32_t cs_l_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw) { return cs_f_cudnnConvolutionBackwardFilter(CS_VIA_LINKED, handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw); }
 static uint32_t cs_d_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw) { return cs_f_cudnnConvolutionBackwardFilter(CS_VIA_DLSYM, handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw); }
 static uint32_t cs_g_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw) { return cs_f_cudnnConvolutionBackwardFilter(CS_VIA_PROCADDR, handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw); }
+#endif
 static uint32_t cs_v8_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw)
 {
     static void *_Atomic slot;
@@ -1008,6 +1206,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnConvolutionBiasActivationFor
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y) { return cs_w_cudnnConvolutionBiasActivationForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBiasActivationForward), handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y); }
+CS_HIDDEN uint32_t cs_d_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y) { return cs_w_cudnnConvolutionBiasActivationForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBiasActivationForward), handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y); }
+CS_HIDDEN uint32_t cs_g_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y) { return cs_w_cudnnConvolutionBiasActivationForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBiasActivationForward), handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnConvolutionBiasActivationForward(uint8_t via, void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y) { return cs_w_cudnnConvolutionBiasActivationForward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBiasActivationForward), handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnConvolutionBiasActivationForward(uint8_t via, void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y)
 {
@@ -1024,9 +1230,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnConvolutionBiasA
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y) { return cs_f_cudnnConvolutionBiasActivationForward(CS_VIA_LINKED, handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y); }
+static uint32_t cs_l_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y) { return cs_f_cudnnConvolutionBiasActivationForward(CS_VIA_LINKED, handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y); }
 static uint32_t cs_d_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y) { return cs_f_cudnnConvolutionBiasActivationForward(CS_VIA_DLSYM, handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y); }
 static uint32_t cs_g_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y) { return cs_f_cudnnConvolutionBiasActivationForward(CS_VIA_PROCADDR, handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y); }
+#endif
 static uint32_t cs_v8_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y)
 {
     static void *_Atomic slot;
@@ -1049,6 +1256,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnConvolutionForward(uint8_t v
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y) { return cs_w_cudnnConvolutionForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionForward), handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y); }
+CS_HIDDEN uint32_t cs_d_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y) { return cs_w_cudnnConvolutionForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionForward), handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y); }
+CS_HIDDEN uint32_t cs_g_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y) { return cs_w_cudnnConvolutionForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionForward), handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnConvolutionForward(uint8_t via, void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y) { return cs_w_cudnnConvolutionForward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionForward), handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnConvolutionForward(uint8_t via, void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y)
 {
@@ -1065,9 +1280,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnConvolutionForwa
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y) { return cs_f_cudnnConvolutionForward(CS_VIA_LINKED, handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y); }
+static uint32_t cs_l_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y) { return cs_f_cudnnConvolutionForward(CS_VIA_LINKED, handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y); }
 static uint32_t cs_d_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y) { return cs_f_cudnnConvolutionForward(CS_VIA_DLSYM, handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y); }
 static uint32_t cs_g_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y) { return cs_f_cudnnConvolutionForward(CS_VIA_PROCADDR, handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y); }
+#endif
 static uint32_t cs_v8_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y)
 {
     static void *_Atomic slot;
@@ -1117,6 +1333,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateActivationDescriptor(u
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnCreateActivationDescriptor(void * activationDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnCreateActivationDescriptor(void * activationDesc) { return cs_w_cudnnCreateActivationDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateActivationDescriptor), activationDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnCreateActivationDescriptor(void * activationDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnCreateActivationDescriptor(void * activationDesc) { return cs_w_cudnnCreateActivationDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateActivationDescriptor), activationDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnCreateActivationDescriptor(void * activationDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnCreateActivationDescriptor(void * activationDesc) { return cs_w_cudnnCreateActivationDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateActivationDescriptor), activationDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateActivationDescriptor(uint8_t via, void * activationDesc) { return cs_w_cudnnCreateActivationDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateActivationDescriptor), activationDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateActivationDescriptor(uint8_t via, void * activationDesc)
 {
@@ -1133,9 +1357,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateActivation
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnCreateActivationDescriptor(void * activationDesc) { return cs_f_cudnnCreateActivationDescriptor(CS_VIA_LINKED, activationDesc); }
+static uint32_t cs_l_cudnnCreateActivationDescriptor(void * activationDesc) { return cs_f_cudnnCreateActivationDescriptor(CS_VIA_LINKED, activationDesc); }
 static uint32_t cs_d_cudnnCreateActivationDescriptor(void * activationDesc) { return cs_f_cudnnCreateActivationDescriptor(CS_VIA_DLSYM, activationDesc); }
 static uint32_t cs_g_cudnnCreateActivationDescriptor(void * activationDesc) { return cs_f_cudnnCreateActivationDescriptor(CS_VIA_PROCADDR, activationDesc); }
+#endif
 static uint32_t cs_v8_cudnnCreateActivationDescriptor(void * activationDesc)
 {
     static void *_Atomic slot;
@@ -1158,6 +1383,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateAttnDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnCreateAttnDescriptor(void * attnDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnCreateAttnDescriptor(void * attnDesc) { return cs_w_cudnnCreateAttnDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateAttnDescriptor), attnDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnCreateAttnDescriptor(void * attnDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnCreateAttnDescriptor(void * attnDesc) { return cs_w_cudnnCreateAttnDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateAttnDescriptor), attnDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnCreateAttnDescriptor(void * attnDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnCreateAttnDescriptor(void * attnDesc) { return cs_w_cudnnCreateAttnDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateAttnDescriptor), attnDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateAttnDescriptor(uint8_t via, void * attnDesc) { return cs_w_cudnnCreateAttnDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateAttnDescriptor), attnDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateAttnDescriptor(uint8_t via, void * attnDesc)
 {
@@ -1174,9 +1407,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateAttnDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnCreateAttnDescriptor(void * attnDesc) { return cs_f_cudnnCreateAttnDescriptor(CS_VIA_LINKED, attnDesc); }
+static uint32_t cs_l_cudnnCreateAttnDescriptor(void * attnDesc) { return cs_f_cudnnCreateAttnDescriptor(CS_VIA_LINKED, attnDesc); }
 static uint32_t cs_d_cudnnCreateAttnDescriptor(void * attnDesc) { return cs_f_cudnnCreateAttnDescriptor(CS_VIA_DLSYM, attnDesc); }
 static uint32_t cs_g_cudnnCreateAttnDescriptor(void * attnDesc) { return cs_f_cudnnCreateAttnDescriptor(CS_VIA_PROCADDR, attnDesc); }
+#endif
 static uint32_t cs_v8_cudnnCreateAttnDescriptor(void * attnDesc)
 {
     static void *_Atomic slot;
@@ -1199,6 +1433,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateCTCLossDescriptor(uint
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnCreateCTCLossDescriptor(void * ctcLossDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnCreateCTCLossDescriptor(void * ctcLossDesc) { return cs_w_cudnnCreateCTCLossDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateCTCLossDescriptor), ctcLossDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnCreateCTCLossDescriptor(void * ctcLossDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnCreateCTCLossDescriptor(void * ctcLossDesc) { return cs_w_cudnnCreateCTCLossDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateCTCLossDescriptor), ctcLossDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnCreateCTCLossDescriptor(void * ctcLossDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnCreateCTCLossDescriptor(void * ctcLossDesc) { return cs_w_cudnnCreateCTCLossDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateCTCLossDescriptor), ctcLossDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateCTCLossDescriptor(uint8_t via, void * ctcLossDesc) { return cs_w_cudnnCreateCTCLossDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateCTCLossDescriptor), ctcLossDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateCTCLossDescriptor(uint8_t via, void * ctcLossDesc)
 {
@@ -1215,9 +1457,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateCTCLossDes
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnCreateCTCLossDescriptor(void * ctcLossDesc) { return cs_f_cudnnCreateCTCLossDescriptor(CS_VIA_LINKED, ctcLossDesc); }
+static uint32_t cs_l_cudnnCreateCTCLossDescriptor(void * ctcLossDesc) { return cs_f_cudnnCreateCTCLossDescriptor(CS_VIA_LINKED, ctcLossDesc); }
 static uint32_t cs_d_cudnnCreateCTCLossDescriptor(void * ctcLossDesc) { return cs_f_cudnnCreateCTCLossDescriptor(CS_VIA_DLSYM, ctcLossDesc); }
 static uint32_t cs_g_cudnnCreateCTCLossDescriptor(void * ctcLossDesc) { return cs_f_cudnnCreateCTCLossDescriptor(CS_VIA_PROCADDR, ctcLossDesc); }
+#endif
 static uint32_t cs_v8_cudnnCreateCTCLossDescriptor(void * ctcLossDesc)
 {
     static void *_Atomic slot;
@@ -1240,6 +1483,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateConvolutionDescriptor(
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnCreateConvolutionDescriptor(void * convDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnCreateConvolutionDescriptor(void * convDesc) { return cs_w_cudnnCreateConvolutionDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateConvolutionDescriptor), convDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnCreateConvolutionDescriptor(void * convDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnCreateConvolutionDescriptor(void * convDesc) { return cs_w_cudnnCreateConvolutionDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateConvolutionDescriptor), convDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnCreateConvolutionDescriptor(void * convDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnCreateConvolutionDescriptor(void * convDesc) { return cs_w_cudnnCreateConvolutionDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateConvolutionDescriptor), convDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateConvolutionDescriptor(uint8_t via, void * convDesc) { return cs_w_cudnnCreateConvolutionDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateConvolutionDescriptor), convDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateConvolutionDescriptor(uint8_t via, void * convDesc)
 {
@@ -1256,9 +1507,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateConvolutio
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnCreateConvolutionDescriptor(void * convDesc) { return cs_f_cudnnCreateConvolutionDescriptor(CS_VIA_LINKED, convDesc); }
+static uint32_t cs_l_cudnnCreateConvolutionDescriptor(void * convDesc) { return cs_f_cudnnCreateConvolutionDescriptor(CS_VIA_LINKED, convDesc); }
 static uint32_t cs_d_cudnnCreateConvolutionDescriptor(void * convDesc) { return cs_f_cudnnCreateConvolutionDescriptor(CS_VIA_DLSYM, convDesc); }
 static uint32_t cs_g_cudnnCreateConvolutionDescriptor(void * convDesc) { return cs_f_cudnnCreateConvolutionDescriptor(CS_VIA_PROCADDR, convDesc); }
+#endif
 static uint32_t cs_v8_cudnnCreateConvolutionDescriptor(void * convDesc)
 {
     static void *_Atomic slot;
@@ -1281,6 +1533,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateDropoutDescriptor(uint
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnCreateDropoutDescriptor(void * dropoutDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnCreateDropoutDescriptor(void * dropoutDesc) { return cs_w_cudnnCreateDropoutDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateDropoutDescriptor), dropoutDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnCreateDropoutDescriptor(void * dropoutDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnCreateDropoutDescriptor(void * dropoutDesc) { return cs_w_cudnnCreateDropoutDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateDropoutDescriptor), dropoutDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnCreateDropoutDescriptor(void * dropoutDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnCreateDropoutDescriptor(void * dropoutDesc) { return cs_w_cudnnCreateDropoutDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateDropoutDescriptor), dropoutDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateDropoutDescriptor(uint8_t via, void * dropoutDesc) { return cs_w_cudnnCreateDropoutDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateDropoutDescriptor), dropoutDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateDropoutDescriptor(uint8_t via, void * dropoutDesc)
 {
@@ -1297,9 +1557,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateDropoutDes
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnCreateDropoutDescriptor(void * dropoutDesc) { return cs_f_cudnnCreateDropoutDescriptor(CS_VIA_LINKED, dropoutDesc); }
+static uint32_t cs_l_cudnnCreateDropoutDescriptor(void * dropoutDesc) { return cs_f_cudnnCreateDropoutDescriptor(CS_VIA_LINKED, dropoutDesc); }
 static uint32_t cs_d_cudnnCreateDropoutDescriptor(void * dropoutDesc) { return cs_f_cudnnCreateDropoutDescriptor(CS_VIA_DLSYM, dropoutDesc); }
 static uint32_t cs_g_cudnnCreateDropoutDescriptor(void * dropoutDesc) { return cs_f_cudnnCreateDropoutDescriptor(CS_VIA_PROCADDR, dropoutDesc); }
+#endif
 static uint32_t cs_v8_cudnnCreateDropoutDescriptor(void * dropoutDesc)
 {
     static void *_Atomic slot;
@@ -1322,6 +1583,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateFilterDescriptor(uint8
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnCreateFilterDescriptor(void * filterDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnCreateFilterDescriptor(void * filterDesc) { return cs_w_cudnnCreateFilterDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFilterDescriptor), filterDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnCreateFilterDescriptor(void * filterDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnCreateFilterDescriptor(void * filterDesc) { return cs_w_cudnnCreateFilterDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFilterDescriptor), filterDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnCreateFilterDescriptor(void * filterDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnCreateFilterDescriptor(void * filterDesc) { return cs_w_cudnnCreateFilterDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFilterDescriptor), filterDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateFilterDescriptor(uint8_t via, void * filterDesc) { return cs_w_cudnnCreateFilterDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFilterDescriptor), filterDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateFilterDescriptor(uint8_t via, void * filterDesc)
 {
@@ -1338,9 +1607,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateFilterDesc
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnCreateFilterDescriptor(void * filterDesc) { return cs_f_cudnnCreateFilterDescriptor(CS_VIA_LINKED, filterDesc); }
+static uint32_t cs_l_cudnnCreateFilterDescriptor(void * filterDesc) { return cs_f_cudnnCreateFilterDescriptor(CS_VIA_LINKED, filterDesc); }
 static uint32_t cs_d_cudnnCreateFilterDescriptor(void * filterDesc) { return cs_f_cudnnCreateFilterDescriptor(CS_VIA_DLSYM, filterDesc); }
 static uint32_t cs_g_cudnnCreateFilterDescriptor(void * filterDesc) { return cs_f_cudnnCreateFilterDescriptor(CS_VIA_PROCADDR, filterDesc); }
+#endif
 static uint32_t cs_v8_cudnnCreateFilterDescriptor(void * filterDesc)
 {
     static void *_Atomic slot;
@@ -1363,6 +1633,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateFusedOpsConstParamPack
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops) { return cs_w_cudnnCreateFusedOpsConstParamPack(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsConstParamPack), constPack, ops); }
+CS_HIDDEN uint32_t cs_d_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops) { return cs_w_cudnnCreateFusedOpsConstParamPack(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsConstParamPack), constPack, ops); }
+CS_HIDDEN uint32_t cs_g_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops) { return cs_w_cudnnCreateFusedOpsConstParamPack(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsConstParamPack), constPack, ops); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateFusedOpsConstParamPack(uint8_t via, void * constPack, uint32_t ops) { return cs_w_cudnnCreateFusedOpsConstParamPack(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsConstParamPack), constPack, ops); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateFusedOpsConstParamPack(uint8_t via, void * constPack, uint32_t ops)
 {
@@ -1379,9 +1657,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateFusedOpsCo
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops) { return cs_f_cudnnCreateFusedOpsConstParamPack(CS_VIA_LINKED, constPack, ops); }
+static uint32_t cs_l_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops) { return cs_f_cudnnCreateFusedOpsConstParamPack(CS_VIA_LINKED, constPack, ops); }
 static uint32_t cs_d_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops) { return cs_f_cudnnCreateFusedOpsConstParamPack(CS_VIA_DLSYM, constPack, ops); }
 static uint32_t cs_g_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops) { return cs_f_cudnnCreateFusedOpsConstParamPack(CS_VIA_PROCADDR, constPack, ops); }
+#endif
 static uint32_t cs_v8_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops)
 {
     static void *_Atomic slot;
@@ -1404,6 +1683,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateFusedOpsPlan(uint8_t v
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops) { return cs_w_cudnnCreateFusedOpsPlan(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsPlan), plan, ops); }
+CS_HIDDEN uint32_t cs_d_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops) { return cs_w_cudnnCreateFusedOpsPlan(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsPlan), plan, ops); }
+CS_HIDDEN uint32_t cs_g_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops) { return cs_w_cudnnCreateFusedOpsPlan(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsPlan), plan, ops); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateFusedOpsPlan(uint8_t via, void * plan, uint32_t ops) { return cs_w_cudnnCreateFusedOpsPlan(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsPlan), plan, ops); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateFusedOpsPlan(uint8_t via, void * plan, uint32_t ops)
 {
@@ -1420,9 +1707,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateFusedOpsPl
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnCreateFusedOpsPlan(void * plan, uint32_t ops) { return cs_f_cudnnCreateFusedOpsPlan(CS_VIA_LINKED, plan, ops); }
+static uint32_t cs_l_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops) { return cs_f_cudnnCreateFusedOpsPlan(CS_VIA_LINKED, plan, ops); }
 static uint32_t cs_d_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops) { return cs_f_cudnnCreateFusedOpsPlan(CS_VIA_DLSYM, plan, ops); }
 static uint32_t cs_g_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops) { return cs_f_cudnnCreateFusedOpsPlan(CS_VIA_PROCADDR, plan, ops); }
+#endif
 static uint32_t cs_v8_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops)
 {
     static void *_Atomic slot;
@@ -1445,6 +1733,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateFusedOpsVariantParamPa
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops) { return cs_w_cudnnCreateFusedOpsVariantParamPack(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsVariantParamPack), varPack, ops); }
+CS_HIDDEN uint32_t cs_d_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops) { return cs_w_cudnnCreateFusedOpsVariantParamPack(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsVariantParamPack), varPack, ops); }
+CS_HIDDEN uint32_t cs_g_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops) { return cs_w_cudnnCreateFusedOpsVariantParamPack(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsVariantParamPack), varPack, ops); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateFusedOpsVariantParamPack(uint8_t via, void * varPack, uint32_t ops) { return cs_w_cudnnCreateFusedOpsVariantParamPack(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsVariantParamPack), varPack, ops); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateFusedOpsVariantParamPack(uint8_t via, void * varPack, uint32_t ops)
 {
@@ -1461,9 +1757,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateFusedOpsVa
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops) { return cs_f_cudnnCreateFusedOpsVariantParamPack(CS_VIA_LINKED, varPack, ops); }
+static uint32_t cs_l_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops) { return cs_f_cudnnCreateFusedOpsVariantParamPack(CS_VIA_LINKED, varPack, ops); }
 static uint32_t cs_d_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops) { return cs_f_cudnnCreateFusedOpsVariantParamPack(CS_VIA_DLSYM, varPack, ops); }
 static uint32_t cs_g_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops) { return cs_f_cudnnCreateFusedOpsVariantParamPack(CS_VIA_PROCADDR, varPack, ops); }
+#endif
 static uint32_t cs_v8_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops)
 {
     static void *_Atomic slot;
@@ -1486,6 +1783,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateLRNDescriptor(uint8_t 
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnCreateLRNDescriptor(void * normDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnCreateLRNDescriptor(void * normDesc) { return cs_w_cudnnCreateLRNDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateLRNDescriptor), normDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnCreateLRNDescriptor(void * normDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnCreateLRNDescriptor(void * normDesc) { return cs_w_cudnnCreateLRNDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateLRNDescriptor), normDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnCreateLRNDescriptor(void * normDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnCreateLRNDescriptor(void * normDesc) { return cs_w_cudnnCreateLRNDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateLRNDescriptor), normDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateLRNDescriptor(uint8_t via, void * normDesc) { return cs_w_cudnnCreateLRNDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateLRNDescriptor), normDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateLRNDescriptor(uint8_t via, void * normDesc)
 {
@@ -1502,9 +1807,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateLRNDescrip
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnCreateLRNDescriptor(void * normDesc) { return cs_f_cudnnCreateLRNDescriptor(CS_VIA_LINKED, normDesc); }
+static uint32_t cs_l_cudnnCreateLRNDescriptor(void * normDesc) { return cs_f_cudnnCreateLRNDescriptor(CS_VIA_LINKED, normDesc); }
 static uint32_t cs_d_cudnnCreateLRNDescriptor(void * normDesc) { return cs_f_cudnnCreateLRNDescriptor(CS_VIA_DLSYM, normDesc); }
 static uint32_t cs_g_cudnnCreateLRNDescriptor(void * normDesc) { return cs_f_cudnnCreateLRNDescriptor(CS_VIA_PROCADDR, normDesc); }
+#endif
 static uint32_t cs_v8_cudnnCreateLRNDescriptor(void * normDesc)
 {
     static void *_Atomic slot;
@@ -1527,6 +1833,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateOpTensorDescriptor(uin
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnCreateOpTensorDescriptor(void * opTensorDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnCreateOpTensorDescriptor(void * opTensorDesc) { return cs_w_cudnnCreateOpTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateOpTensorDescriptor), opTensorDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnCreateOpTensorDescriptor(void * opTensorDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnCreateOpTensorDescriptor(void * opTensorDesc) { return cs_w_cudnnCreateOpTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateOpTensorDescriptor), opTensorDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnCreateOpTensorDescriptor(void * opTensorDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnCreateOpTensorDescriptor(void * opTensorDesc) { return cs_w_cudnnCreateOpTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateOpTensorDescriptor), opTensorDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateOpTensorDescriptor(uint8_t via, void * opTensorDesc) { return cs_w_cudnnCreateOpTensorDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateOpTensorDescriptor), opTensorDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateOpTensorDescriptor(uint8_t via, void * opTensorDesc)
 {
@@ -1543,9 +1857,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateOpTensorDe
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnCreateOpTensorDescriptor(void * opTensorDesc) { return cs_f_cudnnCreateOpTensorDescriptor(CS_VIA_LINKED, opTensorDesc); }
+static uint32_t cs_l_cudnnCreateOpTensorDescriptor(void * opTensorDesc) { return cs_f_cudnnCreateOpTensorDescriptor(CS_VIA_LINKED, opTensorDesc); }
 static uint32_t cs_d_cudnnCreateOpTensorDescriptor(void * opTensorDesc) { return cs_f_cudnnCreateOpTensorDescriptor(CS_VIA_DLSYM, opTensorDesc); }
 static uint32_t cs_g_cudnnCreateOpTensorDescriptor(void * opTensorDesc) { return cs_f_cudnnCreateOpTensorDescriptor(CS_VIA_PROCADDR, opTensorDesc); }
+#endif
 static uint32_t cs_v8_cudnnCreateOpTensorDescriptor(void * opTensorDesc)
 {
     static void *_Atomic slot;
@@ -1568,6 +1883,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreatePoolingDescriptor(uint
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnCreatePoolingDescriptor(void * poolingDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnCreatePoolingDescriptor(void * poolingDesc) { return cs_w_cudnnCreatePoolingDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreatePoolingDescriptor), poolingDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnCreatePoolingDescriptor(void * poolingDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnCreatePoolingDescriptor(void * poolingDesc) { return cs_w_cudnnCreatePoolingDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreatePoolingDescriptor), poolingDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnCreatePoolingDescriptor(void * poolingDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnCreatePoolingDescriptor(void * poolingDesc) { return cs_w_cudnnCreatePoolingDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreatePoolingDescriptor), poolingDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreatePoolingDescriptor(uint8_t via, void * poolingDesc) { return cs_w_cudnnCreatePoolingDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreatePoolingDescriptor), poolingDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreatePoolingDescriptor(uint8_t via, void * poolingDesc)
 {
@@ -1584,9 +1907,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreatePoolingDes
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnCreatePoolingDescriptor(void * poolingDesc) { return cs_f_cudnnCreatePoolingDescriptor(CS_VIA_LINKED, poolingDesc); }
+static uint32_t cs_l_cudnnCreatePoolingDescriptor(void * poolingDesc) { return cs_f_cudnnCreatePoolingDescriptor(CS_VIA_LINKED, poolingDesc); }
 static uint32_t cs_d_cudnnCreatePoolingDescriptor(void * poolingDesc) { return cs_f_cudnnCreatePoolingDescriptor(CS_VIA_DLSYM, poolingDesc); }
 static uint32_t cs_g_cudnnCreatePoolingDescriptor(void * poolingDesc) { return cs_f_cudnnCreatePoolingDescriptor(CS_VIA_PROCADDR, poolingDesc); }
+#endif
 static uint32_t cs_v8_cudnnCreatePoolingDescriptor(void * poolingDesc)
 {
     static void *_Atomic slot;
@@ -1609,6 +1933,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateRNNDataDescriptor(uint
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnCreateRNNDataDescriptor(void * rnnDataDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnCreateRNNDataDescriptor(void * rnnDataDesc) { return cs_w_cudnnCreateRNNDataDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDataDescriptor), rnnDataDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnCreateRNNDataDescriptor(void * rnnDataDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnCreateRNNDataDescriptor(void * rnnDataDesc) { return cs_w_cudnnCreateRNNDataDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDataDescriptor), rnnDataDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnCreateRNNDataDescriptor(void * rnnDataDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnCreateRNNDataDescriptor(void * rnnDataDesc) { return cs_w_cudnnCreateRNNDataDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDataDescriptor), rnnDataDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateRNNDataDescriptor(uint8_t via, void * rnnDataDesc) { return cs_w_cudnnCreateRNNDataDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDataDescriptor), rnnDataDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateRNNDataDescriptor(uint8_t via, void * rnnDataDesc)
 {
@@ -1625,9 +1957,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateRNNDataDes
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnCreateRNNDataDescriptor(void * rnnDataDesc) { return cs_f_cudnnCreateRNNDataDescriptor(CS_VIA_LINKED, rnnDataDesc); }
+static uint32_t cs_l_cudnnCreateRNNDataDescriptor(void * rnnDataDesc) { return cs_f_cudnnCreateRNNDataDescriptor(CS_VIA_LINKED, rnnDataDesc); }
 static uint32_t cs_d_cudnnCreateRNNDataDescriptor(void * rnnDataDesc) { return cs_f_cudnnCreateRNNDataDescriptor(CS_VIA_DLSYM, rnnDataDesc); }
 static uint32_t cs_g_cudnnCreateRNNDataDescriptor(void * rnnDataDesc) { return cs_f_cudnnCreateRNNDataDescriptor(CS_VIA_PROCADDR, rnnDataDesc); }
+#endif
 static uint32_t cs_v8_cudnnCreateRNNDataDescriptor(void * rnnDataDesc)
 {
     static void *_Atomic slot;
@@ -1650,6 +1983,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateRNNDescriptor(uint8_t 
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnCreateRNNDescriptor(void * rnnDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnCreateRNNDescriptor(void * rnnDesc) { return cs_w_cudnnCreateRNNDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDescriptor), rnnDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnCreateRNNDescriptor(void * rnnDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnCreateRNNDescriptor(void * rnnDesc) { return cs_w_cudnnCreateRNNDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDescriptor), rnnDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnCreateRNNDescriptor(void * rnnDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnCreateRNNDescriptor(void * rnnDesc) { return cs_w_cudnnCreateRNNDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDescriptor), rnnDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateRNNDescriptor(uint8_t via, void * rnnDesc) { return cs_w_cudnnCreateRNNDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDescriptor), rnnDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateRNNDescriptor(uint8_t via, void * rnnDesc)
 {
@@ -1666,9 +2007,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateRNNDescrip
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnCreateRNNDescriptor(void * rnnDesc) { return cs_f_cudnnCreateRNNDescriptor(CS_VIA_LINKED, rnnDesc); }
+static uint32_t cs_l_cudnnCreateRNNDescriptor(void * rnnDesc) { return cs_f_cudnnCreateRNNDescriptor(CS_VIA_LINKED, rnnDesc); }
 static uint32_t cs_d_cudnnCreateRNNDescriptor(void * rnnDesc) { return cs_f_cudnnCreateRNNDescriptor(CS_VIA_DLSYM, rnnDesc); }
 static uint32_t cs_g_cudnnCreateRNNDescriptor(void * rnnDesc) { return cs_f_cudnnCreateRNNDescriptor(CS_VIA_PROCADDR, rnnDesc); }
+#endif
 static uint32_t cs_v8_cudnnCreateRNNDescriptor(void * rnnDesc)
 {
     static void *_Atomic slot;
@@ -1691,6 +2033,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateReduceTensorDescriptor
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc) { return cs_w_cudnnCreateReduceTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateReduceTensorDescriptor), reduceTensorDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc) { return cs_w_cudnnCreateReduceTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateReduceTensorDescriptor), reduceTensorDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc) { return cs_w_cudnnCreateReduceTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateReduceTensorDescriptor), reduceTensorDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateReduceTensorDescriptor(uint8_t via, void * reduceTensorDesc) { return cs_w_cudnnCreateReduceTensorDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateReduceTensorDescriptor), reduceTensorDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateReduceTensorDescriptor(uint8_t via, void * reduceTensorDesc)
 {
@@ -1707,9 +2057,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateReduceTens
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc) { return cs_f_cudnnCreateReduceTensorDescriptor(CS_VIA_LINKED, reduceTensorDesc); }
+static uint32_t cs_l_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc) { return cs_f_cudnnCreateReduceTensorDescriptor(CS_VIA_LINKED, reduceTensorDesc); }
 static uint32_t cs_d_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc) { return cs_f_cudnnCreateReduceTensorDescriptor(CS_VIA_DLSYM, reduceTensorDesc); }
 static uint32_t cs_g_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc) { return cs_f_cudnnCreateReduceTensorDescriptor(CS_VIA_PROCADDR, reduceTensorDesc); }
+#endif
 static uint32_t cs_v8_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc)
 {
     static void *_Atomic slot;
@@ -1732,6 +2083,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateSeqDataDescriptor(uint
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnCreateSeqDataDescriptor(void * seqDataDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnCreateSeqDataDescriptor(void * seqDataDesc) { return cs_w_cudnnCreateSeqDataDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateSeqDataDescriptor), seqDataDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnCreateSeqDataDescriptor(void * seqDataDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnCreateSeqDataDescriptor(void * seqDataDesc) { return cs_w_cudnnCreateSeqDataDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateSeqDataDescriptor), seqDataDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnCreateSeqDataDescriptor(void * seqDataDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnCreateSeqDataDescriptor(void * seqDataDesc) { return cs_w_cudnnCreateSeqDataDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateSeqDataDescriptor), seqDataDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateSeqDataDescriptor(uint8_t via, void * seqDataDesc) { return cs_w_cudnnCreateSeqDataDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateSeqDataDescriptor), seqDataDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateSeqDataDescriptor(uint8_t via, void * seqDataDesc)
 {
@@ -1748,9 +2107,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateSeqDataDes
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnCreateSeqDataDescriptor(void * seqDataDesc) { return cs_f_cudnnCreateSeqDataDescriptor(CS_VIA_LINKED, seqDataDesc); }
+static uint32_t cs_l_cudnnCreateSeqDataDescriptor(void * seqDataDesc) { return cs_f_cudnnCreateSeqDataDescriptor(CS_VIA_LINKED, seqDataDesc); }
 static uint32_t cs_d_cudnnCreateSeqDataDescriptor(void * seqDataDesc) { return cs_f_cudnnCreateSeqDataDescriptor(CS_VIA_DLSYM, seqDataDesc); }
 static uint32_t cs_g_cudnnCreateSeqDataDescriptor(void * seqDataDesc) { return cs_f_cudnnCreateSeqDataDescriptor(CS_VIA_PROCADDR, seqDataDesc); }
+#endif
 static uint32_t cs_v8_cudnnCreateSeqDataDescriptor(void * seqDataDesc)
 {
     static void *_Atomic slot;
@@ -1773,6 +2133,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateSpatialTransformerDesc
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnCreateSpatialTransformerDescriptor(void * stDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnCreateSpatialTransformerDescriptor(void * stDesc) { return cs_w_cudnnCreateSpatialTransformerDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateSpatialTransformerDescriptor), stDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnCreateSpatialTransformerDescriptor(void * stDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnCreateSpatialTransformerDescriptor(void * stDesc) { return cs_w_cudnnCreateSpatialTransformerDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateSpatialTransformerDescriptor), stDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnCreateSpatialTransformerDescriptor(void * stDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnCreateSpatialTransformerDescriptor(void * stDesc) { return cs_w_cudnnCreateSpatialTransformerDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateSpatialTransformerDescriptor), stDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateSpatialTransformerDescriptor(uint8_t via, void * stDesc) { return cs_w_cudnnCreateSpatialTransformerDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateSpatialTransformerDescriptor), stDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateSpatialTransformerDescriptor(uint8_t via, void * stDesc)
 {
@@ -1789,9 +2157,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateSpatialTra
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnCreateSpatialTransformerDescriptor(void * stDesc) { return cs_f_cudnnCreateSpatialTransformerDescriptor(CS_VIA_LINKED, stDesc); }
+static uint32_t cs_l_cudnnCreateSpatialTransformerDescriptor(void * stDesc) { return cs_f_cudnnCreateSpatialTransformerDescriptor(CS_VIA_LINKED, stDesc); }
 static uint32_t cs_d_cudnnCreateSpatialTransformerDescriptor(void * stDesc) { return cs_f_cudnnCreateSpatialTransformerDescriptor(CS_VIA_DLSYM, stDesc); }
 static uint32_t cs_g_cudnnCreateSpatialTransformerDescriptor(void * stDesc) { return cs_f_cudnnCreateSpatialTransformerDescriptor(CS_VIA_PROCADDR, stDesc); }
+#endif
 static uint32_t cs_v8_cudnnCreateSpatialTransformerDescriptor(void * stDesc)
 {
     static void *_Atomic slot;
@@ -1814,6 +2183,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateTensorDescriptor(uint8
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnCreateTensorDescriptor(void * tensorDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnCreateTensorDescriptor(void * tensorDesc) { return cs_w_cudnnCreateTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorDescriptor), tensorDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnCreateTensorDescriptor(void * tensorDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnCreateTensorDescriptor(void * tensorDesc) { return cs_w_cudnnCreateTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorDescriptor), tensorDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnCreateTensorDescriptor(void * tensorDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnCreateTensorDescriptor(void * tensorDesc) { return cs_w_cudnnCreateTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorDescriptor), tensorDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateTensorDescriptor(uint8_t via, void * tensorDesc) { return cs_w_cudnnCreateTensorDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorDescriptor), tensorDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateTensorDescriptor(uint8_t via, void * tensorDesc)
 {
@@ -1830,9 +2207,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateTensorDesc
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnCreateTensorDescriptor(void * tensorDesc) { return cs_f_cudnnCreateTensorDescriptor(CS_VIA_LINKED, tensorDesc); }
+static uint32_t cs_l_cudnnCreateTensorDescriptor(void * tensorDesc) { return cs_f_cudnnCreateTensorDescriptor(CS_VIA_LINKED, tensorDesc); }
 static uint32_t cs_d_cudnnCreateTensorDescriptor(void * tensorDesc) { return cs_f_cudnnCreateTensorDescriptor(CS_VIA_DLSYM, tensorDesc); }
 static uint32_t cs_g_cudnnCreateTensorDescriptor(void * tensorDesc) { return cs_f_cudnnCreateTensorDescriptor(CS_VIA_PROCADDR, tensorDesc); }
+#endif
 static uint32_t cs_v8_cudnnCreateTensorDescriptor(void * tensorDesc)
 {
     static void *_Atomic slot;
@@ -1855,6 +2233,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreateTensorTransformDescrip
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnCreateTensorTransformDescriptor(void * transformDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnCreateTensorTransformDescriptor(void * transformDesc) { return cs_w_cudnnCreateTensorTransformDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorTransformDescriptor), transformDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnCreateTensorTransformDescriptor(void * transformDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnCreateTensorTransformDescriptor(void * transformDesc) { return cs_w_cudnnCreateTensorTransformDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorTransformDescriptor), transformDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnCreateTensorTransformDescriptor(void * transformDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnCreateTensorTransformDescriptor(void * transformDesc) { return cs_w_cudnnCreateTensorTransformDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorTransformDescriptor), transformDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnCreateTensorTransformDescriptor(uint8_t via, void * transformDesc) { return cs_w_cudnnCreateTensorTransformDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorTransformDescriptor), transformDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateTensorTransformDescriptor(uint8_t via, void * transformDesc)
 {
@@ -1871,9 +2257,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateTensorTran
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnCreateTensorTransformDescriptor(void * transformDesc) { return cs_f_cudnnCreateTensorTransformDescriptor(CS_VIA_LINKED, transformDesc); }
+static uint32_t cs_l_cudnnCreateTensorTransformDescriptor(void * transformDesc) { return cs_f_cudnnCreateTensorTransformDescriptor(CS_VIA_LINKED, transformDesc); }
 static uint32_t cs_d_cudnnCreateTensorTransformDescriptor(void * transformDesc) { return cs_f_cudnnCreateTensorTransformDescriptor(CS_VIA_DLSYM, transformDesc); }
 static uint32_t cs_g_cudnnCreateTensorTransformDescriptor(void * transformDesc) { return cs_f_cudnnCreateTensorTransformDescriptor(CS_VIA_PROCADDR, transformDesc); }
+#endif
 static uint32_t cs_v8_cudnnCreateTensorTransformDescriptor(void * transformDesc)
 {
     static void *_Atomic slot;
@@ -1896,6 +2283,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDeriveBNTensorDescriptor(uin
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode) { return cs_w_cudnnDeriveBNTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDeriveBNTensorDescriptor), derivedBnDesc, xDesc, mode); }
+CS_HIDDEN uint32_t cs_d_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode) { return cs_w_cudnnDeriveBNTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDeriveBNTensorDescriptor), derivedBnDesc, xDesc, mode); }
+CS_HIDDEN uint32_t cs_g_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode) { return cs_w_cudnnDeriveBNTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDeriveBNTensorDescriptor), derivedBnDesc, xDesc, mode); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDeriveBNTensorDescriptor(uint8_t via, void * derivedBnDesc, void * xDesc, uint32_t mode) { return cs_w_cudnnDeriveBNTensorDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDeriveBNTensorDescriptor), derivedBnDesc, xDesc, mode); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDeriveBNTensorDescriptor(uint8_t via, void * derivedBnDesc, void * xDesc, uint32_t mode)
 {
@@ -1912,9 +2307,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDeriveBNTensorDe
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode) { return cs_f_cudnnDeriveBNTensorDescriptor(CS_VIA_LINKED, derivedBnDesc, xDesc, mode); }
+static uint32_t cs_l_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode) { return cs_f_cudnnDeriveBNTensorDescriptor(CS_VIA_LINKED, derivedBnDesc, xDesc, mode); }
 static uint32_t cs_d_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode) { return cs_f_cudnnDeriveBNTensorDescriptor(CS_VIA_DLSYM, derivedBnDesc, xDesc, mode); }
 static uint32_t cs_g_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode) { return cs_f_cudnnDeriveBNTensorDescriptor(CS_VIA_PROCADDR, derivedBnDesc, xDesc, mode); }
+#endif
 static uint32_t cs_v8_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode)
 {
     static void *_Atomic slot;
@@ -1937,6 +2333,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDeriveNormTensorDescriptor(u
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt) { return cs_w_cudnnDeriveNormTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDeriveNormTensorDescriptor), derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt); }
+CS_HIDDEN uint32_t cs_d_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt) { return cs_w_cudnnDeriveNormTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDeriveNormTensorDescriptor), derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt); }
+CS_HIDDEN uint32_t cs_g_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt) { return cs_w_cudnnDeriveNormTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDeriveNormTensorDescriptor), derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDeriveNormTensorDescriptor(uint8_t via, void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt) { return cs_w_cudnnDeriveNormTensorDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDeriveNormTensorDescriptor), derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDeriveNormTensorDescriptor(uint8_t via, void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt)
 {
@@ -1953,9 +2357,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDeriveNormTensor
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt) { return cs_f_cudnnDeriveNormTensorDescriptor(CS_VIA_LINKED, derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt); }
+static uint32_t cs_l_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt) { return cs_f_cudnnDeriveNormTensorDescriptor(CS_VIA_LINKED, derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt); }
 static uint32_t cs_d_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt) { return cs_f_cudnnDeriveNormTensorDescriptor(CS_VIA_DLSYM, derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt); }
 static uint32_t cs_g_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt) { return cs_f_cudnnDeriveNormTensorDescriptor(CS_VIA_PROCADDR, derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt); }
+#endif
 static uint32_t cs_v8_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt)
 {
     static void *_Atomic slot;
@@ -2003,6 +2408,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyActivationDescriptor(
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnDestroyActivationDescriptor(void * activationDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnDestroyActivationDescriptor(void * activationDesc) { return cs_w_cudnnDestroyActivationDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyActivationDescriptor), activationDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnDestroyActivationDescriptor(void * activationDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnDestroyActivationDescriptor(void * activationDesc) { return cs_w_cudnnDestroyActivationDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyActivationDescriptor), activationDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnDestroyActivationDescriptor(void * activationDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnDestroyActivationDescriptor(void * activationDesc) { return cs_w_cudnnDestroyActivationDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyActivationDescriptor), activationDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyActivationDescriptor(uint8_t via, void * activationDesc) { return cs_w_cudnnDestroyActivationDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyActivationDescriptor), activationDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyActivationDescriptor(uint8_t via, void * activationDesc)
 {
@@ -2019,9 +2432,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyActivatio
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnDestroyActivationDescriptor(void * activationDesc) { return cs_f_cudnnDestroyActivationDescriptor(CS_VIA_LINKED, activationDesc); }
+static uint32_t cs_l_cudnnDestroyActivationDescriptor(void * activationDesc) { return cs_f_cudnnDestroyActivationDescriptor(CS_VIA_LINKED, activationDesc); }
 static uint32_t cs_d_cudnnDestroyActivationDescriptor(void * activationDesc) { return cs_f_cudnnDestroyActivationDescriptor(CS_VIA_DLSYM, activationDesc); }
 static uint32_t cs_g_cudnnDestroyActivationDescriptor(void * activationDesc) { return cs_f_cudnnDestroyActivationDescriptor(CS_VIA_PROCADDR, activationDesc); }
+#endif
 static uint32_t cs_v8_cudnnDestroyActivationDescriptor(void * activationDesc)
 {
     static void *_Atomic slot;
@@ -2044,6 +2458,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyAttnDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnDestroyAttnDescriptor(void * attnDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnDestroyAttnDescriptor(void * attnDesc) { return cs_w_cudnnDestroyAttnDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyAttnDescriptor), attnDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnDestroyAttnDescriptor(void * attnDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnDestroyAttnDescriptor(void * attnDesc) { return cs_w_cudnnDestroyAttnDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyAttnDescriptor), attnDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnDestroyAttnDescriptor(void * attnDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnDestroyAttnDescriptor(void * attnDesc) { return cs_w_cudnnDestroyAttnDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyAttnDescriptor), attnDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyAttnDescriptor(uint8_t via, void * attnDesc) { return cs_w_cudnnDestroyAttnDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyAttnDescriptor), attnDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyAttnDescriptor(uint8_t via, void * attnDesc)
 {
@@ -2060,9 +2482,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyAttnDescr
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnDestroyAttnDescriptor(void * attnDesc) { return cs_f_cudnnDestroyAttnDescriptor(CS_VIA_LINKED, attnDesc); }
+static uint32_t cs_l_cudnnDestroyAttnDescriptor(void * attnDesc) { return cs_f_cudnnDestroyAttnDescriptor(CS_VIA_LINKED, attnDesc); }
 static uint32_t cs_d_cudnnDestroyAttnDescriptor(void * attnDesc) { return cs_f_cudnnDestroyAttnDescriptor(CS_VIA_DLSYM, attnDesc); }
 static uint32_t cs_g_cudnnDestroyAttnDescriptor(void * attnDesc) { return cs_f_cudnnDestroyAttnDescriptor(CS_VIA_PROCADDR, attnDesc); }
+#endif
 static uint32_t cs_v8_cudnnDestroyAttnDescriptor(void * attnDesc)
 {
     static void *_Atomic slot;
@@ -2085,6 +2508,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyCTCLossDescriptor(uin
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc) { return cs_w_cudnnDestroyCTCLossDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyCTCLossDescriptor), ctcLossDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc) { return cs_w_cudnnDestroyCTCLossDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyCTCLossDescriptor), ctcLossDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc) { return cs_w_cudnnDestroyCTCLossDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyCTCLossDescriptor), ctcLossDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyCTCLossDescriptor(uint8_t via, void * ctcLossDesc) { return cs_w_cudnnDestroyCTCLossDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyCTCLossDescriptor), ctcLossDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyCTCLossDescriptor(uint8_t via, void * ctcLossDesc)
 {
@@ -2101,9 +2532,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyCTCLossDe
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnDestroyCTCLossDescriptor(void * ctcLossDesc) { return cs_f_cudnnDestroyCTCLossDescriptor(CS_VIA_LINKED, ctcLossDesc); }
+static uint32_t cs_l_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc) { return cs_f_cudnnDestroyCTCLossDescriptor(CS_VIA_LINKED, ctcLossDesc); }
 static uint32_t cs_d_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc) { return cs_f_cudnnDestroyCTCLossDescriptor(CS_VIA_DLSYM, ctcLossDesc); }
 static uint32_t cs_g_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc) { return cs_f_cudnnDestroyCTCLossDescriptor(CS_VIA_PROCADDR, ctcLossDesc); }
+#endif
 static uint32_t cs_v8_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc)
 {
     static void *_Atomic slot;
@@ -2126,6 +2558,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyConvolutionDescriptor
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnDestroyConvolutionDescriptor(void * convDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnDestroyConvolutionDescriptor(void * convDesc) { return cs_w_cudnnDestroyConvolutionDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyConvolutionDescriptor), convDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnDestroyConvolutionDescriptor(void * convDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnDestroyConvolutionDescriptor(void * convDesc) { return cs_w_cudnnDestroyConvolutionDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyConvolutionDescriptor), convDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnDestroyConvolutionDescriptor(void * convDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnDestroyConvolutionDescriptor(void * convDesc) { return cs_w_cudnnDestroyConvolutionDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyConvolutionDescriptor), convDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyConvolutionDescriptor(uint8_t via, void * convDesc) { return cs_w_cudnnDestroyConvolutionDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyConvolutionDescriptor), convDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyConvolutionDescriptor(uint8_t via, void * convDesc)
 {
@@ -2142,9 +2582,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyConvoluti
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnDestroyConvolutionDescriptor(void * convDesc) { return cs_f_cudnnDestroyConvolutionDescriptor(CS_VIA_LINKED, convDesc); }
+static uint32_t cs_l_cudnnDestroyConvolutionDescriptor(void * convDesc) { return cs_f_cudnnDestroyConvolutionDescriptor(CS_VIA_LINKED, convDesc); }
 static uint32_t cs_d_cudnnDestroyConvolutionDescriptor(void * convDesc) { return cs_f_cudnnDestroyConvolutionDescriptor(CS_VIA_DLSYM, convDesc); }
 static uint32_t cs_g_cudnnDestroyConvolutionDescriptor(void * convDesc) { return cs_f_cudnnDestroyConvolutionDescriptor(CS_VIA_PROCADDR, convDesc); }
+#endif
 static uint32_t cs_v8_cudnnDestroyConvolutionDescriptor(void * convDesc)
 {
     static void *_Atomic slot;
@@ -2167,6 +2608,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyDropoutDescriptor(uin
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnDestroyDropoutDescriptor(void * dropoutDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnDestroyDropoutDescriptor(void * dropoutDesc) { return cs_w_cudnnDestroyDropoutDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyDropoutDescriptor), dropoutDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnDestroyDropoutDescriptor(void * dropoutDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnDestroyDropoutDescriptor(void * dropoutDesc) { return cs_w_cudnnDestroyDropoutDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyDropoutDescriptor), dropoutDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnDestroyDropoutDescriptor(void * dropoutDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnDestroyDropoutDescriptor(void * dropoutDesc) { return cs_w_cudnnDestroyDropoutDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyDropoutDescriptor), dropoutDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyDropoutDescriptor(uint8_t via, void * dropoutDesc) { return cs_w_cudnnDestroyDropoutDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyDropoutDescriptor), dropoutDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyDropoutDescriptor(uint8_t via, void * dropoutDesc)
 {
@@ -2183,9 +2632,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyDropoutDe
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnDestroyDropoutDescriptor(void * dropoutDesc) { return cs_f_cudnnDestroyDropoutDescriptor(CS_VIA_LINKED, dropoutDesc); }
+static uint32_t cs_l_cudnnDestroyDropoutDescriptor(void * dropoutDesc) { return cs_f_cudnnDestroyDropoutDescriptor(CS_VIA_LINKED, dropoutDesc); }
 static uint32_t cs_d_cudnnDestroyDropoutDescriptor(void * dropoutDesc) { return cs_f_cudnnDestroyDropoutDescriptor(CS_VIA_DLSYM, dropoutDesc); }
 static uint32_t cs_g_cudnnDestroyDropoutDescriptor(void * dropoutDesc) { return cs_f_cudnnDestroyDropoutDescriptor(CS_VIA_PROCADDR, dropoutDesc); }
+#endif
 static uint32_t cs_v8_cudnnDestroyDropoutDescriptor(void * dropoutDesc)
 {
     static void *_Atomic slot;
@@ -2208,6 +2658,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyFilterDescriptor(uint
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnDestroyFilterDescriptor(void * filterDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnDestroyFilterDescriptor(void * filterDesc) { return cs_w_cudnnDestroyFilterDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFilterDescriptor), filterDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnDestroyFilterDescriptor(void * filterDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnDestroyFilterDescriptor(void * filterDesc) { return cs_w_cudnnDestroyFilterDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFilterDescriptor), filterDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnDestroyFilterDescriptor(void * filterDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnDestroyFilterDescriptor(void * filterDesc) { return cs_w_cudnnDestroyFilterDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFilterDescriptor), filterDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyFilterDescriptor(uint8_t via, void * filterDesc) { return cs_w_cudnnDestroyFilterDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFilterDescriptor), filterDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyFilterDescriptor(uint8_t via, void * filterDesc)
 {
@@ -2224,9 +2682,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyFilterDes
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnDestroyFilterDescriptor(void * filterDesc) { return cs_f_cudnnDestroyFilterDescriptor(CS_VIA_LINKED, filterDesc); }
+static uint32_t cs_l_cudnnDestroyFilterDescriptor(void * filterDesc) { return cs_f_cudnnDestroyFilterDescriptor(CS_VIA_LINKED, filterDesc); }
 static uint32_t cs_d_cudnnDestroyFilterDescriptor(void * filterDesc) { return cs_f_cudnnDestroyFilterDescriptor(CS_VIA_DLSYM, filterDesc); }
 static uint32_t cs_g_cudnnDestroyFilterDescriptor(void * filterDesc) { return cs_f_cudnnDestroyFilterDescriptor(CS_VIA_PROCADDR, filterDesc); }
+#endif
 static uint32_t cs_v8_cudnnDestroyFilterDescriptor(void * filterDesc)
 {
     static void *_Atomic slot;
@@ -2249,6 +2708,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyFusedOpsConstParamPac
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnDestroyFusedOpsConstParamPack(void * constPack);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnDestroyFusedOpsConstParamPack(void * constPack) { return cs_w_cudnnDestroyFusedOpsConstParamPack(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsConstParamPack), constPack); }
+CS_HIDDEN uint32_t cs_d_cudnnDestroyFusedOpsConstParamPack(void * constPack);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnDestroyFusedOpsConstParamPack(void * constPack) { return cs_w_cudnnDestroyFusedOpsConstParamPack(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsConstParamPack), constPack); }
+CS_HIDDEN uint32_t cs_g_cudnnDestroyFusedOpsConstParamPack(void * constPack);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnDestroyFusedOpsConstParamPack(void * constPack) { return cs_w_cudnnDestroyFusedOpsConstParamPack(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsConstParamPack), constPack); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyFusedOpsConstParamPack(uint8_t via, void * constPack) { return cs_w_cudnnDestroyFusedOpsConstParamPack(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsConstParamPack), constPack); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyFusedOpsConstParamPack(uint8_t via, void * constPack)
 {
@@ -2265,9 +2732,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyFusedOpsC
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnDestroyFusedOpsConstParamPack(void * constPack) { return cs_f_cudnnDestroyFusedOpsConstParamPack(CS_VIA_LINKED, constPack); }
+static uint32_t cs_l_cudnnDestroyFusedOpsConstParamPack(void * constPack) { return cs_f_cudnnDestroyFusedOpsConstParamPack(CS_VIA_LINKED, constPack); }
 static uint32_t cs_d_cudnnDestroyFusedOpsConstParamPack(void * constPack) { return cs_f_cudnnDestroyFusedOpsConstParamPack(CS_VIA_DLSYM, constPack); }
 static uint32_t cs_g_cudnnDestroyFusedOpsConstParamPack(void * constPack) { return cs_f_cudnnDestroyFusedOpsConstParamPack(CS_VIA_PROCADDR, constPack); }
+#endif
 static uint32_t cs_v8_cudnnDestroyFusedOpsConstParamPack(void * constPack)
 {
     static void *_Atomic slot;
@@ -2290,6 +2758,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyFusedOpsPlan(uint8_t 
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnDestroyFusedOpsPlan(void * plan);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnDestroyFusedOpsPlan(void * plan) { return cs_w_cudnnDestroyFusedOpsPlan(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsPlan), plan); }
+CS_HIDDEN uint32_t cs_d_cudnnDestroyFusedOpsPlan(void * plan);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnDestroyFusedOpsPlan(void * plan) { return cs_w_cudnnDestroyFusedOpsPlan(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsPlan), plan); }
+CS_HIDDEN uint32_t cs_g_cudnnDestroyFusedOpsPlan(void * plan);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnDestroyFusedOpsPlan(void * plan) { return cs_w_cudnnDestroyFusedOpsPlan(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsPlan), plan); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyFusedOpsPlan(uint8_t via, void * plan) { return cs_w_cudnnDestroyFusedOpsPlan(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsPlan), plan); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyFusedOpsPlan(uint8_t via, void * plan)
 {
@@ -2306,9 +2782,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyFusedOpsP
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnDestroyFusedOpsPlan(void * plan) { return cs_f_cudnnDestroyFusedOpsPlan(CS_VIA_LINKED, plan); }
+static uint32_t cs_l_cudnnDestroyFusedOpsPlan(void * plan) { return cs_f_cudnnDestroyFusedOpsPlan(CS_VIA_LINKED, plan); }
 static uint32_t cs_d_cudnnDestroyFusedOpsPlan(void * plan) { return cs_f_cudnnDestroyFusedOpsPlan(CS_VIA_DLSYM, plan); }
 static uint32_t cs_g_cudnnDestroyFusedOpsPlan(void * plan) { return cs_f_cudnnDestroyFusedOpsPlan(CS_VIA_PROCADDR, plan); }
+#endif
 static uint32_t cs_v8_cudnnDestroyFusedOpsPlan(void * plan)
 {
     static void *_Atomic slot;
@@ -2331,6 +2808,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyFusedOpsVariantParamP
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnDestroyFusedOpsVariantParamPack(void * varPack);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnDestroyFusedOpsVariantParamPack(void * varPack) { return cs_w_cudnnDestroyFusedOpsVariantParamPack(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsVariantParamPack), varPack); }
+CS_HIDDEN uint32_t cs_d_cudnnDestroyFusedOpsVariantParamPack(void * varPack);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnDestroyFusedOpsVariantParamPack(void * varPack) { return cs_w_cudnnDestroyFusedOpsVariantParamPack(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsVariantParamPack), varPack); }
+CS_HIDDEN uint32_t cs_g_cudnnDestroyFusedOpsVariantParamPack(void * varPack);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnDestroyFusedOpsVariantParamPack(void * varPack) { return cs_w_cudnnDestroyFusedOpsVariantParamPack(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsVariantParamPack), varPack); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyFusedOpsVariantParamPack(uint8_t via, void * varPack) { return cs_w_cudnnDestroyFusedOpsVariantParamPack(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsVariantParamPack), varPack); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyFusedOpsVariantParamPack(uint8_t via, void * varPack)
 {
@@ -2347,9 +2832,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyFusedOpsV
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnDestroyFusedOpsVariantParamPack(void * varPack) { return cs_f_cudnnDestroyFusedOpsVariantParamPack(CS_VIA_LINKED, varPack); }
+static uint32_t cs_l_cudnnDestroyFusedOpsVariantParamPack(void * varPack) { return cs_f_cudnnDestroyFusedOpsVariantParamPack(CS_VIA_LINKED, varPack); }
 static uint32_t cs_d_cudnnDestroyFusedOpsVariantParamPack(void * varPack) { return cs_f_cudnnDestroyFusedOpsVariantParamPack(CS_VIA_DLSYM, varPack); }
 static uint32_t cs_g_cudnnDestroyFusedOpsVariantParamPack(void * varPack) { return cs_f_cudnnDestroyFusedOpsVariantParamPack(CS_VIA_PROCADDR, varPack); }
+#endif
 static uint32_t cs_v8_cudnnDestroyFusedOpsVariantParamPack(void * varPack)
 {
     static void *_Atomic slot;
@@ -2372,6 +2858,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyLRNDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnDestroyLRNDescriptor(void * lrnDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnDestroyLRNDescriptor(void * lrnDesc) { return cs_w_cudnnDestroyLRNDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyLRNDescriptor), lrnDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnDestroyLRNDescriptor(void * lrnDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnDestroyLRNDescriptor(void * lrnDesc) { return cs_w_cudnnDestroyLRNDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyLRNDescriptor), lrnDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnDestroyLRNDescriptor(void * lrnDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnDestroyLRNDescriptor(void * lrnDesc) { return cs_w_cudnnDestroyLRNDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyLRNDescriptor), lrnDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyLRNDescriptor(uint8_t via, void * lrnDesc) { return cs_w_cudnnDestroyLRNDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyLRNDescriptor), lrnDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyLRNDescriptor(uint8_t via, void * lrnDesc)
 {
@@ -2388,9 +2882,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyLRNDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnDestroyLRNDescriptor(void * lrnDesc) { return cs_f_cudnnDestroyLRNDescriptor(CS_VIA_LINKED, lrnDesc); }
+static uint32_t cs_l_cudnnDestroyLRNDescriptor(void * lrnDesc) { return cs_f_cudnnDestroyLRNDescriptor(CS_VIA_LINKED, lrnDesc); }
 static uint32_t cs_d_cudnnDestroyLRNDescriptor(void * lrnDesc) { return cs_f_cudnnDestroyLRNDescriptor(CS_VIA_DLSYM, lrnDesc); }
 static uint32_t cs_g_cudnnDestroyLRNDescriptor(void * lrnDesc) { return cs_f_cudnnDestroyLRNDescriptor(CS_VIA_PROCADDR, lrnDesc); }
+#endif
 static uint32_t cs_v8_cudnnDestroyLRNDescriptor(void * lrnDesc)
 {
     static void *_Atomic slot;
@@ -2413,6 +2908,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyOpTensorDescriptor(ui
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnDestroyOpTensorDescriptor(void * opTensorDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnDestroyOpTensorDescriptor(void * opTensorDesc) { return cs_w_cudnnDestroyOpTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyOpTensorDescriptor), opTensorDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnDestroyOpTensorDescriptor(void * opTensorDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnDestroyOpTensorDescriptor(void * opTensorDesc) { return cs_w_cudnnDestroyOpTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyOpTensorDescriptor), opTensorDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnDestroyOpTensorDescriptor(void * opTensorDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnDestroyOpTensorDescriptor(void * opTensorDesc) { return cs_w_cudnnDestroyOpTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyOpTensorDescriptor), opTensorDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyOpTensorDescriptor(uint8_t via, void * opTensorDesc) { return cs_w_cudnnDestroyOpTensorDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyOpTensorDescriptor), opTensorDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyOpTensorDescriptor(uint8_t via, void * opTensorDesc)
 {
@@ -2429,9 +2932,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyOpTensorD
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnDestroyOpTensorDescriptor(void * opTensorDesc) { return cs_f_cudnnDestroyOpTensorDescriptor(CS_VIA_LINKED, opTensorDesc); }
+static uint32_t cs_l_cudnnDestroyOpTensorDescriptor(void * opTensorDesc) { return cs_f_cudnnDestroyOpTensorDescriptor(CS_VIA_LINKED, opTensorDesc); }
 static uint32_t cs_d_cudnnDestroyOpTensorDescriptor(void * opTensorDesc) { return cs_f_cudnnDestroyOpTensorDescriptor(CS_VIA_DLSYM, opTensorDesc); }
 static uint32_t cs_g_cudnnDestroyOpTensorDescriptor(void * opTensorDesc) { return cs_f_cudnnDestroyOpTensorDescriptor(CS_VIA_PROCADDR, opTensorDesc); }
+#endif
 static uint32_t cs_v8_cudnnDestroyOpTensorDescriptor(void * opTensorDesc)
 {
     static void *_Atomic slot;
@@ -2454,6 +2958,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyPoolingDescriptor(uin
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnDestroyPoolingDescriptor(void * poolingDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnDestroyPoolingDescriptor(void * poolingDesc) { return cs_w_cudnnDestroyPoolingDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyPoolingDescriptor), poolingDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnDestroyPoolingDescriptor(void * poolingDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnDestroyPoolingDescriptor(void * poolingDesc) { return cs_w_cudnnDestroyPoolingDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyPoolingDescriptor), poolingDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnDestroyPoolingDescriptor(void * poolingDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnDestroyPoolingDescriptor(void * poolingDesc) { return cs_w_cudnnDestroyPoolingDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyPoolingDescriptor), poolingDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyPoolingDescriptor(uint8_t via, void * poolingDesc) { return cs_w_cudnnDestroyPoolingDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyPoolingDescriptor), poolingDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyPoolingDescriptor(uint8_t via, void * poolingDesc)
 {
@@ -2470,9 +2982,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyPoolingDe
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnDestroyPoolingDescriptor(void * poolingDesc) { return cs_f_cudnnDestroyPoolingDescriptor(CS_VIA_LINKED, poolingDesc); }
+static uint32_t cs_l_cudnnDestroyPoolingDescriptor(void * poolingDesc) { return cs_f_cudnnDestroyPoolingDescriptor(CS_VIA_LINKED, poolingDesc); }
 static uint32_t cs_d_cudnnDestroyPoolingDescriptor(void * poolingDesc) { return cs_f_cudnnDestroyPoolingDescriptor(CS_VIA_DLSYM, poolingDesc); }
 static uint32_t cs_g_cudnnDestroyPoolingDescriptor(void * poolingDesc) { return cs_f_cudnnDestroyPoolingDescriptor(CS_VIA_PROCADDR, poolingDesc); }
+#endif
 static uint32_t cs_v8_cudnnDestroyPoolingDescriptor(void * poolingDesc)
 {
     static void *_Atomic slot;
@@ -2495,6 +3008,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyRNNDataDescriptor(uin
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc) { return cs_w_cudnnDestroyRNNDataDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDataDescriptor), rnnDataDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc) { return cs_w_cudnnDestroyRNNDataDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDataDescriptor), rnnDataDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc) { return cs_w_cudnnDestroyRNNDataDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDataDescriptor), rnnDataDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyRNNDataDescriptor(uint8_t via, void * rnnDataDesc) { return cs_w_cudnnDestroyRNNDataDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDataDescriptor), rnnDataDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyRNNDataDescriptor(uint8_t via, void * rnnDataDesc)
 {
@@ -2511,9 +3032,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyRNNDataDe
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnDestroyRNNDataDescriptor(void * rnnDataDesc) { return cs_f_cudnnDestroyRNNDataDescriptor(CS_VIA_LINKED, rnnDataDesc); }
+static uint32_t cs_l_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc) { return cs_f_cudnnDestroyRNNDataDescriptor(CS_VIA_LINKED, rnnDataDesc); }
 static uint32_t cs_d_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc) { return cs_f_cudnnDestroyRNNDataDescriptor(CS_VIA_DLSYM, rnnDataDesc); }
 static uint32_t cs_g_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc) { return cs_f_cudnnDestroyRNNDataDescriptor(CS_VIA_PROCADDR, rnnDataDesc); }
+#endif
 static uint32_t cs_v8_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc)
 {
     static void *_Atomic slot;
@@ -2536,6 +3058,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyRNNDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnDestroyRNNDescriptor(void * rnnDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnDestroyRNNDescriptor(void * rnnDesc) { return cs_w_cudnnDestroyRNNDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDescriptor), rnnDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnDestroyRNNDescriptor(void * rnnDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnDestroyRNNDescriptor(void * rnnDesc) { return cs_w_cudnnDestroyRNNDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDescriptor), rnnDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnDestroyRNNDescriptor(void * rnnDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnDestroyRNNDescriptor(void * rnnDesc) { return cs_w_cudnnDestroyRNNDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDescriptor), rnnDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyRNNDescriptor(uint8_t via, void * rnnDesc) { return cs_w_cudnnDestroyRNNDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDescriptor), rnnDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyRNNDescriptor(uint8_t via, void * rnnDesc)
 {
@@ -2552,9 +3082,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyRNNDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnDestroyRNNDescriptor(void * rnnDesc) { return cs_f_cudnnDestroyRNNDescriptor(CS_VIA_LINKED, rnnDesc); }
+static uint32_t cs_l_cudnnDestroyRNNDescriptor(void * rnnDesc) { return cs_f_cudnnDestroyRNNDescriptor(CS_VIA_LINKED, rnnDesc); }
 static uint32_t cs_d_cudnnDestroyRNNDescriptor(void * rnnDesc) { return cs_f_cudnnDestroyRNNDescriptor(CS_VIA_DLSYM, rnnDesc); }
 static uint32_t cs_g_cudnnDestroyRNNDescriptor(void * rnnDesc) { return cs_f_cudnnDestroyRNNDescriptor(CS_VIA_PROCADDR, rnnDesc); }
+#endif
 static uint32_t cs_v8_cudnnDestroyRNNDescriptor(void * rnnDesc)
 {
     static void *_Atomic slot;
@@ -2577,6 +3108,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyReduceTensorDescripto
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc) { return cs_w_cudnnDestroyReduceTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyReduceTensorDescriptor), reduceTensorDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc) { return cs_w_cudnnDestroyReduceTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyReduceTensorDescriptor), reduceTensorDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc) { return cs_w_cudnnDestroyReduceTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyReduceTensorDescriptor), reduceTensorDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyReduceTensorDescriptor(uint8_t via, void * reduceTensorDesc) { return cs_w_cudnnDestroyReduceTensorDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyReduceTensorDescriptor), reduceTensorDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyReduceTensorDescriptor(uint8_t via, void * reduceTensorDesc)
 {
@@ -2593,9 +3132,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyReduceTen
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc) { return cs_f_cudnnDestroyReduceTensorDescriptor(CS_VIA_LINKED, reduceTensorDesc); }
+static uint32_t cs_l_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc) { return cs_f_cudnnDestroyReduceTensorDescriptor(CS_VIA_LINKED, reduceTensorDesc); }
 static uint32_t cs_d_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc) { return cs_f_cudnnDestroyReduceTensorDescriptor(CS_VIA_DLSYM, reduceTensorDesc); }
 static uint32_t cs_g_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc) { return cs_f_cudnnDestroyReduceTensorDescriptor(CS_VIA_PROCADDR, reduceTensorDesc); }
+#endif
 static uint32_t cs_v8_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc)
 {
     static void *_Atomic slot;
@@ -2618,6 +3158,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroySeqDataDescriptor(uin
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnDestroySeqDataDescriptor(void * seqDataDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnDestroySeqDataDescriptor(void * seqDataDesc) { return cs_w_cudnnDestroySeqDataDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroySeqDataDescriptor), seqDataDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnDestroySeqDataDescriptor(void * seqDataDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnDestroySeqDataDescriptor(void * seqDataDesc) { return cs_w_cudnnDestroySeqDataDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroySeqDataDescriptor), seqDataDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnDestroySeqDataDescriptor(void * seqDataDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnDestroySeqDataDescriptor(void * seqDataDesc) { return cs_w_cudnnDestroySeqDataDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroySeqDataDescriptor), seqDataDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroySeqDataDescriptor(uint8_t via, void * seqDataDesc) { return cs_w_cudnnDestroySeqDataDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroySeqDataDescriptor), seqDataDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroySeqDataDescriptor(uint8_t via, void * seqDataDesc)
 {
@@ -2634,9 +3182,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroySeqDataDe
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnDestroySeqDataDescriptor(void * seqDataDesc) { return cs_f_cudnnDestroySeqDataDescriptor(CS_VIA_LINKED, seqDataDesc); }
+static uint32_t cs_l_cudnnDestroySeqDataDescriptor(void * seqDataDesc) { return cs_f_cudnnDestroySeqDataDescriptor(CS_VIA_LINKED, seqDataDesc); }
 static uint32_t cs_d_cudnnDestroySeqDataDescriptor(void * seqDataDesc) { return cs_f_cudnnDestroySeqDataDescriptor(CS_VIA_DLSYM, seqDataDesc); }
 static uint32_t cs_g_cudnnDestroySeqDataDescriptor(void * seqDataDesc) { return cs_f_cudnnDestroySeqDataDescriptor(CS_VIA_PROCADDR, seqDataDesc); }
+#endif
 static uint32_t cs_v8_cudnnDestroySeqDataDescriptor(void * seqDataDesc)
 {
     static void *_Atomic slot;
@@ -2659,6 +3208,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroySpatialTransformerDes
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnDestroySpatialTransformerDescriptor(void * stDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnDestroySpatialTransformerDescriptor(void * stDesc) { return cs_w_cudnnDestroySpatialTransformerDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroySpatialTransformerDescriptor), stDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnDestroySpatialTransformerDescriptor(void * stDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnDestroySpatialTransformerDescriptor(void * stDesc) { return cs_w_cudnnDestroySpatialTransformerDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroySpatialTransformerDescriptor), stDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnDestroySpatialTransformerDescriptor(void * stDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnDestroySpatialTransformerDescriptor(void * stDesc) { return cs_w_cudnnDestroySpatialTransformerDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroySpatialTransformerDescriptor), stDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroySpatialTransformerDescriptor(uint8_t via, void * stDesc) { return cs_w_cudnnDestroySpatialTransformerDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroySpatialTransformerDescriptor), stDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroySpatialTransformerDescriptor(uint8_t via, void * stDesc)
 {
@@ -2675,9 +3232,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroySpatialTr
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnDestroySpatialTransformerDescriptor(void * stDesc) { return cs_f_cudnnDestroySpatialTransformerDescriptor(CS_VIA_LINKED, stDesc); }
+static uint32_t cs_l_cudnnDestroySpatialTransformerDescriptor(void * stDesc) { return cs_f_cudnnDestroySpatialTransformerDescriptor(CS_VIA_LINKED, stDesc); }
 static uint32_t cs_d_cudnnDestroySpatialTransformerDescriptor(void * stDesc) { return cs_f_cudnnDestroySpatialTransformerDescriptor(CS_VIA_DLSYM, stDesc); }
 static uint32_t cs_g_cudnnDestroySpatialTransformerDescriptor(void * stDesc) { return cs_f_cudnnDestroySpatialTransformerDescriptor(CS_VIA_PROCADDR, stDesc); }
+#endif
 static uint32_t cs_v8_cudnnDestroySpatialTransformerDescriptor(void * stDesc)
 {
     static void *_Atomic slot;
@@ -2700,6 +3258,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyTensorDescriptor(uint
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnDestroyTensorDescriptor(void * tensorDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnDestroyTensorDescriptor(void * tensorDesc) { return cs_w_cudnnDestroyTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorDescriptor), tensorDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnDestroyTensorDescriptor(void * tensorDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnDestroyTensorDescriptor(void * tensorDesc) { return cs_w_cudnnDestroyTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorDescriptor), tensorDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnDestroyTensorDescriptor(void * tensorDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnDestroyTensorDescriptor(void * tensorDesc) { return cs_w_cudnnDestroyTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorDescriptor), tensorDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyTensorDescriptor(uint8_t via, void * tensorDesc) { return cs_w_cudnnDestroyTensorDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorDescriptor), tensorDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyTensorDescriptor(uint8_t via, void * tensorDesc)
 {
@@ -2716,9 +3282,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyTensorDes
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnDestroyTensorDescriptor(void * tensorDesc) { return cs_f_cudnnDestroyTensorDescriptor(CS_VIA_LINKED, tensorDesc); }
+static uint32_t cs_l_cudnnDestroyTensorDescriptor(void * tensorDesc) { return cs_f_cudnnDestroyTensorDescriptor(CS_VIA_LINKED, tensorDesc); }
 static uint32_t cs_d_cudnnDestroyTensorDescriptor(void * tensorDesc) { return cs_f_cudnnDestroyTensorDescriptor(CS_VIA_DLSYM, tensorDesc); }
 static uint32_t cs_g_cudnnDestroyTensorDescriptor(void * tensorDesc) { return cs_f_cudnnDestroyTensorDescriptor(CS_VIA_PROCADDR, tensorDesc); }
+#endif
 static uint32_t cs_v8_cudnnDestroyTensorDescriptor(void * tensorDesc)
 {
     static void *_Atomic slot;
@@ -2741,6 +3308,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroyTensorTransformDescri
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnDestroyTensorTransformDescriptor(void * transformDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnDestroyTensorTransformDescriptor(void * transformDesc) { return cs_w_cudnnDestroyTensorTransformDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorTransformDescriptor), transformDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnDestroyTensorTransformDescriptor(void * transformDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnDestroyTensorTransformDescriptor(void * transformDesc) { return cs_w_cudnnDestroyTensorTransformDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorTransformDescriptor), transformDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnDestroyTensorTransformDescriptor(void * transformDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnDestroyTensorTransformDescriptor(void * transformDesc) { return cs_w_cudnnDestroyTensorTransformDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorTransformDescriptor), transformDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDestroyTensorTransformDescriptor(uint8_t via, void * transformDesc) { return cs_w_cudnnDestroyTensorTransformDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorTransformDescriptor), transformDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyTensorTransformDescriptor(uint8_t via, void * transformDesc)
 {
@@ -2757,9 +3332,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyTensorTra
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnDestroyTensorTransformDescriptor(void * transformDesc) { return cs_f_cudnnDestroyTensorTransformDescriptor(CS_VIA_LINKED, transformDesc); }
+static uint32_t cs_l_cudnnDestroyTensorTransformDescriptor(void * transformDesc) { return cs_f_cudnnDestroyTensorTransformDescriptor(CS_VIA_LINKED, transformDesc); }
 static uint32_t cs_d_cudnnDestroyTensorTransformDescriptor(void * transformDesc) { return cs_f_cudnnDestroyTensorTransformDescriptor(CS_VIA_DLSYM, transformDesc); }
 static uint32_t cs_g_cudnnDestroyTensorTransformDescriptor(void * transformDesc) { return cs_f_cudnnDestroyTensorTransformDescriptor(CS_VIA_PROCADDR, transformDesc); }
+#endif
 static uint32_t cs_v8_cudnnDestroyTensorTransformDescriptor(void * transformDesc)
 {
     static void *_Atomic slot;
@@ -2782,6 +3358,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDivisiveNormalizationBackwar
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans) { return cs_w_cudnnDivisiveNormalizationBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationBackward), handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans); }
+CS_HIDDEN uint32_t cs_d_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans) { return cs_w_cudnnDivisiveNormalizationBackward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationBackward), handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans); }
+CS_HIDDEN uint32_t cs_g_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans) { return cs_w_cudnnDivisiveNormalizationBackward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationBackward), handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDivisiveNormalizationBackward(uint8_t via, void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans) { return cs_w_cudnnDivisiveNormalizationBackward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationBackward), handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDivisiveNormalizationBackward(uint8_t via, void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans)
 {
@@ -2798,9 +3382,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDivisiveNormaliz
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans) { return cs_f_cudnnDivisiveNormalizationBackward(CS_VIA_LINKED, handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans); }
+static uint32_t cs_l_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans) { return cs_f_cudnnDivisiveNormalizationBackward(CS_VIA_LINKED, handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans); }
 static uint32_t cs_d_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans) { return cs_f_cudnnDivisiveNormalizationBackward(CS_VIA_DLSYM, handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans); }
 static uint32_t cs_g_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans) { return cs_f_cudnnDivisiveNormalizationBackward(CS_VIA_PROCADDR, handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans); }
+#endif
 static uint32_t cs_v8_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans)
 {
     static void *_Atomic slot;
@@ -2823,6 +3408,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDivisiveNormalizationForward
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y) { return cs_w_cudnnDivisiveNormalizationForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationForward), handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y); }
+CS_HIDDEN uint32_t cs_d_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y) { return cs_w_cudnnDivisiveNormalizationForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationForward), handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y); }
+CS_HIDDEN uint32_t cs_g_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y) { return cs_w_cudnnDivisiveNormalizationForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationForward), handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDivisiveNormalizationForward(uint8_t via, void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y) { return cs_w_cudnnDivisiveNormalizationForward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationForward), handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDivisiveNormalizationForward(uint8_t via, void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y)
 {
@@ -2839,9 +3432,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDivisiveNormaliz
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y) { return cs_f_cudnnDivisiveNormalizationForward(CS_VIA_LINKED, handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y); }
+static uint32_t cs_l_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y) { return cs_f_cudnnDivisiveNormalizationForward(CS_VIA_LINKED, handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y); }
 static uint32_t cs_d_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y) { return cs_f_cudnnDivisiveNormalizationForward(CS_VIA_DLSYM, handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y); }
 static uint32_t cs_g_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y) { return cs_f_cudnnDivisiveNormalizationForward(CS_VIA_PROCADDR, handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y); }
+#endif
 static uint32_t cs_v8_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y)
 {
     static void *_Atomic slot;
@@ -2864,6 +3458,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDropoutBackward(uint8_t via,
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnDropoutBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutBackward), handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes); }
+CS_HIDDEN uint32_t cs_d_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnDropoutBackward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutBackward), handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes); }
+CS_HIDDEN uint32_t cs_g_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnDropoutBackward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutBackward), handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDropoutBackward(uint8_t via, void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnDropoutBackward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutBackward), handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDropoutBackward(uint8_t via, void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
 {
@@ -2880,9 +3482,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDropoutBackward(
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnDropoutBackward(CS_VIA_LINKED, handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes); }
+static uint32_t cs_l_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnDropoutBackward(CS_VIA_LINKED, handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes); }
 static uint32_t cs_d_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnDropoutBackward(CS_VIA_DLSYM, handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes); }
 static uint32_t cs_g_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnDropoutBackward(CS_VIA_PROCADDR, handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes); }
+#endif
 static uint32_t cs_v8_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
 {
     static void *_Atomic slot;
@@ -2905,6 +3508,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDropoutForward(uint8_t via, 
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnDropoutForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutForward), handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes); }
+CS_HIDDEN uint32_t cs_d_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnDropoutForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutForward), handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes); }
+CS_HIDDEN uint32_t cs_g_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnDropoutForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutForward), handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDropoutForward(uint8_t via, void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_w_cudnnDropoutForward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutForward), handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDropoutForward(uint8_t via, void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
 {
@@ -2921,9 +3532,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDropoutForward(u
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnDropoutForward(CS_VIA_LINKED, handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes); }
+static uint32_t cs_l_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnDropoutForward(CS_VIA_LINKED, handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes); }
 static uint32_t cs_d_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnDropoutForward(CS_VIA_DLSYM, handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes); }
 static uint32_t cs_g_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnDropoutForward(CS_VIA_PROCADDR, handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes); }
+#endif
 static uint32_t cs_v8_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
 {
     static void *_Atomic slot;
@@ -2946,6 +3558,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDropoutGetReserveSpaceSize(u
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes) { return cs_w_cudnnDropoutGetReserveSpaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetReserveSpaceSize), xdesc, sizeInBytes); }
+CS_HIDDEN uint32_t cs_d_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes) { return cs_w_cudnnDropoutGetReserveSpaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetReserveSpaceSize), xdesc, sizeInBytes); }
+CS_HIDDEN uint32_t cs_g_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes) { return cs_w_cudnnDropoutGetReserveSpaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetReserveSpaceSize), xdesc, sizeInBytes); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDropoutGetReserveSpaceSize(uint8_t via, void * xdesc, void * sizeInBytes) { return cs_w_cudnnDropoutGetReserveSpaceSize(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetReserveSpaceSize), xdesc, sizeInBytes); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDropoutGetReserveSpaceSize(uint8_t via, void * xdesc, void * sizeInBytes)
 {
@@ -2962,9 +3582,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDropoutGetReserv
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes) { return cs_f_cudnnDropoutGetReserveSpaceSize(CS_VIA_LINKED, xdesc, sizeInBytes); }
+static uint32_t cs_l_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes) { return cs_f_cudnnDropoutGetReserveSpaceSize(CS_VIA_LINKED, xdesc, sizeInBytes); }
 static uint32_t cs_d_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes) { return cs_f_cudnnDropoutGetReserveSpaceSize(CS_VIA_DLSYM, xdesc, sizeInBytes); }
 static uint32_t cs_g_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes) { return cs_f_cudnnDropoutGetReserveSpaceSize(CS_VIA_PROCADDR, xdesc, sizeInBytes); }
+#endif
 static uint32_t cs_v8_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes)
 {
     static void *_Atomic slot;
@@ -2987,6 +3608,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDropoutGetStatesSize(uint8_t
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes) { return cs_w_cudnnDropoutGetStatesSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetStatesSize), handle, sizeInBytes); }
+CS_HIDDEN uint32_t cs_d_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes) { return cs_w_cudnnDropoutGetStatesSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetStatesSize), handle, sizeInBytes); }
+CS_HIDDEN uint32_t cs_g_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes) { return cs_w_cudnnDropoutGetStatesSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetStatesSize), handle, sizeInBytes); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnDropoutGetStatesSize(uint8_t via, void * handle, void * sizeInBytes) { return cs_w_cudnnDropoutGetStatesSize(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetStatesSize), handle, sizeInBytes); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDropoutGetStatesSize(uint8_t via, void * handle, void * sizeInBytes)
 {
@@ -3003,9 +3632,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDropoutGetStates
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes) { return cs_f_cudnnDropoutGetStatesSize(CS_VIA_LINKED, handle, sizeInBytes); }
+static uint32_t cs_l_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes) { return cs_f_cudnnDropoutGetStatesSize(CS_VIA_LINKED, handle, sizeInBytes); }
 static uint32_t cs_d_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes) { return cs_f_cudnnDropoutGetStatesSize(CS_VIA_DLSYM, handle, sizeInBytes); }
 static uint32_t cs_g_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes) { return cs_f_cudnnDropoutGetStatesSize(CS_VIA_PROCADDR, handle, sizeInBytes); }
+#endif
 static uint32_t cs_v8_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes)
 {
     static void *_Atomic slot;
@@ -3028,6 +3658,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnFindConvolutionBackwardDataA
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionBackwardDataAlgorithm(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithm), handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+CS_HIDDEN uint32_t cs_d_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionBackwardDataAlgorithm(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithm), handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+CS_HIDDEN uint32_t cs_g_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionBackwardDataAlgorithm(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithm), handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnFindConvolutionBackwardDataAlgorithm(uint8_t via, void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionBackwardDataAlgorithm(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithm), handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionBackwardDataAlgorithm(uint8_t via, void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
@@ -3044,9 +3682,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionB
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionBackwardDataAlgorithm(CS_VIA_LINKED, handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cs_l_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionBackwardDataAlgorithm(CS_VIA_LINKED, handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static uint32_t cs_d_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionBackwardDataAlgorithm(CS_VIA_DLSYM, handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static uint32_t cs_g_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionBackwardDataAlgorithm(CS_VIA_PROCADDR, handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+#endif
 static uint32_t cs_v8_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     static void *_Atomic slot;
@@ -3069,6 +3708,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnFindConvolutionBackwardDataA
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionBackwardDataAlgorithmEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithmEx), handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+CS_HIDDEN uint32_t cs_d_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionBackwardDataAlgorithmEx(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithmEx), handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+CS_HIDDEN uint32_t cs_g_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionBackwardDataAlgorithmEx(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithmEx), handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnFindConvolutionBackwardDataAlgorithmEx(uint8_t via, void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionBackwardDataAlgorithmEx(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithmEx), handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionBackwardDataAlgorithmEx(uint8_t via, void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
 {
@@ -3085,9 +3732,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionB
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionBackwardDataAlgorithmEx(CS_VIA_LINKED, handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static uint32_t cs_l_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionBackwardDataAlgorithmEx(CS_VIA_LINKED, handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
 static uint32_t cs_d_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionBackwardDataAlgorithmEx(CS_VIA_DLSYM, handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
 static uint32_t cs_g_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionBackwardDataAlgorithmEx(CS_VIA_PROCADDR, handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+#endif
 static uint32_t cs_v8_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
 {
     static void *_Atomic slot;
@@ -3110,6 +3758,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnFindConvolutionBackwardFilte
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionBackwardFilterAlgorithm(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithm), handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+CS_HIDDEN uint32_t cs_d_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionBackwardFilterAlgorithm(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithm), handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+CS_HIDDEN uint32_t cs_g_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionBackwardFilterAlgorithm(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithm), handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnFindConvolutionBackwardFilterAlgorithm(uint8_t via, void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionBackwardFilterAlgorithm(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithm), handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionBackwardFilterAlgorithm(uint8_t via, void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
@@ -3126,9 +3782,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionB
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionBackwardFilterAlgorithm(CS_VIA_LINKED, handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cs_l_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionBackwardFilterAlgorithm(CS_VIA_LINKED, handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static uint32_t cs_d_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionBackwardFilterAlgorithm(CS_VIA_DLSYM, handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static uint32_t cs_g_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionBackwardFilterAlgorithm(CS_VIA_PROCADDR, handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+#endif
 static uint32_t cs_v8_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     static void *_Atomic slot;
@@ -3151,6 +3808,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnFindConvolutionBackwardFilte
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionBackwardFilterAlgorithmEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithmEx), handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+CS_HIDDEN uint32_t cs_d_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionBackwardFilterAlgorithmEx(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithmEx), handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+CS_HIDDEN uint32_t cs_g_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionBackwardFilterAlgorithmEx(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithmEx), handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnFindConvolutionBackwardFilterAlgorithmEx(uint8_t via, void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionBackwardFilterAlgorithmEx(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithmEx), handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionBackwardFilterAlgorithmEx(uint8_t via, void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
 {
@@ -3167,9 +3832,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionB
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionBackwardFilterAlgorithmEx(CS_VIA_LINKED, handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static uint32_t cs_l_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionBackwardFilterAlgorithmEx(CS_VIA_LINKED, handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
 static uint32_t cs_d_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionBackwardFilterAlgorithmEx(CS_VIA_DLSYM, handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
 static uint32_t cs_g_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionBackwardFilterAlgorithmEx(CS_VIA_PROCADDR, handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+#endif
 static uint32_t cs_v8_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
 {
     static void *_Atomic slot;
@@ -3192,6 +3858,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnFindConvolutionForwardAlgori
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionForwardAlgorithm(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithm), handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+CS_HIDDEN uint32_t cs_d_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionForwardAlgorithm(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithm), handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+CS_HIDDEN uint32_t cs_g_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionForwardAlgorithm(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithm), handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnFindConvolutionForwardAlgorithm(uint8_t via, void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnFindConvolutionForwardAlgorithm(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithm), handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionForwardAlgorithm(uint8_t via, void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
@@ -3208,9 +3882,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionF
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionForwardAlgorithm(CS_VIA_LINKED, handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cs_l_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionForwardAlgorithm(CS_VIA_LINKED, handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static uint32_t cs_d_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionForwardAlgorithm(CS_VIA_DLSYM, handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static uint32_t cs_g_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionForwardAlgorithm(CS_VIA_PROCADDR, handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+#endif
 static uint32_t cs_v8_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     static void *_Atomic slot;
@@ -3233,6 +3908,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnFindConvolutionForwardAlgori
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionForwardAlgorithmEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithmEx), handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+CS_HIDDEN uint32_t cs_d_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionForwardAlgorithmEx(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithmEx), handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+CS_HIDDEN uint32_t cs_g_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionForwardAlgorithmEx(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithmEx), handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnFindConvolutionForwardAlgorithmEx(uint8_t via, void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_w_cudnnFindConvolutionForwardAlgorithmEx(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithmEx), handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionForwardAlgorithmEx(uint8_t via, void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
 {
@@ -3249,9 +3932,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionF
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionForwardAlgorithmEx(CS_VIA_LINKED, handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static uint32_t cs_l_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionForwardAlgorithmEx(CS_VIA_LINKED, handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
 static uint32_t cs_d_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionForwardAlgorithmEx(CS_VIA_DLSYM, handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
 static uint32_t cs_g_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionForwardAlgorithmEx(CS_VIA_PROCADDR, handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+#endif
 static uint32_t cs_v8_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
 {
     static void *_Atomic slot;
@@ -3274,6 +3958,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnFusedOpsExecute(uint8_t via,
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack) { return cs_w_cudnnFusedOpsExecute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFusedOpsExecute), handle, plan, varPack); }
+CS_HIDDEN uint32_t cs_d_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack) { return cs_w_cudnnFusedOpsExecute(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFusedOpsExecute), handle, plan, varPack); }
+CS_HIDDEN uint32_t cs_g_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack) { return cs_w_cudnnFusedOpsExecute(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFusedOpsExecute), handle, plan, varPack); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnFusedOpsExecute(uint8_t via, void * handle, void * plan, void * varPack) { return cs_w_cudnnFusedOpsExecute(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnFusedOpsExecute), handle, plan, varPack); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFusedOpsExecute(uint8_t via, void * handle, void * plan, void * varPack)
 {
@@ -3290,9 +3982,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFusedOpsExecute(
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnFusedOpsExecute(void * handle, void * plan, void * varPack) { return cs_f_cudnnFusedOpsExecute(CS_VIA_LINKED, handle, plan, varPack); }
+static uint32_t cs_l_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack) { return cs_f_cudnnFusedOpsExecute(CS_VIA_LINKED, handle, plan, varPack); }
 static uint32_t cs_d_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack) { return cs_f_cudnnFusedOpsExecute(CS_VIA_DLSYM, handle, plan, varPack); }
 static uint32_t cs_g_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack) { return cs_f_cudnnFusedOpsExecute(CS_VIA_PROCADDR, handle, plan, varPack); }
+#endif
 static uint32_t cs_v8_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack)
 {
     static void *_Atomic slot;
@@ -3315,6 +4008,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetActivationDescriptor(uint
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef) { return cs_w_cudnnGetActivationDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptor), activationDesc, mode, reluNanOpt, coef); }
+CS_HIDDEN uint32_t cs_d_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef) { return cs_w_cudnnGetActivationDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptor), activationDesc, mode, reluNanOpt, coef); }
+CS_HIDDEN uint32_t cs_g_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef) { return cs_w_cudnnGetActivationDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptor), activationDesc, mode, reluNanOpt, coef); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetActivationDescriptor(uint8_t via, void * activationDesc, void * mode, void * reluNanOpt, void * coef) { return cs_w_cudnnGetActivationDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptor), activationDesc, mode, reluNanOpt, coef); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetActivationDescriptor(uint8_t via, void * activationDesc, void * mode, void * reluNanOpt, void * coef)
 {
@@ -3331,9 +4032,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetActivationDes
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef) { return cs_f_cudnnGetActivationDescriptor(CS_VIA_LINKED, activationDesc, mode, reluNanOpt, coef); }
+static uint32_t cs_l_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef) { return cs_f_cudnnGetActivationDescriptor(CS_VIA_LINKED, activationDesc, mode, reluNanOpt, coef); }
 static uint32_t cs_d_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef) { return cs_f_cudnnGetActivationDescriptor(CS_VIA_DLSYM, activationDesc, mode, reluNanOpt, coef); }
 static uint32_t cs_g_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef) { return cs_f_cudnnGetActivationDescriptor(CS_VIA_PROCADDR, activationDesc, mode, reluNanOpt, coef); }
+#endif
 static uint32_t cs_v8_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef)
 {
     static void *_Atomic slot;
@@ -3356,6 +4058,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetActivationDescriptorSwish
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta) { return cs_w_cudnnGetActivationDescriptorSwishBeta(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptorSwishBeta), activationDesc, swish_beta); }
+CS_HIDDEN uint32_t cs_d_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta) { return cs_w_cudnnGetActivationDescriptorSwishBeta(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptorSwishBeta), activationDesc, swish_beta); }
+CS_HIDDEN uint32_t cs_g_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta) { return cs_w_cudnnGetActivationDescriptorSwishBeta(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptorSwishBeta), activationDesc, swish_beta); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetActivationDescriptorSwishBeta(uint8_t via, void * activationDesc, void * swish_beta) { return cs_w_cudnnGetActivationDescriptorSwishBeta(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptorSwishBeta), activationDesc, swish_beta); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetActivationDescriptorSwishBeta(uint8_t via, void * activationDesc, void * swish_beta)
 {
@@ -3372,9 +4082,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetActivationDes
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta) { return cs_f_cudnnGetActivationDescriptorSwishBeta(CS_VIA_LINKED, activationDesc, swish_beta); }
+static uint32_t cs_l_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta) { return cs_f_cudnnGetActivationDescriptorSwishBeta(CS_VIA_LINKED, activationDesc, swish_beta); }
 static uint32_t cs_d_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta) { return cs_f_cudnnGetActivationDescriptorSwishBeta(CS_VIA_DLSYM, activationDesc, swish_beta); }
 static uint32_t cs_g_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta) { return cs_f_cudnnGetActivationDescriptorSwishBeta(CS_VIA_PROCADDR, activationDesc, swish_beta); }
+#endif
 static uint32_t cs_v8_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta)
 {
     static void *_Atomic slot;
@@ -3397,6 +4108,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetAttnDescriptor(uint8_t vi
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize) { return cs_w_cudnnGetAttnDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetAttnDescriptor), attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+CS_HIDDEN uint32_t cs_d_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize) { return cs_w_cudnnGetAttnDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetAttnDescriptor), attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+CS_HIDDEN uint32_t cs_g_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize) { return cs_w_cudnnGetAttnDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetAttnDescriptor), attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetAttnDescriptor(uint8_t via, void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize) { return cs_w_cudnnGetAttnDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetAttnDescriptor), attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetAttnDescriptor(uint8_t via, void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize)
 {
@@ -3413,9 +4132,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetAttnDescripto
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize) { return cs_f_cudnnGetAttnDescriptor(CS_VIA_LINKED, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+static uint32_t cs_l_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize) { return cs_f_cudnnGetAttnDescriptor(CS_VIA_LINKED, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
 static uint32_t cs_d_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize) { return cs_f_cudnnGetAttnDescriptor(CS_VIA_DLSYM, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
 static uint32_t cs_g_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize) { return cs_f_cudnnGetAttnDescriptor(CS_VIA_PROCADDR, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+#endif
 static uint32_t cs_v8_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize)
 {
     static void *_Atomic slot;
@@ -3438,6 +4158,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetBatchNormalizationBackwar
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationBackwardExWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationBackwardExWorkspaceSize), handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes); }
+CS_HIDDEN uint32_t cs_d_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationBackwardExWorkspaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationBackwardExWorkspaceSize), handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes); }
+CS_HIDDEN uint32_t cs_g_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationBackwardExWorkspaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationBackwardExWorkspaceSize), handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetBatchNormalizationBackwardExWorkspaceSize(uint8_t via, void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationBackwardExWorkspaceSize(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationBackwardExWorkspaceSize), handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetBatchNormalizationBackwardExWorkspaceSize(uint8_t via, void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes)
 {
@@ -3454,9 +4182,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetBatchNormaliz
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationBackwardExWorkspaceSize(CS_VIA_LINKED, handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes); }
+static uint32_t cs_l_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationBackwardExWorkspaceSize(CS_VIA_LINKED, handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes); }
 static uint32_t cs_d_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationBackwardExWorkspaceSize(CS_VIA_DLSYM, handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes); }
 static uint32_t cs_g_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationBackwardExWorkspaceSize(CS_VIA_PROCADDR, handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes); }
+#endif
 static uint32_t cs_v8_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes)
 {
     static void *_Atomic slot;
@@ -3479,6 +4208,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetBatchNormalizationForward
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize), handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes); }
+CS_HIDDEN uint32_t cs_d_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize), handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes); }
+CS_HIDDEN uint32_t cs_g_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize), handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(uint8_t via, void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize), handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(uint8_t via, void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes)
 {
@@ -3495,9 +4232,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetBatchNormaliz
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(CS_VIA_LINKED, handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes); }
+static uint32_t cs_l_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(CS_VIA_LINKED, handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes); }
 static uint32_t cs_d_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(CS_VIA_DLSYM, handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes); }
 static uint32_t cs_g_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(CS_VIA_PROCADDR, handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes); }
+#endif
 static uint32_t cs_v8_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes)
 {
     static void *_Atomic slot;
@@ -3520,6 +4258,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetBatchNormalizationTrainin
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationTrainingExReserveSpaceSize), handle, mode, bnOps, activationDesc, xDesc, sizeInBytes); }
+CS_HIDDEN uint32_t cs_d_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationTrainingExReserveSpaceSize), handle, mode, bnOps, activationDesc, xDesc, sizeInBytes); }
+CS_HIDDEN uint32_t cs_g_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationTrainingExReserveSpaceSize), handle, mode, bnOps, activationDesc, xDesc, sizeInBytes); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(uint8_t via, void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes) { return cs_w_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationTrainingExReserveSpaceSize), handle, mode, bnOps, activationDesc, xDesc, sizeInBytes); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(uint8_t via, void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes)
 {
@@ -3536,9 +4282,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetBatchNormaliz
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(CS_VIA_LINKED, handle, mode, bnOps, activationDesc, xDesc, sizeInBytes); }
+static uint32_t cs_l_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(CS_VIA_LINKED, handle, mode, bnOps, activationDesc, xDesc, sizeInBytes); }
 static uint32_t cs_d_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(CS_VIA_DLSYM, handle, mode, bnOps, activationDesc, xDesc, sizeInBytes); }
 static uint32_t cs_g_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(CS_VIA_PROCADDR, handle, mode, bnOps, activationDesc, xDesc, sizeInBytes); }
+#endif
 static uint32_t cs_v8_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes)
 {
     static void *_Atomic slot;
@@ -3561,6 +4308,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetCTCLossDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType) { return cs_w_cudnnGetCTCLossDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor), ctcLossDesc, compType); }
+CS_HIDDEN uint32_t cs_d_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType) { return cs_w_cudnnGetCTCLossDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor), ctcLossDesc, compType); }
+CS_HIDDEN uint32_t cs_g_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType) { return cs_w_cudnnGetCTCLossDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor), ctcLossDesc, compType); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetCTCLossDescriptor(uint8_t via, void * ctcLossDesc, void * compType) { return cs_w_cudnnGetCTCLossDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor), ctcLossDesc, compType); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossDescriptor(uint8_t via, void * ctcLossDesc, void * compType)
 {
@@ -3577,9 +4332,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType) { return cs_f_cudnnGetCTCLossDescriptor(CS_VIA_LINKED, ctcLossDesc, compType); }
+static uint32_t cs_l_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType) { return cs_f_cudnnGetCTCLossDescriptor(CS_VIA_LINKED, ctcLossDesc, compType); }
 static uint32_t cs_d_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType) { return cs_f_cudnnGetCTCLossDescriptor(CS_VIA_DLSYM, ctcLossDesc, compType); }
 static uint32_t cs_g_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType) { return cs_f_cudnnGetCTCLossDescriptor(CS_VIA_PROCADDR, ctcLossDesc, compType); }
+#endif
 static uint32_t cs_v8_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType)
 {
     static void *_Atomic slot;
@@ -3602,6 +4358,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetCTCLossDescriptorEx(uint8
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode) { return cs_w_cudnnGetCTCLossDescriptorEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptorEx), ctcLossDesc, compType, normMode, gradMode); }
+CS_HIDDEN uint32_t cs_d_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode) { return cs_w_cudnnGetCTCLossDescriptorEx(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptorEx), ctcLossDesc, compType, normMode, gradMode); }
+CS_HIDDEN uint32_t cs_g_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode) { return cs_w_cudnnGetCTCLossDescriptorEx(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptorEx), ctcLossDesc, compType, normMode, gradMode); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetCTCLossDescriptorEx(uint8_t via, void * ctcLossDesc, void * compType, void * normMode, void * gradMode) { return cs_w_cudnnGetCTCLossDescriptorEx(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptorEx), ctcLossDesc, compType, normMode, gradMode); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossDescriptorEx(uint8_t via, void * ctcLossDesc, void * compType, void * normMode, void * gradMode)
 {
@@ -3618,9 +4382,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode) { return cs_f_cudnnGetCTCLossDescriptorEx(CS_VIA_LINKED, ctcLossDesc, compType, normMode, gradMode); }
+static uint32_t cs_l_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode) { return cs_f_cudnnGetCTCLossDescriptorEx(CS_VIA_LINKED, ctcLossDesc, compType, normMode, gradMode); }
 static uint32_t cs_d_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode) { return cs_f_cudnnGetCTCLossDescriptorEx(CS_VIA_DLSYM, ctcLossDesc, compType, normMode, gradMode); }
 static uint32_t cs_g_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode) { return cs_f_cudnnGetCTCLossDescriptorEx(CS_VIA_PROCADDR, ctcLossDesc, compType, normMode, gradMode); }
+#endif
 static uint32_t cs_v8_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode)
 {
     static void *_Atomic slot;
@@ -3643,6 +4408,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetCTCLossDescriptor_v8(uint
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength) { return cs_w_cudnnGetCTCLossDescriptor_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v8), ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+CS_HIDDEN uint32_t cs_d_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength) { return cs_w_cudnnGetCTCLossDescriptor_v8(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v8), ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+CS_HIDDEN uint32_t cs_g_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength) { return cs_w_cudnnGetCTCLossDescriptor_v8(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v8), ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetCTCLossDescriptor_v8(uint8_t via, void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength) { return cs_w_cudnnGetCTCLossDescriptor_v8(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v8), ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossDescriptor_v8(uint8_t via, void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength)
 {
@@ -3659,9 +4432,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength) { return cs_f_cudnnGetCTCLossDescriptor_v8(CS_VIA_LINKED, ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+static uint32_t cs_l_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength) { return cs_f_cudnnGetCTCLossDescriptor_v8(CS_VIA_LINKED, ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
 static uint32_t cs_d_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength) { return cs_f_cudnnGetCTCLossDescriptor_v8(CS_VIA_DLSYM, ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
 static uint32_t cs_g_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength) { return cs_f_cudnnGetCTCLossDescriptor_v8(CS_VIA_PROCADDR, ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+#endif
 static uint32_t cs_v8_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength)
 {
     static void *_Atomic slot;
@@ -3684,6 +4458,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetCTCLossDescriptor_v9(uint
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength) { return cs_w_cudnnGetCTCLossDescriptor_v9(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v9), ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+CS_HIDDEN uint32_t cs_d_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength) { return cs_w_cudnnGetCTCLossDescriptor_v9(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v9), ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+CS_HIDDEN uint32_t cs_g_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength) { return cs_w_cudnnGetCTCLossDescriptor_v9(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v9), ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetCTCLossDescriptor_v9(uint8_t via, void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength) { return cs_w_cudnnGetCTCLossDescriptor_v9(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v9), ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossDescriptor_v9(uint8_t via, void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength)
 {
@@ -3700,9 +4482,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength) { return cs_f_cudnnGetCTCLossDescriptor_v9(CS_VIA_LINKED, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+static uint32_t cs_l_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength) { return cs_f_cudnnGetCTCLossDescriptor_v9(CS_VIA_LINKED, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
 static uint32_t cs_d_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength) { return cs_f_cudnnGetCTCLossDescriptor_v9(CS_VIA_DLSYM, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
 static uint32_t cs_g_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength) { return cs_f_cudnnGetCTCLossDescriptor_v9(CS_VIA_PROCADDR, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+#endif
 static uint32_t cs_v8_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength)
 {
     static void *_Atomic slot;
@@ -3725,6 +4508,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetCTCLossWorkspaceSize(uint
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes) { return cs_w_cudnnGetCTCLossWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize), handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes); }
+CS_HIDDEN uint32_t cs_d_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes) { return cs_w_cudnnGetCTCLossWorkspaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize), handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes); }
+CS_HIDDEN uint32_t cs_g_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes) { return cs_w_cudnnGetCTCLossWorkspaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize), handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetCTCLossWorkspaceSize(uint8_t via, void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes) { return cs_w_cudnnGetCTCLossWorkspaceSize(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize), handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossWorkspaceSize(uint8_t via, void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes)
 {
@@ -3741,9 +4532,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossWorksp
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes) { return cs_f_cudnnGetCTCLossWorkspaceSize(CS_VIA_LINKED, handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes); }
+static uint32_t cs_l_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes) { return cs_f_cudnnGetCTCLossWorkspaceSize(CS_VIA_LINKED, handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes); }
 static uint32_t cs_d_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes) { return cs_f_cudnnGetCTCLossWorkspaceSize(CS_VIA_DLSYM, handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes); }
 static uint32_t cs_g_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes) { return cs_f_cudnnGetCTCLossWorkspaceSize(CS_VIA_PROCADDR, handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes); }
+#endif
 static uint32_t cs_v8_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes)
 {
     static void *_Atomic slot;
@@ -3766,6 +4558,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetCTCLossWorkspaceSize_v8(u
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes) { return cs_w_cudnnGetCTCLossWorkspaceSize_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize_v8), handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes); }
+CS_HIDDEN uint32_t cs_d_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes) { return cs_w_cudnnGetCTCLossWorkspaceSize_v8(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize_v8), handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes); }
+CS_HIDDEN uint32_t cs_g_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes) { return cs_w_cudnnGetCTCLossWorkspaceSize_v8(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize_v8), handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetCTCLossWorkspaceSize_v8(uint8_t via, void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes) { return cs_w_cudnnGetCTCLossWorkspaceSize_v8(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize_v8), handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossWorkspaceSize_v8(uint8_t via, void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes)
 {
@@ -3782,9 +4582,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossWorksp
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes) { return cs_f_cudnnGetCTCLossWorkspaceSize_v8(CS_VIA_LINKED, handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes); }
+static uint32_t cs_l_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes) { return cs_f_cudnnGetCTCLossWorkspaceSize_v8(CS_VIA_LINKED, handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes); }
 static uint32_t cs_d_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes) { return cs_f_cudnnGetCTCLossWorkspaceSize_v8(CS_VIA_DLSYM, handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes); }
 static uint32_t cs_g_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes) { return cs_f_cudnnGetCTCLossWorkspaceSize_v8(CS_VIA_PROCADDR, handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes); }
+#endif
 static uint32_t cs_v8_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes)
 {
     static void *_Atomic slot;
@@ -3807,6 +4608,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetCallback(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetCallback(void * mask, void * udata, void * fptr);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetCallback(void * mask, void * udata, void * fptr) { return cs_w_cudnnGetCallback(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCallback), mask, udata, fptr); }
+CS_HIDDEN uint32_t cs_d_cudnnGetCallback(void * mask, void * udata, void * fptr);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetCallback(void * mask, void * udata, void * fptr) { return cs_w_cudnnGetCallback(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCallback), mask, udata, fptr); }
+CS_HIDDEN uint32_t cs_g_cudnnGetCallback(void * mask, void * udata, void * fptr);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetCallback(void * mask, void * udata, void * fptr) { return cs_w_cudnnGetCallback(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCallback), mask, udata, fptr); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetCallback(uint8_t via, void * mask, void * udata, void * fptr) { return cs_w_cudnnGetCallback(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCallback), mask, udata, fptr); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCallback(uint8_t via, void * mask, void * udata, void * fptr)
 {
@@ -3823,9 +4632,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCallback(uint
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetCallback(void * mask, void * udata, void * fptr) { return cs_f_cudnnGetCallback(CS_VIA_LINKED, mask, udata, fptr); }
+static uint32_t cs_l_cudnnGetCallback(void * mask, void * udata, void * fptr) { return cs_f_cudnnGetCallback(CS_VIA_LINKED, mask, udata, fptr); }
 static uint32_t cs_d_cudnnGetCallback(void * mask, void * udata, void * fptr) { return cs_f_cudnnGetCallback(CS_VIA_DLSYM, mask, udata, fptr); }
 static uint32_t cs_g_cudnnGetCallback(void * mask, void * udata, void * fptr) { return cs_f_cudnnGetCallback(CS_VIA_PROCADDR, mask, udata, fptr); }
+#endif
 static uint32_t cs_v8_cudnnGetCallback(void * mask, void * udata, void * fptr)
 {
     static void *_Atomic slot;
@@ -3848,6 +4658,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolution2dDescriptor(u
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType) { return cs_w_cudnnGetConvolution2dDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dDescriptor), convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+CS_HIDDEN uint32_t cs_d_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType) { return cs_w_cudnnGetConvolution2dDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dDescriptor), convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+CS_HIDDEN uint32_t cs_g_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType) { return cs_w_cudnnGetConvolution2dDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dDescriptor), convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolution2dDescriptor(uint8_t via, void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType) { return cs_w_cudnnGetConvolution2dDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dDescriptor), convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolution2dDescriptor(uint8_t via, void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType)
 {
@@ -3864,9 +4682,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolution2d
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType) { return cs_f_cudnnGetConvolution2dDescriptor(CS_VIA_LINKED, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+static uint32_t cs_l_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType) { return cs_f_cudnnGetConvolution2dDescriptor(CS_VIA_LINKED, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
 static uint32_t cs_d_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType) { return cs_f_cudnnGetConvolution2dDescriptor(CS_VIA_DLSYM, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
 static uint32_t cs_g_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType) { return cs_f_cudnnGetConvolution2dDescriptor(CS_VIA_PROCADDR, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+#endif
 static uint32_t cs_v8_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType)
 {
     static void *_Atomic slot;
@@ -3889,6 +4708,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolution2dForwardOutpu
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w) { return cs_w_cudnnGetConvolution2dForwardOutputDim(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dForwardOutputDim), convDesc, inputTensorDesc, filterDesc, n, c, h, w); }
+CS_HIDDEN uint32_t cs_d_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w) { return cs_w_cudnnGetConvolution2dForwardOutputDim(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dForwardOutputDim), convDesc, inputTensorDesc, filterDesc, n, c, h, w); }
+CS_HIDDEN uint32_t cs_g_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w) { return cs_w_cudnnGetConvolution2dForwardOutputDim(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dForwardOutputDim), convDesc, inputTensorDesc, filterDesc, n, c, h, w); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolution2dForwardOutputDim(uint8_t via, void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w) { return cs_w_cudnnGetConvolution2dForwardOutputDim(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dForwardOutputDim), convDesc, inputTensorDesc, filterDesc, n, c, h, w); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolution2dForwardOutputDim(uint8_t via, void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w)
 {
@@ -3905,9 +4732,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolution2d
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w) { return cs_f_cudnnGetConvolution2dForwardOutputDim(CS_VIA_LINKED, convDesc, inputTensorDesc, filterDesc, n, c, h, w); }
+static uint32_t cs_l_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w) { return cs_f_cudnnGetConvolution2dForwardOutputDim(CS_VIA_LINKED, convDesc, inputTensorDesc, filterDesc, n, c, h, w); }
 static uint32_t cs_d_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w) { return cs_f_cudnnGetConvolution2dForwardOutputDim(CS_VIA_DLSYM, convDesc, inputTensorDesc, filterDesc, n, c, h, w); }
 static uint32_t cs_g_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w) { return cs_f_cudnnGetConvolution2dForwardOutputDim(CS_VIA_PROCADDR, convDesc, inputTensorDesc, filterDesc, n, c, h, w); }
+#endif
 static uint32_t cs_v8_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w)
 {
     static void *_Atomic slot;
@@ -3930,6 +4758,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionBackwardDataAl
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithmMaxCount), handle, count); }
+CS_HIDDEN uint32_t cs_d_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithmMaxCount), handle, count); }
+CS_HIDDEN uint32_t cs_g_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithmMaxCount), handle, count); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(uint8_t via, void * handle, void * count) { return cs_w_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithmMaxCount), handle, count); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(uint8_t via, void * handle, void * count)
 {
@@ -3946,9 +4782,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBa
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(CS_VIA_LINKED, handle, count); }
+static uint32_t cs_l_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(CS_VIA_LINKED, handle, count); }
 static uint32_t cs_d_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(CS_VIA_DLSYM, handle, count); }
 static uint32_t cs_g_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(CS_VIA_PROCADDR, handle, count); }
+#endif
 static uint32_t cs_v8_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count)
 {
     static void *_Atomic slot;
@@ -3971,6 +4808,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionBackwardDataAl
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionBackwardDataAlgorithm_v7(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithm_v7), handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+CS_HIDDEN uint32_t cs_d_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionBackwardDataAlgorithm_v7(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithm_v7), handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+CS_HIDDEN uint32_t cs_g_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionBackwardDataAlgorithm_v7(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithm_v7), handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionBackwardDataAlgorithm_v7(uint8_t via, void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionBackwardDataAlgorithm_v7(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithm_v7), handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBackwardDataAlgorithm_v7(uint8_t via, void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
@@ -3987,9 +4832,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBa
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionBackwardDataAlgorithm_v7(CS_VIA_LINKED, handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cs_l_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionBackwardDataAlgorithm_v7(CS_VIA_LINKED, handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static uint32_t cs_d_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionBackwardDataAlgorithm_v7(CS_VIA_DLSYM, handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static uint32_t cs_g_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionBackwardDataAlgorithm_v7(CS_VIA_PROCADDR, handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+#endif
 static uint32_t cs_v8_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     static void *_Atomic slot;
@@ -4012,6 +4858,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionBackwardDataWo
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionBackwardDataWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataWorkspaceSize), handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes); }
+CS_HIDDEN uint32_t cs_d_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionBackwardDataWorkspaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataWorkspaceSize), handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes); }
+CS_HIDDEN uint32_t cs_g_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionBackwardDataWorkspaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataWorkspaceSize), handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionBackwardDataWorkspaceSize(uint8_t via, void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionBackwardDataWorkspaceSize(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataWorkspaceSize), handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBackwardDataWorkspaceSize(uint8_t via, void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes)
 {
@@ -4028,9 +4882,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBa
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionBackwardDataWorkspaceSize(CS_VIA_LINKED, handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes); }
+static uint32_t cs_l_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionBackwardDataWorkspaceSize(CS_VIA_LINKED, handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes); }
 static uint32_t cs_d_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionBackwardDataWorkspaceSize(CS_VIA_DLSYM, handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes); }
 static uint32_t cs_g_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionBackwardDataWorkspaceSize(CS_VIA_PROCADDR, handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes); }
+#endif
 static uint32_t cs_v8_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes)
 {
     static void *_Atomic slot;
@@ -4053,6 +4908,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionBackwardFilter
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount), handle, count); }
+CS_HIDDEN uint32_t cs_d_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount), handle, count); }
+CS_HIDDEN uint32_t cs_g_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount), handle, count); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(uint8_t via, void * handle, void * count) { return cs_w_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount), handle, count); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(uint8_t via, void * handle, void * count)
 {
@@ -4069,9 +4932,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBa
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(CS_VIA_LINKED, handle, count); }
+static uint32_t cs_l_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(CS_VIA_LINKED, handle, count); }
 static uint32_t cs_d_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(CS_VIA_DLSYM, handle, count); }
 static uint32_t cs_g_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(CS_VIA_PROCADDR, handle, count); }
+#endif
 static uint32_t cs_v8_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count)
 {
     static void *_Atomic slot;
@@ -4094,6 +4958,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionBackwardFilter
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionBackwardFilterAlgorithm_v7(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithm_v7), handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+CS_HIDDEN uint32_t cs_d_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionBackwardFilterAlgorithm_v7(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithm_v7), handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+CS_HIDDEN uint32_t cs_g_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionBackwardFilterAlgorithm_v7(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithm_v7), handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionBackwardFilterAlgorithm_v7(uint8_t via, void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionBackwardFilterAlgorithm_v7(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithm_v7), handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBackwardFilterAlgorithm_v7(uint8_t via, void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
@@ -4110,9 +4982,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBa
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionBackwardFilterAlgorithm_v7(CS_VIA_LINKED, handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cs_l_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionBackwardFilterAlgorithm_v7(CS_VIA_LINKED, handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static uint32_t cs_d_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionBackwardFilterAlgorithm_v7(CS_VIA_DLSYM, handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static uint32_t cs_g_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionBackwardFilterAlgorithm_v7(CS_VIA_PROCADDR, handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+#endif
 static uint32_t cs_v8_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     static void *_Atomic slot;
@@ -4135,6 +5008,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionBackwardFilter
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionBackwardFilterWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterWorkspaceSize), handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes); }
+CS_HIDDEN uint32_t cs_d_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionBackwardFilterWorkspaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterWorkspaceSize), handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes); }
+CS_HIDDEN uint32_t cs_g_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionBackwardFilterWorkspaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterWorkspaceSize), handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionBackwardFilterWorkspaceSize(uint8_t via, void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionBackwardFilterWorkspaceSize(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterWorkspaceSize), handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBackwardFilterWorkspaceSize(uint8_t via, void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes)
 {
@@ -4151,9 +5032,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBa
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionBackwardFilterWorkspaceSize(CS_VIA_LINKED, handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes); }
+static uint32_t cs_l_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionBackwardFilterWorkspaceSize(CS_VIA_LINKED, handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes); }
 static uint32_t cs_d_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionBackwardFilterWorkspaceSize(CS_VIA_DLSYM, handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes); }
 static uint32_t cs_g_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionBackwardFilterWorkspaceSize(CS_VIA_PROCADDR, handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes); }
+#endif
 static uint32_t cs_v8_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes)
 {
     static void *_Atomic slot;
@@ -4176,6 +5058,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionForwardAlgorit
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionForwardAlgorithmMaxCount(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithmMaxCount), handle, count); }
+CS_HIDDEN uint32_t cs_d_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionForwardAlgorithmMaxCount(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithmMaxCount), handle, count); }
+CS_HIDDEN uint32_t cs_g_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count) { return cs_w_cudnnGetConvolutionForwardAlgorithmMaxCount(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithmMaxCount), handle, count); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionForwardAlgorithmMaxCount(uint8_t via, void * handle, void * count) { return cs_w_cudnnGetConvolutionForwardAlgorithmMaxCount(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithmMaxCount), handle, count); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionForwardAlgorithmMaxCount(uint8_t via, void * handle, void * count)
 {
@@ -4192,9 +5082,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionFo
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionForwardAlgorithmMaxCount(CS_VIA_LINKED, handle, count); }
+static uint32_t cs_l_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionForwardAlgorithmMaxCount(CS_VIA_LINKED, handle, count); }
 static uint32_t cs_d_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionForwardAlgorithmMaxCount(CS_VIA_DLSYM, handle, count); }
 static uint32_t cs_g_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionForwardAlgorithmMaxCount(CS_VIA_PROCADDR, handle, count); }
+#endif
 static uint32_t cs_v8_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count)
 {
     static void *_Atomic slot;
@@ -4217,6 +5108,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionForwardAlgorit
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionForwardAlgorithm_v7(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithm_v7), handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+CS_HIDDEN uint32_t cs_d_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionForwardAlgorithm_v7(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithm_v7), handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+CS_HIDDEN uint32_t cs_g_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionForwardAlgorithm_v7(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithm_v7), handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionForwardAlgorithm_v7(uint8_t via, void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_w_cudnnGetConvolutionForwardAlgorithm_v7(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithm_v7), handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionForwardAlgorithm_v7(uint8_t via, void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
@@ -4233,9 +5132,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionFo
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionForwardAlgorithm_v7(CS_VIA_LINKED, handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static uint32_t cs_l_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionForwardAlgorithm_v7(CS_VIA_LINKED, handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static uint32_t cs_d_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionForwardAlgorithm_v7(CS_VIA_DLSYM, handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 static uint32_t cs_g_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionForwardAlgorithm_v7(CS_VIA_PROCADDR, handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+#endif
 static uint32_t cs_v8_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     static void *_Atomic slot;
@@ -4258,6 +5158,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionForwardWorkspa
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionForwardWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardWorkspaceSize), handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes); }
+CS_HIDDEN uint32_t cs_d_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionForwardWorkspaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardWorkspaceSize), handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes); }
+CS_HIDDEN uint32_t cs_g_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionForwardWorkspaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardWorkspaceSize), handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionForwardWorkspaceSize(uint8_t via, void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes) { return cs_w_cudnnGetConvolutionForwardWorkspaceSize(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardWorkspaceSize), handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionForwardWorkspaceSize(uint8_t via, void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes)
 {
@@ -4274,9 +5182,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionFo
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionForwardWorkspaceSize(CS_VIA_LINKED, handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes); }
+static uint32_t cs_l_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionForwardWorkspaceSize(CS_VIA_LINKED, handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes); }
 static uint32_t cs_d_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionForwardWorkspaceSize(CS_VIA_DLSYM, handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes); }
 static uint32_t cs_g_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionForwardWorkspaceSize(CS_VIA_PROCADDR, handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes); }
+#endif
 static uint32_t cs_v8_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes)
 {
     static void *_Atomic slot;
@@ -4299,6 +5208,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionGroupCount(uin
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount) { return cs_w_cudnnGetConvolutionGroupCount(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionGroupCount), convDesc, groupCount); }
+CS_HIDDEN uint32_t cs_d_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount) { return cs_w_cudnnGetConvolutionGroupCount(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionGroupCount), convDesc, groupCount); }
+CS_HIDDEN uint32_t cs_g_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount) { return cs_w_cudnnGetConvolutionGroupCount(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionGroupCount), convDesc, groupCount); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionGroupCount(uint8_t via, void * convDesc, void * groupCount) { return cs_w_cudnnGetConvolutionGroupCount(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionGroupCount), convDesc, groupCount); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionGroupCount(uint8_t via, void * convDesc, void * groupCount)
 {
@@ -4315,9 +5232,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionGr
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount) { return cs_f_cudnnGetConvolutionGroupCount(CS_VIA_LINKED, convDesc, groupCount); }
+static uint32_t cs_l_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount) { return cs_f_cudnnGetConvolutionGroupCount(CS_VIA_LINKED, convDesc, groupCount); }
 static uint32_t cs_d_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount) { return cs_f_cudnnGetConvolutionGroupCount(CS_VIA_DLSYM, convDesc, groupCount); }
 static uint32_t cs_g_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount) { return cs_f_cudnnGetConvolutionGroupCount(CS_VIA_PROCADDR, convDesc, groupCount); }
+#endif
 static uint32_t cs_v8_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount)
 {
     static void *_Atomic slot;
@@ -4340,6 +5258,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionMathType(uint8
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetConvolutionMathType(void * convDesc, void * mathType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetConvolutionMathType(void * convDesc, void * mathType) { return cs_w_cudnnGetConvolutionMathType(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionMathType), convDesc, mathType); }
+CS_HIDDEN uint32_t cs_d_cudnnGetConvolutionMathType(void * convDesc, void * mathType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetConvolutionMathType(void * convDesc, void * mathType) { return cs_w_cudnnGetConvolutionMathType(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionMathType), convDesc, mathType); }
+CS_HIDDEN uint32_t cs_g_cudnnGetConvolutionMathType(void * convDesc, void * mathType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetConvolutionMathType(void * convDesc, void * mathType) { return cs_w_cudnnGetConvolutionMathType(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionMathType), convDesc, mathType); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionMathType(uint8_t via, void * convDesc, void * mathType) { return cs_w_cudnnGetConvolutionMathType(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionMathType), convDesc, mathType); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionMathType(uint8_t via, void * convDesc, void * mathType)
 {
@@ -4356,9 +5282,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionMa
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetConvolutionMathType(void * convDesc, void * mathType) { return cs_f_cudnnGetConvolutionMathType(CS_VIA_LINKED, convDesc, mathType); }
+static uint32_t cs_l_cudnnGetConvolutionMathType(void * convDesc, void * mathType) { return cs_f_cudnnGetConvolutionMathType(CS_VIA_LINKED, convDesc, mathType); }
 static uint32_t cs_d_cudnnGetConvolutionMathType(void * convDesc, void * mathType) { return cs_f_cudnnGetConvolutionMathType(CS_VIA_DLSYM, convDesc, mathType); }
 static uint32_t cs_g_cudnnGetConvolutionMathType(void * convDesc, void * mathType) { return cs_f_cudnnGetConvolutionMathType(CS_VIA_PROCADDR, convDesc, mathType); }
+#endif
 static uint32_t cs_v8_cudnnGetConvolutionMathType(void * convDesc, void * mathType)
 {
     static void *_Atomic slot;
@@ -4381,6 +5308,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionNdDescriptor(u
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType) { return cs_w_cudnnGetConvolutionNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdDescriptor), convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType); }
+CS_HIDDEN uint32_t cs_d_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType) { return cs_w_cudnnGetConvolutionNdDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdDescriptor), convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType); }
+CS_HIDDEN uint32_t cs_g_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType) { return cs_w_cudnnGetConvolutionNdDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdDescriptor), convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionNdDescriptor(uint8_t via, void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType) { return cs_w_cudnnGetConvolutionNdDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdDescriptor), convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionNdDescriptor(uint8_t via, void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType)
 {
@@ -4397,9 +5332,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionNd
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType) { return cs_f_cudnnGetConvolutionNdDescriptor(CS_VIA_LINKED, convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType); }
+static uint32_t cs_l_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType) { return cs_f_cudnnGetConvolutionNdDescriptor(CS_VIA_LINKED, convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType); }
 static uint32_t cs_d_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType) { return cs_f_cudnnGetConvolutionNdDescriptor(CS_VIA_DLSYM, convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType); }
 static uint32_t cs_g_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType) { return cs_f_cudnnGetConvolutionNdDescriptor(CS_VIA_PROCADDR, convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType); }
+#endif
 static uint32_t cs_v8_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType)
 {
     static void *_Atomic slot;
@@ -4422,6 +5358,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionNdForwardOutpu
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA) { return cs_w_cudnnGetConvolutionNdForwardOutputDim(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdForwardOutputDim), convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA); }
+CS_HIDDEN uint32_t cs_d_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA) { return cs_w_cudnnGetConvolutionNdForwardOutputDim(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdForwardOutputDim), convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA); }
+CS_HIDDEN uint32_t cs_g_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA) { return cs_w_cudnnGetConvolutionNdForwardOutputDim(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdForwardOutputDim), convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionNdForwardOutputDim(uint8_t via, void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA) { return cs_w_cudnnGetConvolutionNdForwardOutputDim(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdForwardOutputDim), convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionNdForwardOutputDim(uint8_t via, void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA)
 {
@@ -4438,9 +5382,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionNd
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA) { return cs_f_cudnnGetConvolutionNdForwardOutputDim(CS_VIA_LINKED, convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA); }
+static uint32_t cs_l_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA) { return cs_f_cudnnGetConvolutionNdForwardOutputDim(CS_VIA_LINKED, convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA); }
 static uint32_t cs_d_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA) { return cs_f_cudnnGetConvolutionNdForwardOutputDim(CS_VIA_DLSYM, convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA); }
 static uint32_t cs_g_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA) { return cs_f_cudnnGetConvolutionNdForwardOutputDim(CS_VIA_PROCADDR, convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA); }
+#endif
 static uint32_t cs_v8_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA)
 {
     static void *_Atomic slot;
@@ -4463,6 +5408,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetConvolutionReorderType(ui
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType) { return cs_w_cudnnGetConvolutionReorderType(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionReorderType), convDesc, reorderType); }
+CS_HIDDEN uint32_t cs_d_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType) { return cs_w_cudnnGetConvolutionReorderType(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionReorderType), convDesc, reorderType); }
+CS_HIDDEN uint32_t cs_g_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType) { return cs_w_cudnnGetConvolutionReorderType(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionReorderType), convDesc, reorderType); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetConvolutionReorderType(uint8_t via, void * convDesc, void * reorderType) { return cs_w_cudnnGetConvolutionReorderType(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionReorderType), convDesc, reorderType); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionReorderType(uint8_t via, void * convDesc, void * reorderType)
 {
@@ -4479,9 +5432,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionRe
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetConvolutionReorderType(void * convDesc, void * reorderType) { return cs_f_cudnnGetConvolutionReorderType(CS_VIA_LINKED, convDesc, reorderType); }
+static uint32_t cs_l_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType) { return cs_f_cudnnGetConvolutionReorderType(CS_VIA_LINKED, convDesc, reorderType); }
 static uint32_t cs_d_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType) { return cs_f_cudnnGetConvolutionReorderType(CS_VIA_DLSYM, convDesc, reorderType); }
 static uint32_t cs_g_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType) { return cs_f_cudnnGetConvolutionReorderType(CS_VIA_PROCADDR, convDesc, reorderType); }
+#endif
 static uint32_t cs_v8_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType)
 {
     static void *_Atomic slot;
@@ -4531,6 +5485,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetDropoutDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed) { return cs_w_cudnnGetDropoutDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetDropoutDescriptor), dropoutDesc, handle, dropout, states, seed); }
+CS_HIDDEN uint32_t cs_d_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed) { return cs_w_cudnnGetDropoutDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetDropoutDescriptor), dropoutDesc, handle, dropout, states, seed); }
+CS_HIDDEN uint32_t cs_g_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed) { return cs_w_cudnnGetDropoutDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetDropoutDescriptor), dropoutDesc, handle, dropout, states, seed); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetDropoutDescriptor(uint8_t via, void * dropoutDesc, void * handle, void * dropout, void * states, void * seed) { return cs_w_cudnnGetDropoutDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetDropoutDescriptor), dropoutDesc, handle, dropout, states, seed); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetDropoutDescriptor(uint8_t via, void * dropoutDesc, void * handle, void * dropout, void * states, void * seed)
 {
@@ -4547,9 +5509,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetDropoutDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed) { return cs_f_cudnnGetDropoutDescriptor(CS_VIA_LINKED, dropoutDesc, handle, dropout, states, seed); }
+static uint32_t cs_l_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed) { return cs_f_cudnnGetDropoutDescriptor(CS_VIA_LINKED, dropoutDesc, handle, dropout, states, seed); }
 static uint32_t cs_d_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed) { return cs_f_cudnnGetDropoutDescriptor(CS_VIA_DLSYM, dropoutDesc, handle, dropout, states, seed); }
 static uint32_t cs_g_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed) { return cs_f_cudnnGetDropoutDescriptor(CS_VIA_PROCADDR, dropoutDesc, handle, dropout, states, seed); }
+#endif
 static uint32_t cs_v8_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed)
 {
     static void *_Atomic slot;
@@ -4597,6 +5560,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetFilter4dDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w) { return cs_w_cudnnGetFilter4dDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilter4dDescriptor), filterDesc, dataType, format, k, c, h, w); }
+CS_HIDDEN uint32_t cs_d_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w) { return cs_w_cudnnGetFilter4dDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilter4dDescriptor), filterDesc, dataType, format, k, c, h, w); }
+CS_HIDDEN uint32_t cs_g_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w) { return cs_w_cudnnGetFilter4dDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilter4dDescriptor), filterDesc, dataType, format, k, c, h, w); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetFilter4dDescriptor(uint8_t via, void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w) { return cs_w_cudnnGetFilter4dDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilter4dDescriptor), filterDesc, dataType, format, k, c, h, w); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFilter4dDescriptor(uint8_t via, void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w)
 {
@@ -4613,9 +5584,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFilter4dDescr
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w) { return cs_f_cudnnGetFilter4dDescriptor(CS_VIA_LINKED, filterDesc, dataType, format, k, c, h, w); }
+static uint32_t cs_l_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w) { return cs_f_cudnnGetFilter4dDescriptor(CS_VIA_LINKED, filterDesc, dataType, format, k, c, h, w); }
 static uint32_t cs_d_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w) { return cs_f_cudnnGetFilter4dDescriptor(CS_VIA_DLSYM, filterDesc, dataType, format, k, c, h, w); }
 static uint32_t cs_g_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w) { return cs_f_cudnnGetFilter4dDescriptor(CS_VIA_PROCADDR, filterDesc, dataType, format, k, c, h, w); }
+#endif
 static uint32_t cs_v8_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w)
 {
     static void *_Atomic slot;
@@ -4638,6 +5610,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetFilterNdDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA) { return cs_w_cudnnGetFilterNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterNdDescriptor), filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA); }
+CS_HIDDEN uint32_t cs_d_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA) { return cs_w_cudnnGetFilterNdDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterNdDescriptor), filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA); }
+CS_HIDDEN uint32_t cs_g_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA) { return cs_w_cudnnGetFilterNdDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterNdDescriptor), filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetFilterNdDescriptor(uint8_t via, void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA) { return cs_w_cudnnGetFilterNdDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterNdDescriptor), filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFilterNdDescriptor(uint8_t via, void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA)
 {
@@ -4654,9 +5634,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFilterNdDescr
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA) { return cs_f_cudnnGetFilterNdDescriptor(CS_VIA_LINKED, filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA); }
+static uint32_t cs_l_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA) { return cs_f_cudnnGetFilterNdDescriptor(CS_VIA_LINKED, filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA); }
 static uint32_t cs_d_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA) { return cs_f_cudnnGetFilterNdDescriptor(CS_VIA_DLSYM, filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA); }
 static uint32_t cs_g_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA) { return cs_f_cudnnGetFilterNdDescriptor(CS_VIA_PROCADDR, filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA); }
+#endif
 static uint32_t cs_v8_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA)
 {
     static void *_Atomic slot;
@@ -4679,6 +5660,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetFilterSizeInBytes(uint8_t
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetFilterSizeInBytes(void * filterDesc, void * size);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetFilterSizeInBytes(void * filterDesc, void * size) { return cs_w_cudnnGetFilterSizeInBytes(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterSizeInBytes), filterDesc, size); }
+CS_HIDDEN uint32_t cs_d_cudnnGetFilterSizeInBytes(void * filterDesc, void * size);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetFilterSizeInBytes(void * filterDesc, void * size) { return cs_w_cudnnGetFilterSizeInBytes(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterSizeInBytes), filterDesc, size); }
+CS_HIDDEN uint32_t cs_g_cudnnGetFilterSizeInBytes(void * filterDesc, void * size);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetFilterSizeInBytes(void * filterDesc, void * size) { return cs_w_cudnnGetFilterSizeInBytes(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterSizeInBytes), filterDesc, size); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetFilterSizeInBytes(uint8_t via, void * filterDesc, void * size) { return cs_w_cudnnGetFilterSizeInBytes(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterSizeInBytes), filterDesc, size); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFilterSizeInBytes(uint8_t via, void * filterDesc, void * size)
 {
@@ -4695,9 +5684,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFilterSizeInB
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetFilterSizeInBytes(void * filterDesc, void * size) { return cs_f_cudnnGetFilterSizeInBytes(CS_VIA_LINKED, filterDesc, size); }
+static uint32_t cs_l_cudnnGetFilterSizeInBytes(void * filterDesc, void * size) { return cs_f_cudnnGetFilterSizeInBytes(CS_VIA_LINKED, filterDesc, size); }
 static uint32_t cs_d_cudnnGetFilterSizeInBytes(void * filterDesc, void * size) { return cs_f_cudnnGetFilterSizeInBytes(CS_VIA_DLSYM, filterDesc, size); }
 static uint32_t cs_g_cudnnGetFilterSizeInBytes(void * filterDesc, void * size) { return cs_f_cudnnGetFilterSizeInBytes(CS_VIA_PROCADDR, filterDesc, size); }
+#endif
 static uint32_t cs_v8_cudnnGetFilterSizeInBytes(void * filterDesc, void * size)
 {
     static void *_Atomic slot;
@@ -4720,6 +5710,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetFoldedConvBackwardDataDes
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc) { return cs_w_cudnnGetFoldedConvBackwardDataDescriptors(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFoldedConvBackwardDataDescriptors), handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc); }
+CS_HIDDEN uint32_t cs_d_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc) { return cs_w_cudnnGetFoldedConvBackwardDataDescriptors(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFoldedConvBackwardDataDescriptors), handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc); }
+CS_HIDDEN uint32_t cs_g_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc) { return cs_w_cudnnGetFoldedConvBackwardDataDescriptors(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFoldedConvBackwardDataDescriptors), handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetFoldedConvBackwardDataDescriptors(uint8_t via, void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc) { return cs_w_cudnnGetFoldedConvBackwardDataDescriptors(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFoldedConvBackwardDataDescriptors), handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFoldedConvBackwardDataDescriptors(uint8_t via, void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc)
 {
@@ -4736,9 +5734,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFoldedConvBac
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc) { return cs_f_cudnnGetFoldedConvBackwardDataDescriptors(CS_VIA_LINKED, handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc); }
+static uint32_t cs_l_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc) { return cs_f_cudnnGetFoldedConvBackwardDataDescriptors(CS_VIA_LINKED, handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc); }
 static uint32_t cs_d_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc) { return cs_f_cudnnGetFoldedConvBackwardDataDescriptors(CS_VIA_DLSYM, handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc); }
 static uint32_t cs_g_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc) { return cs_f_cudnnGetFoldedConvBackwardDataDescriptors(CS_VIA_PROCADDR, handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc); }
+#endif
 static uint32_t cs_v8_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc)
 {
     static void *_Atomic slot;
@@ -4761,6 +5760,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetFusedOpsConstParamPackAtt
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL) { return cs_w_cudnnGetFusedOpsConstParamPackAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsConstParamPackAttribute), constPack, paramLabel, param, isNULL); }
+CS_HIDDEN uint32_t cs_d_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL) { return cs_w_cudnnGetFusedOpsConstParamPackAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsConstParamPackAttribute), constPack, paramLabel, param, isNULL); }
+CS_HIDDEN uint32_t cs_g_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL) { return cs_w_cudnnGetFusedOpsConstParamPackAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsConstParamPackAttribute), constPack, paramLabel, param, isNULL); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetFusedOpsConstParamPackAttribute(uint8_t via, void * constPack, uint32_t paramLabel, void * param, void * isNULL) { return cs_w_cudnnGetFusedOpsConstParamPackAttribute(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsConstParamPackAttribute), constPack, paramLabel, param, isNULL); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFusedOpsConstParamPackAttribute(uint8_t via, void * constPack, uint32_t paramLabel, void * param, void * isNULL)
 {
@@ -4777,9 +5784,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFusedOpsConst
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL) { return cs_f_cudnnGetFusedOpsConstParamPackAttribute(CS_VIA_LINKED, constPack, paramLabel, param, isNULL); }
+static uint32_t cs_l_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL) { return cs_f_cudnnGetFusedOpsConstParamPackAttribute(CS_VIA_LINKED, constPack, paramLabel, param, isNULL); }
 static uint32_t cs_d_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL) { return cs_f_cudnnGetFusedOpsConstParamPackAttribute(CS_VIA_DLSYM, constPack, paramLabel, param, isNULL); }
 static uint32_t cs_g_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL) { return cs_f_cudnnGetFusedOpsConstParamPackAttribute(CS_VIA_PROCADDR, constPack, paramLabel, param, isNULL); }
+#endif
 static uint32_t cs_v8_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL)
 {
     static void *_Atomic slot;
@@ -4802,6 +5810,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetFusedOpsVariantParamPackA
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_w_cudnnGetFusedOpsVariantParamPackAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsVariantParamPackAttribute), varPack, paramLabel, ptr); }
+CS_HIDDEN uint32_t cs_d_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_w_cudnnGetFusedOpsVariantParamPackAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsVariantParamPackAttribute), varPack, paramLabel, ptr); }
+CS_HIDDEN uint32_t cs_g_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_w_cudnnGetFusedOpsVariantParamPackAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsVariantParamPackAttribute), varPack, paramLabel, ptr); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetFusedOpsVariantParamPackAttribute(uint8_t via, void * varPack, uint32_t paramLabel, void * ptr) { return cs_w_cudnnGetFusedOpsVariantParamPackAttribute(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsVariantParamPackAttribute), varPack, paramLabel, ptr); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFusedOpsVariantParamPackAttribute(uint8_t via, void * varPack, uint32_t paramLabel, void * ptr)
 {
@@ -4818,9 +5834,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFusedOpsVaria
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_f_cudnnGetFusedOpsVariantParamPackAttribute(CS_VIA_LINKED, varPack, paramLabel, ptr); }
+static uint32_t cs_l_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_f_cudnnGetFusedOpsVariantParamPackAttribute(CS_VIA_LINKED, varPack, paramLabel, ptr); }
 static uint32_t cs_d_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_f_cudnnGetFusedOpsVariantParamPackAttribute(CS_VIA_DLSYM, varPack, paramLabel, ptr); }
 static uint32_t cs_g_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_f_cudnnGetFusedOpsVariantParamPackAttribute(CS_VIA_PROCADDR, varPack, paramLabel, ptr); }
+#endif
 static uint32_t cs_v8_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr)
 {
     static void *_Atomic slot;
@@ -4843,6 +5860,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetLRNDescriptor(uint8_t via
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK) { return cs_w_cudnnGetLRNDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetLRNDescriptor), normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+CS_HIDDEN uint32_t cs_d_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK) { return cs_w_cudnnGetLRNDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetLRNDescriptor), normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+CS_HIDDEN uint32_t cs_g_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK) { return cs_w_cudnnGetLRNDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetLRNDescriptor), normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetLRNDescriptor(uint8_t via, void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK) { return cs_w_cudnnGetLRNDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetLRNDescriptor), normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetLRNDescriptor(uint8_t via, void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK)
 {
@@ -4859,9 +5884,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetLRNDescriptor
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK) { return cs_f_cudnnGetLRNDescriptor(CS_VIA_LINKED, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+static uint32_t cs_l_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK) { return cs_f_cudnnGetLRNDescriptor(CS_VIA_LINKED, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
 static uint32_t cs_d_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK) { return cs_f_cudnnGetLRNDescriptor(CS_VIA_DLSYM, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
 static uint32_t cs_g_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK) { return cs_f_cudnnGetLRNDescriptor(CS_VIA_PROCADDR, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+#endif
 static uint32_t cs_v8_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK)
 {
     static void *_Atomic slot;
@@ -4909,6 +5935,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetMultiHeadAttnBuffers(uint
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes) { return cs_w_cudnnGetMultiHeadAttnBuffers(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnBuffers), handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes); }
+CS_HIDDEN uint32_t cs_d_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes) { return cs_w_cudnnGetMultiHeadAttnBuffers(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnBuffers), handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes); }
+CS_HIDDEN uint32_t cs_g_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes) { return cs_w_cudnnGetMultiHeadAttnBuffers(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnBuffers), handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetMultiHeadAttnBuffers(uint8_t via, void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes) { return cs_w_cudnnGetMultiHeadAttnBuffers(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnBuffers), handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetMultiHeadAttnBuffers(uint8_t via, void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes)
 {
@@ -4925,9 +5959,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetMultiHeadAttn
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes) { return cs_f_cudnnGetMultiHeadAttnBuffers(CS_VIA_LINKED, handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes); }
+static uint32_t cs_l_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes) { return cs_f_cudnnGetMultiHeadAttnBuffers(CS_VIA_LINKED, handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes); }
 static uint32_t cs_d_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes) { return cs_f_cudnnGetMultiHeadAttnBuffers(CS_VIA_DLSYM, handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes); }
 static uint32_t cs_g_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes) { return cs_f_cudnnGetMultiHeadAttnBuffers(CS_VIA_PROCADDR, handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes); }
+#endif
 static uint32_t cs_v8_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes)
 {
     static void *_Atomic slot;
@@ -4950,6 +5985,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetMultiHeadAttnWeights(uint
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr) { return cs_w_cudnnGetMultiHeadAttnWeights(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnWeights), handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr); }
+CS_HIDDEN uint32_t cs_d_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr) { return cs_w_cudnnGetMultiHeadAttnWeights(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnWeights), handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr); }
+CS_HIDDEN uint32_t cs_g_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr) { return cs_w_cudnnGetMultiHeadAttnWeights(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnWeights), handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetMultiHeadAttnWeights(uint8_t via, void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr) { return cs_w_cudnnGetMultiHeadAttnWeights(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnWeights), handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetMultiHeadAttnWeights(uint8_t via, void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr)
 {
@@ -4966,9 +6009,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetMultiHeadAttn
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr) { return cs_f_cudnnGetMultiHeadAttnWeights(CS_VIA_LINKED, handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr); }
+static uint32_t cs_l_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr) { return cs_f_cudnnGetMultiHeadAttnWeights(CS_VIA_LINKED, handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr); }
 static uint32_t cs_d_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr) { return cs_f_cudnnGetMultiHeadAttnWeights(CS_VIA_DLSYM, handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr); }
 static uint32_t cs_g_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr) { return cs_f_cudnnGetMultiHeadAttnWeights(CS_VIA_PROCADDR, handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr); }
+#endif
 static uint32_t cs_v8_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr)
 {
     static void *_Atomic slot;
@@ -4991,6 +6035,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetNormalizationBackwardWork
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationBackwardWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationBackwardWorkspaceSize), handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+CS_HIDDEN uint32_t cs_d_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationBackwardWorkspaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationBackwardWorkspaceSize), handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+CS_HIDDEN uint32_t cs_g_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationBackwardWorkspaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationBackwardWorkspaceSize), handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetNormalizationBackwardWorkspaceSize(uint8_t via, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationBackwardWorkspaceSize(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationBackwardWorkspaceSize), handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetNormalizationBackwardWorkspaceSize(uint8_t via, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt)
 {
@@ -5007,9 +6059,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetNormalization
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationBackwardWorkspaceSize(CS_VIA_LINKED, handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+static uint32_t cs_l_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationBackwardWorkspaceSize(CS_VIA_LINKED, handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
 static uint32_t cs_d_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationBackwardWorkspaceSize(CS_VIA_DLSYM, handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
 static uint32_t cs_g_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationBackwardWorkspaceSize(CS_VIA_PROCADDR, handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+#endif
 static uint32_t cs_v8_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt)
 {
     static void *_Atomic slot;
@@ -5032,6 +6085,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetNormalizationForwardTrain
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationForwardTrainingWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationForwardTrainingWorkspaceSize), handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+CS_HIDDEN uint32_t cs_d_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationForwardTrainingWorkspaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationForwardTrainingWorkspaceSize), handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+CS_HIDDEN uint32_t cs_g_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationForwardTrainingWorkspaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationForwardTrainingWorkspaceSize), handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetNormalizationForwardTrainingWorkspaceSize(uint8_t via, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationForwardTrainingWorkspaceSize(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationForwardTrainingWorkspaceSize), handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetNormalizationForwardTrainingWorkspaceSize(uint8_t via, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt)
 {
@@ -5048,9 +6109,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetNormalization
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationForwardTrainingWorkspaceSize(CS_VIA_LINKED, handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+static uint32_t cs_l_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationForwardTrainingWorkspaceSize(CS_VIA_LINKED, handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
 static uint32_t cs_d_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationForwardTrainingWorkspaceSize(CS_VIA_DLSYM, handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
 static uint32_t cs_g_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationForwardTrainingWorkspaceSize(CS_VIA_PROCADDR, handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+#endif
 static uint32_t cs_v8_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt)
 {
     static void *_Atomic slot;
@@ -5073,6 +6135,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetNormalizationTrainingRese
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationTrainingReserveSpaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationTrainingReserveSpaceSize), handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt); }
+CS_HIDDEN uint32_t cs_d_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationTrainingReserveSpaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationTrainingReserveSpaceSize), handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt); }
+CS_HIDDEN uint32_t cs_g_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationTrainingReserveSpaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationTrainingReserveSpaceSize), handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetNormalizationTrainingReserveSpaceSize(uint8_t via, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt) { return cs_w_cudnnGetNormalizationTrainingReserveSpaceSize(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationTrainingReserveSpaceSize), handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetNormalizationTrainingReserveSpaceSize(uint8_t via, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt)
 {
@@ -5089,9 +6159,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetNormalization
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationTrainingReserveSpaceSize(CS_VIA_LINKED, handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt); }
+static uint32_t cs_l_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationTrainingReserveSpaceSize(CS_VIA_LINKED, handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt); }
 static uint32_t cs_d_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationTrainingReserveSpaceSize(CS_VIA_DLSYM, handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt); }
 static uint32_t cs_g_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationTrainingReserveSpaceSize(CS_VIA_PROCADDR, handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt); }
+#endif
 static uint32_t cs_v8_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt)
 {
     static void *_Atomic slot;
@@ -5114,6 +6185,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetOpTensorDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt) { return cs_w_cudnnGetOpTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetOpTensorDescriptor), opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+CS_HIDDEN uint32_t cs_d_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt) { return cs_w_cudnnGetOpTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetOpTensorDescriptor), opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+CS_HIDDEN uint32_t cs_g_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt) { return cs_w_cudnnGetOpTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetOpTensorDescriptor), opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetOpTensorDescriptor(uint8_t via, void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt) { return cs_w_cudnnGetOpTensorDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetOpTensorDescriptor), opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetOpTensorDescriptor(uint8_t via, void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt)
 {
@@ -5130,9 +6209,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetOpTensorDescr
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt) { return cs_f_cudnnGetOpTensorDescriptor(CS_VIA_LINKED, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+static uint32_t cs_l_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt) { return cs_f_cudnnGetOpTensorDescriptor(CS_VIA_LINKED, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
 static uint32_t cs_d_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt) { return cs_f_cudnnGetOpTensorDescriptor(CS_VIA_DLSYM, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
 static uint32_t cs_g_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt) { return cs_f_cudnnGetOpTensorDescriptor(CS_VIA_PROCADDR, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+#endif
 static uint32_t cs_v8_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt)
 {
     static void *_Atomic slot;
@@ -5155,6 +6235,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetPooling2dDescriptor(uint8
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride) { return cs_w_cudnnGetPooling2dDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dDescriptor), poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+CS_HIDDEN uint32_t cs_d_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride) { return cs_w_cudnnGetPooling2dDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dDescriptor), poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+CS_HIDDEN uint32_t cs_g_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride) { return cs_w_cudnnGetPooling2dDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dDescriptor), poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetPooling2dDescriptor(uint8_t via, void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride) { return cs_w_cudnnGetPooling2dDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dDescriptor), poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetPooling2dDescriptor(uint8_t via, void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride)
 {
@@ -5171,9 +6259,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetPooling2dDesc
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride) { return cs_f_cudnnGetPooling2dDescriptor(CS_VIA_LINKED, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+static uint32_t cs_l_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride) { return cs_f_cudnnGetPooling2dDescriptor(CS_VIA_LINKED, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
 static uint32_t cs_d_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride) { return cs_f_cudnnGetPooling2dDescriptor(CS_VIA_DLSYM, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
 static uint32_t cs_g_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride) { return cs_f_cudnnGetPooling2dDescriptor(CS_VIA_PROCADDR, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+#endif
 static uint32_t cs_v8_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride)
 {
     static void *_Atomic slot;
@@ -5196,6 +6285,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetPooling2dForwardOutputDim
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w) { return cs_w_cudnnGetPooling2dForwardOutputDim(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dForwardOutputDim), poolingDesc, inputTensorDesc, n, c, h, w); }
+CS_HIDDEN uint32_t cs_d_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w) { return cs_w_cudnnGetPooling2dForwardOutputDim(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dForwardOutputDim), poolingDesc, inputTensorDesc, n, c, h, w); }
+CS_HIDDEN uint32_t cs_g_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w) { return cs_w_cudnnGetPooling2dForwardOutputDim(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dForwardOutputDim), poolingDesc, inputTensorDesc, n, c, h, w); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetPooling2dForwardOutputDim(uint8_t via, void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w) { return cs_w_cudnnGetPooling2dForwardOutputDim(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dForwardOutputDim), poolingDesc, inputTensorDesc, n, c, h, w); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetPooling2dForwardOutputDim(uint8_t via, void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w)
 {
@@ -5212,9 +6309,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetPooling2dForw
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w) { return cs_f_cudnnGetPooling2dForwardOutputDim(CS_VIA_LINKED, poolingDesc, inputTensorDesc, n, c, h, w); }
+static uint32_t cs_l_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w) { return cs_f_cudnnGetPooling2dForwardOutputDim(CS_VIA_LINKED, poolingDesc, inputTensorDesc, n, c, h, w); }
 static uint32_t cs_d_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w) { return cs_f_cudnnGetPooling2dForwardOutputDim(CS_VIA_DLSYM, poolingDesc, inputTensorDesc, n, c, h, w); }
 static uint32_t cs_g_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w) { return cs_f_cudnnGetPooling2dForwardOutputDim(CS_VIA_PROCADDR, poolingDesc, inputTensorDesc, n, c, h, w); }
+#endif
 static uint32_t cs_v8_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w)
 {
     static void *_Atomic slot;
@@ -5237,6 +6335,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetPoolingNdDescriptor(uint8
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_w_cudnnGetPoolingNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdDescriptor), poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+CS_HIDDEN uint32_t cs_d_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_w_cudnnGetPoolingNdDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdDescriptor), poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+CS_HIDDEN uint32_t cs_g_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_w_cudnnGetPoolingNdDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdDescriptor), poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetPoolingNdDescriptor(uint8_t via, void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_w_cudnnGetPoolingNdDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdDescriptor), poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetPoolingNdDescriptor(uint8_t via, void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA)
 {
@@ -5253,9 +6359,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetPoolingNdDesc
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_f_cudnnGetPoolingNdDescriptor(CS_VIA_LINKED, poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+static uint32_t cs_l_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_f_cudnnGetPoolingNdDescriptor(CS_VIA_LINKED, poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
 static uint32_t cs_d_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_f_cudnnGetPoolingNdDescriptor(CS_VIA_DLSYM, poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
 static uint32_t cs_g_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_f_cudnnGetPoolingNdDescriptor(CS_VIA_PROCADDR, poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+#endif
 static uint32_t cs_v8_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA)
 {
     static void *_Atomic slot;
@@ -5278,6 +6385,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetPoolingNdForwardOutputDim
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA) { return cs_w_cudnnGetPoolingNdForwardOutputDim(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdForwardOutputDim), poolingDesc, inputTensorDesc, nbDims, outputTensorDimA); }
+CS_HIDDEN uint32_t cs_d_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA) { return cs_w_cudnnGetPoolingNdForwardOutputDim(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdForwardOutputDim), poolingDesc, inputTensorDesc, nbDims, outputTensorDimA); }
+CS_HIDDEN uint32_t cs_g_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA) { return cs_w_cudnnGetPoolingNdForwardOutputDim(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdForwardOutputDim), poolingDesc, inputTensorDesc, nbDims, outputTensorDimA); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetPoolingNdForwardOutputDim(uint8_t via, void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA) { return cs_w_cudnnGetPoolingNdForwardOutputDim(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdForwardOutputDim), poolingDesc, inputTensorDesc, nbDims, outputTensorDimA); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetPoolingNdForwardOutputDim(uint8_t via, void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA)
 {
@@ -5294,9 +6409,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetPoolingNdForw
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA) { return cs_f_cudnnGetPoolingNdForwardOutputDim(CS_VIA_LINKED, poolingDesc, inputTensorDesc, nbDims, outputTensorDimA); }
+static uint32_t cs_l_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA) { return cs_f_cudnnGetPoolingNdForwardOutputDim(CS_VIA_LINKED, poolingDesc, inputTensorDesc, nbDims, outputTensorDimA); }
 static uint32_t cs_d_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA) { return cs_f_cudnnGetPoolingNdForwardOutputDim(CS_VIA_DLSYM, poolingDesc, inputTensorDesc, nbDims, outputTensorDimA); }
 static uint32_t cs_g_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA) { return cs_f_cudnnGetPoolingNdForwardOutputDim(CS_VIA_PROCADDR, poolingDesc, inputTensorDesc, nbDims, outputTensorDimA); }
+#endif
 static uint32_t cs_v8_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA)
 {
     static void *_Atomic slot;
@@ -5319,6 +6435,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetProperty(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetProperty(uint32_t type, void * value);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetProperty(uint32_t type, void * value) { return cs_w_cudnnGetProperty(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetProperty), type, value); }
+CS_HIDDEN uint32_t cs_d_cudnnGetProperty(uint32_t type, void * value);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetProperty(uint32_t type, void * value) { return cs_w_cudnnGetProperty(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetProperty), type, value); }
+CS_HIDDEN uint32_t cs_g_cudnnGetProperty(uint32_t type, void * value);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetProperty(uint32_t type, void * value) { return cs_w_cudnnGetProperty(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetProperty), type, value); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetProperty(uint8_t via, uint32_t type, void * value) { return cs_w_cudnnGetProperty(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetProperty), type, value); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetProperty(uint8_t via, uint32_t type, void * value)
 {
@@ -5335,9 +6459,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetProperty(uint
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetProperty(uint32_t type, void * value) { return cs_f_cudnnGetProperty(CS_VIA_LINKED, type, value); }
+static uint32_t cs_l_cudnnGetProperty(uint32_t type, void * value) { return cs_f_cudnnGetProperty(CS_VIA_LINKED, type, value); }
 static uint32_t cs_d_cudnnGetProperty(uint32_t type, void * value) { return cs_f_cudnnGetProperty(CS_VIA_DLSYM, type, value); }
 static uint32_t cs_g_cudnnGetProperty(uint32_t type, void * value) { return cs_f_cudnnGetProperty(CS_VIA_PROCADDR, type, value); }
+#endif
 static uint32_t cs_v8_cudnnGetProperty(uint32_t type, void * value)
 {
     static void *_Atomic slot;
@@ -5360,6 +6485,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetRNNDataDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnGetRNNDataDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDataDescriptor), rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill); }
+CS_HIDDEN uint32_t cs_d_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnGetRNNDataDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDataDescriptor), rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill); }
+CS_HIDDEN uint32_t cs_g_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnGetRNNDataDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDataDescriptor), rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetRNNDataDescriptor(uint8_t via, void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnGetRNNDataDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDataDescriptor), rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetRNNDataDescriptor(uint8_t via, void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill)
 {
@@ -5376,9 +6509,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetRNNDataDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnGetRNNDataDescriptor(CS_VIA_LINKED, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill); }
+static uint32_t cs_l_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnGetRNNDataDescriptor(CS_VIA_LINKED, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill); }
 static uint32_t cs_d_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnGetRNNDataDescriptor(CS_VIA_DLSYM, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill); }
 static uint32_t cs_g_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnGetRNNDataDescriptor(CS_VIA_PROCADDR, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill); }
+#endif
 static uint32_t cs_v8_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill)
 {
     static void *_Atomic slot;
@@ -5401,6 +6535,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetRNNDescriptor_v8(uint8_t 
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags) { return cs_w_cudnnGetRNNDescriptor_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDescriptor_v8), rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+CS_HIDDEN uint32_t cs_d_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags) { return cs_w_cudnnGetRNNDescriptor_v8(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDescriptor_v8), rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+CS_HIDDEN uint32_t cs_g_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags) { return cs_w_cudnnGetRNNDescriptor_v8(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDescriptor_v8), rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetRNNDescriptor_v8(uint8_t via, void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags) { return cs_w_cudnnGetRNNDescriptor_v8(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDescriptor_v8), rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetRNNDescriptor_v8(uint8_t via, void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags)
 {
@@ -5417,9 +6559,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetRNNDescriptor
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags) { return cs_f_cudnnGetRNNDescriptor_v8(CS_VIA_LINKED, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+static uint32_t cs_l_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags) { return cs_f_cudnnGetRNNDescriptor_v8(CS_VIA_LINKED, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
 static uint32_t cs_d_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags) { return cs_f_cudnnGetRNNDescriptor_v8(CS_VIA_DLSYM, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
 static uint32_t cs_g_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags) { return cs_f_cudnnGetRNNDescriptor_v8(CS_VIA_PROCADDR, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+#endif
 static uint32_t cs_v8_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags)
 {
     static void *_Atomic slot;
@@ -5442,6 +6585,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetRNNTempSpaceSizes(uint8_t
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize) { return cs_w_cudnnGetRNNTempSpaceSizes(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNTempSpaceSizes), handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize); }
+CS_HIDDEN uint32_t cs_d_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize) { return cs_w_cudnnGetRNNTempSpaceSizes(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNTempSpaceSizes), handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize); }
+CS_HIDDEN uint32_t cs_g_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize) { return cs_w_cudnnGetRNNTempSpaceSizes(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNTempSpaceSizes), handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetRNNTempSpaceSizes(uint8_t via, void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize) { return cs_w_cudnnGetRNNTempSpaceSizes(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNTempSpaceSizes), handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetRNNTempSpaceSizes(uint8_t via, void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize)
 {
@@ -5458,9 +6609,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetRNNTempSpaceS
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize) { return cs_f_cudnnGetRNNTempSpaceSizes(CS_VIA_LINKED, handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize); }
+static uint32_t cs_l_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize) { return cs_f_cudnnGetRNNTempSpaceSizes(CS_VIA_LINKED, handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize); }
 static uint32_t cs_d_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize) { return cs_f_cudnnGetRNNTempSpaceSizes(CS_VIA_DLSYM, handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize); }
 static uint32_t cs_g_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize) { return cs_f_cudnnGetRNNTempSpaceSizes(CS_VIA_PROCADDR, handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize); }
+#endif
 static uint32_t cs_v8_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize)
 {
     static void *_Atomic slot;
@@ -5483,6 +6635,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetRNNWeightParams(uint8_t v
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr) { return cs_w_cudnnGetRNNWeightParams(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightParams), handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr); }
+CS_HIDDEN uint32_t cs_d_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr) { return cs_w_cudnnGetRNNWeightParams(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightParams), handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr); }
+CS_HIDDEN uint32_t cs_g_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr) { return cs_w_cudnnGetRNNWeightParams(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightParams), handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetRNNWeightParams(uint8_t via, void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr) { return cs_w_cudnnGetRNNWeightParams(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightParams), handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetRNNWeightParams(uint8_t via, void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr)
 {
@@ -5499,9 +6659,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetRNNWeightPara
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr) { return cs_f_cudnnGetRNNWeightParams(CS_VIA_LINKED, handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr); }
+static uint32_t cs_l_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr) { return cs_f_cudnnGetRNNWeightParams(CS_VIA_LINKED, handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr); }
 static uint32_t cs_d_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr) { return cs_f_cudnnGetRNNWeightParams(CS_VIA_DLSYM, handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr); }
 static uint32_t cs_g_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr) { return cs_f_cudnnGetRNNWeightParams(CS_VIA_PROCADDR, handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr); }
+#endif
 static uint32_t cs_v8_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr)
 {
     static void *_Atomic slot;
@@ -5524,6 +6685,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetRNNWeightSpaceSize(uint8_
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize) { return cs_w_cudnnGetRNNWeightSpaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightSpaceSize), handle, rnnDesc, weightSpaceSize); }
+CS_HIDDEN uint32_t cs_d_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize) { return cs_w_cudnnGetRNNWeightSpaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightSpaceSize), handle, rnnDesc, weightSpaceSize); }
+CS_HIDDEN uint32_t cs_g_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize) { return cs_w_cudnnGetRNNWeightSpaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightSpaceSize), handle, rnnDesc, weightSpaceSize); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetRNNWeightSpaceSize(uint8_t via, void * handle, void * rnnDesc, void * weightSpaceSize) { return cs_w_cudnnGetRNNWeightSpaceSize(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightSpaceSize), handle, rnnDesc, weightSpaceSize); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetRNNWeightSpaceSize(uint8_t via, void * handle, void * rnnDesc, void * weightSpaceSize)
 {
@@ -5540,9 +6709,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetRNNWeightSpac
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize) { return cs_f_cudnnGetRNNWeightSpaceSize(CS_VIA_LINKED, handle, rnnDesc, weightSpaceSize); }
+static uint32_t cs_l_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize) { return cs_f_cudnnGetRNNWeightSpaceSize(CS_VIA_LINKED, handle, rnnDesc, weightSpaceSize); }
 static uint32_t cs_d_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize) { return cs_f_cudnnGetRNNWeightSpaceSize(CS_VIA_DLSYM, handle, rnnDesc, weightSpaceSize); }
 static uint32_t cs_g_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize) { return cs_f_cudnnGetRNNWeightSpaceSize(CS_VIA_PROCADDR, handle, rnnDesc, weightSpaceSize); }
+#endif
 static uint32_t cs_v8_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize)
 {
     static void *_Atomic slot;
@@ -5565,6 +6735,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetReduceTensorDescriptor(ui
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType) { return cs_w_cudnnGetReduceTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReduceTensorDescriptor), reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+CS_HIDDEN uint32_t cs_d_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType) { return cs_w_cudnnGetReduceTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReduceTensorDescriptor), reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+CS_HIDDEN uint32_t cs_g_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType) { return cs_w_cudnnGetReduceTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReduceTensorDescriptor), reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetReduceTensorDescriptor(uint8_t via, void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType) { return cs_w_cudnnGetReduceTensorDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReduceTensorDescriptor), reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetReduceTensorDescriptor(uint8_t via, void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType)
 {
@@ -5581,9 +6759,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetReduceTensorD
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType) { return cs_f_cudnnGetReduceTensorDescriptor(CS_VIA_LINKED, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+static uint32_t cs_l_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType) { return cs_f_cudnnGetReduceTensorDescriptor(CS_VIA_LINKED, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
 static uint32_t cs_d_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType) { return cs_f_cudnnGetReduceTensorDescriptor(CS_VIA_DLSYM, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
 static uint32_t cs_g_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType) { return cs_f_cudnnGetReduceTensorDescriptor(CS_VIA_PROCADDR, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+#endif
 static uint32_t cs_v8_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType)
 {
     static void *_Atomic slot;
@@ -5606,6 +6785,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetReductionIndicesSize(uint
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_w_cudnnGetReductionIndicesSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionIndicesSize), handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+CS_HIDDEN uint32_t cs_d_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_w_cudnnGetReductionIndicesSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionIndicesSize), handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+CS_HIDDEN uint32_t cs_g_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_w_cudnnGetReductionIndicesSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionIndicesSize), handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetReductionIndicesSize(uint8_t via, void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_w_cudnnGetReductionIndicesSize(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionIndicesSize), handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetReductionIndicesSize(uint8_t via, void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes)
 {
@@ -5622,9 +6809,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetReductionIndi
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_f_cudnnGetReductionIndicesSize(CS_VIA_LINKED, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+static uint32_t cs_l_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_f_cudnnGetReductionIndicesSize(CS_VIA_LINKED, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
 static uint32_t cs_d_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_f_cudnnGetReductionIndicesSize(CS_VIA_DLSYM, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
 static uint32_t cs_g_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_f_cudnnGetReductionIndicesSize(CS_VIA_PROCADDR, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+#endif
 static uint32_t cs_v8_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes)
 {
     static void *_Atomic slot;
@@ -5647,6 +6835,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetReductionWorkspaceSize(ui
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_w_cudnnGetReductionWorkspaceSize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionWorkspaceSize), handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+CS_HIDDEN uint32_t cs_d_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_w_cudnnGetReductionWorkspaceSize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionWorkspaceSize), handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+CS_HIDDEN uint32_t cs_g_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_w_cudnnGetReductionWorkspaceSize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionWorkspaceSize), handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetReductionWorkspaceSize(uint8_t via, void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_w_cudnnGetReductionWorkspaceSize(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionWorkspaceSize), handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetReductionWorkspaceSize(uint8_t via, void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes)
 {
@@ -5663,9 +6859,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetReductionWork
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_f_cudnnGetReductionWorkspaceSize(CS_VIA_LINKED, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+static uint32_t cs_l_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_f_cudnnGetReductionWorkspaceSize(CS_VIA_LINKED, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
 static uint32_t cs_d_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_f_cudnnGetReductionWorkspaceSize(CS_VIA_DLSYM, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
 static uint32_t cs_g_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_f_cudnnGetReductionWorkspaceSize(CS_VIA_PROCADDR, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+#endif
 static uint32_t cs_v8_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes)
 {
     static void *_Atomic slot;
@@ -5688,6 +6885,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetSeqDataDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnGetSeqDataDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetSeqDataDescriptor), seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill); }
+CS_HIDDEN uint32_t cs_d_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnGetSeqDataDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetSeqDataDescriptor), seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill); }
+CS_HIDDEN uint32_t cs_g_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnGetSeqDataDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetSeqDataDescriptor), seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetSeqDataDescriptor(uint8_t via, void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnGetSeqDataDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetSeqDataDescriptor), seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetSeqDataDescriptor(uint8_t via, void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill)
 {
@@ -5704,9 +6909,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetSeqDataDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnGetSeqDataDescriptor(CS_VIA_LINKED, seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill); }
+static uint32_t cs_l_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnGetSeqDataDescriptor(CS_VIA_LINKED, seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill); }
 static uint32_t cs_d_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnGetSeqDataDescriptor(CS_VIA_DLSYM, seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill); }
 static uint32_t cs_g_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnGetSeqDataDescriptor(CS_VIA_PROCADDR, seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill); }
+#endif
 static uint32_t cs_v8_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill)
 {
     static void *_Atomic slot;
@@ -5729,6 +6935,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetStream(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetStream(void * handle, void * streamId);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetStream(void * handle, void * streamId) { return cs_w_cudnnGetStream(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetStream), handle, streamId); }
+CS_HIDDEN uint32_t cs_d_cudnnGetStream(void * handle, void * streamId);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetStream(void * handle, void * streamId) { return cs_w_cudnnGetStream(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetStream), handle, streamId); }
+CS_HIDDEN uint32_t cs_g_cudnnGetStream(void * handle, void * streamId);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetStream(void * handle, void * streamId) { return cs_w_cudnnGetStream(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetStream), handle, streamId); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetStream(uint8_t via, void * handle, void * streamId) { return cs_w_cudnnGetStream(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetStream), handle, streamId); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetStream(uint8_t via, void * handle, void * streamId)
 {
@@ -5745,9 +6959,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetStream(uint8_
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetStream(void * handle, void * streamId) { return cs_f_cudnnGetStream(CS_VIA_LINKED, handle, streamId); }
+static uint32_t cs_l_cudnnGetStream(void * handle, void * streamId) { return cs_f_cudnnGetStream(CS_VIA_LINKED, handle, streamId); }
 static uint32_t cs_d_cudnnGetStream(void * handle, void * streamId) { return cs_f_cudnnGetStream(CS_VIA_DLSYM, handle, streamId); }
 static uint32_t cs_g_cudnnGetStream(void * handle, void * streamId) { return cs_f_cudnnGetStream(CS_VIA_PROCADDR, handle, streamId); }
+#endif
 static uint32_t cs_v8_cudnnGetStream(void * handle, void * streamId)
 {
     static void *_Atomic slot;
@@ -5770,6 +6985,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetTensor4dDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride) { return cs_w_cudnnGetTensor4dDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensor4dDescriptor), tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+CS_HIDDEN uint32_t cs_d_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride) { return cs_w_cudnnGetTensor4dDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensor4dDescriptor), tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+CS_HIDDEN uint32_t cs_g_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride) { return cs_w_cudnnGetTensor4dDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensor4dDescriptor), tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetTensor4dDescriptor(uint8_t via, void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride) { return cs_w_cudnnGetTensor4dDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensor4dDescriptor), tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetTensor4dDescriptor(uint8_t via, void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride)
 {
@@ -5786,9 +7009,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetTensor4dDescr
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride) { return cs_f_cudnnGetTensor4dDescriptor(CS_VIA_LINKED, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+static uint32_t cs_l_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride) { return cs_f_cudnnGetTensor4dDescriptor(CS_VIA_LINKED, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
 static uint32_t cs_d_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride) { return cs_f_cudnnGetTensor4dDescriptor(CS_VIA_DLSYM, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
 static uint32_t cs_g_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride) { return cs_f_cudnnGetTensor4dDescriptor(CS_VIA_PROCADDR, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+#endif
 static uint32_t cs_v8_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride)
 {
     static void *_Atomic slot;
@@ -5811,6 +7035,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetTensorNdDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA) { return cs_w_cudnnGetTensorNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorNdDescriptor), tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA); }
+CS_HIDDEN uint32_t cs_d_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA) { return cs_w_cudnnGetTensorNdDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorNdDescriptor), tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA); }
+CS_HIDDEN uint32_t cs_g_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA) { return cs_w_cudnnGetTensorNdDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorNdDescriptor), tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetTensorNdDescriptor(uint8_t via, void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA) { return cs_w_cudnnGetTensorNdDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorNdDescriptor), tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetTensorNdDescriptor(uint8_t via, void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA)
 {
@@ -5827,9 +7059,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetTensorNdDescr
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA) { return cs_f_cudnnGetTensorNdDescriptor(CS_VIA_LINKED, tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA); }
+static uint32_t cs_l_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA) { return cs_f_cudnnGetTensorNdDescriptor(CS_VIA_LINKED, tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA); }
 static uint32_t cs_d_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA) { return cs_f_cudnnGetTensorNdDescriptor(CS_VIA_DLSYM, tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA); }
 static uint32_t cs_g_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA) { return cs_f_cudnnGetTensorNdDescriptor(CS_VIA_PROCADDR, tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA); }
+#endif
 static uint32_t cs_v8_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA)
 {
     static void *_Atomic slot;
@@ -5852,6 +7085,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetTensorSizeInBytes(uint8_t
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size) { return cs_w_cudnnGetTensorSizeInBytes(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorSizeInBytes), tensorDesc, size); }
+CS_HIDDEN uint32_t cs_d_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size) { return cs_w_cudnnGetTensorSizeInBytes(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorSizeInBytes), tensorDesc, size); }
+CS_HIDDEN uint32_t cs_g_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size) { return cs_w_cudnnGetTensorSizeInBytes(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorSizeInBytes), tensorDesc, size); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetTensorSizeInBytes(uint8_t via, void * tensorDesc, void * size) { return cs_w_cudnnGetTensorSizeInBytes(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorSizeInBytes), tensorDesc, size); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetTensorSizeInBytes(uint8_t via, void * tensorDesc, void * size)
 {
@@ -5868,9 +7109,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetTensorSizeInB
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetTensorSizeInBytes(void * tensorDesc, void * size) { return cs_f_cudnnGetTensorSizeInBytes(CS_VIA_LINKED, tensorDesc, size); }
+static uint32_t cs_l_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size) { return cs_f_cudnnGetTensorSizeInBytes(CS_VIA_LINKED, tensorDesc, size); }
 static uint32_t cs_d_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size) { return cs_f_cudnnGetTensorSizeInBytes(CS_VIA_DLSYM, tensorDesc, size); }
 static uint32_t cs_g_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size) { return cs_f_cudnnGetTensorSizeInBytes(CS_VIA_PROCADDR, tensorDesc, size); }
+#endif
 static uint32_t cs_v8_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size)
 {
     static void *_Atomic slot;
@@ -5893,6 +7135,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGetTensorTransformDescriptor
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction) { return cs_w_cudnnGetTensorTransformDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorTransformDescriptor), transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction); }
+CS_HIDDEN uint32_t cs_d_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction) { return cs_w_cudnnGetTensorTransformDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorTransformDescriptor), transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction); }
+CS_HIDDEN uint32_t cs_g_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction) { return cs_w_cudnnGetTensorTransformDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorTransformDescriptor), transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGetTensorTransformDescriptor(uint8_t via, void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction) { return cs_w_cudnnGetTensorTransformDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorTransformDescriptor), transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetTensorTransformDescriptor(uint8_t via, void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction)
 {
@@ -5909,9 +7159,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetTensorTransfo
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction) { return cs_f_cudnnGetTensorTransformDescriptor(CS_VIA_LINKED, transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction); }
+static uint32_t cs_l_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction) { return cs_f_cudnnGetTensorTransformDescriptor(CS_VIA_LINKED, transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction); }
 static uint32_t cs_d_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction) { return cs_f_cudnnGetTensorTransformDescriptor(CS_VIA_DLSYM, transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction); }
 static uint32_t cs_g_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction) { return cs_f_cudnnGetTensorTransformDescriptor(CS_VIA_PROCADDR, transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction); }
+#endif
 static uint32_t cs_v8_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction)
 {
     static void *_Atomic slot;
@@ -5961,6 +7212,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnGraphVersionCheck(uint8_t vi
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnGraphVersionCheck(void);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnGraphVersionCheck(void) { return cs_w_cudnnGraphVersionCheck(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGraphVersionCheck)); }
+CS_HIDDEN uint32_t cs_d_cudnnGraphVersionCheck(void);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnGraphVersionCheck(void) { return cs_w_cudnnGraphVersionCheck(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGraphVersionCheck)); }
+CS_HIDDEN uint32_t cs_g_cudnnGraphVersionCheck(void);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnGraphVersionCheck(void) { return cs_w_cudnnGraphVersionCheck(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGraphVersionCheck)); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnGraphVersionCheck(uint8_t via) { return cs_w_cudnnGraphVersionCheck(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGraphVersionCheck)); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGraphVersionCheck(uint8_t via)
 {
@@ -5977,9 +7236,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGraphVersionChec
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnGraphVersionCheck(void) { return cs_f_cudnnGraphVersionCheck(CS_VIA_LINKED); }
+static uint32_t cs_l_cudnnGraphVersionCheck(void) { return cs_f_cudnnGraphVersionCheck(CS_VIA_LINKED); }
 static uint32_t cs_d_cudnnGraphVersionCheck(void) { return cs_f_cudnnGraphVersionCheck(CS_VIA_DLSYM); }
 static uint32_t cs_g_cudnnGraphVersionCheck(void) { return cs_f_cudnnGraphVersionCheck(CS_VIA_PROCADDR); }
+#endif
 static uint32_t cs_v8_cudnnGraphVersionCheck(void)
 {
     static void *_Atomic slot;
@@ -6002,6 +7262,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnIm2Col(uint8_t via, void *re
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer) { return cs_w_cudnnIm2Col(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnIm2Col), handle, xDesc, x, wDesc, convDesc, colBuffer); }
+CS_HIDDEN uint32_t cs_d_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer) { return cs_w_cudnnIm2Col(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnIm2Col), handle, xDesc, x, wDesc, convDesc, colBuffer); }
+CS_HIDDEN uint32_t cs_g_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer) { return cs_w_cudnnIm2Col(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnIm2Col), handle, xDesc, x, wDesc, convDesc, colBuffer); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnIm2Col(uint8_t via, void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer) { return cs_w_cudnnIm2Col(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnIm2Col), handle, xDesc, x, wDesc, convDesc, colBuffer); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnIm2Col(uint8_t via, void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer)
 {
@@ -6018,9 +7286,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnIm2Col(uint8_t v
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer) { return cs_f_cudnnIm2Col(CS_VIA_LINKED, handle, xDesc, x, wDesc, convDesc, colBuffer); }
+static uint32_t cs_l_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer) { return cs_f_cudnnIm2Col(CS_VIA_LINKED, handle, xDesc, x, wDesc, convDesc, colBuffer); }
 static uint32_t cs_d_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer) { return cs_f_cudnnIm2Col(CS_VIA_DLSYM, handle, xDesc, x, wDesc, convDesc, colBuffer); }
 static uint32_t cs_g_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer) { return cs_f_cudnnIm2Col(CS_VIA_PROCADDR, handle, xDesc, x, wDesc, convDesc, colBuffer); }
+#endif
 static uint32_t cs_v8_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer)
 {
     static void *_Atomic slot;
@@ -6043,6 +7312,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnInitTransformDest(uint8_t vi
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes) { return cs_w_cudnnInitTransformDest(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnInitTransformDest), transformDesc, srcDesc, destDesc, destSizeInBytes); }
+CS_HIDDEN uint32_t cs_d_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes) { return cs_w_cudnnInitTransformDest(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnInitTransformDest), transformDesc, srcDesc, destDesc, destSizeInBytes); }
+CS_HIDDEN uint32_t cs_g_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes) { return cs_w_cudnnInitTransformDest(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnInitTransformDest), transformDesc, srcDesc, destDesc, destSizeInBytes); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnInitTransformDest(uint8_t via, void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes) { return cs_w_cudnnInitTransformDest(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnInitTransformDest), transformDesc, srcDesc, destDesc, destSizeInBytes); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnInitTransformDest(uint8_t via, void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes)
 {
@@ -6059,9 +7336,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnInitTransformDes
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes) { return cs_f_cudnnInitTransformDest(CS_VIA_LINKED, transformDesc, srcDesc, destDesc, destSizeInBytes); }
+static uint32_t cs_l_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes) { return cs_f_cudnnInitTransformDest(CS_VIA_LINKED, transformDesc, srcDesc, destDesc, destSizeInBytes); }
 static uint32_t cs_d_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes) { return cs_f_cudnnInitTransformDest(CS_VIA_DLSYM, transformDesc, srcDesc, destDesc, destSizeInBytes); }
 static uint32_t cs_g_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes) { return cs_f_cudnnInitTransformDest(CS_VIA_PROCADDR, transformDesc, srcDesc, destDesc, destSizeInBytes); }
+#endif
 static uint32_t cs_v8_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes)
 {
     static void *_Atomic slot;
@@ -6084,6 +7362,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnLRNCrossChannelBackward(uint
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnLRNCrossChannelBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelBackward), handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+CS_HIDDEN uint32_t cs_d_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnLRNCrossChannelBackward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelBackward), handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+CS_HIDDEN uint32_t cs_g_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnLRNCrossChannelBackward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelBackward), handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnLRNCrossChannelBackward(uint8_t via, void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnLRNCrossChannelBackward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelBackward), handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnLRNCrossChannelBackward(uint8_t via, void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
 {
@@ -6100,9 +7386,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnLRNCrossChannelB
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnLRNCrossChannelBackward(CS_VIA_LINKED, handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static uint32_t cs_l_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnLRNCrossChannelBackward(CS_VIA_LINKED, handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
 static uint32_t cs_d_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnLRNCrossChannelBackward(CS_VIA_DLSYM, handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
 static uint32_t cs_g_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnLRNCrossChannelBackward(CS_VIA_PROCADDR, handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+#endif
 static uint32_t cs_v8_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
 {
     static void *_Atomic slot;
@@ -6125,6 +7412,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnLRNCrossChannelForward(uint8
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnLRNCrossChannelForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelForward), handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y); }
+CS_HIDDEN uint32_t cs_d_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnLRNCrossChannelForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelForward), handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y); }
+CS_HIDDEN uint32_t cs_g_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnLRNCrossChannelForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelForward), handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnLRNCrossChannelForward(uint8_t via, void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnLRNCrossChannelForward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelForward), handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnLRNCrossChannelForward(uint8_t via, void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
@@ -6141,9 +7436,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnLRNCrossChannelF
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnLRNCrossChannelForward(CS_VIA_LINKED, handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cs_l_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnLRNCrossChannelForward(CS_VIA_LINKED, handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y); }
 static uint32_t cs_d_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnLRNCrossChannelForward(CS_VIA_DLSYM, handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y); }
 static uint32_t cs_g_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnLRNCrossChannelForward(CS_VIA_PROCADDR, handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y); }
+#endif
 static uint32_t cs_v8_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
     static void *_Atomic slot;
@@ -6166,6 +7462,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnMakeFusedOpsPlan(uint8_t via
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes) { return cs_w_cudnnMakeFusedOpsPlan(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMakeFusedOpsPlan), handle, plan, constPack, workspaceSizeInBytes); }
+CS_HIDDEN uint32_t cs_d_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes) { return cs_w_cudnnMakeFusedOpsPlan(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMakeFusedOpsPlan), handle, plan, constPack, workspaceSizeInBytes); }
+CS_HIDDEN uint32_t cs_g_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes) { return cs_w_cudnnMakeFusedOpsPlan(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMakeFusedOpsPlan), handle, plan, constPack, workspaceSizeInBytes); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnMakeFusedOpsPlan(uint8_t via, void * handle, void * plan, void * constPack, void * workspaceSizeInBytes) { return cs_w_cudnnMakeFusedOpsPlan(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMakeFusedOpsPlan), handle, plan, constPack, workspaceSizeInBytes); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnMakeFusedOpsPlan(uint8_t via, void * handle, void * plan, void * constPack, void * workspaceSizeInBytes)
 {
@@ -6182,9 +7486,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnMakeFusedOpsPlan
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes) { return cs_f_cudnnMakeFusedOpsPlan(CS_VIA_LINKED, handle, plan, constPack, workspaceSizeInBytes); }
+static uint32_t cs_l_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes) { return cs_f_cudnnMakeFusedOpsPlan(CS_VIA_LINKED, handle, plan, constPack, workspaceSizeInBytes); }
 static uint32_t cs_d_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes) { return cs_f_cudnnMakeFusedOpsPlan(CS_VIA_DLSYM, handle, plan, constPack, workspaceSizeInBytes); }
 static uint32_t cs_g_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes) { return cs_f_cudnnMakeFusedOpsPlan(CS_VIA_PROCADDR, handle, plan, constPack, workspaceSizeInBytes); }
+#endif
 static uint32_t cs_v8_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes)
 {
     static void *_Atomic slot;
@@ -6207,6 +7512,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnMultiHeadAttnBackwardData(ui
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnBackwardData(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardData), handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+CS_HIDDEN uint32_t cs_d_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnBackwardData(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardData), handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+CS_HIDDEN uint32_t cs_g_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnBackwardData(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardData), handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnMultiHeadAttnBackwardData(uint8_t via, void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnBackwardData(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardData), handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnMultiHeadAttnBackwardData(uint8_t via, void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
 {
@@ -6223,9 +7536,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnMultiHeadAttnBac
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnBackwardData(CS_VIA_LINKED, handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static uint32_t cs_l_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnBackwardData(CS_VIA_LINKED, handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
 static uint32_t cs_d_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnBackwardData(CS_VIA_DLSYM, handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
 static uint32_t cs_g_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnBackwardData(CS_VIA_PROCADDR, handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+#endif
 static uint32_t cs_v8_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
 {
     static void *_Atomic slot;
@@ -6248,6 +7562,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnMultiHeadAttnBackwardWeights
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnBackwardWeights(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardWeights), handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+CS_HIDDEN uint32_t cs_d_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnBackwardWeights(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardWeights), handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+CS_HIDDEN uint32_t cs_g_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnBackwardWeights(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardWeights), handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnMultiHeadAttnBackwardWeights(uint8_t via, void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnBackwardWeights(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardWeights), handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnMultiHeadAttnBackwardWeights(uint8_t via, void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
 {
@@ -6264,9 +7586,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnMultiHeadAttnBac
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnBackwardWeights(CS_VIA_LINKED, handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static uint32_t cs_l_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnBackwardWeights(CS_VIA_LINKED, handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
 static uint32_t cs_d_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnBackwardWeights(CS_VIA_DLSYM, handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
 static uint32_t cs_g_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnBackwardWeights(CS_VIA_PROCADDR, handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+#endif
 static uint32_t cs_v8_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
 {
     static void *_Atomic slot;
@@ -6289,6 +7612,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnMultiHeadAttnForward(uint8_t
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnForward), handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+CS_HIDDEN uint32_t cs_d_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnForward), handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+CS_HIDDEN uint32_t cs_g_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnForward), handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnMultiHeadAttnForward(uint8_t via, void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_w_cudnnMultiHeadAttnForward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnForward), handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnMultiHeadAttnForward(uint8_t via, void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
 {
@@ -6305,9 +7636,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnMultiHeadAttnFor
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnForward(CS_VIA_LINKED, handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static uint32_t cs_l_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnForward(CS_VIA_LINKED, handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
 static uint32_t cs_d_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnForward(CS_VIA_DLSYM, handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
 static uint32_t cs_g_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnForward(CS_VIA_PROCADDR, handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+#endif
 static uint32_t cs_v8_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
 {
     static void *_Atomic slot;
@@ -6330,6 +7662,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnNormalizationBackward(uint8_
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_w_cudnnNormalizationBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationBackward), handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+CS_HIDDEN uint32_t cs_d_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_w_cudnnNormalizationBackward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationBackward), handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+CS_HIDDEN uint32_t cs_g_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_w_cudnnNormalizationBackward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationBackward), handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnNormalizationBackward(uint8_t via, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_w_cudnnNormalizationBackward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationBackward), handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnNormalizationBackward(uint8_t via, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt)
 {
@@ -6346,9 +7686,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnNormalizationBac
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_f_cudnnNormalizationBackward(CS_VIA_LINKED, handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+static uint32_t cs_l_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_f_cudnnNormalizationBackward(CS_VIA_LINKED, handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
 static uint32_t cs_d_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_f_cudnnNormalizationBackward(CS_VIA_DLSYM, handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
 static uint32_t cs_g_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_f_cudnnNormalizationBackward(CS_VIA_PROCADDR, handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+#endif
 static uint32_t cs_v8_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt)
 {
     static void *_Atomic slot;
@@ -6371,6 +7712,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnNormalizationForwardInferenc
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt) { return cs_w_cudnnNormalizationForwardInference(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardInference), handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt); }
+CS_HIDDEN uint32_t cs_d_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt) { return cs_w_cudnnNormalizationForwardInference(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardInference), handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt); }
+CS_HIDDEN uint32_t cs_g_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt) { return cs_w_cudnnNormalizationForwardInference(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardInference), handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnNormalizationForwardInference(uint8_t via, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt) { return cs_w_cudnnNormalizationForwardInference(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardInference), handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnNormalizationForwardInference(uint8_t via, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt)
 {
@@ -6387,9 +7736,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnNormalizationFor
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt) { return cs_f_cudnnNormalizationForwardInference(CS_VIA_LINKED, handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt); }
+static uint32_t cs_l_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt) { return cs_f_cudnnNormalizationForwardInference(CS_VIA_LINKED, handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt); }
 static uint32_t cs_d_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt) { return cs_f_cudnnNormalizationForwardInference(CS_VIA_DLSYM, handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt); }
 static uint32_t cs_g_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt) { return cs_f_cudnnNormalizationForwardInference(CS_VIA_PROCADDR, handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt); }
+#endif
 static uint32_t cs_v8_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt)
 {
     static void *_Atomic slot;
@@ -6412,6 +7762,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnNormalizationForwardTraining
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_w_cudnnNormalizationForwardTraining(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardTraining), handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+CS_HIDDEN uint32_t cs_d_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_w_cudnnNormalizationForwardTraining(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardTraining), handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+CS_HIDDEN uint32_t cs_g_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_w_cudnnNormalizationForwardTraining(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardTraining), handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnNormalizationForwardTraining(uint8_t via, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_w_cudnnNormalizationForwardTraining(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardTraining), handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnNormalizationForwardTraining(uint8_t via, void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt)
 {
@@ -6428,9 +7786,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnNormalizationFor
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_f_cudnnNormalizationForwardTraining(CS_VIA_LINKED, handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+static uint32_t cs_l_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_f_cudnnNormalizationForwardTraining(CS_VIA_LINKED, handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
 static uint32_t cs_d_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_f_cudnnNormalizationForwardTraining(CS_VIA_DLSYM, handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
 static uint32_t cs_g_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_f_cudnnNormalizationForwardTraining(CS_VIA_PROCADDR, handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+#endif
 static uint32_t cs_v8_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt)
 {
     static void *_Atomic slot;
@@ -6453,6 +7812,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnOpTensor(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C) { return cs_w_cudnnOpTensor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnOpTensor), handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C); }
+CS_HIDDEN uint32_t cs_d_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C) { return cs_w_cudnnOpTensor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnOpTensor), handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C); }
+CS_HIDDEN uint32_t cs_g_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C) { return cs_w_cudnnOpTensor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnOpTensor), handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnOpTensor(uint8_t via, void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C) { return cs_w_cudnnOpTensor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnOpTensor), handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnOpTensor(uint8_t via, void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C)
 {
@@ -6469,9 +7836,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnOpTensor(uint8_t
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C) { return cs_f_cudnnOpTensor(CS_VIA_LINKED, handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C); }
+static uint32_t cs_l_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C) { return cs_f_cudnnOpTensor(CS_VIA_LINKED, handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C); }
 static uint32_t cs_d_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C) { return cs_f_cudnnOpTensor(CS_VIA_DLSYM, handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C); }
 static uint32_t cs_g_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C) { return cs_f_cudnnOpTensor(CS_VIA_PROCADDR, handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C); }
+#endif
 static uint32_t cs_v8_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C)
 {
     static void *_Atomic slot;
@@ -6494,6 +7862,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnOpsVersionCheck(uint8_t via,
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnOpsVersionCheck(void);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnOpsVersionCheck(void) { return cs_w_cudnnOpsVersionCheck(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnOpsVersionCheck)); }
+CS_HIDDEN uint32_t cs_d_cudnnOpsVersionCheck(void);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnOpsVersionCheck(void) { return cs_w_cudnnOpsVersionCheck(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnOpsVersionCheck)); }
+CS_HIDDEN uint32_t cs_g_cudnnOpsVersionCheck(void);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnOpsVersionCheck(void) { return cs_w_cudnnOpsVersionCheck(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnOpsVersionCheck)); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnOpsVersionCheck(uint8_t via) { return cs_w_cudnnOpsVersionCheck(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnOpsVersionCheck)); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnOpsVersionCheck(uint8_t via)
 {
@@ -6510,9 +7886,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnOpsVersionCheck(
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnOpsVersionCheck(void) { return cs_f_cudnnOpsVersionCheck(CS_VIA_LINKED); }
+static uint32_t cs_l_cudnnOpsVersionCheck(void) { return cs_f_cudnnOpsVersionCheck(CS_VIA_LINKED); }
 static uint32_t cs_d_cudnnOpsVersionCheck(void) { return cs_f_cudnnOpsVersionCheck(CS_VIA_DLSYM); }
 static uint32_t cs_g_cudnnOpsVersionCheck(void) { return cs_f_cudnnOpsVersionCheck(CS_VIA_PROCADDR); }
+#endif
 static uint32_t cs_v8_cudnnOpsVersionCheck(void)
 {
     static void *_Atomic slot;
@@ -6535,6 +7912,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnPoolingBackward(uint8_t via,
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnPoolingBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnPoolingBackward), handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+CS_HIDDEN uint32_t cs_d_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnPoolingBackward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnPoolingBackward), handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+CS_HIDDEN uint32_t cs_g_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnPoolingBackward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnPoolingBackward), handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnPoolingBackward(uint8_t via, void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnPoolingBackward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnPoolingBackward), handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnPoolingBackward(uint8_t via, void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
 {
@@ -6551,9 +7936,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnPoolingBackward(
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnPoolingBackward(CS_VIA_LINKED, handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static uint32_t cs_l_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnPoolingBackward(CS_VIA_LINKED, handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
 static uint32_t cs_d_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnPoolingBackward(CS_VIA_DLSYM, handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
 static uint32_t cs_g_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnPoolingBackward(CS_VIA_PROCADDR, handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+#endif
 static uint32_t cs_v8_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
 {
     static void *_Atomic slot;
@@ -6576,6 +7962,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnPoolingForward(uint8_t via, 
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnPoolingForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnPoolingForward), handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y); }
+CS_HIDDEN uint32_t cs_d_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnPoolingForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnPoolingForward), handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y); }
+CS_HIDDEN uint32_t cs_g_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnPoolingForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnPoolingForward), handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnPoolingForward(uint8_t via, void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnPoolingForward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnPoolingForward), handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnPoolingForward(uint8_t via, void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
@@ -6592,9 +7986,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnPoolingForward(u
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnPoolingForward(CS_VIA_LINKED, handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cs_l_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnPoolingForward(CS_VIA_LINKED, handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y); }
 static uint32_t cs_d_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnPoolingForward(CS_VIA_DLSYM, handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y); }
 static uint32_t cs_g_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnPoolingForward(CS_VIA_PROCADDR, handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y); }
+#endif
 static uint32_t cs_v8_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
     static void *_Atomic slot;
@@ -6617,6 +8012,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnQueryRuntimeError(uint8_t vi
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag) { return cs_w_cudnnQueryRuntimeError(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnQueryRuntimeError), handle, rstatus, mode, tag); }
+CS_HIDDEN uint32_t cs_d_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag) { return cs_w_cudnnQueryRuntimeError(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnQueryRuntimeError), handle, rstatus, mode, tag); }
+CS_HIDDEN uint32_t cs_g_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag) { return cs_w_cudnnQueryRuntimeError(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnQueryRuntimeError), handle, rstatus, mode, tag); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnQueryRuntimeError(uint8_t via, void * handle, void * rstatus, uint32_t mode, void * tag) { return cs_w_cudnnQueryRuntimeError(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnQueryRuntimeError), handle, rstatus, mode, tag); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnQueryRuntimeError(uint8_t via, void * handle, void * rstatus, uint32_t mode, void * tag)
 {
@@ -6633,9 +8036,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnQueryRuntimeErro
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag) { return cs_f_cudnnQueryRuntimeError(CS_VIA_LINKED, handle, rstatus, mode, tag); }
+static uint32_t cs_l_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag) { return cs_f_cudnnQueryRuntimeError(CS_VIA_LINKED, handle, rstatus, mode, tag); }
 static uint32_t cs_d_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag) { return cs_f_cudnnQueryRuntimeError(CS_VIA_DLSYM, handle, rstatus, mode, tag); }
 static uint32_t cs_g_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag) { return cs_f_cudnnQueryRuntimeError(CS_VIA_PROCADDR, handle, rstatus, mode, tag); }
+#endif
 static uint32_t cs_v8_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag)
 {
     static void *_Atomic slot;
@@ -6658,6 +8062,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnRNNBackwardData_v8(uint8_t v
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNBackwardData_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardData_v8), handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+CS_HIDDEN uint32_t cs_d_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNBackwardData_v8(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardData_v8), handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+CS_HIDDEN uint32_t cs_g_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNBackwardData_v8(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardData_v8), handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnRNNBackwardData_v8(uint8_t via, void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNBackwardData_v8(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardData_v8), handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNBackwardData_v8(uint8_t via, void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
 {
@@ -6674,9 +8086,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNBackwardData_
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNBackwardData_v8(CS_VIA_LINKED, handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static uint32_t cs_l_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNBackwardData_v8(CS_VIA_LINKED, handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
 static uint32_t cs_d_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNBackwardData_v8(CS_VIA_DLSYM, handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
 static uint32_t cs_g_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNBackwardData_v8(CS_VIA_PROCADDR, handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+#endif
 static uint32_t cs_v8_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
 {
     static void *_Atomic slot;
@@ -6699,6 +8112,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnRNNBackwardWeights_v8(uint8_
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNBackwardWeights_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardWeights_v8), handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+CS_HIDDEN uint32_t cs_d_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNBackwardWeights_v8(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardWeights_v8), handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+CS_HIDDEN uint32_t cs_g_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNBackwardWeights_v8(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardWeights_v8), handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnRNNBackwardWeights_v8(uint8_t via, void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNBackwardWeights_v8(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardWeights_v8), handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNBackwardWeights_v8(uint8_t via, void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
 {
@@ -6715,9 +8136,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNBackwardWeigh
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNBackwardWeights_v8(CS_VIA_LINKED, handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static uint32_t cs_l_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNBackwardWeights_v8(CS_VIA_LINKED, handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
 static uint32_t cs_d_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNBackwardWeights_v8(CS_VIA_DLSYM, handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
 static uint32_t cs_g_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNBackwardWeights_v8(CS_VIA_PROCADDR, handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+#endif
 static uint32_t cs_v8_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
 {
     static void *_Atomic slot;
@@ -6740,6 +8162,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnRNNForward(uint8_t via, void
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNForward), handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+CS_HIDDEN uint32_t cs_d_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNForward), handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+CS_HIDDEN uint32_t cs_g_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNForward), handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnRNNForward(uint8_t via, void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_w_cudnnRNNForward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNForward), handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNForward(uint8_t via, void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
 {
@@ -6756,9 +8186,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNForward(uint8
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNForward(CS_VIA_LINKED, handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static uint32_t cs_l_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNForward(CS_VIA_LINKED, handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
 static uint32_t cs_d_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNForward(CS_VIA_DLSYM, handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
 static uint32_t cs_g_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNForward(CS_VIA_PROCADDR, handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+#endif
 static uint32_t cs_v8_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
 {
     static void *_Atomic slot;
@@ -6781,6 +8212,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnRNNGetClip_v8(uint8_t via, v
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip) { return cs_w_cudnnRNNGetClip_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v8), rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+CS_HIDDEN uint32_t cs_d_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip) { return cs_w_cudnnRNNGetClip_v8(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v8), rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+CS_HIDDEN uint32_t cs_g_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip) { return cs_w_cudnnRNNGetClip_v8(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v8), rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnRNNGetClip_v8(uint8_t via, void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip) { return cs_w_cudnnRNNGetClip_v8(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v8), rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNGetClip_v8(uint8_t via, void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip)
 {
@@ -6797,9 +8236,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNGetClip_v8(ui
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip) { return cs_f_cudnnRNNGetClip_v8(CS_VIA_LINKED, rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+static uint32_t cs_l_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip) { return cs_f_cudnnRNNGetClip_v8(CS_VIA_LINKED, rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
 static uint32_t cs_d_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip) { return cs_f_cudnnRNNGetClip_v8(CS_VIA_DLSYM, rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
 static uint32_t cs_g_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip) { return cs_f_cudnnRNNGetClip_v8(CS_VIA_PROCADDR, rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+#endif
 static uint32_t cs_v8_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip)
 {
     static void *_Atomic slot;
@@ -6822,6 +8262,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnRNNGetClip_v9(uint8_t via, v
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip) { return cs_w_cudnnRNNGetClip_v9(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v9), rnnDesc, clipMode, lclip, rclip); }
+CS_HIDDEN uint32_t cs_d_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip) { return cs_w_cudnnRNNGetClip_v9(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v9), rnnDesc, clipMode, lclip, rclip); }
+CS_HIDDEN uint32_t cs_g_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip) { return cs_w_cudnnRNNGetClip_v9(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v9), rnnDesc, clipMode, lclip, rclip); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnRNNGetClip_v9(uint8_t via, void * rnnDesc, void * clipMode, void * lclip, void * rclip) { return cs_w_cudnnRNNGetClip_v9(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v9), rnnDesc, clipMode, lclip, rclip); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNGetClip_v9(uint8_t via, void * rnnDesc, void * clipMode, void * lclip, void * rclip)
 {
@@ -6838,9 +8286,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNGetClip_v9(ui
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip) { return cs_f_cudnnRNNGetClip_v9(CS_VIA_LINKED, rnnDesc, clipMode, lclip, rclip); }
+static uint32_t cs_l_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip) { return cs_f_cudnnRNNGetClip_v9(CS_VIA_LINKED, rnnDesc, clipMode, lclip, rclip); }
 static uint32_t cs_d_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip) { return cs_f_cudnnRNNGetClip_v9(CS_VIA_DLSYM, rnnDesc, clipMode, lclip, rclip); }
 static uint32_t cs_g_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip) { return cs_f_cudnnRNNGetClip_v9(CS_VIA_PROCADDR, rnnDesc, clipMode, lclip, rclip); }
+#endif
 static uint32_t cs_v8_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip)
 {
     static void *_Atomic slot;
@@ -6863,6 +8312,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnRNNSetClip_v8(uint8_t via, v
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip) { return cs_w_cudnnRNNSetClip_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v8), rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+CS_HIDDEN uint32_t cs_d_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip) { return cs_w_cudnnRNNSetClip_v8(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v8), rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+CS_HIDDEN uint32_t cs_g_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip) { return cs_w_cudnnRNNSetClip_v8(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v8), rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnRNNSetClip_v8(uint8_t via, void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip) { return cs_w_cudnnRNNSetClip_v8(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v8), rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNSetClip_v8(uint8_t via, void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip)
 {
@@ -6879,9 +8336,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNSetClip_v8(ui
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip) { return cs_f_cudnnRNNSetClip_v8(CS_VIA_LINKED, rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+static uint32_t cs_l_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip) { return cs_f_cudnnRNNSetClip_v8(CS_VIA_LINKED, rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
 static uint32_t cs_d_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip) { return cs_f_cudnnRNNSetClip_v8(CS_VIA_DLSYM, rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
 static uint32_t cs_g_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip) { return cs_f_cudnnRNNSetClip_v8(CS_VIA_PROCADDR, rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+#endif
 static uint32_t cs_v8_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip)
 {
     static void *_Atomic slot;
@@ -6904,6 +8362,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnRNNSetClip_v9(uint8_t via, v
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip) { return cs_w_cudnnRNNSetClip_v9(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v9), rnnDesc, clipMode, lclip, rclip); }
+CS_HIDDEN uint32_t cs_d_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip) { return cs_w_cudnnRNNSetClip_v9(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v9), rnnDesc, clipMode, lclip, rclip); }
+CS_HIDDEN uint32_t cs_g_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip) { return cs_w_cudnnRNNSetClip_v9(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v9), rnnDesc, clipMode, lclip, rclip); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnRNNSetClip_v9(uint8_t via, void * rnnDesc, uint32_t clipMode, double lclip, double rclip) { return cs_w_cudnnRNNSetClip_v9(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v9), rnnDesc, clipMode, lclip, rclip); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNSetClip_v9(uint8_t via, void * rnnDesc, uint32_t clipMode, double lclip, double rclip)
 {
@@ -6920,9 +8386,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNSetClip_v9(ui
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip) { return cs_f_cudnnRNNSetClip_v9(CS_VIA_LINKED, rnnDesc, clipMode, lclip, rclip); }
+static uint32_t cs_l_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip) { return cs_f_cudnnRNNSetClip_v9(CS_VIA_LINKED, rnnDesc, clipMode, lclip, rclip); }
 static uint32_t cs_d_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip) { return cs_f_cudnnRNNSetClip_v9(CS_VIA_DLSYM, rnnDesc, clipMode, lclip, rclip); }
 static uint32_t cs_g_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip) { return cs_f_cudnnRNNSetClip_v9(CS_VIA_PROCADDR, rnnDesc, clipMode, lclip, rclip); }
+#endif
 static uint32_t cs_v8_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip)
 {
     static void *_Atomic slot;
@@ -6945,6 +8412,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnReduceTensor(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_w_cudnnReduceTensor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnReduceTensor), handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C); }
+CS_HIDDEN uint32_t cs_d_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_w_cudnnReduceTensor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnReduceTensor), handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C); }
+CS_HIDDEN uint32_t cs_g_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_w_cudnnReduceTensor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnReduceTensor), handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnReduceTensor(uint8_t via, void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_w_cudnnReduceTensor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnReduceTensor), handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnReduceTensor(uint8_t via, void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C)
 {
@@ -6961,9 +8436,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnReduceTensor(uin
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_f_cudnnReduceTensor(CS_VIA_LINKED, handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C); }
+static uint32_t cs_l_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_f_cudnnReduceTensor(CS_VIA_LINKED, handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C); }
 static uint32_t cs_d_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_f_cudnnReduceTensor(CS_VIA_DLSYM, handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C); }
 static uint32_t cs_g_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_f_cudnnReduceTensor(CS_VIA_PROCADDR, handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C); }
+#endif
 static uint32_t cs_v8_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C)
 {
     static void *_Atomic slot;
@@ -6986,6 +8462,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnReorderFilterAndBias(uint8_t
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData) { return cs_w_cudnnReorderFilterAndBias(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnReorderFilterAndBias), handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData); }
+CS_HIDDEN uint32_t cs_d_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData) { return cs_w_cudnnReorderFilterAndBias(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnReorderFilterAndBias), handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData); }
+CS_HIDDEN uint32_t cs_g_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData) { return cs_w_cudnnReorderFilterAndBias(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnReorderFilterAndBias), handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnReorderFilterAndBias(uint8_t via, void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData) { return cs_w_cudnnReorderFilterAndBias(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnReorderFilterAndBias), handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnReorderFilterAndBias(uint8_t via, void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData)
 {
@@ -7002,9 +8486,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnReorderFilterAnd
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData) { return cs_f_cudnnReorderFilterAndBias(CS_VIA_LINKED, handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData); }
+static uint32_t cs_l_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData) { return cs_f_cudnnReorderFilterAndBias(CS_VIA_LINKED, handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData); }
 static uint32_t cs_d_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData) { return cs_f_cudnnReorderFilterAndBias(CS_VIA_DLSYM, handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData); }
 static uint32_t cs_g_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData) { return cs_f_cudnnReorderFilterAndBias(CS_VIA_PROCADDR, handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData); }
+#endif
 static uint32_t cs_v8_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData)
 {
     static void *_Atomic slot;
@@ -7027,6 +8512,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnRestoreDropoutDescriptor(uin
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_w_cudnnRestoreDropoutDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRestoreDropoutDescriptor), dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+CS_HIDDEN uint32_t cs_d_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_w_cudnnRestoreDropoutDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRestoreDropoutDescriptor), dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+CS_HIDDEN uint32_t cs_g_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_w_cudnnRestoreDropoutDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRestoreDropoutDescriptor), dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnRestoreDropoutDescriptor(uint8_t via, void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_w_cudnnRestoreDropoutDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnRestoreDropoutDescriptor), dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRestoreDropoutDescriptor(uint8_t via, void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed)
 {
@@ -7043,9 +8536,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRestoreDropoutDe
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_f_cudnnRestoreDropoutDescriptor(CS_VIA_LINKED, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+static uint32_t cs_l_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_f_cudnnRestoreDropoutDescriptor(CS_VIA_LINKED, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
 static uint32_t cs_d_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_f_cudnnRestoreDropoutDescriptor(CS_VIA_DLSYM, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
 static uint32_t cs_g_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_f_cudnnRestoreDropoutDescriptor(CS_VIA_PROCADDR, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+#endif
 static uint32_t cs_v8_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed)
 {
     static void *_Atomic slot;
@@ -7068,6 +8562,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnScaleTensor(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha) { return cs_w_cudnnScaleTensor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnScaleTensor), handle, yDesc, y, alpha); }
+CS_HIDDEN uint32_t cs_d_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha) { return cs_w_cudnnScaleTensor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnScaleTensor), handle, yDesc, y, alpha); }
+CS_HIDDEN uint32_t cs_g_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha) { return cs_w_cudnnScaleTensor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnScaleTensor), handle, yDesc, y, alpha); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnScaleTensor(uint8_t via, void * handle, void * yDesc, void * y, void * alpha) { return cs_w_cudnnScaleTensor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnScaleTensor), handle, yDesc, y, alpha); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnScaleTensor(uint8_t via, void * handle, void * yDesc, void * y, void * alpha)
 {
@@ -7084,9 +8586,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnScaleTensor(uint
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha) { return cs_f_cudnnScaleTensor(CS_VIA_LINKED, handle, yDesc, y, alpha); }
+static uint32_t cs_l_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha) { return cs_f_cudnnScaleTensor(CS_VIA_LINKED, handle, yDesc, y, alpha); }
 static uint32_t cs_d_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha) { return cs_f_cudnnScaleTensor(CS_VIA_DLSYM, handle, yDesc, y, alpha); }
 static uint32_t cs_g_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha) { return cs_f_cudnnScaleTensor(CS_VIA_PROCADDR, handle, yDesc, y, alpha); }
+#endif
 static uint32_t cs_v8_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha)
 {
     static void *_Atomic slot;
@@ -7109,6 +8612,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetActivationDescriptor(uint
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef) { return cs_w_cudnnSetActivationDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptor), activationDesc, mode, reluNanOpt, coef); }
+CS_HIDDEN uint32_t cs_d_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef) { return cs_w_cudnnSetActivationDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptor), activationDesc, mode, reluNanOpt, coef); }
+CS_HIDDEN uint32_t cs_g_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef) { return cs_w_cudnnSetActivationDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptor), activationDesc, mode, reluNanOpt, coef); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetActivationDescriptor(uint8_t via, void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef) { return cs_w_cudnnSetActivationDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptor), activationDesc, mode, reluNanOpt, coef); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetActivationDescriptor(uint8_t via, void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef)
 {
@@ -7125,9 +8636,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetActivationDes
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef) { return cs_f_cudnnSetActivationDescriptor(CS_VIA_LINKED, activationDesc, mode, reluNanOpt, coef); }
+static uint32_t cs_l_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef) { return cs_f_cudnnSetActivationDescriptor(CS_VIA_LINKED, activationDesc, mode, reluNanOpt, coef); }
 static uint32_t cs_d_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef) { return cs_f_cudnnSetActivationDescriptor(CS_VIA_DLSYM, activationDesc, mode, reluNanOpt, coef); }
 static uint32_t cs_g_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef) { return cs_f_cudnnSetActivationDescriptor(CS_VIA_PROCADDR, activationDesc, mode, reluNanOpt, coef); }
+#endif
 static uint32_t cs_v8_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef)
 {
     static void *_Atomic slot;
@@ -7150,6 +8662,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetActivationDescriptorSwish
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta) { return cs_w_cudnnSetActivationDescriptorSwishBeta(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptorSwishBeta), activationDesc, swish_beta); }
+CS_HIDDEN uint32_t cs_d_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta) { return cs_w_cudnnSetActivationDescriptorSwishBeta(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptorSwishBeta), activationDesc, swish_beta); }
+CS_HIDDEN uint32_t cs_g_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta) { return cs_w_cudnnSetActivationDescriptorSwishBeta(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptorSwishBeta), activationDesc, swish_beta); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetActivationDescriptorSwishBeta(uint8_t via, void * activationDesc, double swish_beta) { return cs_w_cudnnSetActivationDescriptorSwishBeta(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptorSwishBeta), activationDesc, swish_beta); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetActivationDescriptorSwishBeta(uint8_t via, void * activationDesc, double swish_beta)
 {
@@ -7166,9 +8686,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetActivationDes
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta) { return cs_f_cudnnSetActivationDescriptorSwishBeta(CS_VIA_LINKED, activationDesc, swish_beta); }
+static uint32_t cs_l_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta) { return cs_f_cudnnSetActivationDescriptorSwishBeta(CS_VIA_LINKED, activationDesc, swish_beta); }
 static uint32_t cs_d_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta) { return cs_f_cudnnSetActivationDescriptorSwishBeta(CS_VIA_DLSYM, activationDesc, swish_beta); }
 static uint32_t cs_g_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta) { return cs_f_cudnnSetActivationDescriptorSwishBeta(CS_VIA_PROCADDR, activationDesc, swish_beta); }
+#endif
 static uint32_t cs_v8_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta)
 {
     static void *_Atomic slot;
@@ -7191,6 +8712,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetAttnDescriptor(uint8_t vi
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize) { return cs_w_cudnnSetAttnDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetAttnDescriptor), attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+CS_HIDDEN uint32_t cs_d_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize) { return cs_w_cudnnSetAttnDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetAttnDescriptor), attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+CS_HIDDEN uint32_t cs_g_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize) { return cs_w_cudnnSetAttnDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetAttnDescriptor), attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetAttnDescriptor(uint8_t via, void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize) { return cs_w_cudnnSetAttnDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetAttnDescriptor), attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetAttnDescriptor(uint8_t via, void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize)
 {
@@ -7207,9 +8736,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetAttnDescripto
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize) { return cs_f_cudnnSetAttnDescriptor(CS_VIA_LINKED, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+static uint32_t cs_l_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize) { return cs_f_cudnnSetAttnDescriptor(CS_VIA_LINKED, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
 static uint32_t cs_d_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize) { return cs_f_cudnnSetAttnDescriptor(CS_VIA_DLSYM, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
 static uint32_t cs_g_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize) { return cs_f_cudnnSetAttnDescriptor(CS_VIA_PROCADDR, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+#endif
 static uint32_t cs_v8_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize)
 {
     static void *_Atomic slot;
@@ -7232,6 +8762,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetCTCLossDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType) { return cs_w_cudnnSetCTCLossDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor), ctcLossDesc, compType); }
+CS_HIDDEN uint32_t cs_d_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType) { return cs_w_cudnnSetCTCLossDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor), ctcLossDesc, compType); }
+CS_HIDDEN uint32_t cs_g_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType) { return cs_w_cudnnSetCTCLossDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor), ctcLossDesc, compType); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetCTCLossDescriptor(uint8_t via, void * ctcLossDesc, uint32_t compType) { return cs_w_cudnnSetCTCLossDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor), ctcLossDesc, compType); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetCTCLossDescriptor(uint8_t via, void * ctcLossDesc, uint32_t compType)
 {
@@ -7248,9 +8786,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetCTCLossDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType) { return cs_f_cudnnSetCTCLossDescriptor(CS_VIA_LINKED, ctcLossDesc, compType); }
+static uint32_t cs_l_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType) { return cs_f_cudnnSetCTCLossDescriptor(CS_VIA_LINKED, ctcLossDesc, compType); }
 static uint32_t cs_d_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType) { return cs_f_cudnnSetCTCLossDescriptor(CS_VIA_DLSYM, ctcLossDesc, compType); }
 static uint32_t cs_g_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType) { return cs_f_cudnnSetCTCLossDescriptor(CS_VIA_PROCADDR, ctcLossDesc, compType); }
+#endif
 static uint32_t cs_v8_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType)
 {
     static void *_Atomic slot;
@@ -7273,6 +8812,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetCTCLossDescriptorEx(uint8
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode) { return cs_w_cudnnSetCTCLossDescriptorEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptorEx), ctcLossDesc, compType, normMode, gradMode); }
+CS_HIDDEN uint32_t cs_d_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode) { return cs_w_cudnnSetCTCLossDescriptorEx(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptorEx), ctcLossDesc, compType, normMode, gradMode); }
+CS_HIDDEN uint32_t cs_g_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode) { return cs_w_cudnnSetCTCLossDescriptorEx(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptorEx), ctcLossDesc, compType, normMode, gradMode); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetCTCLossDescriptorEx(uint8_t via, void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode) { return cs_w_cudnnSetCTCLossDescriptorEx(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptorEx), ctcLossDesc, compType, normMode, gradMode); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetCTCLossDescriptorEx(uint8_t via, void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode)
 {
@@ -7289,9 +8836,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetCTCLossDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode) { return cs_f_cudnnSetCTCLossDescriptorEx(CS_VIA_LINKED, ctcLossDesc, compType, normMode, gradMode); }
+static uint32_t cs_l_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode) { return cs_f_cudnnSetCTCLossDescriptorEx(CS_VIA_LINKED, ctcLossDesc, compType, normMode, gradMode); }
 static uint32_t cs_d_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode) { return cs_f_cudnnSetCTCLossDescriptorEx(CS_VIA_DLSYM, ctcLossDesc, compType, normMode, gradMode); }
 static uint32_t cs_g_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode) { return cs_f_cudnnSetCTCLossDescriptorEx(CS_VIA_PROCADDR, ctcLossDesc, compType, normMode, gradMode); }
+#endif
 static uint32_t cs_v8_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode)
 {
     static void *_Atomic slot;
@@ -7314,6 +8862,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetCTCLossDescriptor_v8(uint
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength) { return cs_w_cudnnSetCTCLossDescriptor_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v8), ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+CS_HIDDEN uint32_t cs_d_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength) { return cs_w_cudnnSetCTCLossDescriptor_v8(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v8), ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+CS_HIDDEN uint32_t cs_g_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength) { return cs_w_cudnnSetCTCLossDescriptor_v8(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v8), ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetCTCLossDescriptor_v8(uint8_t via, void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength) { return cs_w_cudnnSetCTCLossDescriptor_v8(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v8), ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetCTCLossDescriptor_v8(uint8_t via, void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength)
 {
@@ -7330,9 +8886,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetCTCLossDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength) { return cs_f_cudnnSetCTCLossDescriptor_v8(CS_VIA_LINKED, ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+static uint32_t cs_l_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength) { return cs_f_cudnnSetCTCLossDescriptor_v8(CS_VIA_LINKED, ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
 static uint32_t cs_d_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength) { return cs_f_cudnnSetCTCLossDescriptor_v8(CS_VIA_DLSYM, ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
 static uint32_t cs_g_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength) { return cs_f_cudnnSetCTCLossDescriptor_v8(CS_VIA_PROCADDR, ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+#endif
 static uint32_t cs_v8_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength)
 {
     static void *_Atomic slot;
@@ -7355,6 +8912,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetCTCLossDescriptor_v9(uint
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength) { return cs_w_cudnnSetCTCLossDescriptor_v9(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v9), ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+CS_HIDDEN uint32_t cs_d_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength) { return cs_w_cudnnSetCTCLossDescriptor_v9(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v9), ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+CS_HIDDEN uint32_t cs_g_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength) { return cs_w_cudnnSetCTCLossDescriptor_v9(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v9), ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetCTCLossDescriptor_v9(uint8_t via, void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength) { return cs_w_cudnnSetCTCLossDescriptor_v9(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v9), ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetCTCLossDescriptor_v9(uint8_t via, void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength)
 {
@@ -7371,9 +8936,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetCTCLossDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength) { return cs_f_cudnnSetCTCLossDescriptor_v9(CS_VIA_LINKED, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+static uint32_t cs_l_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength) { return cs_f_cudnnSetCTCLossDescriptor_v9(CS_VIA_LINKED, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
 static uint32_t cs_d_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength) { return cs_f_cudnnSetCTCLossDescriptor_v9(CS_VIA_DLSYM, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
 static uint32_t cs_g_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength) { return cs_f_cudnnSetCTCLossDescriptor_v9(CS_VIA_PROCADDR, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+#endif
 static uint32_t cs_v8_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength)
 {
     static void *_Atomic slot;
@@ -7396,6 +8962,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetCallback(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetCallback(uint32_t mask, void * udata, void * fptr);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetCallback(uint32_t mask, void * udata, void * fptr) { return cs_w_cudnnSetCallback(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCallback), mask, udata, fptr); }
+CS_HIDDEN uint32_t cs_d_cudnnSetCallback(uint32_t mask, void * udata, void * fptr);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetCallback(uint32_t mask, void * udata, void * fptr) { return cs_w_cudnnSetCallback(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCallback), mask, udata, fptr); }
+CS_HIDDEN uint32_t cs_g_cudnnSetCallback(uint32_t mask, void * udata, void * fptr);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetCallback(uint32_t mask, void * udata, void * fptr) { return cs_w_cudnnSetCallback(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCallback), mask, udata, fptr); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetCallback(uint8_t via, uint32_t mask, void * udata, void * fptr) { return cs_w_cudnnSetCallback(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetCallback), mask, udata, fptr); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetCallback(uint8_t via, uint32_t mask, void * udata, void * fptr)
 {
@@ -7412,9 +8986,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetCallback(uint
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetCallback(uint32_t mask, void * udata, void * fptr) { return cs_f_cudnnSetCallback(CS_VIA_LINKED, mask, udata, fptr); }
+static uint32_t cs_l_cudnnSetCallback(uint32_t mask, void * udata, void * fptr) { return cs_f_cudnnSetCallback(CS_VIA_LINKED, mask, udata, fptr); }
 static uint32_t cs_d_cudnnSetCallback(uint32_t mask, void * udata, void * fptr) { return cs_f_cudnnSetCallback(CS_VIA_DLSYM, mask, udata, fptr); }
 static uint32_t cs_g_cudnnSetCallback(uint32_t mask, void * udata, void * fptr) { return cs_f_cudnnSetCallback(CS_VIA_PROCADDR, mask, udata, fptr); }
+#endif
 static uint32_t cs_v8_cudnnSetCallback(uint32_t mask, void * udata, void * fptr)
 {
     static void *_Atomic slot;
@@ -7437,6 +9012,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetConvolution2dDescriptor(u
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType) { return cs_w_cudnnSetConvolution2dDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolution2dDescriptor), convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+CS_HIDDEN uint32_t cs_d_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType) { return cs_w_cudnnSetConvolution2dDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolution2dDescriptor), convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+CS_HIDDEN uint32_t cs_g_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType) { return cs_w_cudnnSetConvolution2dDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolution2dDescriptor), convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetConvolution2dDescriptor(uint8_t via, void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType) { return cs_w_cudnnSetConvolution2dDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolution2dDescriptor), convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetConvolution2dDescriptor(uint8_t via, void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType)
 {
@@ -7453,9 +9036,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetConvolution2d
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType) { return cs_f_cudnnSetConvolution2dDescriptor(CS_VIA_LINKED, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+static uint32_t cs_l_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType) { return cs_f_cudnnSetConvolution2dDescriptor(CS_VIA_LINKED, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
 static uint32_t cs_d_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType) { return cs_f_cudnnSetConvolution2dDescriptor(CS_VIA_DLSYM, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
 static uint32_t cs_g_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType) { return cs_f_cudnnSetConvolution2dDescriptor(CS_VIA_PROCADDR, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+#endif
 static uint32_t cs_v8_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType)
 {
     static void *_Atomic slot;
@@ -7478,6 +9062,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetConvolutionGroupCount(uin
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount) { return cs_w_cudnnSetConvolutionGroupCount(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionGroupCount), convDesc, groupCount); }
+CS_HIDDEN uint32_t cs_d_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount) { return cs_w_cudnnSetConvolutionGroupCount(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionGroupCount), convDesc, groupCount); }
+CS_HIDDEN uint32_t cs_g_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount) { return cs_w_cudnnSetConvolutionGroupCount(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionGroupCount), convDesc, groupCount); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetConvolutionGroupCount(uint8_t via, void * convDesc, int32_t groupCount) { return cs_w_cudnnSetConvolutionGroupCount(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionGroupCount), convDesc, groupCount); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetConvolutionGroupCount(uint8_t via, void * convDesc, int32_t groupCount)
 {
@@ -7494,9 +9086,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetConvolutionGr
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount) { return cs_f_cudnnSetConvolutionGroupCount(CS_VIA_LINKED, convDesc, groupCount); }
+static uint32_t cs_l_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount) { return cs_f_cudnnSetConvolutionGroupCount(CS_VIA_LINKED, convDesc, groupCount); }
 static uint32_t cs_d_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount) { return cs_f_cudnnSetConvolutionGroupCount(CS_VIA_DLSYM, convDesc, groupCount); }
 static uint32_t cs_g_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount) { return cs_f_cudnnSetConvolutionGroupCount(CS_VIA_PROCADDR, convDesc, groupCount); }
+#endif
 static uint32_t cs_v8_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount)
 {
     static void *_Atomic slot;
@@ -7519,6 +9112,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetConvolutionMathType(uint8
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType) { return cs_w_cudnnSetConvolutionMathType(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionMathType), convDesc, mathType); }
+CS_HIDDEN uint32_t cs_d_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType) { return cs_w_cudnnSetConvolutionMathType(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionMathType), convDesc, mathType); }
+CS_HIDDEN uint32_t cs_g_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType) { return cs_w_cudnnSetConvolutionMathType(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionMathType), convDesc, mathType); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetConvolutionMathType(uint8_t via, void * convDesc, uint32_t mathType) { return cs_w_cudnnSetConvolutionMathType(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionMathType), convDesc, mathType); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetConvolutionMathType(uint8_t via, void * convDesc, uint32_t mathType)
 {
@@ -7535,9 +9136,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetConvolutionMa
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType) { return cs_f_cudnnSetConvolutionMathType(CS_VIA_LINKED, convDesc, mathType); }
+static uint32_t cs_l_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType) { return cs_f_cudnnSetConvolutionMathType(CS_VIA_LINKED, convDesc, mathType); }
 static uint32_t cs_d_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType) { return cs_f_cudnnSetConvolutionMathType(CS_VIA_DLSYM, convDesc, mathType); }
 static uint32_t cs_g_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType) { return cs_f_cudnnSetConvolutionMathType(CS_VIA_PROCADDR, convDesc, mathType); }
+#endif
 static uint32_t cs_v8_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType)
 {
     static void *_Atomic slot;
@@ -7560,6 +9162,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetConvolutionNdDescriptor(u
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType) { return cs_w_cudnnSetConvolutionNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionNdDescriptor), convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType); }
+CS_HIDDEN uint32_t cs_d_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType) { return cs_w_cudnnSetConvolutionNdDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionNdDescriptor), convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType); }
+CS_HIDDEN uint32_t cs_g_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType) { return cs_w_cudnnSetConvolutionNdDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionNdDescriptor), convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetConvolutionNdDescriptor(uint8_t via, void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType) { return cs_w_cudnnSetConvolutionNdDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionNdDescriptor), convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetConvolutionNdDescriptor(uint8_t via, void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType)
 {
@@ -7576,9 +9186,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetConvolutionNd
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType) { return cs_f_cudnnSetConvolutionNdDescriptor(CS_VIA_LINKED, convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType); }
+static uint32_t cs_l_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType) { return cs_f_cudnnSetConvolutionNdDescriptor(CS_VIA_LINKED, convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType); }
 static uint32_t cs_d_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType) { return cs_f_cudnnSetConvolutionNdDescriptor(CS_VIA_DLSYM, convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType); }
 static uint32_t cs_g_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType) { return cs_f_cudnnSetConvolutionNdDescriptor(CS_VIA_PROCADDR, convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType); }
+#endif
 static uint32_t cs_v8_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType)
 {
     static void *_Atomic slot;
@@ -7601,6 +9212,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetConvolutionReorderType(ui
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType) { return cs_w_cudnnSetConvolutionReorderType(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionReorderType), convDesc, reorderType); }
+CS_HIDDEN uint32_t cs_d_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType) { return cs_w_cudnnSetConvolutionReorderType(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionReorderType), convDesc, reorderType); }
+CS_HIDDEN uint32_t cs_g_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType) { return cs_w_cudnnSetConvolutionReorderType(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionReorderType), convDesc, reorderType); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetConvolutionReorderType(uint8_t via, void * convDesc, uint32_t reorderType) { return cs_w_cudnnSetConvolutionReorderType(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionReorderType), convDesc, reorderType); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetConvolutionReorderType(uint8_t via, void * convDesc, uint32_t reorderType)
 {
@@ -7617,9 +9236,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetConvolutionRe
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType) { return cs_f_cudnnSetConvolutionReorderType(CS_VIA_LINKED, convDesc, reorderType); }
+static uint32_t cs_l_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType) { return cs_f_cudnnSetConvolutionReorderType(CS_VIA_LINKED, convDesc, reorderType); }
 static uint32_t cs_d_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType) { return cs_f_cudnnSetConvolutionReorderType(CS_VIA_DLSYM, convDesc, reorderType); }
 static uint32_t cs_g_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType) { return cs_f_cudnnSetConvolutionReorderType(CS_VIA_PROCADDR, convDesc, reorderType); }
+#endif
 static uint32_t cs_v8_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType)
 {
     static void *_Atomic slot;
@@ -7642,6 +9262,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetDropoutDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_w_cudnnSetDropoutDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetDropoutDescriptor), dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+CS_HIDDEN uint32_t cs_d_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_w_cudnnSetDropoutDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetDropoutDescriptor), dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+CS_HIDDEN uint32_t cs_g_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_w_cudnnSetDropoutDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetDropoutDescriptor), dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetDropoutDescriptor(uint8_t via, void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_w_cudnnSetDropoutDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetDropoutDescriptor), dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetDropoutDescriptor(uint8_t via, void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed)
 {
@@ -7658,9 +9286,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetDropoutDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_f_cudnnSetDropoutDescriptor(CS_VIA_LINKED, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+static uint32_t cs_l_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_f_cudnnSetDropoutDescriptor(CS_VIA_LINKED, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
 static uint32_t cs_d_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_f_cudnnSetDropoutDescriptor(CS_VIA_DLSYM, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
 static uint32_t cs_g_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_f_cudnnSetDropoutDescriptor(CS_VIA_PROCADDR, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+#endif
 static uint32_t cs_v8_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed)
 {
     static void *_Atomic slot;
@@ -7683,6 +9312,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetFilter4dDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w) { return cs_w_cudnnSetFilter4dDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFilter4dDescriptor), filterDesc, dataType, format, k, c, h, w); }
+CS_HIDDEN uint32_t cs_d_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w) { return cs_w_cudnnSetFilter4dDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFilter4dDescriptor), filterDesc, dataType, format, k, c, h, w); }
+CS_HIDDEN uint32_t cs_g_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w) { return cs_w_cudnnSetFilter4dDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFilter4dDescriptor), filterDesc, dataType, format, k, c, h, w); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetFilter4dDescriptor(uint8_t via, void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w) { return cs_w_cudnnSetFilter4dDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFilter4dDescriptor), filterDesc, dataType, format, k, c, h, w); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetFilter4dDescriptor(uint8_t via, void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w)
 {
@@ -7699,9 +9336,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetFilter4dDescr
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w) { return cs_f_cudnnSetFilter4dDescriptor(CS_VIA_LINKED, filterDesc, dataType, format, k, c, h, w); }
+static uint32_t cs_l_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w) { return cs_f_cudnnSetFilter4dDescriptor(CS_VIA_LINKED, filterDesc, dataType, format, k, c, h, w); }
 static uint32_t cs_d_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w) { return cs_f_cudnnSetFilter4dDescriptor(CS_VIA_DLSYM, filterDesc, dataType, format, k, c, h, w); }
 static uint32_t cs_g_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w) { return cs_f_cudnnSetFilter4dDescriptor(CS_VIA_PROCADDR, filterDesc, dataType, format, k, c, h, w); }
+#endif
 static uint32_t cs_v8_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w)
 {
     static void *_Atomic slot;
@@ -7724,6 +9362,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetFilterNdDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA) { return cs_w_cudnnSetFilterNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFilterNdDescriptor), filterDesc, dataType, format, nbDims, filterDimA); }
+CS_HIDDEN uint32_t cs_d_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA) { return cs_w_cudnnSetFilterNdDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFilterNdDescriptor), filterDesc, dataType, format, nbDims, filterDimA); }
+CS_HIDDEN uint32_t cs_g_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA) { return cs_w_cudnnSetFilterNdDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFilterNdDescriptor), filterDesc, dataType, format, nbDims, filterDimA); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetFilterNdDescriptor(uint8_t via, void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA) { return cs_w_cudnnSetFilterNdDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFilterNdDescriptor), filterDesc, dataType, format, nbDims, filterDimA); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetFilterNdDescriptor(uint8_t via, void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA)
 {
@@ -7740,9 +9386,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetFilterNdDescr
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA) { return cs_f_cudnnSetFilterNdDescriptor(CS_VIA_LINKED, filterDesc, dataType, format, nbDims, filterDimA); }
+static uint32_t cs_l_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA) { return cs_f_cudnnSetFilterNdDescriptor(CS_VIA_LINKED, filterDesc, dataType, format, nbDims, filterDimA); }
 static uint32_t cs_d_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA) { return cs_f_cudnnSetFilterNdDescriptor(CS_VIA_DLSYM, filterDesc, dataType, format, nbDims, filterDimA); }
 static uint32_t cs_g_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA) { return cs_f_cudnnSetFilterNdDescriptor(CS_VIA_PROCADDR, filterDesc, dataType, format, nbDims, filterDimA); }
+#endif
 static uint32_t cs_v8_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA)
 {
     static void *_Atomic slot;
@@ -7765,6 +9412,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetFusedOpsConstParamPackAtt
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param) { return cs_w_cudnnSetFusedOpsConstParamPackAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsConstParamPackAttribute), constPack, paramLabel, param); }
+CS_HIDDEN uint32_t cs_d_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param) { return cs_w_cudnnSetFusedOpsConstParamPackAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsConstParamPackAttribute), constPack, paramLabel, param); }
+CS_HIDDEN uint32_t cs_g_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param) { return cs_w_cudnnSetFusedOpsConstParamPackAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsConstParamPackAttribute), constPack, paramLabel, param); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetFusedOpsConstParamPackAttribute(uint8_t via, void * constPack, uint32_t paramLabel, void * param) { return cs_w_cudnnSetFusedOpsConstParamPackAttribute(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsConstParamPackAttribute), constPack, paramLabel, param); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetFusedOpsConstParamPackAttribute(uint8_t via, void * constPack, uint32_t paramLabel, void * param)
 {
@@ -7781,9 +9436,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetFusedOpsConst
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param) { return cs_f_cudnnSetFusedOpsConstParamPackAttribute(CS_VIA_LINKED, constPack, paramLabel, param); }
+static uint32_t cs_l_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param) { return cs_f_cudnnSetFusedOpsConstParamPackAttribute(CS_VIA_LINKED, constPack, paramLabel, param); }
 static uint32_t cs_d_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param) { return cs_f_cudnnSetFusedOpsConstParamPackAttribute(CS_VIA_DLSYM, constPack, paramLabel, param); }
 static uint32_t cs_g_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param) { return cs_f_cudnnSetFusedOpsConstParamPackAttribute(CS_VIA_PROCADDR, constPack, paramLabel, param); }
+#endif
 static uint32_t cs_v8_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param)
 {
     static void *_Atomic slot;
@@ -7806,6 +9462,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetFusedOpsVariantParamPackA
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_w_cudnnSetFusedOpsVariantParamPackAttribute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsVariantParamPackAttribute), varPack, paramLabel, ptr); }
+CS_HIDDEN uint32_t cs_d_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_w_cudnnSetFusedOpsVariantParamPackAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsVariantParamPackAttribute), varPack, paramLabel, ptr); }
+CS_HIDDEN uint32_t cs_g_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_w_cudnnSetFusedOpsVariantParamPackAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsVariantParamPackAttribute), varPack, paramLabel, ptr); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetFusedOpsVariantParamPackAttribute(uint8_t via, void * varPack, uint32_t paramLabel, void * ptr) { return cs_w_cudnnSetFusedOpsVariantParamPackAttribute(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsVariantParamPackAttribute), varPack, paramLabel, ptr); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetFusedOpsVariantParamPackAttribute(uint8_t via, void * varPack, uint32_t paramLabel, void * ptr)
 {
@@ -7822,9 +9486,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetFusedOpsVaria
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_f_cudnnSetFusedOpsVariantParamPackAttribute(CS_VIA_LINKED, varPack, paramLabel, ptr); }
+static uint32_t cs_l_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_f_cudnnSetFusedOpsVariantParamPackAttribute(CS_VIA_LINKED, varPack, paramLabel, ptr); }
 static uint32_t cs_d_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_f_cudnnSetFusedOpsVariantParamPackAttribute(CS_VIA_DLSYM, varPack, paramLabel, ptr); }
 static uint32_t cs_g_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_f_cudnnSetFusedOpsVariantParamPackAttribute(CS_VIA_PROCADDR, varPack, paramLabel, ptr); }
+#endif
 static uint32_t cs_v8_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr)
 {
     static void *_Atomic slot;
@@ -7847,6 +9512,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetLRNDescriptor(uint8_t via
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK) { return cs_w_cudnnSetLRNDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetLRNDescriptor), normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+CS_HIDDEN uint32_t cs_d_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK) { return cs_w_cudnnSetLRNDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetLRNDescriptor), normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+CS_HIDDEN uint32_t cs_g_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK) { return cs_w_cudnnSetLRNDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetLRNDescriptor), normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetLRNDescriptor(uint8_t via, void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK) { return cs_w_cudnnSetLRNDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetLRNDescriptor), normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetLRNDescriptor(uint8_t via, void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK)
 {
@@ -7863,9 +9536,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetLRNDescriptor
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK) { return cs_f_cudnnSetLRNDescriptor(CS_VIA_LINKED, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+static uint32_t cs_l_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK) { return cs_f_cudnnSetLRNDescriptor(CS_VIA_LINKED, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
 static uint32_t cs_d_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK) { return cs_f_cudnnSetLRNDescriptor(CS_VIA_DLSYM, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
 static uint32_t cs_g_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK) { return cs_f_cudnnSetLRNDescriptor(CS_VIA_PROCADDR, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+#endif
 static uint32_t cs_v8_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK)
 {
     static void *_Atomic slot;
@@ -7888,6 +9562,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetOpTensorDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt) { return cs_w_cudnnSetOpTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetOpTensorDescriptor), opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+CS_HIDDEN uint32_t cs_d_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt) { return cs_w_cudnnSetOpTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetOpTensorDescriptor), opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+CS_HIDDEN uint32_t cs_g_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt) { return cs_w_cudnnSetOpTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetOpTensorDescriptor), opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetOpTensorDescriptor(uint8_t via, void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt) { return cs_w_cudnnSetOpTensorDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetOpTensorDescriptor), opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetOpTensorDescriptor(uint8_t via, void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt)
 {
@@ -7904,9 +9586,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetOpTensorDescr
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt) { return cs_f_cudnnSetOpTensorDescriptor(CS_VIA_LINKED, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+static uint32_t cs_l_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt) { return cs_f_cudnnSetOpTensorDescriptor(CS_VIA_LINKED, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
 static uint32_t cs_d_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt) { return cs_f_cudnnSetOpTensorDescriptor(CS_VIA_DLSYM, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
 static uint32_t cs_g_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt) { return cs_f_cudnnSetOpTensorDescriptor(CS_VIA_PROCADDR, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+#endif
 static uint32_t cs_v8_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt)
 {
     static void *_Atomic slot;
@@ -7929,6 +9612,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetPooling2dDescriptor(uint8
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride) { return cs_w_cudnnSetPooling2dDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetPooling2dDescriptor), poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+CS_HIDDEN uint32_t cs_d_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride) { return cs_w_cudnnSetPooling2dDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetPooling2dDescriptor), poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+CS_HIDDEN uint32_t cs_g_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride) { return cs_w_cudnnSetPooling2dDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetPooling2dDescriptor), poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetPooling2dDescriptor(uint8_t via, void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride) { return cs_w_cudnnSetPooling2dDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetPooling2dDescriptor), poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetPooling2dDescriptor(uint8_t via, void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride)
 {
@@ -7945,9 +9636,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetPooling2dDesc
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride) { return cs_f_cudnnSetPooling2dDescriptor(CS_VIA_LINKED, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+static uint32_t cs_l_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride) { return cs_f_cudnnSetPooling2dDescriptor(CS_VIA_LINKED, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
 static uint32_t cs_d_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride) { return cs_f_cudnnSetPooling2dDescriptor(CS_VIA_DLSYM, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
 static uint32_t cs_g_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride) { return cs_f_cudnnSetPooling2dDescriptor(CS_VIA_PROCADDR, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+#endif
 static uint32_t cs_v8_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride)
 {
     static void *_Atomic slot;
@@ -7970,6 +9662,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetPoolingNdDescriptor(uint8
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_w_cudnnSetPoolingNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetPoolingNdDescriptor), poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+CS_HIDDEN uint32_t cs_d_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_w_cudnnSetPoolingNdDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetPoolingNdDescriptor), poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+CS_HIDDEN uint32_t cs_g_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_w_cudnnSetPoolingNdDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetPoolingNdDescriptor), poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetPoolingNdDescriptor(uint8_t via, void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_w_cudnnSetPoolingNdDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetPoolingNdDescriptor), poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetPoolingNdDescriptor(uint8_t via, void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA)
 {
@@ -7986,9 +9686,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetPoolingNdDesc
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_f_cudnnSetPoolingNdDescriptor(CS_VIA_LINKED, poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+static uint32_t cs_l_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_f_cudnnSetPoolingNdDescriptor(CS_VIA_LINKED, poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
 static uint32_t cs_d_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_f_cudnnSetPoolingNdDescriptor(CS_VIA_DLSYM, poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
 static uint32_t cs_g_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_f_cudnnSetPoolingNdDescriptor(CS_VIA_PROCADDR, poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+#endif
 static uint32_t cs_v8_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA)
 {
     static void *_Atomic slot;
@@ -8011,6 +9712,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetRNNDataDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnSetRNNDataDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDataDescriptor), rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill); }
+CS_HIDDEN uint32_t cs_d_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnSetRNNDataDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDataDescriptor), rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill); }
+CS_HIDDEN uint32_t cs_g_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnSetRNNDataDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDataDescriptor), rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetRNNDataDescriptor(uint8_t via, void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnSetRNNDataDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDataDescriptor), rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetRNNDataDescriptor(uint8_t via, void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill)
 {
@@ -8027,9 +9736,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetRNNDataDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnSetRNNDataDescriptor(CS_VIA_LINKED, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill); }
+static uint32_t cs_l_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnSetRNNDataDescriptor(CS_VIA_LINKED, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill); }
 static uint32_t cs_d_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnSetRNNDataDescriptor(CS_VIA_DLSYM, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill); }
 static uint32_t cs_g_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnSetRNNDataDescriptor(CS_VIA_PROCADDR, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill); }
+#endif
 static uint32_t cs_v8_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill)
 {
     static void *_Atomic slot;
@@ -8052,6 +9762,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetRNNDescriptor_v8(uint8_t 
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags) { return cs_w_cudnnSetRNNDescriptor_v8(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDescriptor_v8), rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+CS_HIDDEN uint32_t cs_d_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags) { return cs_w_cudnnSetRNNDescriptor_v8(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDescriptor_v8), rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+CS_HIDDEN uint32_t cs_g_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags) { return cs_w_cudnnSetRNNDescriptor_v8(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDescriptor_v8), rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetRNNDescriptor_v8(uint8_t via, void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags) { return cs_w_cudnnSetRNNDescriptor_v8(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDescriptor_v8), rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetRNNDescriptor_v8(uint8_t via, void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags)
 {
@@ -8068,9 +9786,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetRNNDescriptor
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags) { return cs_f_cudnnSetRNNDescriptor_v8(CS_VIA_LINKED, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+static uint32_t cs_l_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags) { return cs_f_cudnnSetRNNDescriptor_v8(CS_VIA_LINKED, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
 static uint32_t cs_d_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags) { return cs_f_cudnnSetRNNDescriptor_v8(CS_VIA_DLSYM, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
 static uint32_t cs_g_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags) { return cs_f_cudnnSetRNNDescriptor_v8(CS_VIA_PROCADDR, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+#endif
 static uint32_t cs_v8_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags)
 {
     static void *_Atomic slot;
@@ -8093,6 +9812,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetReduceTensorDescriptor(ui
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType) { return cs_w_cudnnSetReduceTensorDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetReduceTensorDescriptor), reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+CS_HIDDEN uint32_t cs_d_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType) { return cs_w_cudnnSetReduceTensorDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetReduceTensorDescriptor), reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+CS_HIDDEN uint32_t cs_g_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType) { return cs_w_cudnnSetReduceTensorDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetReduceTensorDescriptor), reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetReduceTensorDescriptor(uint8_t via, void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType) { return cs_w_cudnnSetReduceTensorDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetReduceTensorDescriptor), reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetReduceTensorDescriptor(uint8_t via, void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType)
 {
@@ -8109,9 +9836,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetReduceTensorD
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType) { return cs_f_cudnnSetReduceTensorDescriptor(CS_VIA_LINKED, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+static uint32_t cs_l_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType) { return cs_f_cudnnSetReduceTensorDescriptor(CS_VIA_LINKED, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
 static uint32_t cs_d_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType) { return cs_f_cudnnSetReduceTensorDescriptor(CS_VIA_DLSYM, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
 static uint32_t cs_g_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType) { return cs_f_cudnnSetReduceTensorDescriptor(CS_VIA_PROCADDR, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+#endif
 static uint32_t cs_v8_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType)
 {
     static void *_Atomic slot;
@@ -8134,6 +9862,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetSeqDataDescriptor(uint8_t
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnSetSeqDataDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetSeqDataDescriptor), seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill); }
+CS_HIDDEN uint32_t cs_d_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnSetSeqDataDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetSeqDataDescriptor), seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill); }
+CS_HIDDEN uint32_t cs_g_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnSetSeqDataDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetSeqDataDescriptor), seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetSeqDataDescriptor(uint8_t via, void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill) { return cs_w_cudnnSetSeqDataDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetSeqDataDescriptor), seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetSeqDataDescriptor(uint8_t via, void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill)
 {
@@ -8150,9 +9886,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetSeqDataDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnSetSeqDataDescriptor(CS_VIA_LINKED, seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill); }
+static uint32_t cs_l_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnSetSeqDataDescriptor(CS_VIA_LINKED, seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill); }
 static uint32_t cs_d_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnSetSeqDataDescriptor(CS_VIA_DLSYM, seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill); }
 static uint32_t cs_g_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnSetSeqDataDescriptor(CS_VIA_PROCADDR, seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill); }
+#endif
 static uint32_t cs_v8_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill)
 {
     static void *_Atomic slot;
@@ -8175,6 +9912,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetSpatialTransformerNdDescr
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_w_cudnnSetSpatialTransformerNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetSpatialTransformerNdDescriptor), stDesc, samplerType, dataType, nbDims, dimA); }
+CS_HIDDEN uint32_t cs_d_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_w_cudnnSetSpatialTransformerNdDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetSpatialTransformerNdDescriptor), stDesc, samplerType, dataType, nbDims, dimA); }
+CS_HIDDEN uint32_t cs_g_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_w_cudnnSetSpatialTransformerNdDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetSpatialTransformerNdDescriptor), stDesc, samplerType, dataType, nbDims, dimA); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetSpatialTransformerNdDescriptor(uint8_t via, void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_w_cudnnSetSpatialTransformerNdDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetSpatialTransformerNdDescriptor), stDesc, samplerType, dataType, nbDims, dimA); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetSpatialTransformerNdDescriptor(uint8_t via, void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA)
 {
@@ -8191,9 +9936,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetSpatialTransf
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_f_cudnnSetSpatialTransformerNdDescriptor(CS_VIA_LINKED, stDesc, samplerType, dataType, nbDims, dimA); }
+static uint32_t cs_l_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_f_cudnnSetSpatialTransformerNdDescriptor(CS_VIA_LINKED, stDesc, samplerType, dataType, nbDims, dimA); }
 static uint32_t cs_d_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_f_cudnnSetSpatialTransformerNdDescriptor(CS_VIA_DLSYM, stDesc, samplerType, dataType, nbDims, dimA); }
 static uint32_t cs_g_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_f_cudnnSetSpatialTransformerNdDescriptor(CS_VIA_PROCADDR, stDesc, samplerType, dataType, nbDims, dimA); }
+#endif
 static uint32_t cs_v8_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA)
 {
     static void *_Atomic slot;
@@ -8216,6 +9962,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetStream(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetStream(void * handle, void * streamId);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetStream(void * handle, void * streamId) { return cs_w_cudnnSetStream(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetStream), handle, streamId); }
+CS_HIDDEN uint32_t cs_d_cudnnSetStream(void * handle, void * streamId);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetStream(void * handle, void * streamId) { return cs_w_cudnnSetStream(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetStream), handle, streamId); }
+CS_HIDDEN uint32_t cs_g_cudnnSetStream(void * handle, void * streamId);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetStream(void * handle, void * streamId) { return cs_w_cudnnSetStream(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetStream), handle, streamId); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetStream(uint8_t via, void * handle, void * streamId) { return cs_w_cudnnSetStream(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetStream), handle, streamId); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetStream(uint8_t via, void * handle, void * streamId)
 {
@@ -8232,9 +9986,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetStream(uint8_
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetStream(void * handle, void * streamId) { return cs_f_cudnnSetStream(CS_VIA_LINKED, handle, streamId); }
+static uint32_t cs_l_cudnnSetStream(void * handle, void * streamId) { return cs_f_cudnnSetStream(CS_VIA_LINKED, handle, streamId); }
 static uint32_t cs_d_cudnnSetStream(void * handle, void * streamId) { return cs_f_cudnnSetStream(CS_VIA_DLSYM, handle, streamId); }
 static uint32_t cs_g_cudnnSetStream(void * handle, void * streamId) { return cs_f_cudnnSetStream(CS_VIA_PROCADDR, handle, streamId); }
+#endif
 static uint32_t cs_v8_cudnnSetStream(void * handle, void * streamId)
 {
     static void *_Atomic slot;
@@ -8257,6 +10012,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetTensor(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr) { return cs_w_cudnnSetTensor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor), handle, yDesc, y, valuePtr); }
+CS_HIDDEN uint32_t cs_d_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr) { return cs_w_cudnnSetTensor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor), handle, yDesc, y, valuePtr); }
+CS_HIDDEN uint32_t cs_g_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr) { return cs_w_cudnnSetTensor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor), handle, yDesc, y, valuePtr); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetTensor(uint8_t via, void * handle, void * yDesc, void * y, void * valuePtr) { return cs_w_cudnnSetTensor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor), handle, yDesc, y, valuePtr); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensor(uint8_t via, void * handle, void * yDesc, void * y, void * valuePtr)
 {
@@ -8273,9 +10036,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensor(uint8_
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr) { return cs_f_cudnnSetTensor(CS_VIA_LINKED, handle, yDesc, y, valuePtr); }
+static uint32_t cs_l_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr) { return cs_f_cudnnSetTensor(CS_VIA_LINKED, handle, yDesc, y, valuePtr); }
 static uint32_t cs_d_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr) { return cs_f_cudnnSetTensor(CS_VIA_DLSYM, handle, yDesc, y, valuePtr); }
 static uint32_t cs_g_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr) { return cs_f_cudnnSetTensor(CS_VIA_PROCADDR, handle, yDesc, y, valuePtr); }
+#endif
 static uint32_t cs_v8_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr)
 {
     static void *_Atomic slot;
@@ -8298,6 +10062,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetTensor4dDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w) { return cs_w_cudnnSetTensor4dDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptor), tensorDesc, format, dataType, n, c, h, w); }
+CS_HIDDEN uint32_t cs_d_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w) { return cs_w_cudnnSetTensor4dDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptor), tensorDesc, format, dataType, n, c, h, w); }
+CS_HIDDEN uint32_t cs_g_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w) { return cs_w_cudnnSetTensor4dDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptor), tensorDesc, format, dataType, n, c, h, w); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetTensor4dDescriptor(uint8_t via, void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w) { return cs_w_cudnnSetTensor4dDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptor), tensorDesc, format, dataType, n, c, h, w); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensor4dDescriptor(uint8_t via, void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w)
 {
@@ -8314,9 +10086,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensor4dDescr
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w) { return cs_f_cudnnSetTensor4dDescriptor(CS_VIA_LINKED, tensorDesc, format, dataType, n, c, h, w); }
+static uint32_t cs_l_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w) { return cs_f_cudnnSetTensor4dDescriptor(CS_VIA_LINKED, tensorDesc, format, dataType, n, c, h, w); }
 static uint32_t cs_d_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w) { return cs_f_cudnnSetTensor4dDescriptor(CS_VIA_DLSYM, tensorDesc, format, dataType, n, c, h, w); }
 static uint32_t cs_g_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w) { return cs_f_cudnnSetTensor4dDescriptor(CS_VIA_PROCADDR, tensorDesc, format, dataType, n, c, h, w); }
+#endif
 static uint32_t cs_v8_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w)
 {
     static void *_Atomic slot;
@@ -8339,6 +10112,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetTensor4dDescriptorEx(uint
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride) { return cs_w_cudnnSetTensor4dDescriptorEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptorEx), tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+CS_HIDDEN uint32_t cs_d_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride) { return cs_w_cudnnSetTensor4dDescriptorEx(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptorEx), tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+CS_HIDDEN uint32_t cs_g_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride) { return cs_w_cudnnSetTensor4dDescriptorEx(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptorEx), tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetTensor4dDescriptorEx(uint8_t via, void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride) { return cs_w_cudnnSetTensor4dDescriptorEx(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptorEx), tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensor4dDescriptorEx(uint8_t via, void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride)
 {
@@ -8355,9 +10136,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensor4dDescr
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride) { return cs_f_cudnnSetTensor4dDescriptorEx(CS_VIA_LINKED, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+static uint32_t cs_l_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride) { return cs_f_cudnnSetTensor4dDescriptorEx(CS_VIA_LINKED, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
 static uint32_t cs_d_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride) { return cs_f_cudnnSetTensor4dDescriptorEx(CS_VIA_DLSYM, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
 static uint32_t cs_g_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride) { return cs_f_cudnnSetTensor4dDescriptorEx(CS_VIA_PROCADDR, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+#endif
 static uint32_t cs_v8_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride)
 {
     static void *_Atomic slot;
@@ -8380,6 +10162,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetTensorNdDescriptor(uint8_
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA) { return cs_w_cudnnSetTensorNdDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptor), tensorDesc, dataType, nbDims, dimA, strideA); }
+CS_HIDDEN uint32_t cs_d_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA) { return cs_w_cudnnSetTensorNdDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptor), tensorDesc, dataType, nbDims, dimA, strideA); }
+CS_HIDDEN uint32_t cs_g_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA) { return cs_w_cudnnSetTensorNdDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptor), tensorDesc, dataType, nbDims, dimA, strideA); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetTensorNdDescriptor(uint8_t via, void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA) { return cs_w_cudnnSetTensorNdDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptor), tensorDesc, dataType, nbDims, dimA, strideA); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensorNdDescriptor(uint8_t via, void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA)
 {
@@ -8396,9 +10186,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensorNdDescr
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA) { return cs_f_cudnnSetTensorNdDescriptor(CS_VIA_LINKED, tensorDesc, dataType, nbDims, dimA, strideA); }
+static uint32_t cs_l_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA) { return cs_f_cudnnSetTensorNdDescriptor(CS_VIA_LINKED, tensorDesc, dataType, nbDims, dimA, strideA); }
 static uint32_t cs_d_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA) { return cs_f_cudnnSetTensorNdDescriptor(CS_VIA_DLSYM, tensorDesc, dataType, nbDims, dimA, strideA); }
 static uint32_t cs_g_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA) { return cs_f_cudnnSetTensorNdDescriptor(CS_VIA_PROCADDR, tensorDesc, dataType, nbDims, dimA, strideA); }
+#endif
 static uint32_t cs_v8_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA)
 {
     static void *_Atomic slot;
@@ -8421,6 +10212,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetTensorNdDescriptorEx(uint
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_w_cudnnSetTensorNdDescriptorEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptorEx), tensorDesc, format, dataType, nbDims, dimA); }
+CS_HIDDEN uint32_t cs_d_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_w_cudnnSetTensorNdDescriptorEx(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptorEx), tensorDesc, format, dataType, nbDims, dimA); }
+CS_HIDDEN uint32_t cs_g_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_w_cudnnSetTensorNdDescriptorEx(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptorEx), tensorDesc, format, dataType, nbDims, dimA); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetTensorNdDescriptorEx(uint8_t via, void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_w_cudnnSetTensorNdDescriptorEx(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptorEx), tensorDesc, format, dataType, nbDims, dimA); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensorNdDescriptorEx(uint8_t via, void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA)
 {
@@ -8437,9 +10236,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensorNdDescr
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_f_cudnnSetTensorNdDescriptorEx(CS_VIA_LINKED, tensorDesc, format, dataType, nbDims, dimA); }
+static uint32_t cs_l_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_f_cudnnSetTensorNdDescriptorEx(CS_VIA_LINKED, tensorDesc, format, dataType, nbDims, dimA); }
 static uint32_t cs_d_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_f_cudnnSetTensorNdDescriptorEx(CS_VIA_DLSYM, tensorDesc, format, dataType, nbDims, dimA); }
 static uint32_t cs_g_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_f_cudnnSetTensorNdDescriptorEx(CS_VIA_PROCADDR, tensorDesc, format, dataType, nbDims, dimA); }
+#endif
 static uint32_t cs_v8_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA)
 {
     static void *_Atomic slot;
@@ -8462,6 +10262,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSetTensorTransformDescriptor
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction) { return cs_w_cudnnSetTensorTransformDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorTransformDescriptor), transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction); }
+CS_HIDDEN uint32_t cs_d_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction) { return cs_w_cudnnSetTensorTransformDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorTransformDescriptor), transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction); }
+CS_HIDDEN uint32_t cs_g_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction) { return cs_w_cudnnSetTensorTransformDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorTransformDescriptor), transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSetTensorTransformDescriptor(uint8_t via, void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction) { return cs_w_cudnnSetTensorTransformDescriptor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorTransformDescriptor), transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensorTransformDescriptor(uint8_t via, void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction)
 {
@@ -8478,9 +10286,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensorTransfo
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction) { return cs_f_cudnnSetTensorTransformDescriptor(CS_VIA_LINKED, transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction); }
+static uint32_t cs_l_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction) { return cs_f_cudnnSetTensorTransformDescriptor(CS_VIA_LINKED, transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction); }
 static uint32_t cs_d_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction) { return cs_f_cudnnSetTensorTransformDescriptor(CS_VIA_DLSYM, transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction); }
 static uint32_t cs_g_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction) { return cs_f_cudnnSetTensorTransformDescriptor(CS_VIA_PROCADDR, transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction); }
+#endif
 static uint32_t cs_v8_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction)
 {
     static void *_Atomic slot;
@@ -8503,6 +10312,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSoftmaxBackward(uint8_t via,
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnSoftmaxBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxBackward), handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx); }
+CS_HIDDEN uint32_t cs_d_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnSoftmaxBackward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxBackward), handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx); }
+CS_HIDDEN uint32_t cs_g_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnSoftmaxBackward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxBackward), handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSoftmaxBackward(uint8_t via, void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx) { return cs_w_cudnnSoftmaxBackward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxBackward), handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSoftmaxBackward(uint8_t via, void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx)
 {
@@ -8519,9 +10336,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSoftmaxBackward(
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnSoftmaxBackward(CS_VIA_LINKED, handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx); }
+static uint32_t cs_l_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnSoftmaxBackward(CS_VIA_LINKED, handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx); }
 static uint32_t cs_d_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnSoftmaxBackward(CS_VIA_DLSYM, handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx); }
 static uint32_t cs_g_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnSoftmaxBackward(CS_VIA_PROCADDR, handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx); }
+#endif
 static uint32_t cs_v8_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx)
 {
     static void *_Atomic slot;
@@ -8544,6 +10362,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSoftmaxForward(uint8_t via, 
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnSoftmaxForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxForward), handle, algo, mode, alpha, xDesc, x, beta, yDesc, y); }
+CS_HIDDEN uint32_t cs_d_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnSoftmaxForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxForward), handle, algo, mode, alpha, xDesc, x, beta, yDesc, y); }
+CS_HIDDEN uint32_t cs_g_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnSoftmaxForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxForward), handle, algo, mode, alpha, xDesc, x, beta, yDesc, y); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSoftmaxForward(uint8_t via, void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnSoftmaxForward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxForward), handle, algo, mode, alpha, xDesc, x, beta, yDesc, y); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSoftmaxForward(uint8_t via, void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
@@ -8560,9 +10386,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSoftmaxForward(u
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnSoftmaxForward(CS_VIA_LINKED, handle, algo, mode, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cs_l_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnSoftmaxForward(CS_VIA_LINKED, handle, algo, mode, alpha, xDesc, x, beta, yDesc, y); }
 static uint32_t cs_d_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnSoftmaxForward(CS_VIA_DLSYM, handle, algo, mode, alpha, xDesc, x, beta, yDesc, y); }
 static uint32_t cs_g_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnSoftmaxForward(CS_VIA_PROCADDR, handle, algo, mode, alpha, xDesc, x, beta, yDesc, y); }
+#endif
 static uint32_t cs_v8_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
     static void *_Atomic slot;
@@ -8585,6 +10412,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSpatialTfGridGeneratorBackwa
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta) { return cs_w_cudnnSpatialTfGridGeneratorBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorBackward), handle, stDesc, dgrid, dtheta); }
+CS_HIDDEN uint32_t cs_d_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta) { return cs_w_cudnnSpatialTfGridGeneratorBackward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorBackward), handle, stDesc, dgrid, dtheta); }
+CS_HIDDEN uint32_t cs_g_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta) { return cs_w_cudnnSpatialTfGridGeneratorBackward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorBackward), handle, stDesc, dgrid, dtheta); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSpatialTfGridGeneratorBackward(uint8_t via, void * handle, void * stDesc, void * dgrid, void * dtheta) { return cs_w_cudnnSpatialTfGridGeneratorBackward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorBackward), handle, stDesc, dgrid, dtheta); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSpatialTfGridGeneratorBackward(uint8_t via, void * handle, void * stDesc, void * dgrid, void * dtheta)
 {
@@ -8601,9 +10436,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSpatialTfGridGen
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta) { return cs_f_cudnnSpatialTfGridGeneratorBackward(CS_VIA_LINKED, handle, stDesc, dgrid, dtheta); }
+static uint32_t cs_l_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta) { return cs_f_cudnnSpatialTfGridGeneratorBackward(CS_VIA_LINKED, handle, stDesc, dgrid, dtheta); }
 static uint32_t cs_d_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta) { return cs_f_cudnnSpatialTfGridGeneratorBackward(CS_VIA_DLSYM, handle, stDesc, dgrid, dtheta); }
 static uint32_t cs_g_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta) { return cs_f_cudnnSpatialTfGridGeneratorBackward(CS_VIA_PROCADDR, handle, stDesc, dgrid, dtheta); }
+#endif
 static uint32_t cs_v8_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta)
 {
     static void *_Atomic slot;
@@ -8626,6 +10462,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSpatialTfGridGeneratorForwar
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid) { return cs_w_cudnnSpatialTfGridGeneratorForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorForward), handle, stDesc, theta, grid); }
+CS_HIDDEN uint32_t cs_d_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid) { return cs_w_cudnnSpatialTfGridGeneratorForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorForward), handle, stDesc, theta, grid); }
+CS_HIDDEN uint32_t cs_g_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid) { return cs_w_cudnnSpatialTfGridGeneratorForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorForward), handle, stDesc, theta, grid); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSpatialTfGridGeneratorForward(uint8_t via, void * handle, void * stDesc, void * theta, void * grid) { return cs_w_cudnnSpatialTfGridGeneratorForward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorForward), handle, stDesc, theta, grid); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSpatialTfGridGeneratorForward(uint8_t via, void * handle, void * stDesc, void * theta, void * grid)
 {
@@ -8642,9 +10486,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSpatialTfGridGen
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid) { return cs_f_cudnnSpatialTfGridGeneratorForward(CS_VIA_LINKED, handle, stDesc, theta, grid); }
+static uint32_t cs_l_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid) { return cs_f_cudnnSpatialTfGridGeneratorForward(CS_VIA_LINKED, handle, stDesc, theta, grid); }
 static uint32_t cs_d_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid) { return cs_f_cudnnSpatialTfGridGeneratorForward(CS_VIA_DLSYM, handle, stDesc, theta, grid); }
 static uint32_t cs_g_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid) { return cs_f_cudnnSpatialTfGridGeneratorForward(CS_VIA_PROCADDR, handle, stDesc, theta, grid); }
+#endif
 static uint32_t cs_v8_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid)
 {
     static void *_Atomic slot;
@@ -8667,6 +10512,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSpatialTfSamplerBackward(uin
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid) { return cs_w_cudnnSpatialTfSamplerBackward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerBackward), handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid); }
+CS_HIDDEN uint32_t cs_d_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid) { return cs_w_cudnnSpatialTfSamplerBackward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerBackward), handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid); }
+CS_HIDDEN uint32_t cs_g_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid) { return cs_w_cudnnSpatialTfSamplerBackward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerBackward), handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSpatialTfSamplerBackward(uint8_t via, void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid) { return cs_w_cudnnSpatialTfSamplerBackward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerBackward), handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSpatialTfSamplerBackward(uint8_t via, void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid)
 {
@@ -8683,9 +10536,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSpatialTfSampler
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid) { return cs_f_cudnnSpatialTfSamplerBackward(CS_VIA_LINKED, handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid); }
+static uint32_t cs_l_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid) { return cs_f_cudnnSpatialTfSamplerBackward(CS_VIA_LINKED, handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid); }
 static uint32_t cs_d_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid) { return cs_f_cudnnSpatialTfSamplerBackward(CS_VIA_DLSYM, handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid); }
 static uint32_t cs_g_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid) { return cs_f_cudnnSpatialTfSamplerBackward(CS_VIA_PROCADDR, handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid); }
+#endif
 static uint32_t cs_v8_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid)
 {
     static void *_Atomic slot;
@@ -8708,6 +10562,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnSpatialTfSamplerForward(uint
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y) { return cs_w_cudnnSpatialTfSamplerForward(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerForward), handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y); }
+CS_HIDDEN uint32_t cs_d_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y) { return cs_w_cudnnSpatialTfSamplerForward(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerForward), handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y); }
+CS_HIDDEN uint32_t cs_g_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y) { return cs_w_cudnnSpatialTfSamplerForward(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerForward), handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnSpatialTfSamplerForward(uint8_t via, void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y) { return cs_w_cudnnSpatialTfSamplerForward(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerForward), handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSpatialTfSamplerForward(uint8_t via, void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y)
 {
@@ -8724,9 +10586,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSpatialTfSampler
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y) { return cs_f_cudnnSpatialTfSamplerForward(CS_VIA_LINKED, handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y); }
+static uint32_t cs_l_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y) { return cs_f_cudnnSpatialTfSamplerForward(CS_VIA_LINKED, handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y); }
 static uint32_t cs_d_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y) { return cs_f_cudnnSpatialTfSamplerForward(CS_VIA_DLSYM, handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y); }
 static uint32_t cs_g_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y) { return cs_f_cudnnSpatialTfSamplerForward(CS_VIA_PROCADDR, handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y); }
+#endif
 static uint32_t cs_v8_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y)
 {
     static void *_Atomic slot;
@@ -8749,6 +10612,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnTransformFilter(uint8_t via,
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_w_cudnnTransformFilter(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformFilter), handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+CS_HIDDEN uint32_t cs_d_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_w_cudnnTransformFilter(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformFilter), handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+CS_HIDDEN uint32_t cs_g_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_w_cudnnTransformFilter(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformFilter), handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnTransformFilter(uint8_t via, void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_w_cudnnTransformFilter(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformFilter), handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnTransformFilter(uint8_t via, void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData)
 {
@@ -8765,9 +10636,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnTransformFilter(
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_f_cudnnTransformFilter(CS_VIA_LINKED, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+static uint32_t cs_l_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_f_cudnnTransformFilter(CS_VIA_LINKED, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
 static uint32_t cs_d_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_f_cudnnTransformFilter(CS_VIA_DLSYM, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
 static uint32_t cs_g_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_f_cudnnTransformFilter(CS_VIA_PROCADDR, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+#endif
 static uint32_t cs_v8_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData)
 {
     static void *_Atomic slot;
@@ -8790,6 +10662,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnTransformTensor(uint8_t via,
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnTransformTensor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensor), handle, alpha, xDesc, x, beta, yDesc, y); }
+CS_HIDDEN uint32_t cs_d_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnTransformTensor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensor), handle, alpha, xDesc, x, beta, yDesc, y); }
+CS_HIDDEN uint32_t cs_g_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnTransformTensor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensor), handle, alpha, xDesc, x, beta, yDesc, y); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnTransformTensor(uint8_t via, void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_w_cudnnTransformTensor(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensor), handle, alpha, xDesc, x, beta, yDesc, y); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnTransformTensor(uint8_t via, void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
@@ -8806,9 +10686,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnTransformTensor(
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnTransformTensor(CS_VIA_LINKED, handle, alpha, xDesc, x, beta, yDesc, y); }
+static uint32_t cs_l_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnTransformTensor(CS_VIA_LINKED, handle, alpha, xDesc, x, beta, yDesc, y); }
 static uint32_t cs_d_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnTransformTensor(CS_VIA_DLSYM, handle, alpha, xDesc, x, beta, yDesc, y); }
 static uint32_t cs_g_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnTransformTensor(CS_VIA_PROCADDR, handle, alpha, xDesc, x, beta, yDesc, y); }
+#endif
 static uint32_t cs_v8_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
     static void *_Atomic slot;
@@ -8831,6 +10712,14 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnTransformTensorEx(uint8_t vi
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_w_cudnnTransformTensorEx(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensorEx), handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+CS_HIDDEN uint32_t cs_d_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_w_cudnnTransformTensorEx(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensorEx), handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+CS_HIDDEN uint32_t cs_g_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_w_cudnnTransformTensorEx(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensorEx), handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_cudnnTransformTensorEx(uint8_t via, void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_w_cudnnTransformTensorEx(via, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensorEx), handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
 static inline __attribute__((always_inline)) uint32_t cs_f_cudnnTransformTensorEx(uint8_t via, void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData)
 {
@@ -8847,9 +10736,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnTransformTensorE
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_f_cudnnTransformTensorEx(CS_VIA_LINKED, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+static uint32_t cs_l_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_f_cudnnTransformTensorEx(CS_VIA_LINKED, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
 static uint32_t cs_d_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_f_cudnnTransformTensorEx(CS_VIA_DLSYM, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
 static uint32_t cs_g_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_f_cudnnTransformTensorEx(CS_VIA_PROCADDR, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+#endif
 static uint32_t cs_v8_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData)
 {
     static void *_Atomic slot;
@@ -9299,225 +11189,225 @@ static const uint8_t classes[] = {
     0,
 };
 static void *const via_linked[] = {
-    (void *)cudnnActivationBackward,
-    (void *)cudnnActivationForward,
-    (void *)cudnnAddTensor,
-    (void *)cudnnAdvVersionCheck,
+    (void *)cs_l_cudnnActivationBackward,
+    (void *)cs_l_cudnnActivationForward,
+    (void *)cs_l_cudnnAddTensor,
+    (void *)cs_l_cudnnAdvVersionCheck,
     (void *)cudnnBackendCreateDescriptor,
-    (void *)cudnnBackendDestroyDescriptor,
+    (void *)cs_l_cudnnBackendDestroyDescriptor,
     (void *)cudnnBackendExecute,
     (void *)cudnnBackendFinalize,
-    (void *)cudnnBackendGetAttribute,
-    (void *)cudnnBackendInitialize,
-    (void *)cudnnBackendPopulateCudaGraph,
-    (void *)cudnnBackendSetAttribute,
-    (void *)cudnnBackendUpdateCudaGraph,
-    (void *)cudnnBatchNormalizationBackward,
-    (void *)cudnnBatchNormalizationBackwardEx,
-    (void *)cudnnBatchNormalizationForwardInference,
-    (void *)cudnnBatchNormalizationForwardTraining,
-    (void *)cudnnBatchNormalizationForwardTrainingEx,
-    (void *)cudnnBuildRNNDynamic,
-    (void *)cudnnCTCLoss,
-    (void *)cudnnCTCLoss_v8,
-    (void *)cudnnCnnVersionCheck,
-    (void *)cudnnConvolutionBackwardBias,
-    (void *)cudnnConvolutionBackwardData,
-    (void *)cudnnConvolutionBackwardFilter,
-    (void *)cudnnConvolutionBiasActivationForward,
-    (void *)cudnnConvolutionForward,
+    (void *)cs_l_cudnnBackendGetAttribute,
+    (void *)cs_l_cudnnBackendInitialize,
+    (void *)cs_l_cudnnBackendPopulateCudaGraph,
+    (void *)cs_l_cudnnBackendSetAttribute,
+    (void *)cs_l_cudnnBackendUpdateCudaGraph,
+    (void *)cs_l_cudnnBatchNormalizationBackward,
+    (void *)cs_l_cudnnBatchNormalizationBackwardEx,
+    (void *)cs_l_cudnnBatchNormalizationForwardInference,
+    (void *)cs_l_cudnnBatchNormalizationForwardTraining,
+    (void *)cs_l_cudnnBatchNormalizationForwardTrainingEx,
+    (void *)cs_l_cudnnBuildRNNDynamic,
+    (void *)cs_l_cudnnCTCLoss,
+    (void *)cs_l_cudnnCTCLoss_v8,
+    (void *)cs_l_cudnnCnnVersionCheck,
+    (void *)cs_l_cudnnConvolutionBackwardBias,
+    (void *)cs_l_cudnnConvolutionBackwardData,
+    (void *)cs_l_cudnnConvolutionBackwardFilter,
+    (void *)cs_l_cudnnConvolutionBiasActivationForward,
+    (void *)cs_l_cudnnConvolutionForward,
     (void *)cudnnCreate,
-    (void *)cudnnCreateActivationDescriptor,
-    (void *)cudnnCreateAttnDescriptor,
-    (void *)cudnnCreateCTCLossDescriptor,
-    (void *)cudnnCreateConvolutionDescriptor,
-    (void *)cudnnCreateDropoutDescriptor,
-    (void *)cudnnCreateFilterDescriptor,
-    (void *)cudnnCreateFusedOpsConstParamPack,
-    (void *)cudnnCreateFusedOpsPlan,
-    (void *)cudnnCreateFusedOpsVariantParamPack,
-    (void *)cudnnCreateLRNDescriptor,
-    (void *)cudnnCreateOpTensorDescriptor,
-    (void *)cudnnCreatePoolingDescriptor,
-    (void *)cudnnCreateRNNDataDescriptor,
-    (void *)cudnnCreateRNNDescriptor,
-    (void *)cudnnCreateReduceTensorDescriptor,
-    (void *)cudnnCreateSeqDataDescriptor,
-    (void *)cudnnCreateSpatialTransformerDescriptor,
-    (void *)cudnnCreateTensorDescriptor,
-    (void *)cudnnCreateTensorTransformDescriptor,
-    (void *)cudnnDeriveBNTensorDescriptor,
-    (void *)cudnnDeriveNormTensorDescriptor,
+    (void *)cs_l_cudnnCreateActivationDescriptor,
+    (void *)cs_l_cudnnCreateAttnDescriptor,
+    (void *)cs_l_cudnnCreateCTCLossDescriptor,
+    (void *)cs_l_cudnnCreateConvolutionDescriptor,
+    (void *)cs_l_cudnnCreateDropoutDescriptor,
+    (void *)cs_l_cudnnCreateFilterDescriptor,
+    (void *)cs_l_cudnnCreateFusedOpsConstParamPack,
+    (void *)cs_l_cudnnCreateFusedOpsPlan,
+    (void *)cs_l_cudnnCreateFusedOpsVariantParamPack,
+    (void *)cs_l_cudnnCreateLRNDescriptor,
+    (void *)cs_l_cudnnCreateOpTensorDescriptor,
+    (void *)cs_l_cudnnCreatePoolingDescriptor,
+    (void *)cs_l_cudnnCreateRNNDataDescriptor,
+    (void *)cs_l_cudnnCreateRNNDescriptor,
+    (void *)cs_l_cudnnCreateReduceTensorDescriptor,
+    (void *)cs_l_cudnnCreateSeqDataDescriptor,
+    (void *)cs_l_cudnnCreateSpatialTransformerDescriptor,
+    (void *)cs_l_cudnnCreateTensorDescriptor,
+    (void *)cs_l_cudnnCreateTensorTransformDescriptor,
+    (void *)cs_l_cudnnDeriveBNTensorDescriptor,
+    (void *)cs_l_cudnnDeriveNormTensorDescriptor,
     (void *)cudnnDestroy,
-    (void *)cudnnDestroyActivationDescriptor,
-    (void *)cudnnDestroyAttnDescriptor,
-    (void *)cudnnDestroyCTCLossDescriptor,
-    (void *)cudnnDestroyConvolutionDescriptor,
-    (void *)cudnnDestroyDropoutDescriptor,
-    (void *)cudnnDestroyFilterDescriptor,
-    (void *)cudnnDestroyFusedOpsConstParamPack,
-    (void *)cudnnDestroyFusedOpsPlan,
-    (void *)cudnnDestroyFusedOpsVariantParamPack,
-    (void *)cudnnDestroyLRNDescriptor,
-    (void *)cudnnDestroyOpTensorDescriptor,
-    (void *)cudnnDestroyPoolingDescriptor,
-    (void *)cudnnDestroyRNNDataDescriptor,
-    (void *)cudnnDestroyRNNDescriptor,
-    (void *)cudnnDestroyReduceTensorDescriptor,
-    (void *)cudnnDestroySeqDataDescriptor,
-    (void *)cudnnDestroySpatialTransformerDescriptor,
-    (void *)cudnnDestroyTensorDescriptor,
-    (void *)cudnnDestroyTensorTransformDescriptor,
-    (void *)cudnnDivisiveNormalizationBackward,
-    (void *)cudnnDivisiveNormalizationForward,
-    (void *)cudnnDropoutBackward,
-    (void *)cudnnDropoutForward,
-    (void *)cudnnDropoutGetReserveSpaceSize,
-    (void *)cudnnDropoutGetStatesSize,
-    (void *)cudnnFindConvolutionBackwardDataAlgorithm,
-    (void *)cudnnFindConvolutionBackwardDataAlgorithmEx,
-    (void *)cudnnFindConvolutionBackwardFilterAlgorithm,
-    (void *)cudnnFindConvolutionBackwardFilterAlgorithmEx,
-    (void *)cudnnFindConvolutionForwardAlgorithm,
-    (void *)cudnnFindConvolutionForwardAlgorithmEx,
-    (void *)cudnnFusedOpsExecute,
-    (void *)cudnnGetActivationDescriptor,
-    (void *)cudnnGetActivationDescriptorSwishBeta,
-    (void *)cudnnGetAttnDescriptor,
-    (void *)cudnnGetBatchNormalizationBackwardExWorkspaceSize,
-    (void *)cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize,
-    (void *)cudnnGetBatchNormalizationTrainingExReserveSpaceSize,
-    (void *)cudnnGetCTCLossDescriptor,
-    (void *)cudnnGetCTCLossDescriptorEx,
-    (void *)cudnnGetCTCLossDescriptor_v8,
-    (void *)cudnnGetCTCLossDescriptor_v9,
-    (void *)cudnnGetCTCLossWorkspaceSize,
-    (void *)cudnnGetCTCLossWorkspaceSize_v8,
-    (void *)cudnnGetCallback,
-    (void *)cudnnGetConvolution2dDescriptor,
-    (void *)cudnnGetConvolution2dForwardOutputDim,
-    (void *)cudnnGetConvolutionBackwardDataAlgorithmMaxCount,
-    (void *)cudnnGetConvolutionBackwardDataAlgorithm_v7,
-    (void *)cudnnGetConvolutionBackwardDataWorkspaceSize,
-    (void *)cudnnGetConvolutionBackwardFilterAlgorithmMaxCount,
-    (void *)cudnnGetConvolutionBackwardFilterAlgorithm_v7,
-    (void *)cudnnGetConvolutionBackwardFilterWorkspaceSize,
-    (void *)cudnnGetConvolutionForwardAlgorithmMaxCount,
-    (void *)cudnnGetConvolutionForwardAlgorithm_v7,
-    (void *)cudnnGetConvolutionForwardWorkspaceSize,
-    (void *)cudnnGetConvolutionGroupCount,
-    (void *)cudnnGetConvolutionMathType,
-    (void *)cudnnGetConvolutionNdDescriptor,
-    (void *)cudnnGetConvolutionNdForwardOutputDim,
-    (void *)cudnnGetConvolutionReorderType,
+    (void *)cs_l_cudnnDestroyActivationDescriptor,
+    (void *)cs_l_cudnnDestroyAttnDescriptor,
+    (void *)cs_l_cudnnDestroyCTCLossDescriptor,
+    (void *)cs_l_cudnnDestroyConvolutionDescriptor,
+    (void *)cs_l_cudnnDestroyDropoutDescriptor,
+    (void *)cs_l_cudnnDestroyFilterDescriptor,
+    (void *)cs_l_cudnnDestroyFusedOpsConstParamPack,
+    (void *)cs_l_cudnnDestroyFusedOpsPlan,
+    (void *)cs_l_cudnnDestroyFusedOpsVariantParamPack,
+    (void *)cs_l_cudnnDestroyLRNDescriptor,
+    (void *)cs_l_cudnnDestroyOpTensorDescriptor,
+    (void *)cs_l_cudnnDestroyPoolingDescriptor,
+    (void *)cs_l_cudnnDestroyRNNDataDescriptor,
+    (void *)cs_l_cudnnDestroyRNNDescriptor,
+    (void *)cs_l_cudnnDestroyReduceTensorDescriptor,
+    (void *)cs_l_cudnnDestroySeqDataDescriptor,
+    (void *)cs_l_cudnnDestroySpatialTransformerDescriptor,
+    (void *)cs_l_cudnnDestroyTensorDescriptor,
+    (void *)cs_l_cudnnDestroyTensorTransformDescriptor,
+    (void *)cs_l_cudnnDivisiveNormalizationBackward,
+    (void *)cs_l_cudnnDivisiveNormalizationForward,
+    (void *)cs_l_cudnnDropoutBackward,
+    (void *)cs_l_cudnnDropoutForward,
+    (void *)cs_l_cudnnDropoutGetReserveSpaceSize,
+    (void *)cs_l_cudnnDropoutGetStatesSize,
+    (void *)cs_l_cudnnFindConvolutionBackwardDataAlgorithm,
+    (void *)cs_l_cudnnFindConvolutionBackwardDataAlgorithmEx,
+    (void *)cs_l_cudnnFindConvolutionBackwardFilterAlgorithm,
+    (void *)cs_l_cudnnFindConvolutionBackwardFilterAlgorithmEx,
+    (void *)cs_l_cudnnFindConvolutionForwardAlgorithm,
+    (void *)cs_l_cudnnFindConvolutionForwardAlgorithmEx,
+    (void *)cs_l_cudnnFusedOpsExecute,
+    (void *)cs_l_cudnnGetActivationDescriptor,
+    (void *)cs_l_cudnnGetActivationDescriptorSwishBeta,
+    (void *)cs_l_cudnnGetAttnDescriptor,
+    (void *)cs_l_cudnnGetBatchNormalizationBackwardExWorkspaceSize,
+    (void *)cs_l_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize,
+    (void *)cs_l_cudnnGetBatchNormalizationTrainingExReserveSpaceSize,
+    (void *)cs_l_cudnnGetCTCLossDescriptor,
+    (void *)cs_l_cudnnGetCTCLossDescriptorEx,
+    (void *)cs_l_cudnnGetCTCLossDescriptor_v8,
+    (void *)cs_l_cudnnGetCTCLossDescriptor_v9,
+    (void *)cs_l_cudnnGetCTCLossWorkspaceSize,
+    (void *)cs_l_cudnnGetCTCLossWorkspaceSize_v8,
+    (void *)cs_l_cudnnGetCallback,
+    (void *)cs_l_cudnnGetConvolution2dDescriptor,
+    (void *)cs_l_cudnnGetConvolution2dForwardOutputDim,
+    (void *)cs_l_cudnnGetConvolutionBackwardDataAlgorithmMaxCount,
+    (void *)cs_l_cudnnGetConvolutionBackwardDataAlgorithm_v7,
+    (void *)cs_l_cudnnGetConvolutionBackwardDataWorkspaceSize,
+    (void *)cs_l_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount,
+    (void *)cs_l_cudnnGetConvolutionBackwardFilterAlgorithm_v7,
+    (void *)cs_l_cudnnGetConvolutionBackwardFilterWorkspaceSize,
+    (void *)cs_l_cudnnGetConvolutionForwardAlgorithmMaxCount,
+    (void *)cs_l_cudnnGetConvolutionForwardAlgorithm_v7,
+    (void *)cs_l_cudnnGetConvolutionForwardWorkspaceSize,
+    (void *)cs_l_cudnnGetConvolutionGroupCount,
+    (void *)cs_l_cudnnGetConvolutionMathType,
+    (void *)cs_l_cudnnGetConvolutionNdDescriptor,
+    (void *)cs_l_cudnnGetConvolutionNdForwardOutputDim,
+    (void *)cs_l_cudnnGetConvolutionReorderType,
     (void *)cudnnGetCudartVersion,
-    (void *)cudnnGetDropoutDescriptor,
+    (void *)cs_l_cudnnGetDropoutDescriptor,
     (void *)cudnnGetErrorString,
-    (void *)cudnnGetFilter4dDescriptor,
-    (void *)cudnnGetFilterNdDescriptor,
-    (void *)cudnnGetFilterSizeInBytes,
-    (void *)cudnnGetFoldedConvBackwardDataDescriptors,
-    (void *)cudnnGetFusedOpsConstParamPackAttribute,
-    (void *)cudnnGetFusedOpsVariantParamPackAttribute,
-    (void *)cudnnGetLRNDescriptor,
+    (void *)cs_l_cudnnGetFilter4dDescriptor,
+    (void *)cs_l_cudnnGetFilterNdDescriptor,
+    (void *)cs_l_cudnnGetFilterSizeInBytes,
+    (void *)cs_l_cudnnGetFoldedConvBackwardDataDescriptors,
+    (void *)cs_l_cudnnGetFusedOpsConstParamPackAttribute,
+    (void *)cs_l_cudnnGetFusedOpsVariantParamPackAttribute,
+    (void *)cs_l_cudnnGetLRNDescriptor,
     (void *)cudnnGetMaxDeviceVersion,
-    (void *)cudnnGetMultiHeadAttnBuffers,
-    (void *)cudnnGetMultiHeadAttnWeights,
-    (void *)cudnnGetNormalizationBackwardWorkspaceSize,
-    (void *)cudnnGetNormalizationForwardTrainingWorkspaceSize,
-    (void *)cudnnGetNormalizationTrainingReserveSpaceSize,
-    (void *)cudnnGetOpTensorDescriptor,
-    (void *)cudnnGetPooling2dDescriptor,
-    (void *)cudnnGetPooling2dForwardOutputDim,
-    (void *)cudnnGetPoolingNdDescriptor,
-    (void *)cudnnGetPoolingNdForwardOutputDim,
-    (void *)cudnnGetProperty,
-    (void *)cudnnGetRNNDataDescriptor,
-    (void *)cudnnGetRNNDescriptor_v8,
-    (void *)cudnnGetRNNTempSpaceSizes,
-    (void *)cudnnGetRNNWeightParams,
-    (void *)cudnnGetRNNWeightSpaceSize,
-    (void *)cudnnGetReduceTensorDescriptor,
-    (void *)cudnnGetReductionIndicesSize,
-    (void *)cudnnGetReductionWorkspaceSize,
-    (void *)cudnnGetSeqDataDescriptor,
-    (void *)cudnnGetStream,
-    (void *)cudnnGetTensor4dDescriptor,
-    (void *)cudnnGetTensorNdDescriptor,
-    (void *)cudnnGetTensorSizeInBytes,
-    (void *)cudnnGetTensorTransformDescriptor,
+    (void *)cs_l_cudnnGetMultiHeadAttnBuffers,
+    (void *)cs_l_cudnnGetMultiHeadAttnWeights,
+    (void *)cs_l_cudnnGetNormalizationBackwardWorkspaceSize,
+    (void *)cs_l_cudnnGetNormalizationForwardTrainingWorkspaceSize,
+    (void *)cs_l_cudnnGetNormalizationTrainingReserveSpaceSize,
+    (void *)cs_l_cudnnGetOpTensorDescriptor,
+    (void *)cs_l_cudnnGetPooling2dDescriptor,
+    (void *)cs_l_cudnnGetPooling2dForwardOutputDim,
+    (void *)cs_l_cudnnGetPoolingNdDescriptor,
+    (void *)cs_l_cudnnGetPoolingNdForwardOutputDim,
+    (void *)cs_l_cudnnGetProperty,
+    (void *)cs_l_cudnnGetRNNDataDescriptor,
+    (void *)cs_l_cudnnGetRNNDescriptor_v8,
+    (void *)cs_l_cudnnGetRNNTempSpaceSizes,
+    (void *)cs_l_cudnnGetRNNWeightParams,
+    (void *)cs_l_cudnnGetRNNWeightSpaceSize,
+    (void *)cs_l_cudnnGetReduceTensorDescriptor,
+    (void *)cs_l_cudnnGetReductionIndicesSize,
+    (void *)cs_l_cudnnGetReductionWorkspaceSize,
+    (void *)cs_l_cudnnGetSeqDataDescriptor,
+    (void *)cs_l_cudnnGetStream,
+    (void *)cs_l_cudnnGetTensor4dDescriptor,
+    (void *)cs_l_cudnnGetTensorNdDescriptor,
+    (void *)cs_l_cudnnGetTensorSizeInBytes,
+    (void *)cs_l_cudnnGetTensorTransformDescriptor,
     (void *)cudnnGetVersion,
-    (void *)cudnnGraphVersionCheck,
-    (void *)cudnnIm2Col,
-    (void *)cudnnInitTransformDest,
-    (void *)cudnnLRNCrossChannelBackward,
-    (void *)cudnnLRNCrossChannelForward,
-    (void *)cudnnMakeFusedOpsPlan,
-    (void *)cudnnMultiHeadAttnBackwardData,
-    (void *)cudnnMultiHeadAttnBackwardWeights,
-    (void *)cudnnMultiHeadAttnForward,
-    (void *)cudnnNormalizationBackward,
-    (void *)cudnnNormalizationForwardInference,
-    (void *)cudnnNormalizationForwardTraining,
-    (void *)cudnnOpTensor,
-    (void *)cudnnOpsVersionCheck,
-    (void *)cudnnPoolingBackward,
-    (void *)cudnnPoolingForward,
-    (void *)cudnnQueryRuntimeError,
-    (void *)cudnnRNNBackwardData_v8,
-    (void *)cudnnRNNBackwardWeights_v8,
-    (void *)cudnnRNNForward,
-    (void *)cudnnRNNGetClip_v8,
-    (void *)cudnnRNNGetClip_v9,
-    (void *)cudnnRNNSetClip_v8,
-    (void *)cudnnRNNSetClip_v9,
-    (void *)cudnnReduceTensor,
-    (void *)cudnnReorderFilterAndBias,
-    (void *)cudnnRestoreDropoutDescriptor,
-    (void *)cudnnScaleTensor,
-    (void *)cudnnSetActivationDescriptor,
-    (void *)cudnnSetActivationDescriptorSwishBeta,
-    (void *)cudnnSetAttnDescriptor,
-    (void *)cudnnSetCTCLossDescriptor,
-    (void *)cudnnSetCTCLossDescriptorEx,
-    (void *)cudnnSetCTCLossDescriptor_v8,
-    (void *)cudnnSetCTCLossDescriptor_v9,
-    (void *)cudnnSetCallback,
-    (void *)cudnnSetConvolution2dDescriptor,
-    (void *)cudnnSetConvolutionGroupCount,
-    (void *)cudnnSetConvolutionMathType,
-    (void *)cudnnSetConvolutionNdDescriptor,
-    (void *)cudnnSetConvolutionReorderType,
-    (void *)cudnnSetDropoutDescriptor,
-    (void *)cudnnSetFilter4dDescriptor,
-    (void *)cudnnSetFilterNdDescriptor,
-    (void *)cudnnSetFusedOpsConstParamPackAttribute,
-    (void *)cudnnSetFusedOpsVariantParamPackAttribute,
-    (void *)cudnnSetLRNDescriptor,
-    (void *)cudnnSetOpTensorDescriptor,
-    (void *)cudnnSetPooling2dDescriptor,
-    (void *)cudnnSetPoolingNdDescriptor,
-    (void *)cudnnSetRNNDataDescriptor,
-    (void *)cudnnSetRNNDescriptor_v8,
-    (void *)cudnnSetReduceTensorDescriptor,
-    (void *)cudnnSetSeqDataDescriptor,
-    (void *)cudnnSetSpatialTransformerNdDescriptor,
-    (void *)cudnnSetStream,
-    (void *)cudnnSetTensor,
-    (void *)cudnnSetTensor4dDescriptor,
-    (void *)cudnnSetTensor4dDescriptorEx,
-    (void *)cudnnSetTensorNdDescriptor,
-    (void *)cudnnSetTensorNdDescriptorEx,
-    (void *)cudnnSetTensorTransformDescriptor,
-    (void *)cudnnSoftmaxBackward,
-    (void *)cudnnSoftmaxForward,
-    (void *)cudnnSpatialTfGridGeneratorBackward,
-    (void *)cudnnSpatialTfGridGeneratorForward,
-    (void *)cudnnSpatialTfSamplerBackward,
-    (void *)cudnnSpatialTfSamplerForward,
-    (void *)cudnnTransformFilter,
-    (void *)cudnnTransformTensor,
-    (void *)cudnnTransformTensorEx,
+    (void *)cs_l_cudnnGraphVersionCheck,
+    (void *)cs_l_cudnnIm2Col,
+    (void *)cs_l_cudnnInitTransformDest,
+    (void *)cs_l_cudnnLRNCrossChannelBackward,
+    (void *)cs_l_cudnnLRNCrossChannelForward,
+    (void *)cs_l_cudnnMakeFusedOpsPlan,
+    (void *)cs_l_cudnnMultiHeadAttnBackwardData,
+    (void *)cs_l_cudnnMultiHeadAttnBackwardWeights,
+    (void *)cs_l_cudnnMultiHeadAttnForward,
+    (void *)cs_l_cudnnNormalizationBackward,
+    (void *)cs_l_cudnnNormalizationForwardInference,
+    (void *)cs_l_cudnnNormalizationForwardTraining,
+    (void *)cs_l_cudnnOpTensor,
+    (void *)cs_l_cudnnOpsVersionCheck,
+    (void *)cs_l_cudnnPoolingBackward,
+    (void *)cs_l_cudnnPoolingForward,
+    (void *)cs_l_cudnnQueryRuntimeError,
+    (void *)cs_l_cudnnRNNBackwardData_v8,
+    (void *)cs_l_cudnnRNNBackwardWeights_v8,
+    (void *)cs_l_cudnnRNNForward,
+    (void *)cs_l_cudnnRNNGetClip_v8,
+    (void *)cs_l_cudnnRNNGetClip_v9,
+    (void *)cs_l_cudnnRNNSetClip_v8,
+    (void *)cs_l_cudnnRNNSetClip_v9,
+    (void *)cs_l_cudnnReduceTensor,
+    (void *)cs_l_cudnnReorderFilterAndBias,
+    (void *)cs_l_cudnnRestoreDropoutDescriptor,
+    (void *)cs_l_cudnnScaleTensor,
+    (void *)cs_l_cudnnSetActivationDescriptor,
+    (void *)cs_l_cudnnSetActivationDescriptorSwishBeta,
+    (void *)cs_l_cudnnSetAttnDescriptor,
+    (void *)cs_l_cudnnSetCTCLossDescriptor,
+    (void *)cs_l_cudnnSetCTCLossDescriptorEx,
+    (void *)cs_l_cudnnSetCTCLossDescriptor_v8,
+    (void *)cs_l_cudnnSetCTCLossDescriptor_v9,
+    (void *)cs_l_cudnnSetCallback,
+    (void *)cs_l_cudnnSetConvolution2dDescriptor,
+    (void *)cs_l_cudnnSetConvolutionGroupCount,
+    (void *)cs_l_cudnnSetConvolutionMathType,
+    (void *)cs_l_cudnnSetConvolutionNdDescriptor,
+    (void *)cs_l_cudnnSetConvolutionReorderType,
+    (void *)cs_l_cudnnSetDropoutDescriptor,
+    (void *)cs_l_cudnnSetFilter4dDescriptor,
+    (void *)cs_l_cudnnSetFilterNdDescriptor,
+    (void *)cs_l_cudnnSetFusedOpsConstParamPackAttribute,
+    (void *)cs_l_cudnnSetFusedOpsVariantParamPackAttribute,
+    (void *)cs_l_cudnnSetLRNDescriptor,
+    (void *)cs_l_cudnnSetOpTensorDescriptor,
+    (void *)cs_l_cudnnSetPooling2dDescriptor,
+    (void *)cs_l_cudnnSetPoolingNdDescriptor,
+    (void *)cs_l_cudnnSetRNNDataDescriptor,
+    (void *)cs_l_cudnnSetRNNDescriptor_v8,
+    (void *)cs_l_cudnnSetReduceTensorDescriptor,
+    (void *)cs_l_cudnnSetSeqDataDescriptor,
+    (void *)cs_l_cudnnSetSpatialTransformerNdDescriptor,
+    (void *)cs_l_cudnnSetStream,
+    (void *)cs_l_cudnnSetTensor,
+    (void *)cs_l_cudnnSetTensor4dDescriptor,
+    (void *)cs_l_cudnnSetTensor4dDescriptorEx,
+    (void *)cs_l_cudnnSetTensorNdDescriptor,
+    (void *)cs_l_cudnnSetTensorNdDescriptorEx,
+    (void *)cs_l_cudnnSetTensorTransformDescriptor,
+    (void *)cs_l_cudnnSoftmaxBackward,
+    (void *)cs_l_cudnnSoftmaxForward,
+    (void *)cs_l_cudnnSpatialTfGridGeneratorBackward,
+    (void *)cs_l_cudnnSpatialTfGridGeneratorForward,
+    (void *)cs_l_cudnnSpatialTfSamplerBackward,
+    (void *)cs_l_cudnnSpatialTfSamplerForward,
+    (void *)cs_l_cudnnTransformFilter,
+    (void *)cs_l_cudnnTransformTensor,
+    (void *)cs_l_cudnnTransformTensorEx,
 };
 static void *const via_dlsym[] = {
     (void *)cs_d_cudnnActivationBackward,
@@ -9961,6 +11851,642 @@ static void *const via_procaddr[] = {
     (void *)cs_g_cudnnTransformTensor,
     (void *)cs_g_cudnnTransformTensorEx,
 };
+#if CS_FAST_ASM
+void cs_u_cudnnActivationBackward(void) CS_HIDDEN;
+void cs_u_cudnnActivationForward(void) CS_HIDDEN;
+void cs_u_cudnnAddTensor(void) CS_HIDDEN;
+void cs_u_cudnnAdvVersionCheck(void) CS_HIDDEN;
+void cs_u_cudnnBackendDestroyDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnBackendGetAttribute(void) CS_HIDDEN;
+void cs_u_cudnnBackendInitialize(void) CS_HIDDEN;
+void cs_u_cudnnBackendPopulateCudaGraph(void) CS_HIDDEN;
+void cs_u_cudnnBackendSetAttribute(void) CS_HIDDEN;
+void cs_u_cudnnBackendUpdateCudaGraph(void) CS_HIDDEN;
+void cs_u_cudnnBatchNormalizationBackward(void) CS_HIDDEN;
+void cs_u_cudnnBatchNormalizationBackwardEx(void) CS_HIDDEN;
+void cs_u_cudnnBatchNormalizationForwardInference(void) CS_HIDDEN;
+void cs_u_cudnnBatchNormalizationForwardTraining(void) CS_HIDDEN;
+void cs_u_cudnnBatchNormalizationForwardTrainingEx(void) CS_HIDDEN;
+void cs_u_cudnnBuildRNNDynamic(void) CS_HIDDEN;
+void cs_u_cudnnCTCLoss(void) CS_HIDDEN;
+void cs_u_cudnnCTCLoss_v8(void) CS_HIDDEN;
+void cs_u_cudnnCnnVersionCheck(void) CS_HIDDEN;
+void cs_u_cudnnConvolutionBackwardBias(void) CS_HIDDEN;
+void cs_u_cudnnConvolutionBackwardData(void) CS_HIDDEN;
+void cs_u_cudnnConvolutionBackwardFilter(void) CS_HIDDEN;
+void cs_u_cudnnConvolutionBiasActivationForward(void) CS_HIDDEN;
+void cs_u_cudnnConvolutionForward(void) CS_HIDDEN;
+void cs_u_cudnnCreateActivationDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnCreateAttnDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnCreateCTCLossDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnCreateConvolutionDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnCreateDropoutDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnCreateFilterDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnCreateFusedOpsConstParamPack(void) CS_HIDDEN;
+void cs_u_cudnnCreateFusedOpsPlan(void) CS_HIDDEN;
+void cs_u_cudnnCreateFusedOpsVariantParamPack(void) CS_HIDDEN;
+void cs_u_cudnnCreateLRNDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnCreateOpTensorDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnCreatePoolingDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnCreateRNNDataDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnCreateRNNDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnCreateReduceTensorDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnCreateSeqDataDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnCreateSpatialTransformerDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnCreateTensorDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnCreateTensorTransformDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnDeriveBNTensorDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnDeriveNormTensorDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnDestroyActivationDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnDestroyAttnDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnDestroyCTCLossDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnDestroyConvolutionDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnDestroyDropoutDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnDestroyFilterDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnDestroyFusedOpsConstParamPack(void) CS_HIDDEN;
+void cs_u_cudnnDestroyFusedOpsPlan(void) CS_HIDDEN;
+void cs_u_cudnnDestroyFusedOpsVariantParamPack(void) CS_HIDDEN;
+void cs_u_cudnnDestroyLRNDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnDestroyOpTensorDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnDestroyPoolingDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnDestroyRNNDataDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnDestroyRNNDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnDestroyReduceTensorDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnDestroySeqDataDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnDestroySpatialTransformerDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnDestroyTensorDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnDestroyTensorTransformDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnDivisiveNormalizationBackward(void) CS_HIDDEN;
+void cs_u_cudnnDivisiveNormalizationForward(void) CS_HIDDEN;
+void cs_u_cudnnDropoutBackward(void) CS_HIDDEN;
+void cs_u_cudnnDropoutForward(void) CS_HIDDEN;
+void cs_u_cudnnDropoutGetReserveSpaceSize(void) CS_HIDDEN;
+void cs_u_cudnnDropoutGetStatesSize(void) CS_HIDDEN;
+void cs_u_cudnnFindConvolutionBackwardDataAlgorithm(void) CS_HIDDEN;
+void cs_u_cudnnFindConvolutionBackwardDataAlgorithmEx(void) CS_HIDDEN;
+void cs_u_cudnnFindConvolutionBackwardFilterAlgorithm(void) CS_HIDDEN;
+void cs_u_cudnnFindConvolutionBackwardFilterAlgorithmEx(void) CS_HIDDEN;
+void cs_u_cudnnFindConvolutionForwardAlgorithm(void) CS_HIDDEN;
+void cs_u_cudnnFindConvolutionForwardAlgorithmEx(void) CS_HIDDEN;
+void cs_u_cudnnFusedOpsExecute(void) CS_HIDDEN;
+void cs_u_cudnnGetActivationDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnGetActivationDescriptorSwishBeta(void) CS_HIDDEN;
+void cs_u_cudnnGetAttnDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void) CS_HIDDEN;
+void cs_u_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void) CS_HIDDEN;
+void cs_u_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void) CS_HIDDEN;
+void cs_u_cudnnGetCTCLossDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnGetCTCLossDescriptorEx(void) CS_HIDDEN;
+void cs_u_cudnnGetCTCLossDescriptor_v8(void) CS_HIDDEN;
+void cs_u_cudnnGetCTCLossDescriptor_v9(void) CS_HIDDEN;
+void cs_u_cudnnGetCTCLossWorkspaceSize(void) CS_HIDDEN;
+void cs_u_cudnnGetCTCLossWorkspaceSize_v8(void) CS_HIDDEN;
+void cs_u_cudnnGetCallback(void) CS_HIDDEN;
+void cs_u_cudnnGetConvolution2dDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnGetConvolution2dForwardOutputDim(void) CS_HIDDEN;
+void cs_u_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void) CS_HIDDEN;
+void cs_u_cudnnGetConvolutionBackwardDataAlgorithm_v7(void) CS_HIDDEN;
+void cs_u_cudnnGetConvolutionBackwardDataWorkspaceSize(void) CS_HIDDEN;
+void cs_u_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void) CS_HIDDEN;
+void cs_u_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void) CS_HIDDEN;
+void cs_u_cudnnGetConvolutionBackwardFilterWorkspaceSize(void) CS_HIDDEN;
+void cs_u_cudnnGetConvolutionForwardAlgorithmMaxCount(void) CS_HIDDEN;
+void cs_u_cudnnGetConvolutionForwardAlgorithm_v7(void) CS_HIDDEN;
+void cs_u_cudnnGetConvolutionForwardWorkspaceSize(void) CS_HIDDEN;
+void cs_u_cudnnGetConvolutionGroupCount(void) CS_HIDDEN;
+void cs_u_cudnnGetConvolutionMathType(void) CS_HIDDEN;
+void cs_u_cudnnGetConvolutionNdDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnGetConvolutionNdForwardOutputDim(void) CS_HIDDEN;
+void cs_u_cudnnGetConvolutionReorderType(void) CS_HIDDEN;
+void cs_u_cudnnGetDropoutDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnGetFilter4dDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnGetFilterNdDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnGetFilterSizeInBytes(void) CS_HIDDEN;
+void cs_u_cudnnGetFoldedConvBackwardDataDescriptors(void) CS_HIDDEN;
+void cs_u_cudnnGetFusedOpsConstParamPackAttribute(void) CS_HIDDEN;
+void cs_u_cudnnGetFusedOpsVariantParamPackAttribute(void) CS_HIDDEN;
+void cs_u_cudnnGetLRNDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnGetMultiHeadAttnBuffers(void) CS_HIDDEN;
+void cs_u_cudnnGetMultiHeadAttnWeights(void) CS_HIDDEN;
+void cs_u_cudnnGetNormalizationBackwardWorkspaceSize(void) CS_HIDDEN;
+void cs_u_cudnnGetNormalizationForwardTrainingWorkspaceSize(void) CS_HIDDEN;
+void cs_u_cudnnGetNormalizationTrainingReserveSpaceSize(void) CS_HIDDEN;
+void cs_u_cudnnGetOpTensorDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnGetPooling2dDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnGetPooling2dForwardOutputDim(void) CS_HIDDEN;
+void cs_u_cudnnGetPoolingNdDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnGetPoolingNdForwardOutputDim(void) CS_HIDDEN;
+void cs_u_cudnnGetProperty(void) CS_HIDDEN;
+void cs_u_cudnnGetRNNDataDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnGetRNNDescriptor_v8(void) CS_HIDDEN;
+void cs_u_cudnnGetRNNTempSpaceSizes(void) CS_HIDDEN;
+void cs_u_cudnnGetRNNWeightParams(void) CS_HIDDEN;
+void cs_u_cudnnGetRNNWeightSpaceSize(void) CS_HIDDEN;
+void cs_u_cudnnGetReduceTensorDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnGetReductionIndicesSize(void) CS_HIDDEN;
+void cs_u_cudnnGetReductionWorkspaceSize(void) CS_HIDDEN;
+void cs_u_cudnnGetSeqDataDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnGetStream(void) CS_HIDDEN;
+void cs_u_cudnnGetTensor4dDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnGetTensorNdDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnGetTensorSizeInBytes(void) CS_HIDDEN;
+void cs_u_cudnnGetTensorTransformDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnGraphVersionCheck(void) CS_HIDDEN;
+void cs_u_cudnnIm2Col(void) CS_HIDDEN;
+void cs_u_cudnnInitTransformDest(void) CS_HIDDEN;
+void cs_u_cudnnLRNCrossChannelBackward(void) CS_HIDDEN;
+void cs_u_cudnnLRNCrossChannelForward(void) CS_HIDDEN;
+void cs_u_cudnnMakeFusedOpsPlan(void) CS_HIDDEN;
+void cs_u_cudnnMultiHeadAttnBackwardData(void) CS_HIDDEN;
+void cs_u_cudnnMultiHeadAttnBackwardWeights(void) CS_HIDDEN;
+void cs_u_cudnnMultiHeadAttnForward(void) CS_HIDDEN;
+void cs_u_cudnnNormalizationBackward(void) CS_HIDDEN;
+void cs_u_cudnnNormalizationForwardInference(void) CS_HIDDEN;
+void cs_u_cudnnNormalizationForwardTraining(void) CS_HIDDEN;
+void cs_u_cudnnOpTensor(void) CS_HIDDEN;
+void cs_u_cudnnOpsVersionCheck(void) CS_HIDDEN;
+void cs_u_cudnnPoolingBackward(void) CS_HIDDEN;
+void cs_u_cudnnPoolingForward(void) CS_HIDDEN;
+void cs_u_cudnnQueryRuntimeError(void) CS_HIDDEN;
+void cs_u_cudnnRNNBackwardData_v8(void) CS_HIDDEN;
+void cs_u_cudnnRNNBackwardWeights_v8(void) CS_HIDDEN;
+void cs_u_cudnnRNNForward(void) CS_HIDDEN;
+void cs_u_cudnnRNNGetClip_v8(void) CS_HIDDEN;
+void cs_u_cudnnRNNGetClip_v9(void) CS_HIDDEN;
+void cs_u_cudnnRNNSetClip_v8(void) CS_HIDDEN;
+void cs_u_cudnnRNNSetClip_v9(void) CS_HIDDEN;
+void cs_u_cudnnReduceTensor(void) CS_HIDDEN;
+void cs_u_cudnnReorderFilterAndBias(void) CS_HIDDEN;
+void cs_u_cudnnRestoreDropoutDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnScaleTensor(void) CS_HIDDEN;
+void cs_u_cudnnSetActivationDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnSetActivationDescriptorSwishBeta(void) CS_HIDDEN;
+void cs_u_cudnnSetAttnDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnSetCTCLossDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnSetCTCLossDescriptorEx(void) CS_HIDDEN;
+void cs_u_cudnnSetCTCLossDescriptor_v8(void) CS_HIDDEN;
+void cs_u_cudnnSetCTCLossDescriptor_v9(void) CS_HIDDEN;
+void cs_u_cudnnSetCallback(void) CS_HIDDEN;
+void cs_u_cudnnSetConvolution2dDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnSetConvolutionGroupCount(void) CS_HIDDEN;
+void cs_u_cudnnSetConvolutionMathType(void) CS_HIDDEN;
+void cs_u_cudnnSetConvolutionNdDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnSetConvolutionReorderType(void) CS_HIDDEN;
+void cs_u_cudnnSetDropoutDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnSetFilter4dDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnSetFilterNdDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnSetFusedOpsConstParamPackAttribute(void) CS_HIDDEN;
+void cs_u_cudnnSetFusedOpsVariantParamPackAttribute(void) CS_HIDDEN;
+void cs_u_cudnnSetLRNDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnSetOpTensorDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnSetPooling2dDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnSetPoolingNdDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnSetRNNDataDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnSetRNNDescriptor_v8(void) CS_HIDDEN;
+void cs_u_cudnnSetReduceTensorDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnSetSeqDataDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnSetSpatialTransformerNdDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnSetStream(void) CS_HIDDEN;
+void cs_u_cudnnSetTensor(void) CS_HIDDEN;
+void cs_u_cudnnSetTensor4dDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnSetTensor4dDescriptorEx(void) CS_HIDDEN;
+void cs_u_cudnnSetTensorNdDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnSetTensorNdDescriptorEx(void) CS_HIDDEN;
+void cs_u_cudnnSetTensorTransformDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnSoftmaxBackward(void) CS_HIDDEN;
+void cs_u_cudnnSoftmaxForward(void) CS_HIDDEN;
+void cs_u_cudnnSpatialTfGridGeneratorBackward(void) CS_HIDDEN;
+void cs_u_cudnnSpatialTfGridGeneratorForward(void) CS_HIDDEN;
+void cs_u_cudnnSpatialTfSamplerBackward(void) CS_HIDDEN;
+void cs_u_cudnnSpatialTfSamplerForward(void) CS_HIDDEN;
+void cs_u_cudnnTransformFilter(void) CS_HIDDEN;
+void cs_u_cudnnTransformTensor(void) CS_HIDDEN;
+void cs_u_cudnnTransformTensorEx(void) CS_HIDDEN;
+static void *const unresolved[219] = {
+    [0] = (void *)cs_u_cudnnActivationBackward,
+    [1] = (void *)cs_u_cudnnActivationForward,
+    [2] = (void *)cs_u_cudnnAddTensor,
+    [3] = (void *)cs_u_cudnnAdvVersionCheck,
+    [5] = (void *)cs_u_cudnnBackendDestroyDescriptor,
+    [8] = (void *)cs_u_cudnnBackendGetAttribute,
+    [9] = (void *)cs_u_cudnnBackendInitialize,
+    [10] = (void *)cs_u_cudnnBackendPopulateCudaGraph,
+    [11] = (void *)cs_u_cudnnBackendSetAttribute,
+    [12] = (void *)cs_u_cudnnBackendUpdateCudaGraph,
+    [13] = (void *)cs_u_cudnnBatchNormalizationBackward,
+    [14] = (void *)cs_u_cudnnBatchNormalizationBackwardEx,
+    [15] = (void *)cs_u_cudnnBatchNormalizationForwardInference,
+    [16] = (void *)cs_u_cudnnBatchNormalizationForwardTraining,
+    [17] = (void *)cs_u_cudnnBatchNormalizationForwardTrainingEx,
+    [18] = (void *)cs_u_cudnnBuildRNNDynamic,
+    [19] = (void *)cs_u_cudnnCTCLoss,
+    [20] = (void *)cs_u_cudnnCTCLoss_v8,
+    [21] = (void *)cs_u_cudnnCnnVersionCheck,
+    [22] = (void *)cs_u_cudnnConvolutionBackwardBias,
+    [23] = (void *)cs_u_cudnnConvolutionBackwardData,
+    [24] = (void *)cs_u_cudnnConvolutionBackwardFilter,
+    [25] = (void *)cs_u_cudnnConvolutionBiasActivationForward,
+    [26] = (void *)cs_u_cudnnConvolutionForward,
+    [28] = (void *)cs_u_cudnnCreateActivationDescriptor,
+    [29] = (void *)cs_u_cudnnCreateAttnDescriptor,
+    [30] = (void *)cs_u_cudnnCreateCTCLossDescriptor,
+    [31] = (void *)cs_u_cudnnCreateConvolutionDescriptor,
+    [32] = (void *)cs_u_cudnnCreateDropoutDescriptor,
+    [33] = (void *)cs_u_cudnnCreateFilterDescriptor,
+    [34] = (void *)cs_u_cudnnCreateFusedOpsConstParamPack,
+    [35] = (void *)cs_u_cudnnCreateFusedOpsPlan,
+    [36] = (void *)cs_u_cudnnCreateFusedOpsVariantParamPack,
+    [37] = (void *)cs_u_cudnnCreateLRNDescriptor,
+    [38] = (void *)cs_u_cudnnCreateOpTensorDescriptor,
+    [39] = (void *)cs_u_cudnnCreatePoolingDescriptor,
+    [40] = (void *)cs_u_cudnnCreateRNNDataDescriptor,
+    [41] = (void *)cs_u_cudnnCreateRNNDescriptor,
+    [42] = (void *)cs_u_cudnnCreateReduceTensorDescriptor,
+    [43] = (void *)cs_u_cudnnCreateSeqDataDescriptor,
+    [44] = (void *)cs_u_cudnnCreateSpatialTransformerDescriptor,
+    [45] = (void *)cs_u_cudnnCreateTensorDescriptor,
+    [46] = (void *)cs_u_cudnnCreateTensorTransformDescriptor,
+    [47] = (void *)cs_u_cudnnDeriveBNTensorDescriptor,
+    [48] = (void *)cs_u_cudnnDeriveNormTensorDescriptor,
+    [50] = (void *)cs_u_cudnnDestroyActivationDescriptor,
+    [51] = (void *)cs_u_cudnnDestroyAttnDescriptor,
+    [52] = (void *)cs_u_cudnnDestroyCTCLossDescriptor,
+    [53] = (void *)cs_u_cudnnDestroyConvolutionDescriptor,
+    [54] = (void *)cs_u_cudnnDestroyDropoutDescriptor,
+    [55] = (void *)cs_u_cudnnDestroyFilterDescriptor,
+    [56] = (void *)cs_u_cudnnDestroyFusedOpsConstParamPack,
+    [57] = (void *)cs_u_cudnnDestroyFusedOpsPlan,
+    [58] = (void *)cs_u_cudnnDestroyFusedOpsVariantParamPack,
+    [59] = (void *)cs_u_cudnnDestroyLRNDescriptor,
+    [60] = (void *)cs_u_cudnnDestroyOpTensorDescriptor,
+    [61] = (void *)cs_u_cudnnDestroyPoolingDescriptor,
+    [62] = (void *)cs_u_cudnnDestroyRNNDataDescriptor,
+    [63] = (void *)cs_u_cudnnDestroyRNNDescriptor,
+    [64] = (void *)cs_u_cudnnDestroyReduceTensorDescriptor,
+    [65] = (void *)cs_u_cudnnDestroySeqDataDescriptor,
+    [66] = (void *)cs_u_cudnnDestroySpatialTransformerDescriptor,
+    [67] = (void *)cs_u_cudnnDestroyTensorDescriptor,
+    [68] = (void *)cs_u_cudnnDestroyTensorTransformDescriptor,
+    [69] = (void *)cs_u_cudnnDivisiveNormalizationBackward,
+    [70] = (void *)cs_u_cudnnDivisiveNormalizationForward,
+    [71] = (void *)cs_u_cudnnDropoutBackward,
+    [72] = (void *)cs_u_cudnnDropoutForward,
+    [73] = (void *)cs_u_cudnnDropoutGetReserveSpaceSize,
+    [74] = (void *)cs_u_cudnnDropoutGetStatesSize,
+    [75] = (void *)cs_u_cudnnFindConvolutionBackwardDataAlgorithm,
+    [76] = (void *)cs_u_cudnnFindConvolutionBackwardDataAlgorithmEx,
+    [77] = (void *)cs_u_cudnnFindConvolutionBackwardFilterAlgorithm,
+    [78] = (void *)cs_u_cudnnFindConvolutionBackwardFilterAlgorithmEx,
+    [79] = (void *)cs_u_cudnnFindConvolutionForwardAlgorithm,
+    [80] = (void *)cs_u_cudnnFindConvolutionForwardAlgorithmEx,
+    [81] = (void *)cs_u_cudnnFusedOpsExecute,
+    [82] = (void *)cs_u_cudnnGetActivationDescriptor,
+    [83] = (void *)cs_u_cudnnGetActivationDescriptorSwishBeta,
+    [84] = (void *)cs_u_cudnnGetAttnDescriptor,
+    [85] = (void *)cs_u_cudnnGetBatchNormalizationBackwardExWorkspaceSize,
+    [86] = (void *)cs_u_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize,
+    [87] = (void *)cs_u_cudnnGetBatchNormalizationTrainingExReserveSpaceSize,
+    [88] = (void *)cs_u_cudnnGetCTCLossDescriptor,
+    [89] = (void *)cs_u_cudnnGetCTCLossDescriptorEx,
+    [90] = (void *)cs_u_cudnnGetCTCLossDescriptor_v8,
+    [91] = (void *)cs_u_cudnnGetCTCLossDescriptor_v9,
+    [92] = (void *)cs_u_cudnnGetCTCLossWorkspaceSize,
+    [93] = (void *)cs_u_cudnnGetCTCLossWorkspaceSize_v8,
+    [94] = (void *)cs_u_cudnnGetCallback,
+    [95] = (void *)cs_u_cudnnGetConvolution2dDescriptor,
+    [96] = (void *)cs_u_cudnnGetConvolution2dForwardOutputDim,
+    [97] = (void *)cs_u_cudnnGetConvolutionBackwardDataAlgorithmMaxCount,
+    [98] = (void *)cs_u_cudnnGetConvolutionBackwardDataAlgorithm_v7,
+    [99] = (void *)cs_u_cudnnGetConvolutionBackwardDataWorkspaceSize,
+    [100] = (void *)cs_u_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount,
+    [101] = (void *)cs_u_cudnnGetConvolutionBackwardFilterAlgorithm_v7,
+    [102] = (void *)cs_u_cudnnGetConvolutionBackwardFilterWorkspaceSize,
+    [103] = (void *)cs_u_cudnnGetConvolutionForwardAlgorithmMaxCount,
+    [104] = (void *)cs_u_cudnnGetConvolutionForwardAlgorithm_v7,
+    [105] = (void *)cs_u_cudnnGetConvolutionForwardWorkspaceSize,
+    [106] = (void *)cs_u_cudnnGetConvolutionGroupCount,
+    [107] = (void *)cs_u_cudnnGetConvolutionMathType,
+    [108] = (void *)cs_u_cudnnGetConvolutionNdDescriptor,
+    [109] = (void *)cs_u_cudnnGetConvolutionNdForwardOutputDim,
+    [110] = (void *)cs_u_cudnnGetConvolutionReorderType,
+    [112] = (void *)cs_u_cudnnGetDropoutDescriptor,
+    [114] = (void *)cs_u_cudnnGetFilter4dDescriptor,
+    [115] = (void *)cs_u_cudnnGetFilterNdDescriptor,
+    [116] = (void *)cs_u_cudnnGetFilterSizeInBytes,
+    [117] = (void *)cs_u_cudnnGetFoldedConvBackwardDataDescriptors,
+    [118] = (void *)cs_u_cudnnGetFusedOpsConstParamPackAttribute,
+    [119] = (void *)cs_u_cudnnGetFusedOpsVariantParamPackAttribute,
+    [120] = (void *)cs_u_cudnnGetLRNDescriptor,
+    [122] = (void *)cs_u_cudnnGetMultiHeadAttnBuffers,
+    [123] = (void *)cs_u_cudnnGetMultiHeadAttnWeights,
+    [124] = (void *)cs_u_cudnnGetNormalizationBackwardWorkspaceSize,
+    [125] = (void *)cs_u_cudnnGetNormalizationForwardTrainingWorkspaceSize,
+    [126] = (void *)cs_u_cudnnGetNormalizationTrainingReserveSpaceSize,
+    [127] = (void *)cs_u_cudnnGetOpTensorDescriptor,
+    [128] = (void *)cs_u_cudnnGetPooling2dDescriptor,
+    [129] = (void *)cs_u_cudnnGetPooling2dForwardOutputDim,
+    [130] = (void *)cs_u_cudnnGetPoolingNdDescriptor,
+    [131] = (void *)cs_u_cudnnGetPoolingNdForwardOutputDim,
+    [132] = (void *)cs_u_cudnnGetProperty,
+    [133] = (void *)cs_u_cudnnGetRNNDataDescriptor,
+    [134] = (void *)cs_u_cudnnGetRNNDescriptor_v8,
+    [135] = (void *)cs_u_cudnnGetRNNTempSpaceSizes,
+    [136] = (void *)cs_u_cudnnGetRNNWeightParams,
+    [137] = (void *)cs_u_cudnnGetRNNWeightSpaceSize,
+    [138] = (void *)cs_u_cudnnGetReduceTensorDescriptor,
+    [139] = (void *)cs_u_cudnnGetReductionIndicesSize,
+    [140] = (void *)cs_u_cudnnGetReductionWorkspaceSize,
+    [141] = (void *)cs_u_cudnnGetSeqDataDescriptor,
+    [142] = (void *)cs_u_cudnnGetStream,
+    [143] = (void *)cs_u_cudnnGetTensor4dDescriptor,
+    [144] = (void *)cs_u_cudnnGetTensorNdDescriptor,
+    [145] = (void *)cs_u_cudnnGetTensorSizeInBytes,
+    [146] = (void *)cs_u_cudnnGetTensorTransformDescriptor,
+    [148] = (void *)cs_u_cudnnGraphVersionCheck,
+    [149] = (void *)cs_u_cudnnIm2Col,
+    [150] = (void *)cs_u_cudnnInitTransformDest,
+    [151] = (void *)cs_u_cudnnLRNCrossChannelBackward,
+    [152] = (void *)cs_u_cudnnLRNCrossChannelForward,
+    [153] = (void *)cs_u_cudnnMakeFusedOpsPlan,
+    [154] = (void *)cs_u_cudnnMultiHeadAttnBackwardData,
+    [155] = (void *)cs_u_cudnnMultiHeadAttnBackwardWeights,
+    [156] = (void *)cs_u_cudnnMultiHeadAttnForward,
+    [157] = (void *)cs_u_cudnnNormalizationBackward,
+    [158] = (void *)cs_u_cudnnNormalizationForwardInference,
+    [159] = (void *)cs_u_cudnnNormalizationForwardTraining,
+    [160] = (void *)cs_u_cudnnOpTensor,
+    [161] = (void *)cs_u_cudnnOpsVersionCheck,
+    [162] = (void *)cs_u_cudnnPoolingBackward,
+    [163] = (void *)cs_u_cudnnPoolingForward,
+    [164] = (void *)cs_u_cudnnQueryRuntimeError,
+    [165] = (void *)cs_u_cudnnRNNBackwardData_v8,
+    [166] = (void *)cs_u_cudnnRNNBackwardWeights_v8,
+    [167] = (void *)cs_u_cudnnRNNForward,
+    [168] = (void *)cs_u_cudnnRNNGetClip_v8,
+    [169] = (void *)cs_u_cudnnRNNGetClip_v9,
+    [170] = (void *)cs_u_cudnnRNNSetClip_v8,
+    [171] = (void *)cs_u_cudnnRNNSetClip_v9,
+    [172] = (void *)cs_u_cudnnReduceTensor,
+    [173] = (void *)cs_u_cudnnReorderFilterAndBias,
+    [174] = (void *)cs_u_cudnnRestoreDropoutDescriptor,
+    [175] = (void *)cs_u_cudnnScaleTensor,
+    [176] = (void *)cs_u_cudnnSetActivationDescriptor,
+    [177] = (void *)cs_u_cudnnSetActivationDescriptorSwishBeta,
+    [178] = (void *)cs_u_cudnnSetAttnDescriptor,
+    [179] = (void *)cs_u_cudnnSetCTCLossDescriptor,
+    [180] = (void *)cs_u_cudnnSetCTCLossDescriptorEx,
+    [181] = (void *)cs_u_cudnnSetCTCLossDescriptor_v8,
+    [182] = (void *)cs_u_cudnnSetCTCLossDescriptor_v9,
+    [183] = (void *)cs_u_cudnnSetCallback,
+    [184] = (void *)cs_u_cudnnSetConvolution2dDescriptor,
+    [185] = (void *)cs_u_cudnnSetConvolutionGroupCount,
+    [186] = (void *)cs_u_cudnnSetConvolutionMathType,
+    [187] = (void *)cs_u_cudnnSetConvolutionNdDescriptor,
+    [188] = (void *)cs_u_cudnnSetConvolutionReorderType,
+    [189] = (void *)cs_u_cudnnSetDropoutDescriptor,
+    [190] = (void *)cs_u_cudnnSetFilter4dDescriptor,
+    [191] = (void *)cs_u_cudnnSetFilterNdDescriptor,
+    [192] = (void *)cs_u_cudnnSetFusedOpsConstParamPackAttribute,
+    [193] = (void *)cs_u_cudnnSetFusedOpsVariantParamPackAttribute,
+    [194] = (void *)cs_u_cudnnSetLRNDescriptor,
+    [195] = (void *)cs_u_cudnnSetOpTensorDescriptor,
+    [196] = (void *)cs_u_cudnnSetPooling2dDescriptor,
+    [197] = (void *)cs_u_cudnnSetPoolingNdDescriptor,
+    [198] = (void *)cs_u_cudnnSetRNNDataDescriptor,
+    [199] = (void *)cs_u_cudnnSetRNNDescriptor_v8,
+    [200] = (void *)cs_u_cudnnSetReduceTensorDescriptor,
+    [201] = (void *)cs_u_cudnnSetSeqDataDescriptor,
+    [202] = (void *)cs_u_cudnnSetSpatialTransformerNdDescriptor,
+    [203] = (void *)cs_u_cudnnSetStream,
+    [204] = (void *)cs_u_cudnnSetTensor,
+    [205] = (void *)cs_u_cudnnSetTensor4dDescriptor,
+    [206] = (void *)cs_u_cudnnSetTensor4dDescriptorEx,
+    [207] = (void *)cs_u_cudnnSetTensorNdDescriptor,
+    [208] = (void *)cs_u_cudnnSetTensorNdDescriptorEx,
+    [209] = (void *)cs_u_cudnnSetTensorTransformDescriptor,
+    [210] = (void *)cs_u_cudnnSoftmaxBackward,
+    [211] = (void *)cs_u_cudnnSoftmaxForward,
+    [212] = (void *)cs_u_cudnnSpatialTfGridGeneratorBackward,
+    [213] = (void *)cs_u_cudnnSpatialTfGridGeneratorForward,
+    [214] = (void *)cs_u_cudnnSpatialTfSamplerBackward,
+    [215] = (void *)cs_u_cudnnSpatialTfSamplerForward,
+    [216] = (void *)cs_u_cudnnTransformFilter,
+    [217] = (void *)cs_u_cudnnTransformTensor,
+    [218] = (void *)cs_u_cudnnTransformTensorEx,
+};
+void *_Atomic cs_call_cudnn[219] = {
+    [0] = (void *)cs_u_cudnnActivationBackward,
+    [1] = (void *)cs_u_cudnnActivationForward,
+    [2] = (void *)cs_u_cudnnAddTensor,
+    [3] = (void *)cs_u_cudnnAdvVersionCheck,
+    [5] = (void *)cs_u_cudnnBackendDestroyDescriptor,
+    [8] = (void *)cs_u_cudnnBackendGetAttribute,
+    [9] = (void *)cs_u_cudnnBackendInitialize,
+    [10] = (void *)cs_u_cudnnBackendPopulateCudaGraph,
+    [11] = (void *)cs_u_cudnnBackendSetAttribute,
+    [12] = (void *)cs_u_cudnnBackendUpdateCudaGraph,
+    [13] = (void *)cs_u_cudnnBatchNormalizationBackward,
+    [14] = (void *)cs_u_cudnnBatchNormalizationBackwardEx,
+    [15] = (void *)cs_u_cudnnBatchNormalizationForwardInference,
+    [16] = (void *)cs_u_cudnnBatchNormalizationForwardTraining,
+    [17] = (void *)cs_u_cudnnBatchNormalizationForwardTrainingEx,
+    [18] = (void *)cs_u_cudnnBuildRNNDynamic,
+    [19] = (void *)cs_u_cudnnCTCLoss,
+    [20] = (void *)cs_u_cudnnCTCLoss_v8,
+    [21] = (void *)cs_u_cudnnCnnVersionCheck,
+    [22] = (void *)cs_u_cudnnConvolutionBackwardBias,
+    [23] = (void *)cs_u_cudnnConvolutionBackwardData,
+    [24] = (void *)cs_u_cudnnConvolutionBackwardFilter,
+    [25] = (void *)cs_u_cudnnConvolutionBiasActivationForward,
+    [26] = (void *)cs_u_cudnnConvolutionForward,
+    [28] = (void *)cs_u_cudnnCreateActivationDescriptor,
+    [29] = (void *)cs_u_cudnnCreateAttnDescriptor,
+    [30] = (void *)cs_u_cudnnCreateCTCLossDescriptor,
+    [31] = (void *)cs_u_cudnnCreateConvolutionDescriptor,
+    [32] = (void *)cs_u_cudnnCreateDropoutDescriptor,
+    [33] = (void *)cs_u_cudnnCreateFilterDescriptor,
+    [34] = (void *)cs_u_cudnnCreateFusedOpsConstParamPack,
+    [35] = (void *)cs_u_cudnnCreateFusedOpsPlan,
+    [36] = (void *)cs_u_cudnnCreateFusedOpsVariantParamPack,
+    [37] = (void *)cs_u_cudnnCreateLRNDescriptor,
+    [38] = (void *)cs_u_cudnnCreateOpTensorDescriptor,
+    [39] = (void *)cs_u_cudnnCreatePoolingDescriptor,
+    [40] = (void *)cs_u_cudnnCreateRNNDataDescriptor,
+    [41] = (void *)cs_u_cudnnCreateRNNDescriptor,
+    [42] = (void *)cs_u_cudnnCreateReduceTensorDescriptor,
+    [43] = (void *)cs_u_cudnnCreateSeqDataDescriptor,
+    [44] = (void *)cs_u_cudnnCreateSpatialTransformerDescriptor,
+    [45] = (void *)cs_u_cudnnCreateTensorDescriptor,
+    [46] = (void *)cs_u_cudnnCreateTensorTransformDescriptor,
+    [47] = (void *)cs_u_cudnnDeriveBNTensorDescriptor,
+    [48] = (void *)cs_u_cudnnDeriveNormTensorDescriptor,
+    [50] = (void *)cs_u_cudnnDestroyActivationDescriptor,
+    [51] = (void *)cs_u_cudnnDestroyAttnDescriptor,
+    [52] = (void *)cs_u_cudnnDestroyCTCLossDescriptor,
+    [53] = (void *)cs_u_cudnnDestroyConvolutionDescriptor,
+    [54] = (void *)cs_u_cudnnDestroyDropoutDescriptor,
+    [55] = (void *)cs_u_cudnnDestroyFilterDescriptor,
+    [56] = (void *)cs_u_cudnnDestroyFusedOpsConstParamPack,
+    [57] = (void *)cs_u_cudnnDestroyFusedOpsPlan,
+    [58] = (void *)cs_u_cudnnDestroyFusedOpsVariantParamPack,
+    [59] = (void *)cs_u_cudnnDestroyLRNDescriptor,
+    [60] = (void *)cs_u_cudnnDestroyOpTensorDescriptor,
+    [61] = (void *)cs_u_cudnnDestroyPoolingDescriptor,
+    [62] = (void *)cs_u_cudnnDestroyRNNDataDescriptor,
+    [63] = (void *)cs_u_cudnnDestroyRNNDescriptor,
+    [64] = (void *)cs_u_cudnnDestroyReduceTensorDescriptor,
+    [65] = (void *)cs_u_cudnnDestroySeqDataDescriptor,
+    [66] = (void *)cs_u_cudnnDestroySpatialTransformerDescriptor,
+    [67] = (void *)cs_u_cudnnDestroyTensorDescriptor,
+    [68] = (void *)cs_u_cudnnDestroyTensorTransformDescriptor,
+    [69] = (void *)cs_u_cudnnDivisiveNormalizationBackward,
+    [70] = (void *)cs_u_cudnnDivisiveNormalizationForward,
+    [71] = (void *)cs_u_cudnnDropoutBackward,
+    [72] = (void *)cs_u_cudnnDropoutForward,
+    [73] = (void *)cs_u_cudnnDropoutGetReserveSpaceSize,
+    [74] = (void *)cs_u_cudnnDropoutGetStatesSize,
+    [75] = (void *)cs_u_cudnnFindConvolutionBackwardDataAlgorithm,
+    [76] = (void *)cs_u_cudnnFindConvolutionBackwardDataAlgorithmEx,
+    [77] = (void *)cs_u_cudnnFindConvolutionBackwardFilterAlgorithm,
+    [78] = (void *)cs_u_cudnnFindConvolutionBackwardFilterAlgorithmEx,
+    [79] = (void *)cs_u_cudnnFindConvolutionForwardAlgorithm,
+    [80] = (void *)cs_u_cudnnFindConvolutionForwardAlgorithmEx,
+    [81] = (void *)cs_u_cudnnFusedOpsExecute,
+    [82] = (void *)cs_u_cudnnGetActivationDescriptor,
+    [83] = (void *)cs_u_cudnnGetActivationDescriptorSwishBeta,
+    [84] = (void *)cs_u_cudnnGetAttnDescriptor,
+    [85] = (void *)cs_u_cudnnGetBatchNormalizationBackwardExWorkspaceSize,
+    [86] = (void *)cs_u_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize,
+    [87] = (void *)cs_u_cudnnGetBatchNormalizationTrainingExReserveSpaceSize,
+    [88] = (void *)cs_u_cudnnGetCTCLossDescriptor,
+    [89] = (void *)cs_u_cudnnGetCTCLossDescriptorEx,
+    [90] = (void *)cs_u_cudnnGetCTCLossDescriptor_v8,
+    [91] = (void *)cs_u_cudnnGetCTCLossDescriptor_v9,
+    [92] = (void *)cs_u_cudnnGetCTCLossWorkspaceSize,
+    [93] = (void *)cs_u_cudnnGetCTCLossWorkspaceSize_v8,
+    [94] = (void *)cs_u_cudnnGetCallback,
+    [95] = (void *)cs_u_cudnnGetConvolution2dDescriptor,
+    [96] = (void *)cs_u_cudnnGetConvolution2dForwardOutputDim,
+    [97] = (void *)cs_u_cudnnGetConvolutionBackwardDataAlgorithmMaxCount,
+    [98] = (void *)cs_u_cudnnGetConvolutionBackwardDataAlgorithm_v7,
+    [99] = (void *)cs_u_cudnnGetConvolutionBackwardDataWorkspaceSize,
+    [100] = (void *)cs_u_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount,
+    [101] = (void *)cs_u_cudnnGetConvolutionBackwardFilterAlgorithm_v7,
+    [102] = (void *)cs_u_cudnnGetConvolutionBackwardFilterWorkspaceSize,
+    [103] = (void *)cs_u_cudnnGetConvolutionForwardAlgorithmMaxCount,
+    [104] = (void *)cs_u_cudnnGetConvolutionForwardAlgorithm_v7,
+    [105] = (void *)cs_u_cudnnGetConvolutionForwardWorkspaceSize,
+    [106] = (void *)cs_u_cudnnGetConvolutionGroupCount,
+    [107] = (void *)cs_u_cudnnGetConvolutionMathType,
+    [108] = (void *)cs_u_cudnnGetConvolutionNdDescriptor,
+    [109] = (void *)cs_u_cudnnGetConvolutionNdForwardOutputDim,
+    [110] = (void *)cs_u_cudnnGetConvolutionReorderType,
+    [112] = (void *)cs_u_cudnnGetDropoutDescriptor,
+    [114] = (void *)cs_u_cudnnGetFilter4dDescriptor,
+    [115] = (void *)cs_u_cudnnGetFilterNdDescriptor,
+    [116] = (void *)cs_u_cudnnGetFilterSizeInBytes,
+    [117] = (void *)cs_u_cudnnGetFoldedConvBackwardDataDescriptors,
+    [118] = (void *)cs_u_cudnnGetFusedOpsConstParamPackAttribute,
+    [119] = (void *)cs_u_cudnnGetFusedOpsVariantParamPackAttribute,
+    [120] = (void *)cs_u_cudnnGetLRNDescriptor,
+    [122] = (void *)cs_u_cudnnGetMultiHeadAttnBuffers,
+    [123] = (void *)cs_u_cudnnGetMultiHeadAttnWeights,
+    [124] = (void *)cs_u_cudnnGetNormalizationBackwardWorkspaceSize,
+    [125] = (void *)cs_u_cudnnGetNormalizationForwardTrainingWorkspaceSize,
+    [126] = (void *)cs_u_cudnnGetNormalizationTrainingReserveSpaceSize,
+    [127] = (void *)cs_u_cudnnGetOpTensorDescriptor,
+    [128] = (void *)cs_u_cudnnGetPooling2dDescriptor,
+    [129] = (void *)cs_u_cudnnGetPooling2dForwardOutputDim,
+    [130] = (void *)cs_u_cudnnGetPoolingNdDescriptor,
+    [131] = (void *)cs_u_cudnnGetPoolingNdForwardOutputDim,
+    [132] = (void *)cs_u_cudnnGetProperty,
+    [133] = (void *)cs_u_cudnnGetRNNDataDescriptor,
+    [134] = (void *)cs_u_cudnnGetRNNDescriptor_v8,
+    [135] = (void *)cs_u_cudnnGetRNNTempSpaceSizes,
+    [136] = (void *)cs_u_cudnnGetRNNWeightParams,
+    [137] = (void *)cs_u_cudnnGetRNNWeightSpaceSize,
+    [138] = (void *)cs_u_cudnnGetReduceTensorDescriptor,
+    [139] = (void *)cs_u_cudnnGetReductionIndicesSize,
+    [140] = (void *)cs_u_cudnnGetReductionWorkspaceSize,
+    [141] = (void *)cs_u_cudnnGetSeqDataDescriptor,
+    [142] = (void *)cs_u_cudnnGetStream,
+    [143] = (void *)cs_u_cudnnGetTensor4dDescriptor,
+    [144] = (void *)cs_u_cudnnGetTensorNdDescriptor,
+    [145] = (void *)cs_u_cudnnGetTensorSizeInBytes,
+    [146] = (void *)cs_u_cudnnGetTensorTransformDescriptor,
+    [148] = (void *)cs_u_cudnnGraphVersionCheck,
+    [149] = (void *)cs_u_cudnnIm2Col,
+    [150] = (void *)cs_u_cudnnInitTransformDest,
+    [151] = (void *)cs_u_cudnnLRNCrossChannelBackward,
+    [152] = (void *)cs_u_cudnnLRNCrossChannelForward,
+    [153] = (void *)cs_u_cudnnMakeFusedOpsPlan,
+    [154] = (void *)cs_u_cudnnMultiHeadAttnBackwardData,
+    [155] = (void *)cs_u_cudnnMultiHeadAttnBackwardWeights,
+    [156] = (void *)cs_u_cudnnMultiHeadAttnForward,
+    [157] = (void *)cs_u_cudnnNormalizationBackward,
+    [158] = (void *)cs_u_cudnnNormalizationForwardInference,
+    [159] = (void *)cs_u_cudnnNormalizationForwardTraining,
+    [160] = (void *)cs_u_cudnnOpTensor,
+    [161] = (void *)cs_u_cudnnOpsVersionCheck,
+    [162] = (void *)cs_u_cudnnPoolingBackward,
+    [163] = (void *)cs_u_cudnnPoolingForward,
+    [164] = (void *)cs_u_cudnnQueryRuntimeError,
+    [165] = (void *)cs_u_cudnnRNNBackwardData_v8,
+    [166] = (void *)cs_u_cudnnRNNBackwardWeights_v8,
+    [167] = (void *)cs_u_cudnnRNNForward,
+    [168] = (void *)cs_u_cudnnRNNGetClip_v8,
+    [169] = (void *)cs_u_cudnnRNNGetClip_v9,
+    [170] = (void *)cs_u_cudnnRNNSetClip_v8,
+    [171] = (void *)cs_u_cudnnRNNSetClip_v9,
+    [172] = (void *)cs_u_cudnnReduceTensor,
+    [173] = (void *)cs_u_cudnnReorderFilterAndBias,
+    [174] = (void *)cs_u_cudnnRestoreDropoutDescriptor,
+    [175] = (void *)cs_u_cudnnScaleTensor,
+    [176] = (void *)cs_u_cudnnSetActivationDescriptor,
+    [177] = (void *)cs_u_cudnnSetActivationDescriptorSwishBeta,
+    [178] = (void *)cs_u_cudnnSetAttnDescriptor,
+    [179] = (void *)cs_u_cudnnSetCTCLossDescriptor,
+    [180] = (void *)cs_u_cudnnSetCTCLossDescriptorEx,
+    [181] = (void *)cs_u_cudnnSetCTCLossDescriptor_v8,
+    [182] = (void *)cs_u_cudnnSetCTCLossDescriptor_v9,
+    [183] = (void *)cs_u_cudnnSetCallback,
+    [184] = (void *)cs_u_cudnnSetConvolution2dDescriptor,
+    [185] = (void *)cs_u_cudnnSetConvolutionGroupCount,
+    [186] = (void *)cs_u_cudnnSetConvolutionMathType,
+    [187] = (void *)cs_u_cudnnSetConvolutionNdDescriptor,
+    [188] = (void *)cs_u_cudnnSetConvolutionReorderType,
+    [189] = (void *)cs_u_cudnnSetDropoutDescriptor,
+    [190] = (void *)cs_u_cudnnSetFilter4dDescriptor,
+    [191] = (void *)cs_u_cudnnSetFilterNdDescriptor,
+    [192] = (void *)cs_u_cudnnSetFusedOpsConstParamPackAttribute,
+    [193] = (void *)cs_u_cudnnSetFusedOpsVariantParamPackAttribute,
+    [194] = (void *)cs_u_cudnnSetLRNDescriptor,
+    [195] = (void *)cs_u_cudnnSetOpTensorDescriptor,
+    [196] = (void *)cs_u_cudnnSetPooling2dDescriptor,
+    [197] = (void *)cs_u_cudnnSetPoolingNdDescriptor,
+    [198] = (void *)cs_u_cudnnSetRNNDataDescriptor,
+    [199] = (void *)cs_u_cudnnSetRNNDescriptor_v8,
+    [200] = (void *)cs_u_cudnnSetReduceTensorDescriptor,
+    [201] = (void *)cs_u_cudnnSetSeqDataDescriptor,
+    [202] = (void *)cs_u_cudnnSetSpatialTransformerNdDescriptor,
+    [203] = (void *)cs_u_cudnnSetStream,
+    [204] = (void *)cs_u_cudnnSetTensor,
+    [205] = (void *)cs_u_cudnnSetTensor4dDescriptor,
+    [206] = (void *)cs_u_cudnnSetTensor4dDescriptorEx,
+    [207] = (void *)cs_u_cudnnSetTensorNdDescriptor,
+    [208] = (void *)cs_u_cudnnSetTensorNdDescriptorEx,
+    [209] = (void *)cs_u_cudnnSetTensorTransformDescriptor,
+    [210] = (void *)cs_u_cudnnSoftmaxBackward,
+    [211] = (void *)cs_u_cudnnSoftmaxForward,
+    [212] = (void *)cs_u_cudnnSpatialTfGridGeneratorBackward,
+    [213] = (void *)cs_u_cudnnSpatialTfGridGeneratorForward,
+    [214] = (void *)cs_u_cudnnSpatialTfSamplerBackward,
+    [215] = (void *)cs_u_cudnnSpatialTfSamplerForward,
+    [216] = (void *)cs_u_cudnnTransformFilter,
+    [217] = (void *)cs_u_cudnnTransformTensor,
+    [218] = (void *)cs_u_cudnnTransformTensorEx,
+};
+#endif
 static void *const via_linked_v8[] = {
     (void *)cs_v8_cudnnActivationBackward,
     (void *)cs_v8_cudnnActivationForward,
@@ -10189,5 +12715,8 @@ struct cs_api cs_api_cudnn = {
     .name = "cudnn", .soname = "libcudnn.so.9:libcudnn.so.8", .base = CS_CUDNN_BASE, .count = CS_CUDNN_COUNT,
     .names = names, .classes = classes, .via = { via_linked, via_dlsym, via_procaddr },
     .real = real_fns, .result_name = cs_cudnn_result_name, .benign = 0,
+#if CS_FAST_ASM
+    .call = cs_call_cudnn, .unresolved = unresolved,
+#endif
     .nodes = nodes, .nnodes = 1,
 };

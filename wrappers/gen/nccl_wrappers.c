@@ -70,6 +70,14 @@ static __attribute__((noinline)) uint32_t cs_w_ncclAlltoAll(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAlltoAll(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
+CS_HIDDEN uint32_t cs_d_ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAlltoAll(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
+CS_HIDDEN uint32_t cs_g_ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAlltoAll(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_ncclAlltoAll(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAlltoAll(via, cs_real(&cs_api_nccl, CS_NCCL_ncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
 static inline __attribute__((always_inline)) uint32_t cs_f_ncclAlltoAll(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream)
 {
@@ -86,9 +94,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclAlltoAll(uint8_t 
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_f_ncclAlltoAll(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, comm, stream); }
+static uint32_t cs_l_ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_f_ncclAlltoAll(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, comm, stream); }
 static uint32_t cs_d_ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_f_ncclAlltoAll(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, comm, stream); }
 static uint32_t cs_g_ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_f_ncclAlltoAll(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, comm, stream); }
+#endif
 
 static __attribute__((noinline)) uint32_t cs_w_ncclBcast(uint8_t via, void *realp, void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
@@ -106,6 +115,14 @@ static __attribute__((noinline)) uint32_t cs_w_ncclBcast(uint8_t via, void *real
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBcast(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclBcast), buff, count, datatype, root, comm, stream); }
+CS_HIDDEN uint32_t cs_d_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBcast(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclBcast), buff, count, datatype, root, comm, stream); }
+CS_HIDDEN uint32_t cs_g_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBcast(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclBcast), buff, count, datatype, root, comm, stream); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_ncclBcast(uint8_t via, void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBcast(via, cs_real(&cs_api_nccl, CS_NCCL_ncclBcast), buff, count, datatype, root, comm, stream); }
 static inline __attribute__((always_inline)) uint32_t cs_f_ncclBcast(uint8_t via, void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
@@ -122,9 +139,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclBcast(uint8_t via
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclBcast(CS_VIA_LINKED, buff, count, datatype, root, comm, stream); }
+static uint32_t cs_l_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclBcast(CS_VIA_LINKED, buff, count, datatype, root, comm, stream); }
 static uint32_t cs_d_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclBcast(CS_VIA_DLSYM, buff, count, datatype, root, comm, stream); }
 static uint32_t cs_g_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclBcast(CS_VIA_PROCADDR, buff, count, datatype, root, comm, stream); }
+#endif
 
 void cs_hook_ncclBroadcast(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, int32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_ncclBroadcast(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
@@ -186,6 +204,14 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommCount(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_ncclCommCount(void * comm, void * count);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_ncclCommCount(void * comm, void * count) { return cs_w_ncclCommCount(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommCount), comm, count); }
+CS_HIDDEN uint32_t cs_d_ncclCommCount(void * comm, void * count);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_ncclCommCount(void * comm, void * count) { return cs_w_ncclCommCount(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommCount), comm, count); }
+CS_HIDDEN uint32_t cs_g_ncclCommCount(void * comm, void * count);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_ncclCommCount(void * comm, void * count) { return cs_w_ncclCommCount(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommCount), comm, count); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommCount(uint8_t via, void * comm, void * count) { return cs_w_ncclCommCount(via, cs_real(&cs_api_nccl, CS_NCCL_ncclCommCount), comm, count); }
 static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommCount(uint8_t via, void * comm, void * count)
 {
@@ -202,9 +228,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommCount(uint8_t
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t ncclCommCount(void * comm, void * count) { return cs_f_ncclCommCount(CS_VIA_LINKED, comm, count); }
+static uint32_t cs_l_ncclCommCount(void * comm, void * count) { return cs_f_ncclCommCount(CS_VIA_LINKED, comm, count); }
 static uint32_t cs_d_ncclCommCount(void * comm, void * count) { return cs_f_ncclCommCount(CS_VIA_DLSYM, comm, count); }
 static uint32_t cs_g_ncclCommCount(void * comm, void * count) { return cs_f_ncclCommCount(CS_VIA_PROCADDR, comm, count); }
+#endif
 
 static __attribute__((noinline)) uint32_t cs_w_ncclCommCuDevice(uint8_t via, void *realp, void * comm, void * device)
 {
@@ -222,6 +249,14 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommCuDevice(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_ncclCommCuDevice(void * comm, void * device);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_ncclCommCuDevice(void * comm, void * device) { return cs_w_ncclCommCuDevice(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommCuDevice), comm, device); }
+CS_HIDDEN uint32_t cs_d_ncclCommCuDevice(void * comm, void * device);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_ncclCommCuDevice(void * comm, void * device) { return cs_w_ncclCommCuDevice(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommCuDevice), comm, device); }
+CS_HIDDEN uint32_t cs_g_ncclCommCuDevice(void * comm, void * device);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_ncclCommCuDevice(void * comm, void * device) { return cs_w_ncclCommCuDevice(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommCuDevice), comm, device); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommCuDevice(uint8_t via, void * comm, void * device) { return cs_w_ncclCommCuDevice(via, cs_real(&cs_api_nccl, CS_NCCL_ncclCommCuDevice), comm, device); }
 static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommCuDevice(uint8_t via, void * comm, void * device)
 {
@@ -238,9 +273,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommCuDevice(uint
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t ncclCommCuDevice(void * comm, void * device) { return cs_f_ncclCommCuDevice(CS_VIA_LINKED, comm, device); }
+static uint32_t cs_l_ncclCommCuDevice(void * comm, void * device) { return cs_f_ncclCommCuDevice(CS_VIA_LINKED, comm, device); }
 static uint32_t cs_d_ncclCommCuDevice(void * comm, void * device) { return cs_f_ncclCommCuDevice(CS_VIA_DLSYM, comm, device); }
 static uint32_t cs_g_ncclCommCuDevice(void * comm, void * device) { return cs_f_ncclCommCuDevice(CS_VIA_PROCADDR, comm, device); }
+#endif
 
 static __attribute__((noinline)) uint32_t cs_w_ncclCommDeregister(uint8_t via, void *realp, void * comm, void * handle)
 {
@@ -258,6 +294,14 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommDeregister(uint8_t via, v
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_ncclCommDeregister(void * comm, void * handle);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_ncclCommDeregister(void * comm, void * handle) { return cs_w_ncclCommDeregister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommDeregister), comm, handle); }
+CS_HIDDEN uint32_t cs_d_ncclCommDeregister(void * comm, void * handle);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_ncclCommDeregister(void * comm, void * handle) { return cs_w_ncclCommDeregister(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommDeregister), comm, handle); }
+CS_HIDDEN uint32_t cs_g_ncclCommDeregister(void * comm, void * handle);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_ncclCommDeregister(void * comm, void * handle) { return cs_w_ncclCommDeregister(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommDeregister), comm, handle); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommDeregister(uint8_t via, void * comm, void * handle) { return cs_w_ncclCommDeregister(via, cs_real(&cs_api_nccl, CS_NCCL_ncclCommDeregister), comm, handle); }
 static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommDeregister(uint8_t via, void * comm, void * handle)
 {
@@ -274,9 +318,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommDeregister(ui
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t ncclCommDeregister(void * comm, void * handle) { return cs_f_ncclCommDeregister(CS_VIA_LINKED, comm, handle); }
+static uint32_t cs_l_ncclCommDeregister(void * comm, void * handle) { return cs_f_ncclCommDeregister(CS_VIA_LINKED, comm, handle); }
 static uint32_t cs_d_ncclCommDeregister(void * comm, void * handle) { return cs_f_ncclCommDeregister(CS_VIA_DLSYM, comm, handle); }
 static uint32_t cs_g_ncclCommDeregister(void * comm, void * handle) { return cs_f_ncclCommDeregister(CS_VIA_PROCADDR, comm, handle); }
+#endif
 
 void cs_hook_ncclCommEnd(struct cs_thread *t, struct cs_event *ev, void *);
 static __attribute__((noinline)) uint32_t cs_w_ncclCommDestroy(uint8_t via, void *realp, void * comm)
@@ -442,6 +487,14 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommRegister(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_ncclCommRegister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommRegister), comm, buff, size, handle); }
+CS_HIDDEN uint32_t cs_d_ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_ncclCommRegister(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommRegister), comm, buff, size, handle); }
+CS_HIDDEN uint32_t cs_g_ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_ncclCommRegister(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommRegister), comm, buff, size, handle); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommRegister(uint8_t via, void * comm, void * buff, uint64_t size, void * handle) { return cs_w_ncclCommRegister(via, cs_real(&cs_api_nccl, CS_NCCL_ncclCommRegister), comm, buff, size, handle); }
 static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommRegister(uint8_t via, void * comm, void * buff, uint64_t size, void * handle)
 {
@@ -458,9 +511,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommRegister(uint
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_f_ncclCommRegister(CS_VIA_LINKED, comm, buff, size, handle); }
+static uint32_t cs_l_ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_f_ncclCommRegister(CS_VIA_LINKED, comm, buff, size, handle); }
 static uint32_t cs_d_ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_f_ncclCommRegister(CS_VIA_DLSYM, comm, buff, size, handle); }
 static uint32_t cs_g_ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_f_ncclCommRegister(CS_VIA_PROCADDR, comm, buff, size, handle); }
+#endif
 
 static __attribute__((noinline)) uint32_t cs_w_ncclCommRevoke(uint8_t via, void *realp, void * comm, int32_t revokeFlags)
 {
@@ -478,6 +532,14 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommRevoke(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_ncclCommRevoke(void * comm, int32_t revokeFlags);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_ncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_ncclCommRevoke(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommRevoke), comm, revokeFlags); }
+CS_HIDDEN uint32_t cs_d_ncclCommRevoke(void * comm, int32_t revokeFlags);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_ncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_ncclCommRevoke(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommRevoke), comm, revokeFlags); }
+CS_HIDDEN uint32_t cs_g_ncclCommRevoke(void * comm, int32_t revokeFlags);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_ncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_ncclCommRevoke(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommRevoke), comm, revokeFlags); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommRevoke(uint8_t via, void * comm, int32_t revokeFlags) { return cs_w_ncclCommRevoke(via, cs_real(&cs_api_nccl, CS_NCCL_ncclCommRevoke), comm, revokeFlags); }
 static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommRevoke(uint8_t via, void * comm, int32_t revokeFlags)
 {
@@ -494,9 +556,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommRevoke(uint8_
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t ncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_f_ncclCommRevoke(CS_VIA_LINKED, comm, revokeFlags); }
+static uint32_t cs_l_ncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_f_ncclCommRevoke(CS_VIA_LINKED, comm, revokeFlags); }
 static uint32_t cs_d_ncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_f_ncclCommRevoke(CS_VIA_DLSYM, comm, revokeFlags); }
 static uint32_t cs_g_ncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_f_ncclCommRevoke(CS_VIA_PROCADDR, comm, revokeFlags); }
+#endif
 
 static __attribute__((noinline)) uint32_t cs_w_ncclCommShrink(uint8_t via, void *realp, void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags)
 {
@@ -514,6 +577,14 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommShrink(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_ncclCommShrink(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+CS_HIDDEN uint32_t cs_d_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_ncclCommShrink(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+CS_HIDDEN uint32_t cs_g_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_ncclCommShrink(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommShrink(uint8_t via, void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_ncclCommShrink(via, cs_real(&cs_api_nccl, CS_NCCL_ncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
 static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommShrink(uint8_t via, void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags)
 {
@@ -530,9 +601,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommShrink(uint8_
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_f_ncclCommShrink(CS_VIA_LINKED, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+static uint32_t cs_l_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_f_ncclCommShrink(CS_VIA_LINKED, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
 static uint32_t cs_d_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_f_ncclCommShrink(CS_VIA_DLSYM, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
 static uint32_t cs_g_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_f_ncclCommShrink(CS_VIA_PROCADDR, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+#endif
 
 void cs_hook_ncclCommSplit(struct cs_thread *t, struct cs_event *ev, void *, int32_t, int32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_ncclCommSplit(uint8_t via, void *realp, void * comm, int32_t color, int32_t key, void * newcomm, void * config)
@@ -572,6 +644,14 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommUserRank(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_ncclCommUserRank(void * comm, void * rank);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_ncclCommUserRank(void * comm, void * rank) { return cs_w_ncclCommUserRank(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommUserRank), comm, rank); }
+CS_HIDDEN uint32_t cs_d_ncclCommUserRank(void * comm, void * rank);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_ncclCommUserRank(void * comm, void * rank) { return cs_w_ncclCommUserRank(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommUserRank), comm, rank); }
+CS_HIDDEN uint32_t cs_g_ncclCommUserRank(void * comm, void * rank);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_ncclCommUserRank(void * comm, void * rank) { return cs_w_ncclCommUserRank(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommUserRank), comm, rank); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommUserRank(uint8_t via, void * comm, void * rank) { return cs_w_ncclCommUserRank(via, cs_real(&cs_api_nccl, CS_NCCL_ncclCommUserRank), comm, rank); }
 static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommUserRank(uint8_t via, void * comm, void * rank)
 {
@@ -588,9 +668,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommUserRank(uint
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t ncclCommUserRank(void * comm, void * rank) { return cs_f_ncclCommUserRank(CS_VIA_LINKED, comm, rank); }
+static uint32_t cs_l_ncclCommUserRank(void * comm, void * rank) { return cs_f_ncclCommUserRank(CS_VIA_LINKED, comm, rank); }
 static uint32_t cs_d_ncclCommUserRank(void * comm, void * rank) { return cs_f_ncclCommUserRank(CS_VIA_DLSYM, comm, rank); }
 static uint32_t cs_g_ncclCommUserRank(void * comm, void * rank) { return cs_f_ncclCommUserRank(CS_VIA_PROCADDR, comm, rank); }
+#endif
 
 static __attribute__((noinline)) uint32_t cs_w_ncclCommWindowDeregister(uint8_t via, void *realp, void * comm, void * win)
 {
@@ -608,6 +689,14 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommWindowDeregister(uint8_t 
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_ncclCommWindowDeregister(void * comm, void * win);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_ncclCommWindowDeregister(void * comm, void * win) { return cs_w_ncclCommWindowDeregister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowDeregister), comm, win); }
+CS_HIDDEN uint32_t cs_d_ncclCommWindowDeregister(void * comm, void * win);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_ncclCommWindowDeregister(void * comm, void * win) { return cs_w_ncclCommWindowDeregister(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowDeregister), comm, win); }
+CS_HIDDEN uint32_t cs_g_ncclCommWindowDeregister(void * comm, void * win);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_ncclCommWindowDeregister(void * comm, void * win) { return cs_w_ncclCommWindowDeregister(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowDeregister), comm, win); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommWindowDeregister(uint8_t via, void * comm, void * win) { return cs_w_ncclCommWindowDeregister(via, cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowDeregister), comm, win); }
 static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommWindowDeregister(uint8_t via, void * comm, void * win)
 {
@@ -624,9 +713,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommWindowDeregis
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t ncclCommWindowDeregister(void * comm, void * win) { return cs_f_ncclCommWindowDeregister(CS_VIA_LINKED, comm, win); }
+static uint32_t cs_l_ncclCommWindowDeregister(void * comm, void * win) { return cs_f_ncclCommWindowDeregister(CS_VIA_LINKED, comm, win); }
 static uint32_t cs_d_ncclCommWindowDeregister(void * comm, void * win) { return cs_f_ncclCommWindowDeregister(CS_VIA_DLSYM, comm, win); }
 static uint32_t cs_g_ncclCommWindowDeregister(void * comm, void * win) { return cs_f_ncclCommWindowDeregister(CS_VIA_PROCADDR, comm, win); }
+#endif
 
 static __attribute__((noinline)) uint32_t cs_w_ncclCommWindowRegister(uint8_t via, void *realp, void * comm, void * buff, uint64_t size, void * win, int32_t winFlags)
 {
@@ -644,6 +734,14 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommWindowRegister(uint8_t vi
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_ncclCommWindowRegister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowRegister), comm, buff, size, win, winFlags); }
+CS_HIDDEN uint32_t cs_d_ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_ncclCommWindowRegister(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowRegister), comm, buff, size, win, winFlags); }
+CS_HIDDEN uint32_t cs_g_ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_ncclCommWindowRegister(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowRegister), comm, buff, size, win, winFlags); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_ncclCommWindowRegister(uint8_t via, void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_ncclCommWindowRegister(via, cs_real(&cs_api_nccl, CS_NCCL_ncclCommWindowRegister), comm, buff, size, win, winFlags); }
 static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommWindowRegister(uint8_t via, void * comm, void * buff, uint64_t size, void * win, int32_t winFlags)
 {
@@ -660,9 +758,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommWindowRegiste
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_f_ncclCommWindowRegister(CS_VIA_LINKED, comm, buff, size, win, winFlags); }
+static uint32_t cs_l_ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_f_ncclCommWindowRegister(CS_VIA_LINKED, comm, buff, size, win, winFlags); }
 static uint32_t cs_d_ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_f_ncclCommWindowRegister(CS_VIA_DLSYM, comm, buff, size, win, winFlags); }
 static uint32_t cs_g_ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_f_ncclCommWindowRegister(CS_VIA_PROCADDR, comm, buff, size, win, winFlags); }
+#endif
 
 static __attribute__((noinline)) uint32_t cs_w_ncclGather(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
@@ -680,6 +779,14 @@ static __attribute__((noinline)) uint32_t cs_w_ncclGather(uint8_t via, void *rea
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclGather(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+CS_HIDDEN uint32_t cs_d_ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclGather(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+CS_HIDDEN uint32_t cs_g_ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclGather(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_ncclGather(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclGather(via, cs_real(&cs_api_nccl, CS_NCCL_ncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
 static inline __attribute__((always_inline)) uint32_t cs_f_ncclGather(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
@@ -696,9 +803,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclGather(uint8_t vi
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclGather(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t cs_l_ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclGather(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, root, comm, stream); }
 static uint32_t cs_d_ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclGather(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, root, comm, stream); }
 static uint32_t cs_g_ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclGather(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+#endif
 
 static __attribute__((noinline)) void * cs_w_ncclGetErrorString(uint8_t via, void *realp, uint32_t result)
 {
@@ -776,6 +884,14 @@ static __attribute__((noinline)) uint32_t cs_w_ncclGetVersion(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_ncclGetVersion(void * version);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_ncclGetVersion(void * version) { return cs_w_ncclGetVersion(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGetVersion), version); }
+CS_HIDDEN uint32_t cs_d_ncclGetVersion(void * version);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_ncclGetVersion(void * version) { return cs_w_ncclGetVersion(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclGetVersion), version); }
+CS_HIDDEN uint32_t cs_g_ncclGetVersion(void * version);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_ncclGetVersion(void * version) { return cs_w_ncclGetVersion(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclGetVersion), version); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_ncclGetVersion(uint8_t via, void * version) { return cs_w_ncclGetVersion(via, cs_real(&cs_api_nccl, CS_NCCL_ncclGetVersion), version); }
 static inline __attribute__((always_inline)) uint32_t cs_f_ncclGetVersion(uint8_t via, void * version)
 {
@@ -792,9 +908,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclGetVersion(uint8_
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t ncclGetVersion(void * version) { return cs_f_ncclGetVersion(CS_VIA_LINKED, version); }
+static uint32_t cs_l_ncclGetVersion(void * version) { return cs_f_ncclGetVersion(CS_VIA_LINKED, version); }
 static uint32_t cs_d_ncclGetVersion(void * version) { return cs_f_ncclGetVersion(CS_VIA_DLSYM, version); }
 static uint32_t cs_g_ncclGetVersion(void * version) { return cs_f_ncclGetVersion(CS_VIA_PROCADDR, version); }
+#endif
 
 static __attribute__((noinline)) uint32_t cs_w_ncclGroupEnd(uint8_t via, void *realp)
 {
@@ -812,6 +929,14 @@ static __attribute__((noinline)) uint32_t cs_w_ncclGroupEnd(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_ncclGroupEnd(void);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_ncclGroupEnd(void) { return cs_w_ncclGroupEnd(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupEnd)); }
+CS_HIDDEN uint32_t cs_d_ncclGroupEnd(void);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_ncclGroupEnd(void) { return cs_w_ncclGroupEnd(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupEnd)); }
+CS_HIDDEN uint32_t cs_g_ncclGroupEnd(void);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_ncclGroupEnd(void) { return cs_w_ncclGroupEnd(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupEnd)); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_ncclGroupEnd(uint8_t via) { return cs_w_ncclGroupEnd(via, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupEnd)); }
 static inline __attribute__((always_inline)) uint32_t cs_f_ncclGroupEnd(uint8_t via)
 {
@@ -828,9 +953,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclGroupEnd(uint8_t 
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t ncclGroupEnd(void) { return cs_f_ncclGroupEnd(CS_VIA_LINKED); }
+static uint32_t cs_l_ncclGroupEnd(void) { return cs_f_ncclGroupEnd(CS_VIA_LINKED); }
 static uint32_t cs_d_ncclGroupEnd(void) { return cs_f_ncclGroupEnd(CS_VIA_DLSYM); }
 static uint32_t cs_g_ncclGroupEnd(void) { return cs_f_ncclGroupEnd(CS_VIA_PROCADDR); }
+#endif
 
 static __attribute__((noinline)) uint32_t cs_w_ncclGroupSimulateEnd(uint8_t via, void *realp, void * simInfo)
 {
@@ -848,6 +974,14 @@ static __attribute__((noinline)) uint32_t cs_w_ncclGroupSimulateEnd(uint8_t via,
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_ncclGroupSimulateEnd(void * simInfo);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_ncclGroupSimulateEnd(void * simInfo) { return cs_w_ncclGroupSimulateEnd(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupSimulateEnd), simInfo); }
+CS_HIDDEN uint32_t cs_d_ncclGroupSimulateEnd(void * simInfo);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_ncclGroupSimulateEnd(void * simInfo) { return cs_w_ncclGroupSimulateEnd(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupSimulateEnd), simInfo); }
+CS_HIDDEN uint32_t cs_g_ncclGroupSimulateEnd(void * simInfo);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_ncclGroupSimulateEnd(void * simInfo) { return cs_w_ncclGroupSimulateEnd(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupSimulateEnd), simInfo); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_ncclGroupSimulateEnd(uint8_t via, void * simInfo) { return cs_w_ncclGroupSimulateEnd(via, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupSimulateEnd), simInfo); }
 static inline __attribute__((always_inline)) uint32_t cs_f_ncclGroupSimulateEnd(uint8_t via, void * simInfo)
 {
@@ -864,9 +998,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclGroupSimulateEnd(
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t ncclGroupSimulateEnd(void * simInfo) { return cs_f_ncclGroupSimulateEnd(CS_VIA_LINKED, simInfo); }
+static uint32_t cs_l_ncclGroupSimulateEnd(void * simInfo) { return cs_f_ncclGroupSimulateEnd(CS_VIA_LINKED, simInfo); }
 static uint32_t cs_d_ncclGroupSimulateEnd(void * simInfo) { return cs_f_ncclGroupSimulateEnd(CS_VIA_DLSYM, simInfo); }
 static uint32_t cs_g_ncclGroupSimulateEnd(void * simInfo) { return cs_f_ncclGroupSimulateEnd(CS_VIA_PROCADDR, simInfo); }
+#endif
 
 static __attribute__((noinline)) uint32_t cs_w_ncclGroupStart(uint8_t via, void *realp)
 {
@@ -884,6 +1019,14 @@ static __attribute__((noinline)) uint32_t cs_w_ncclGroupStart(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_ncclGroupStart(void);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_ncclGroupStart(void) { return cs_w_ncclGroupStart(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupStart)); }
+CS_HIDDEN uint32_t cs_d_ncclGroupStart(void);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_ncclGroupStart(void) { return cs_w_ncclGroupStart(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupStart)); }
+CS_HIDDEN uint32_t cs_g_ncclGroupStart(void);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_ncclGroupStart(void) { return cs_w_ncclGroupStart(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupStart)); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_ncclGroupStart(uint8_t via) { return cs_w_ncclGroupStart(via, cs_real(&cs_api_nccl, CS_NCCL_ncclGroupStart)); }
 static inline __attribute__((always_inline)) uint32_t cs_f_ncclGroupStart(uint8_t via)
 {
@@ -900,9 +1043,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclGroupStart(uint8_
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t ncclGroupStart(void) { return cs_f_ncclGroupStart(CS_VIA_LINKED); }
+static uint32_t cs_l_ncclGroupStart(void) { return cs_f_ncclGroupStart(CS_VIA_LINKED); }
 static uint32_t cs_d_ncclGroupStart(void) { return cs_f_ncclGroupStart(CS_VIA_DLSYM); }
 static uint32_t cs_g_ncclGroupStart(void) { return cs_f_ncclGroupStart(CS_VIA_PROCADDR); }
+#endif
 
 static __attribute__((noinline)) uint32_t cs_w_ncclMemAlloc(uint8_t via, void *realp, void * ptr, uint64_t size)
 {
@@ -920,6 +1064,14 @@ static __attribute__((noinline)) uint32_t cs_w_ncclMemAlloc(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_ncclMemAlloc(void * ptr, uint64_t size);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_ncclMemAlloc(void * ptr, uint64_t size) { return cs_w_ncclMemAlloc(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclMemAlloc), ptr, size); }
+CS_HIDDEN uint32_t cs_d_ncclMemAlloc(void * ptr, uint64_t size);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_ncclMemAlloc(void * ptr, uint64_t size) { return cs_w_ncclMemAlloc(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclMemAlloc), ptr, size); }
+CS_HIDDEN uint32_t cs_g_ncclMemAlloc(void * ptr, uint64_t size);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_ncclMemAlloc(void * ptr, uint64_t size) { return cs_w_ncclMemAlloc(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclMemAlloc), ptr, size); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_ncclMemAlloc(uint8_t via, void * ptr, uint64_t size) { return cs_w_ncclMemAlloc(via, cs_real(&cs_api_nccl, CS_NCCL_ncclMemAlloc), ptr, size); }
 static inline __attribute__((always_inline)) uint32_t cs_f_ncclMemAlloc(uint8_t via, void * ptr, uint64_t size)
 {
@@ -936,9 +1088,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclMemAlloc(uint8_t 
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t ncclMemAlloc(void * ptr, uint64_t size) { return cs_f_ncclMemAlloc(CS_VIA_LINKED, ptr, size); }
+static uint32_t cs_l_ncclMemAlloc(void * ptr, uint64_t size) { return cs_f_ncclMemAlloc(CS_VIA_LINKED, ptr, size); }
 static uint32_t cs_d_ncclMemAlloc(void * ptr, uint64_t size) { return cs_f_ncclMemAlloc(CS_VIA_DLSYM, ptr, size); }
 static uint32_t cs_g_ncclMemAlloc(void * ptr, uint64_t size) { return cs_f_ncclMemAlloc(CS_VIA_PROCADDR, ptr, size); }
+#endif
 
 static __attribute__((noinline)) uint32_t cs_w_ncclMemFree(uint8_t via, void *realp, void * ptr)
 {
@@ -956,6 +1109,14 @@ static __attribute__((noinline)) uint32_t cs_w_ncclMemFree(uint8_t via, void *re
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_ncclMemFree(void * ptr);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_ncclMemFree(void * ptr) { return cs_w_ncclMemFree(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclMemFree), ptr); }
+CS_HIDDEN uint32_t cs_d_ncclMemFree(void * ptr);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_ncclMemFree(void * ptr) { return cs_w_ncclMemFree(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclMemFree), ptr); }
+CS_HIDDEN uint32_t cs_g_ncclMemFree(void * ptr);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_ncclMemFree(void * ptr) { return cs_w_ncclMemFree(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclMemFree), ptr); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_ncclMemFree(uint8_t via, void * ptr) { return cs_w_ncclMemFree(via, cs_real(&cs_api_nccl, CS_NCCL_ncclMemFree), ptr); }
 static inline __attribute__((always_inline)) uint32_t cs_f_ncclMemFree(uint8_t via, void * ptr)
 {
@@ -972,9 +1133,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclMemFree(uint8_t v
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t ncclMemFree(void * ptr) { return cs_f_ncclMemFree(CS_VIA_LINKED, ptr); }
+static uint32_t cs_l_ncclMemFree(void * ptr) { return cs_f_ncclMemFree(CS_VIA_LINKED, ptr); }
 static uint32_t cs_d_ncclMemFree(void * ptr) { return cs_f_ncclMemFree(CS_VIA_DLSYM, ptr); }
 static uint32_t cs_g_ncclMemFree(void * ptr) { return cs_f_ncclMemFree(CS_VIA_PROCADDR, ptr); }
+#endif
 
 void cs_hook_ncclRecv(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t, int32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_ncclRecv(uint8_t via, void *realp, void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream)
@@ -1014,6 +1176,14 @@ static __attribute__((noinline)) uint32_t cs_w_ncclRedOpCreatePreMulSum(uint8_t 
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_ncclRedOpCreatePreMulSum(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
+CS_HIDDEN uint32_t cs_d_ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_ncclRedOpCreatePreMulSum(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
+CS_HIDDEN uint32_t cs_g_ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_ncclRedOpCreatePreMulSum(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_ncclRedOpCreatePreMulSum(uint8_t via, void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_ncclRedOpCreatePreMulSum(via, cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
 static inline __attribute__((always_inline)) uint32_t cs_f_ncclRedOpCreatePreMulSum(uint8_t via, void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm)
 {
@@ -1030,9 +1200,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclRedOpCreatePreMul
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_f_ncclRedOpCreatePreMulSum(CS_VIA_LINKED, op, scalar, datatype, residence, comm); }
+static uint32_t cs_l_ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_f_ncclRedOpCreatePreMulSum(CS_VIA_LINKED, op, scalar, datatype, residence, comm); }
 static uint32_t cs_d_ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_f_ncclRedOpCreatePreMulSum(CS_VIA_DLSYM, op, scalar, datatype, residence, comm); }
 static uint32_t cs_g_ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_f_ncclRedOpCreatePreMulSum(CS_VIA_PROCADDR, op, scalar, datatype, residence, comm); }
+#endif
 
 static __attribute__((noinline)) uint32_t cs_w_ncclRedOpDestroy(uint8_t via, void *realp, uint32_t op, void * comm)
 {
@@ -1050,6 +1221,14 @@ static __attribute__((noinline)) uint32_t cs_w_ncclRedOpDestroy(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_ncclRedOpDestroy(uint32_t op, void * comm);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_ncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_ncclRedOpDestroy(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpDestroy), op, comm); }
+CS_HIDDEN uint32_t cs_d_ncclRedOpDestroy(uint32_t op, void * comm);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_ncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_ncclRedOpDestroy(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpDestroy), op, comm); }
+CS_HIDDEN uint32_t cs_g_ncclRedOpDestroy(uint32_t op, void * comm);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_ncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_ncclRedOpDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpDestroy), op, comm); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_ncclRedOpDestroy(uint8_t via, uint32_t op, void * comm) { return cs_w_ncclRedOpDestroy(via, cs_real(&cs_api_nccl, CS_NCCL_ncclRedOpDestroy), op, comm); }
 static inline __attribute__((always_inline)) uint32_t cs_f_ncclRedOpDestroy(uint8_t via, uint32_t op, void * comm)
 {
@@ -1066,9 +1245,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclRedOpDestroy(uint
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t ncclRedOpDestroy(uint32_t op, void * comm) { return cs_f_ncclRedOpDestroy(CS_VIA_LINKED, op, comm); }
+static uint32_t cs_l_ncclRedOpDestroy(uint32_t op, void * comm) { return cs_f_ncclRedOpDestroy(CS_VIA_LINKED, op, comm); }
 static uint32_t cs_d_ncclRedOpDestroy(uint32_t op, void * comm) { return cs_f_ncclRedOpDestroy(CS_VIA_DLSYM, op, comm); }
 static uint32_t cs_g_ncclRedOpDestroy(uint32_t op, void * comm) { return cs_f_ncclRedOpDestroy(CS_VIA_PROCADDR, op, comm); }
+#endif
 
 void cs_hook_ncclReduce(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, uint32_t, int32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_ncclReduce(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream)
@@ -1130,6 +1310,14 @@ static __attribute__((noinline)) uint32_t cs_w_ncclScatter(uint8_t via, void *re
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclScatter(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+CS_HIDDEN uint32_t cs_d_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclScatter(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+CS_HIDDEN uint32_t cs_g_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclScatter(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_ncclScatter(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclScatter(via, cs_real(&cs_api_nccl, CS_NCCL_ncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
 static inline __attribute__((always_inline)) uint32_t cs_f_ncclScatter(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
@@ -1146,9 +1334,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclScatter(uint8_t v
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclScatter(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t cs_l_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclScatter(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, root, comm, stream); }
 static uint32_t cs_d_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclScatter(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, root, comm, stream); }
 static uint32_t cs_g_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclScatter(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+#endif
 
 void cs_hook_ncclSend(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t, int32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_ncclSend(uint8_t via, void *realp, void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream)
@@ -1232,6 +1421,14 @@ static __attribute__((noinline)) uint32_t cs_w_pncclAlltoAll(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAlltoAll(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
+CS_HIDDEN uint32_t cs_d_pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAlltoAll(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
+CS_HIDDEN uint32_t cs_g_pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAlltoAll(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_pncclAlltoAll(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAlltoAll(via, cs_real(&cs_api_nccl, CS_NCCL_pncclAlltoAll), sendbuff, recvbuff, count, datatype, comm, stream); }
 static inline __attribute__((always_inline)) uint32_t cs_f_pncclAlltoAll(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream)
 {
@@ -1248,9 +1445,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclAlltoAll(uint8_t
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_f_pncclAlltoAll(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, comm, stream); }
+static uint32_t cs_l_pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_f_pncclAlltoAll(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, comm, stream); }
 static uint32_t cs_d_pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_f_pncclAlltoAll(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, comm, stream); }
 static uint32_t cs_g_pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_f_pncclAlltoAll(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, comm, stream); }
+#endif
 
 static __attribute__((noinline)) uint32_t cs_w_pncclBcast(uint8_t via, void *realp, void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
@@ -1268,6 +1466,14 @@ static __attribute__((noinline)) uint32_t cs_w_pncclBcast(uint8_t via, void *rea
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBcast(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclBcast), buff, count, datatype, root, comm, stream); }
+CS_HIDDEN uint32_t cs_d_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBcast(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclBcast), buff, count, datatype, root, comm, stream); }
+CS_HIDDEN uint32_t cs_g_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBcast(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclBcast), buff, count, datatype, root, comm, stream); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_pncclBcast(uint8_t via, void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBcast(via, cs_real(&cs_api_nccl, CS_NCCL_pncclBcast), buff, count, datatype, root, comm, stream); }
 static inline __attribute__((always_inline)) uint32_t cs_f_pncclBcast(uint8_t via, void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
@@ -1284,9 +1490,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclBcast(uint8_t vi
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclBcast(CS_VIA_LINKED, buff, count, datatype, root, comm, stream); }
+static uint32_t cs_l_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclBcast(CS_VIA_LINKED, buff, count, datatype, root, comm, stream); }
 static uint32_t cs_d_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclBcast(CS_VIA_DLSYM, buff, count, datatype, root, comm, stream); }
 static uint32_t cs_g_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclBcast(CS_VIA_PROCADDR, buff, count, datatype, root, comm, stream); }
+#endif
 
 void cs_hook_ncclBroadcast(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, int32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_pncclBroadcast(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
@@ -1348,6 +1555,14 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommCount(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_pncclCommCount(void * comm, void * count);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_pncclCommCount(void * comm, void * count) { return cs_w_pncclCommCount(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommCount), comm, count); }
+CS_HIDDEN uint32_t cs_d_pncclCommCount(void * comm, void * count);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_pncclCommCount(void * comm, void * count) { return cs_w_pncclCommCount(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommCount), comm, count); }
+CS_HIDDEN uint32_t cs_g_pncclCommCount(void * comm, void * count);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_pncclCommCount(void * comm, void * count) { return cs_w_pncclCommCount(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommCount), comm, count); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommCount(uint8_t via, void * comm, void * count) { return cs_w_pncclCommCount(via, cs_real(&cs_api_nccl, CS_NCCL_pncclCommCount), comm, count); }
 static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommCount(uint8_t via, void * comm, void * count)
 {
@@ -1364,9 +1579,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommCount(uint8_
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t pncclCommCount(void * comm, void * count) { return cs_f_pncclCommCount(CS_VIA_LINKED, comm, count); }
+static uint32_t cs_l_pncclCommCount(void * comm, void * count) { return cs_f_pncclCommCount(CS_VIA_LINKED, comm, count); }
 static uint32_t cs_d_pncclCommCount(void * comm, void * count) { return cs_f_pncclCommCount(CS_VIA_DLSYM, comm, count); }
 static uint32_t cs_g_pncclCommCount(void * comm, void * count) { return cs_f_pncclCommCount(CS_VIA_PROCADDR, comm, count); }
+#endif
 
 static __attribute__((noinline)) uint32_t cs_w_pncclCommCuDevice(uint8_t via, void *realp, void * comm, void * device)
 {
@@ -1384,6 +1600,14 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommCuDevice(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_pncclCommCuDevice(void * comm, void * device);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_pncclCommCuDevice(void * comm, void * device) { return cs_w_pncclCommCuDevice(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommCuDevice), comm, device); }
+CS_HIDDEN uint32_t cs_d_pncclCommCuDevice(void * comm, void * device);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_pncclCommCuDevice(void * comm, void * device) { return cs_w_pncclCommCuDevice(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommCuDevice), comm, device); }
+CS_HIDDEN uint32_t cs_g_pncclCommCuDevice(void * comm, void * device);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_pncclCommCuDevice(void * comm, void * device) { return cs_w_pncclCommCuDevice(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommCuDevice), comm, device); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommCuDevice(uint8_t via, void * comm, void * device) { return cs_w_pncclCommCuDevice(via, cs_real(&cs_api_nccl, CS_NCCL_pncclCommCuDevice), comm, device); }
 static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommCuDevice(uint8_t via, void * comm, void * device)
 {
@@ -1400,9 +1624,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommCuDevice(uin
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t pncclCommCuDevice(void * comm, void * device) { return cs_f_pncclCommCuDevice(CS_VIA_LINKED, comm, device); }
+static uint32_t cs_l_pncclCommCuDevice(void * comm, void * device) { return cs_f_pncclCommCuDevice(CS_VIA_LINKED, comm, device); }
 static uint32_t cs_d_pncclCommCuDevice(void * comm, void * device) { return cs_f_pncclCommCuDevice(CS_VIA_DLSYM, comm, device); }
 static uint32_t cs_g_pncclCommCuDevice(void * comm, void * device) { return cs_f_pncclCommCuDevice(CS_VIA_PROCADDR, comm, device); }
+#endif
 
 static __attribute__((noinline)) uint32_t cs_w_pncclCommDeregister(uint8_t via, void *realp, void * comm, void * handle)
 {
@@ -1420,6 +1645,14 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommDeregister(uint8_t via, 
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_pncclCommDeregister(void * comm, void * handle);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_pncclCommDeregister(void * comm, void * handle) { return cs_w_pncclCommDeregister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommDeregister), comm, handle); }
+CS_HIDDEN uint32_t cs_d_pncclCommDeregister(void * comm, void * handle);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_pncclCommDeregister(void * comm, void * handle) { return cs_w_pncclCommDeregister(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommDeregister), comm, handle); }
+CS_HIDDEN uint32_t cs_g_pncclCommDeregister(void * comm, void * handle);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_pncclCommDeregister(void * comm, void * handle) { return cs_w_pncclCommDeregister(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommDeregister), comm, handle); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommDeregister(uint8_t via, void * comm, void * handle) { return cs_w_pncclCommDeregister(via, cs_real(&cs_api_nccl, CS_NCCL_pncclCommDeregister), comm, handle); }
 static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommDeregister(uint8_t via, void * comm, void * handle)
 {
@@ -1436,9 +1669,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommDeregister(u
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t pncclCommDeregister(void * comm, void * handle) { return cs_f_pncclCommDeregister(CS_VIA_LINKED, comm, handle); }
+static uint32_t cs_l_pncclCommDeregister(void * comm, void * handle) { return cs_f_pncclCommDeregister(CS_VIA_LINKED, comm, handle); }
 static uint32_t cs_d_pncclCommDeregister(void * comm, void * handle) { return cs_f_pncclCommDeregister(CS_VIA_DLSYM, comm, handle); }
 static uint32_t cs_g_pncclCommDeregister(void * comm, void * handle) { return cs_f_pncclCommDeregister(CS_VIA_PROCADDR, comm, handle); }
+#endif
 
 void cs_hook_ncclCommEnd(struct cs_thread *t, struct cs_event *ev, void *);
 static __attribute__((noinline)) uint32_t cs_w_pncclCommDestroy(uint8_t via, void *realp, void * comm)
@@ -1604,6 +1838,14 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommRegister(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_pncclCommRegister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommRegister), comm, buff, size, handle); }
+CS_HIDDEN uint32_t cs_d_pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_pncclCommRegister(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommRegister), comm, buff, size, handle); }
+CS_HIDDEN uint32_t cs_g_pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_w_pncclCommRegister(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommRegister), comm, buff, size, handle); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommRegister(uint8_t via, void * comm, void * buff, uint64_t size, void * handle) { return cs_w_pncclCommRegister(via, cs_real(&cs_api_nccl, CS_NCCL_pncclCommRegister), comm, buff, size, handle); }
 static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommRegister(uint8_t via, void * comm, void * buff, uint64_t size, void * handle)
 {
@@ -1620,9 +1862,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommRegister(uin
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_f_pncclCommRegister(CS_VIA_LINKED, comm, buff, size, handle); }
+static uint32_t cs_l_pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_f_pncclCommRegister(CS_VIA_LINKED, comm, buff, size, handle); }
 static uint32_t cs_d_pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_f_pncclCommRegister(CS_VIA_DLSYM, comm, buff, size, handle); }
 static uint32_t cs_g_pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_f_pncclCommRegister(CS_VIA_PROCADDR, comm, buff, size, handle); }
+#endif
 
 static __attribute__((noinline)) uint32_t cs_w_pncclCommRevoke(uint8_t via, void *realp, void * comm, int32_t revokeFlags)
 {
@@ -1640,6 +1883,14 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommRevoke(uint8_t via, void
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_pncclCommRevoke(void * comm, int32_t revokeFlags);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_pncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_pncclCommRevoke(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommRevoke), comm, revokeFlags); }
+CS_HIDDEN uint32_t cs_d_pncclCommRevoke(void * comm, int32_t revokeFlags);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_pncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_pncclCommRevoke(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommRevoke), comm, revokeFlags); }
+CS_HIDDEN uint32_t cs_g_pncclCommRevoke(void * comm, int32_t revokeFlags);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_pncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_w_pncclCommRevoke(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommRevoke), comm, revokeFlags); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommRevoke(uint8_t via, void * comm, int32_t revokeFlags) { return cs_w_pncclCommRevoke(via, cs_real(&cs_api_nccl, CS_NCCL_pncclCommRevoke), comm, revokeFlags); }
 static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommRevoke(uint8_t via, void * comm, int32_t revokeFlags)
 {
@@ -1656,9 +1907,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommRevoke(uint8
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t pncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_f_pncclCommRevoke(CS_VIA_LINKED, comm, revokeFlags); }
+static uint32_t cs_l_pncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_f_pncclCommRevoke(CS_VIA_LINKED, comm, revokeFlags); }
 static uint32_t cs_d_pncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_f_pncclCommRevoke(CS_VIA_DLSYM, comm, revokeFlags); }
 static uint32_t cs_g_pncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_f_pncclCommRevoke(CS_VIA_PROCADDR, comm, revokeFlags); }
+#endif
 
 static __attribute__((noinline)) uint32_t cs_w_pncclCommShrink(uint8_t via, void *realp, void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags)
 {
@@ -1676,6 +1928,14 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommShrink(uint8_t via, void
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_pncclCommShrink(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+CS_HIDDEN uint32_t cs_d_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_pncclCommShrink(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+CS_HIDDEN uint32_t cs_g_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_pncclCommShrink(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommShrink(uint8_t via, void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_w_pncclCommShrink(via, cs_real(&cs_api_nccl, CS_NCCL_pncclCommShrink), comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
 static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommShrink(uint8_t via, void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags)
 {
@@ -1692,9 +1952,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommShrink(uint8
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_f_pncclCommShrink(CS_VIA_LINKED, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+static uint32_t cs_l_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_f_pncclCommShrink(CS_VIA_LINKED, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
 static uint32_t cs_d_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_f_pncclCommShrink(CS_VIA_DLSYM, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
 static uint32_t cs_g_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_f_pncclCommShrink(CS_VIA_PROCADDR, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+#endif
 
 void cs_hook_ncclCommSplit(struct cs_thread *t, struct cs_event *ev, void *, int32_t, int32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_pncclCommSplit(uint8_t via, void *realp, void * comm, int32_t color, int32_t key, void * newcomm, void * config)
@@ -1734,6 +1995,14 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommUserRank(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_pncclCommUserRank(void * comm, void * rank);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_pncclCommUserRank(void * comm, void * rank) { return cs_w_pncclCommUserRank(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommUserRank), comm, rank); }
+CS_HIDDEN uint32_t cs_d_pncclCommUserRank(void * comm, void * rank);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_pncclCommUserRank(void * comm, void * rank) { return cs_w_pncclCommUserRank(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommUserRank), comm, rank); }
+CS_HIDDEN uint32_t cs_g_pncclCommUserRank(void * comm, void * rank);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_pncclCommUserRank(void * comm, void * rank) { return cs_w_pncclCommUserRank(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommUserRank), comm, rank); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommUserRank(uint8_t via, void * comm, void * rank) { return cs_w_pncclCommUserRank(via, cs_real(&cs_api_nccl, CS_NCCL_pncclCommUserRank), comm, rank); }
 static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommUserRank(uint8_t via, void * comm, void * rank)
 {
@@ -1750,9 +2019,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommUserRank(uin
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t pncclCommUserRank(void * comm, void * rank) { return cs_f_pncclCommUserRank(CS_VIA_LINKED, comm, rank); }
+static uint32_t cs_l_pncclCommUserRank(void * comm, void * rank) { return cs_f_pncclCommUserRank(CS_VIA_LINKED, comm, rank); }
 static uint32_t cs_d_pncclCommUserRank(void * comm, void * rank) { return cs_f_pncclCommUserRank(CS_VIA_DLSYM, comm, rank); }
 static uint32_t cs_g_pncclCommUserRank(void * comm, void * rank) { return cs_f_pncclCommUserRank(CS_VIA_PROCADDR, comm, rank); }
+#endif
 
 static __attribute__((noinline)) uint32_t cs_w_pncclCommWindowDeregister(uint8_t via, void *realp, void * comm, void * win)
 {
@@ -1770,6 +2040,14 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommWindowDeregister(uint8_t
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_pncclCommWindowDeregister(void * comm, void * win);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_pncclCommWindowDeregister(void * comm, void * win) { return cs_w_pncclCommWindowDeregister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowDeregister), comm, win); }
+CS_HIDDEN uint32_t cs_d_pncclCommWindowDeregister(void * comm, void * win);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_pncclCommWindowDeregister(void * comm, void * win) { return cs_w_pncclCommWindowDeregister(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowDeregister), comm, win); }
+CS_HIDDEN uint32_t cs_g_pncclCommWindowDeregister(void * comm, void * win);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_pncclCommWindowDeregister(void * comm, void * win) { return cs_w_pncclCommWindowDeregister(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowDeregister), comm, win); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommWindowDeregister(uint8_t via, void * comm, void * win) { return cs_w_pncclCommWindowDeregister(via, cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowDeregister), comm, win); }
 static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommWindowDeregister(uint8_t via, void * comm, void * win)
 {
@@ -1786,9 +2064,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommWindowDeregi
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t pncclCommWindowDeregister(void * comm, void * win) { return cs_f_pncclCommWindowDeregister(CS_VIA_LINKED, comm, win); }
+static uint32_t cs_l_pncclCommWindowDeregister(void * comm, void * win) { return cs_f_pncclCommWindowDeregister(CS_VIA_LINKED, comm, win); }
 static uint32_t cs_d_pncclCommWindowDeregister(void * comm, void * win) { return cs_f_pncclCommWindowDeregister(CS_VIA_DLSYM, comm, win); }
 static uint32_t cs_g_pncclCommWindowDeregister(void * comm, void * win) { return cs_f_pncclCommWindowDeregister(CS_VIA_PROCADDR, comm, win); }
+#endif
 
 static __attribute__((noinline)) uint32_t cs_w_pncclCommWindowRegister(uint8_t via, void *realp, void * comm, void * buff, uint64_t size, void * win, int32_t winFlags)
 {
@@ -1806,6 +2085,14 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommWindowRegister(uint8_t v
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_pncclCommWindowRegister(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowRegister), comm, buff, size, win, winFlags); }
+CS_HIDDEN uint32_t cs_d_pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_pncclCommWindowRegister(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowRegister), comm, buff, size, win, winFlags); }
+CS_HIDDEN uint32_t cs_g_pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_pncclCommWindowRegister(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowRegister), comm, buff, size, win, winFlags); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_pncclCommWindowRegister(uint8_t via, void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_w_pncclCommWindowRegister(via, cs_real(&cs_api_nccl, CS_NCCL_pncclCommWindowRegister), comm, buff, size, win, winFlags); }
 static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommWindowRegister(uint8_t via, void * comm, void * buff, uint64_t size, void * win, int32_t winFlags)
 {
@@ -1822,9 +2109,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommWindowRegist
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_f_pncclCommWindowRegister(CS_VIA_LINKED, comm, buff, size, win, winFlags); }
+static uint32_t cs_l_pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_f_pncclCommWindowRegister(CS_VIA_LINKED, comm, buff, size, win, winFlags); }
 static uint32_t cs_d_pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_f_pncclCommWindowRegister(CS_VIA_DLSYM, comm, buff, size, win, winFlags); }
 static uint32_t cs_g_pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_f_pncclCommWindowRegister(CS_VIA_PROCADDR, comm, buff, size, win, winFlags); }
+#endif
 
 static __attribute__((noinline)) uint32_t cs_w_pncclGather(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
@@ -1842,6 +2130,14 @@ static __attribute__((noinline)) uint32_t cs_w_pncclGather(uint8_t via, void *re
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclGather(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+CS_HIDDEN uint32_t cs_d_pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclGather(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+CS_HIDDEN uint32_t cs_g_pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclGather(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_pncclGather(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclGather(via, cs_real(&cs_api_nccl, CS_NCCL_pncclGather), sendbuff, recvbuff, count, datatype, root, comm, stream); }
 static inline __attribute__((always_inline)) uint32_t cs_f_pncclGather(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
@@ -1858,9 +2154,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclGather(uint8_t v
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclGather(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t cs_l_pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclGather(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, root, comm, stream); }
 static uint32_t cs_d_pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclGather(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, root, comm, stream); }
 static uint32_t cs_g_pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclGather(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+#endif
 
 static __attribute__((noinline)) void * cs_w_pncclGetErrorString(uint8_t via, void *realp, uint32_t result)
 {
@@ -1938,6 +2235,14 @@ static __attribute__((noinline)) uint32_t cs_w_pncclGetVersion(uint8_t via, void
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_pncclGetVersion(void * version);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_pncclGetVersion(void * version) { return cs_w_pncclGetVersion(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGetVersion), version); }
+CS_HIDDEN uint32_t cs_d_pncclGetVersion(void * version);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_pncclGetVersion(void * version) { return cs_w_pncclGetVersion(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclGetVersion), version); }
+CS_HIDDEN uint32_t cs_g_pncclGetVersion(void * version);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_pncclGetVersion(void * version) { return cs_w_pncclGetVersion(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclGetVersion), version); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_pncclGetVersion(uint8_t via, void * version) { return cs_w_pncclGetVersion(via, cs_real(&cs_api_nccl, CS_NCCL_pncclGetVersion), version); }
 static inline __attribute__((always_inline)) uint32_t cs_f_pncclGetVersion(uint8_t via, void * version)
 {
@@ -1954,9 +2259,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclGetVersion(uint8
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t pncclGetVersion(void * version) { return cs_f_pncclGetVersion(CS_VIA_LINKED, version); }
+static uint32_t cs_l_pncclGetVersion(void * version) { return cs_f_pncclGetVersion(CS_VIA_LINKED, version); }
 static uint32_t cs_d_pncclGetVersion(void * version) { return cs_f_pncclGetVersion(CS_VIA_DLSYM, version); }
 static uint32_t cs_g_pncclGetVersion(void * version) { return cs_f_pncclGetVersion(CS_VIA_PROCADDR, version); }
+#endif
 
 static __attribute__((noinline)) uint32_t cs_w_pncclGroupEnd(uint8_t via, void *realp)
 {
@@ -1974,6 +2280,14 @@ static __attribute__((noinline)) uint32_t cs_w_pncclGroupEnd(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_pncclGroupEnd(void);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_pncclGroupEnd(void) { return cs_w_pncclGroupEnd(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupEnd)); }
+CS_HIDDEN uint32_t cs_d_pncclGroupEnd(void);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_pncclGroupEnd(void) { return cs_w_pncclGroupEnd(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupEnd)); }
+CS_HIDDEN uint32_t cs_g_pncclGroupEnd(void);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_pncclGroupEnd(void) { return cs_w_pncclGroupEnd(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupEnd)); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_pncclGroupEnd(uint8_t via) { return cs_w_pncclGroupEnd(via, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupEnd)); }
 static inline __attribute__((always_inline)) uint32_t cs_f_pncclGroupEnd(uint8_t via)
 {
@@ -1990,9 +2304,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclGroupEnd(uint8_t
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t pncclGroupEnd(void) { return cs_f_pncclGroupEnd(CS_VIA_LINKED); }
+static uint32_t cs_l_pncclGroupEnd(void) { return cs_f_pncclGroupEnd(CS_VIA_LINKED); }
 static uint32_t cs_d_pncclGroupEnd(void) { return cs_f_pncclGroupEnd(CS_VIA_DLSYM); }
 static uint32_t cs_g_pncclGroupEnd(void) { return cs_f_pncclGroupEnd(CS_VIA_PROCADDR); }
+#endif
 
 static __attribute__((noinline)) uint32_t cs_w_pncclGroupSimulateEnd(uint8_t via, void *realp, void * simInfo)
 {
@@ -2010,6 +2325,14 @@ static __attribute__((noinline)) uint32_t cs_w_pncclGroupSimulateEnd(uint8_t via
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_pncclGroupSimulateEnd(void * simInfo);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_pncclGroupSimulateEnd(void * simInfo) { return cs_w_pncclGroupSimulateEnd(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupSimulateEnd), simInfo); }
+CS_HIDDEN uint32_t cs_d_pncclGroupSimulateEnd(void * simInfo);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_pncclGroupSimulateEnd(void * simInfo) { return cs_w_pncclGroupSimulateEnd(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupSimulateEnd), simInfo); }
+CS_HIDDEN uint32_t cs_g_pncclGroupSimulateEnd(void * simInfo);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_pncclGroupSimulateEnd(void * simInfo) { return cs_w_pncclGroupSimulateEnd(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupSimulateEnd), simInfo); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_pncclGroupSimulateEnd(uint8_t via, void * simInfo) { return cs_w_pncclGroupSimulateEnd(via, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupSimulateEnd), simInfo); }
 static inline __attribute__((always_inline)) uint32_t cs_f_pncclGroupSimulateEnd(uint8_t via, void * simInfo)
 {
@@ -2026,9 +2349,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclGroupSimulateEnd
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t pncclGroupSimulateEnd(void * simInfo) { return cs_f_pncclGroupSimulateEnd(CS_VIA_LINKED, simInfo); }
+static uint32_t cs_l_pncclGroupSimulateEnd(void * simInfo) { return cs_f_pncclGroupSimulateEnd(CS_VIA_LINKED, simInfo); }
 static uint32_t cs_d_pncclGroupSimulateEnd(void * simInfo) { return cs_f_pncclGroupSimulateEnd(CS_VIA_DLSYM, simInfo); }
 static uint32_t cs_g_pncclGroupSimulateEnd(void * simInfo) { return cs_f_pncclGroupSimulateEnd(CS_VIA_PROCADDR, simInfo); }
+#endif
 
 static __attribute__((noinline)) uint32_t cs_w_pncclGroupStart(uint8_t via, void *realp)
 {
@@ -2046,6 +2370,14 @@ static __attribute__((noinline)) uint32_t cs_w_pncclGroupStart(uint8_t via, void
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_pncclGroupStart(void);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_pncclGroupStart(void) { return cs_w_pncclGroupStart(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupStart)); }
+CS_HIDDEN uint32_t cs_d_pncclGroupStart(void);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_pncclGroupStart(void) { return cs_w_pncclGroupStart(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupStart)); }
+CS_HIDDEN uint32_t cs_g_pncclGroupStart(void);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_pncclGroupStart(void) { return cs_w_pncclGroupStart(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupStart)); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_pncclGroupStart(uint8_t via) { return cs_w_pncclGroupStart(via, cs_real(&cs_api_nccl, CS_NCCL_pncclGroupStart)); }
 static inline __attribute__((always_inline)) uint32_t cs_f_pncclGroupStart(uint8_t via)
 {
@@ -2062,9 +2394,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclGroupStart(uint8
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t pncclGroupStart(void) { return cs_f_pncclGroupStart(CS_VIA_LINKED); }
+static uint32_t cs_l_pncclGroupStart(void) { return cs_f_pncclGroupStart(CS_VIA_LINKED); }
 static uint32_t cs_d_pncclGroupStart(void) { return cs_f_pncclGroupStart(CS_VIA_DLSYM); }
 static uint32_t cs_g_pncclGroupStart(void) { return cs_f_pncclGroupStart(CS_VIA_PROCADDR); }
+#endif
 
 static __attribute__((noinline)) uint32_t cs_w_pncclMemAlloc(uint8_t via, void *realp, void * ptr, uint64_t size)
 {
@@ -2082,6 +2415,14 @@ static __attribute__((noinline)) uint32_t cs_w_pncclMemAlloc(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_pncclMemAlloc(void * ptr, uint64_t size);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_pncclMemAlloc(void * ptr, uint64_t size) { return cs_w_pncclMemAlloc(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclMemAlloc), ptr, size); }
+CS_HIDDEN uint32_t cs_d_pncclMemAlloc(void * ptr, uint64_t size);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_pncclMemAlloc(void * ptr, uint64_t size) { return cs_w_pncclMemAlloc(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclMemAlloc), ptr, size); }
+CS_HIDDEN uint32_t cs_g_pncclMemAlloc(void * ptr, uint64_t size);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_pncclMemAlloc(void * ptr, uint64_t size) { return cs_w_pncclMemAlloc(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclMemAlloc), ptr, size); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_pncclMemAlloc(uint8_t via, void * ptr, uint64_t size) { return cs_w_pncclMemAlloc(via, cs_real(&cs_api_nccl, CS_NCCL_pncclMemAlloc), ptr, size); }
 static inline __attribute__((always_inline)) uint32_t cs_f_pncclMemAlloc(uint8_t via, void * ptr, uint64_t size)
 {
@@ -2098,9 +2439,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclMemAlloc(uint8_t
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t pncclMemAlloc(void * ptr, uint64_t size) { return cs_f_pncclMemAlloc(CS_VIA_LINKED, ptr, size); }
+static uint32_t cs_l_pncclMemAlloc(void * ptr, uint64_t size) { return cs_f_pncclMemAlloc(CS_VIA_LINKED, ptr, size); }
 static uint32_t cs_d_pncclMemAlloc(void * ptr, uint64_t size) { return cs_f_pncclMemAlloc(CS_VIA_DLSYM, ptr, size); }
 static uint32_t cs_g_pncclMemAlloc(void * ptr, uint64_t size) { return cs_f_pncclMemAlloc(CS_VIA_PROCADDR, ptr, size); }
+#endif
 
 static __attribute__((noinline)) uint32_t cs_w_pncclMemFree(uint8_t via, void *realp, void * ptr)
 {
@@ -2118,6 +2460,14 @@ static __attribute__((noinline)) uint32_t cs_w_pncclMemFree(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_pncclMemFree(void * ptr);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_pncclMemFree(void * ptr) { return cs_w_pncclMemFree(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclMemFree), ptr); }
+CS_HIDDEN uint32_t cs_d_pncclMemFree(void * ptr);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_pncclMemFree(void * ptr) { return cs_w_pncclMemFree(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclMemFree), ptr); }
+CS_HIDDEN uint32_t cs_g_pncclMemFree(void * ptr);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_pncclMemFree(void * ptr) { return cs_w_pncclMemFree(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclMemFree), ptr); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_pncclMemFree(uint8_t via, void * ptr) { return cs_w_pncclMemFree(via, cs_real(&cs_api_nccl, CS_NCCL_pncclMemFree), ptr); }
 static inline __attribute__((always_inline)) uint32_t cs_f_pncclMemFree(uint8_t via, void * ptr)
 {
@@ -2134,9 +2484,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclMemFree(uint8_t 
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t pncclMemFree(void * ptr) { return cs_f_pncclMemFree(CS_VIA_LINKED, ptr); }
+static uint32_t cs_l_pncclMemFree(void * ptr) { return cs_f_pncclMemFree(CS_VIA_LINKED, ptr); }
 static uint32_t cs_d_pncclMemFree(void * ptr) { return cs_f_pncclMemFree(CS_VIA_DLSYM, ptr); }
 static uint32_t cs_g_pncclMemFree(void * ptr) { return cs_f_pncclMemFree(CS_VIA_PROCADDR, ptr); }
+#endif
 
 void cs_hook_ncclRecv(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t, int32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_pncclRecv(uint8_t via, void *realp, void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream)
@@ -2176,6 +2527,14 @@ static __attribute__((noinline)) uint32_t cs_w_pncclRedOpCreatePreMulSum(uint8_t
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_pncclRedOpCreatePreMulSum(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
+CS_HIDDEN uint32_t cs_d_pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_pncclRedOpCreatePreMulSum(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
+CS_HIDDEN uint32_t cs_g_pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_pncclRedOpCreatePreMulSum(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_pncclRedOpCreatePreMulSum(uint8_t via, void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_w_pncclRedOpCreatePreMulSum(via, cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpCreatePreMulSum), op, scalar, datatype, residence, comm); }
 static inline __attribute__((always_inline)) uint32_t cs_f_pncclRedOpCreatePreMulSum(uint8_t via, void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm)
 {
@@ -2192,9 +2551,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclRedOpCreatePreMu
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_f_pncclRedOpCreatePreMulSum(CS_VIA_LINKED, op, scalar, datatype, residence, comm); }
+static uint32_t cs_l_pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_f_pncclRedOpCreatePreMulSum(CS_VIA_LINKED, op, scalar, datatype, residence, comm); }
 static uint32_t cs_d_pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_f_pncclRedOpCreatePreMulSum(CS_VIA_DLSYM, op, scalar, datatype, residence, comm); }
 static uint32_t cs_g_pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_f_pncclRedOpCreatePreMulSum(CS_VIA_PROCADDR, op, scalar, datatype, residence, comm); }
+#endif
 
 static __attribute__((noinline)) uint32_t cs_w_pncclRedOpDestroy(uint8_t via, void *realp, uint32_t op, void * comm)
 {
@@ -2212,6 +2572,14 @@ static __attribute__((noinline)) uint32_t cs_w_pncclRedOpDestroy(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_pncclRedOpDestroy(uint32_t op, void * comm);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_pncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_pncclRedOpDestroy(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpDestroy), op, comm); }
+CS_HIDDEN uint32_t cs_d_pncclRedOpDestroy(uint32_t op, void * comm);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_pncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_pncclRedOpDestroy(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpDestroy), op, comm); }
+CS_HIDDEN uint32_t cs_g_pncclRedOpDestroy(uint32_t op, void * comm);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_pncclRedOpDestroy(uint32_t op, void * comm) { return cs_w_pncclRedOpDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpDestroy), op, comm); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_pncclRedOpDestroy(uint8_t via, uint32_t op, void * comm) { return cs_w_pncclRedOpDestroy(via, cs_real(&cs_api_nccl, CS_NCCL_pncclRedOpDestroy), op, comm); }
 static inline __attribute__((always_inline)) uint32_t cs_f_pncclRedOpDestroy(uint8_t via, uint32_t op, void * comm)
 {
@@ -2228,9 +2596,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclRedOpDestroy(uin
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t pncclRedOpDestroy(uint32_t op, void * comm) { return cs_f_pncclRedOpDestroy(CS_VIA_LINKED, op, comm); }
+static uint32_t cs_l_pncclRedOpDestroy(uint32_t op, void * comm) { return cs_f_pncclRedOpDestroy(CS_VIA_LINKED, op, comm); }
 static uint32_t cs_d_pncclRedOpDestroy(uint32_t op, void * comm) { return cs_f_pncclRedOpDestroy(CS_VIA_DLSYM, op, comm); }
 static uint32_t cs_g_pncclRedOpDestroy(uint32_t op, void * comm) { return cs_f_pncclRedOpDestroy(CS_VIA_PROCADDR, op, comm); }
+#endif
 
 void cs_hook_ncclReduce(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, uint32_t, int32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_pncclReduce(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream)
@@ -2292,6 +2661,14 @@ static __attribute__((noinline)) uint32_t cs_w_pncclScatter(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclScatter(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+CS_HIDDEN uint32_t cs_d_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclScatter(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+CS_HIDDEN uint32_t cs_g_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclScatter(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+#else
 static __attribute__((noinline, cold)) uint32_t cs_s_pncclScatter(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclScatter(via, cs_real(&cs_api_nccl, CS_NCCL_pncclScatter), sendbuff, recvbuff, count, datatype, root, comm, stream); }
 static inline __attribute__((always_inline)) uint32_t cs_f_pncclScatter(uint8_t via, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
@@ -2308,9 +2685,10 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclScatter(uint8_t 
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclScatter(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static uint32_t cs_l_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclScatter(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, root, comm, stream); }
 static uint32_t cs_d_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclScatter(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, root, comm, stream); }
 static uint32_t cs_g_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclScatter(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+#endif
 
 void cs_hook_ncclSend(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t, int32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_pncclSend(uint8_t via, void *realp, void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream)
@@ -2501,13 +2879,13 @@ static const uint8_t classes[] = {
 static void *const via_linked[] = {
     (void *)ncclAllGather,
     (void *)ncclAllReduce,
-    (void *)ncclAlltoAll,
-    (void *)ncclBcast,
+    (void *)cs_l_ncclAlltoAll,
+    (void *)cs_l_ncclBcast,
     (void *)ncclBroadcast,
     (void *)ncclCommAbort,
-    (void *)ncclCommCount,
-    (void *)ncclCommCuDevice,
-    (void *)ncclCommDeregister,
+    (void *)cs_l_ncclCommCount,
+    (void *)cs_l_ncclCommCuDevice,
+    (void *)cs_l_ncclCommDeregister,
     (void *)ncclCommDestroy,
     (void *)ncclCommFinalize,
     (void *)ncclCommGetAsyncError,
@@ -2515,39 +2893,39 @@ static void *const via_linked[] = {
     (void *)ncclCommInitRank,
     (void *)ncclCommInitRankConfig,
     (void *)ncclCommInitRankScalable,
-    (void *)ncclCommRegister,
-    (void *)ncclCommRevoke,
-    (void *)ncclCommShrink,
+    (void *)cs_l_ncclCommRegister,
+    (void *)cs_l_ncclCommRevoke,
+    (void *)cs_l_ncclCommShrink,
     (void *)ncclCommSplit,
-    (void *)ncclCommUserRank,
-    (void *)ncclCommWindowDeregister,
-    (void *)ncclCommWindowRegister,
-    (void *)ncclGather,
+    (void *)cs_l_ncclCommUserRank,
+    (void *)cs_l_ncclCommWindowDeregister,
+    (void *)cs_l_ncclCommWindowRegister,
+    (void *)cs_l_ncclGather,
     (void *)ncclGetErrorString,
     (void *)ncclGetLastError,
     (void *)ncclGetUniqueId,
-    (void *)ncclGetVersion,
-    (void *)ncclGroupEnd,
-    (void *)ncclGroupSimulateEnd,
-    (void *)ncclGroupStart,
-    (void *)ncclMemAlloc,
-    (void *)ncclMemFree,
+    (void *)cs_l_ncclGetVersion,
+    (void *)cs_l_ncclGroupEnd,
+    (void *)cs_l_ncclGroupSimulateEnd,
+    (void *)cs_l_ncclGroupStart,
+    (void *)cs_l_ncclMemAlloc,
+    (void *)cs_l_ncclMemFree,
     (void *)ncclRecv,
-    (void *)ncclRedOpCreatePreMulSum,
-    (void *)ncclRedOpDestroy,
+    (void *)cs_l_ncclRedOpCreatePreMulSum,
+    (void *)cs_l_ncclRedOpDestroy,
     (void *)ncclReduce,
     (void *)ncclReduceScatter,
-    (void *)ncclScatter,
+    (void *)cs_l_ncclScatter,
     (void *)ncclSend,
     (void *)pncclAllGather,
     (void *)pncclAllReduce,
-    (void *)pncclAlltoAll,
-    (void *)pncclBcast,
+    (void *)cs_l_pncclAlltoAll,
+    (void *)cs_l_pncclBcast,
     (void *)pncclBroadcast,
     (void *)pncclCommAbort,
-    (void *)pncclCommCount,
-    (void *)pncclCommCuDevice,
-    (void *)pncclCommDeregister,
+    (void *)cs_l_pncclCommCount,
+    (void *)cs_l_pncclCommCuDevice,
+    (void *)cs_l_pncclCommDeregister,
     (void *)pncclCommDestroy,
     (void *)pncclCommFinalize,
     (void *)pncclCommGetAsyncError,
@@ -2555,29 +2933,29 @@ static void *const via_linked[] = {
     (void *)pncclCommInitRank,
     (void *)pncclCommInitRankConfig,
     (void *)pncclCommInitRankScalable,
-    (void *)pncclCommRegister,
-    (void *)pncclCommRevoke,
-    (void *)pncclCommShrink,
+    (void *)cs_l_pncclCommRegister,
+    (void *)cs_l_pncclCommRevoke,
+    (void *)cs_l_pncclCommShrink,
     (void *)pncclCommSplit,
-    (void *)pncclCommUserRank,
-    (void *)pncclCommWindowDeregister,
-    (void *)pncclCommWindowRegister,
-    (void *)pncclGather,
+    (void *)cs_l_pncclCommUserRank,
+    (void *)cs_l_pncclCommWindowDeregister,
+    (void *)cs_l_pncclCommWindowRegister,
+    (void *)cs_l_pncclGather,
     (void *)pncclGetErrorString,
     (void *)pncclGetLastError,
     (void *)pncclGetUniqueId,
-    (void *)pncclGetVersion,
-    (void *)pncclGroupEnd,
-    (void *)pncclGroupSimulateEnd,
-    (void *)pncclGroupStart,
-    (void *)pncclMemAlloc,
-    (void *)pncclMemFree,
+    (void *)cs_l_pncclGetVersion,
+    (void *)cs_l_pncclGroupEnd,
+    (void *)cs_l_pncclGroupSimulateEnd,
+    (void *)cs_l_pncclGroupStart,
+    (void *)cs_l_pncclMemAlloc,
+    (void *)cs_l_pncclMemFree,
     (void *)pncclRecv,
-    (void *)pncclRedOpCreatePreMulSum,
-    (void *)pncclRedOpDestroy,
+    (void *)cs_l_pncclRedOpCreatePreMulSum,
+    (void *)cs_l_pncclRedOpDestroy,
     (void *)pncclReduce,
     (void *)pncclReduceScatter,
-    (void *)pncclScatter,
+    (void *)cs_l_pncclScatter,
     (void *)pncclSend,
 };
 static void *const via_dlsym[] = {
@@ -2744,8 +3122,143 @@ static void *const via_procaddr[] = {
     (void *)cs_g_pncclScatter,
     (void *)cs_g_pncclSend,
 };
+#if CS_FAST_ASM
+void cs_u_ncclAlltoAll(void) CS_HIDDEN;
+void cs_u_ncclBcast(void) CS_HIDDEN;
+void cs_u_ncclCommCount(void) CS_HIDDEN;
+void cs_u_ncclCommCuDevice(void) CS_HIDDEN;
+void cs_u_ncclCommDeregister(void) CS_HIDDEN;
+void cs_u_ncclCommRegister(void) CS_HIDDEN;
+void cs_u_ncclCommRevoke(void) CS_HIDDEN;
+void cs_u_ncclCommShrink(void) CS_HIDDEN;
+void cs_u_ncclCommUserRank(void) CS_HIDDEN;
+void cs_u_ncclCommWindowDeregister(void) CS_HIDDEN;
+void cs_u_ncclCommWindowRegister(void) CS_HIDDEN;
+void cs_u_ncclGather(void) CS_HIDDEN;
+void cs_u_ncclGetVersion(void) CS_HIDDEN;
+void cs_u_ncclGroupEnd(void) CS_HIDDEN;
+void cs_u_ncclGroupSimulateEnd(void) CS_HIDDEN;
+void cs_u_ncclGroupStart(void) CS_HIDDEN;
+void cs_u_ncclMemAlloc(void) CS_HIDDEN;
+void cs_u_ncclMemFree(void) CS_HIDDEN;
+void cs_u_ncclRedOpCreatePreMulSum(void) CS_HIDDEN;
+void cs_u_ncclRedOpDestroy(void) CS_HIDDEN;
+void cs_u_ncclScatter(void) CS_HIDDEN;
+void cs_u_pncclAlltoAll(void) CS_HIDDEN;
+void cs_u_pncclBcast(void) CS_HIDDEN;
+void cs_u_pncclCommCount(void) CS_HIDDEN;
+void cs_u_pncclCommCuDevice(void) CS_HIDDEN;
+void cs_u_pncclCommDeregister(void) CS_HIDDEN;
+void cs_u_pncclCommRegister(void) CS_HIDDEN;
+void cs_u_pncclCommRevoke(void) CS_HIDDEN;
+void cs_u_pncclCommShrink(void) CS_HIDDEN;
+void cs_u_pncclCommUserRank(void) CS_HIDDEN;
+void cs_u_pncclCommWindowDeregister(void) CS_HIDDEN;
+void cs_u_pncclCommWindowRegister(void) CS_HIDDEN;
+void cs_u_pncclGather(void) CS_HIDDEN;
+void cs_u_pncclGetVersion(void) CS_HIDDEN;
+void cs_u_pncclGroupEnd(void) CS_HIDDEN;
+void cs_u_pncclGroupSimulateEnd(void) CS_HIDDEN;
+void cs_u_pncclGroupStart(void) CS_HIDDEN;
+void cs_u_pncclMemAlloc(void) CS_HIDDEN;
+void cs_u_pncclMemFree(void) CS_HIDDEN;
+void cs_u_pncclRedOpCreatePreMulSum(void) CS_HIDDEN;
+void cs_u_pncclRedOpDestroy(void) CS_HIDDEN;
+void cs_u_pncclScatter(void) CS_HIDDEN;
+static void *const unresolved[80] = {
+    [2] = (void *)cs_u_ncclAlltoAll,
+    [3] = (void *)cs_u_ncclBcast,
+    [6] = (void *)cs_u_ncclCommCount,
+    [7] = (void *)cs_u_ncclCommCuDevice,
+    [8] = (void *)cs_u_ncclCommDeregister,
+    [16] = (void *)cs_u_ncclCommRegister,
+    [17] = (void *)cs_u_ncclCommRevoke,
+    [18] = (void *)cs_u_ncclCommShrink,
+    [20] = (void *)cs_u_ncclCommUserRank,
+    [21] = (void *)cs_u_ncclCommWindowDeregister,
+    [22] = (void *)cs_u_ncclCommWindowRegister,
+    [23] = (void *)cs_u_ncclGather,
+    [27] = (void *)cs_u_ncclGetVersion,
+    [28] = (void *)cs_u_ncclGroupEnd,
+    [29] = (void *)cs_u_ncclGroupSimulateEnd,
+    [30] = (void *)cs_u_ncclGroupStart,
+    [31] = (void *)cs_u_ncclMemAlloc,
+    [32] = (void *)cs_u_ncclMemFree,
+    [34] = (void *)cs_u_ncclRedOpCreatePreMulSum,
+    [35] = (void *)cs_u_ncclRedOpDestroy,
+    [38] = (void *)cs_u_ncclScatter,
+    [42] = (void *)cs_u_pncclAlltoAll,
+    [43] = (void *)cs_u_pncclBcast,
+    [46] = (void *)cs_u_pncclCommCount,
+    [47] = (void *)cs_u_pncclCommCuDevice,
+    [48] = (void *)cs_u_pncclCommDeregister,
+    [56] = (void *)cs_u_pncclCommRegister,
+    [57] = (void *)cs_u_pncclCommRevoke,
+    [58] = (void *)cs_u_pncclCommShrink,
+    [60] = (void *)cs_u_pncclCommUserRank,
+    [61] = (void *)cs_u_pncclCommWindowDeregister,
+    [62] = (void *)cs_u_pncclCommWindowRegister,
+    [63] = (void *)cs_u_pncclGather,
+    [67] = (void *)cs_u_pncclGetVersion,
+    [68] = (void *)cs_u_pncclGroupEnd,
+    [69] = (void *)cs_u_pncclGroupSimulateEnd,
+    [70] = (void *)cs_u_pncclGroupStart,
+    [71] = (void *)cs_u_pncclMemAlloc,
+    [72] = (void *)cs_u_pncclMemFree,
+    [74] = (void *)cs_u_pncclRedOpCreatePreMulSum,
+    [75] = (void *)cs_u_pncclRedOpDestroy,
+    [78] = (void *)cs_u_pncclScatter,
+};
+void *_Atomic cs_call_nccl[80] = {
+    [2] = (void *)cs_u_ncclAlltoAll,
+    [3] = (void *)cs_u_ncclBcast,
+    [6] = (void *)cs_u_ncclCommCount,
+    [7] = (void *)cs_u_ncclCommCuDevice,
+    [8] = (void *)cs_u_ncclCommDeregister,
+    [16] = (void *)cs_u_ncclCommRegister,
+    [17] = (void *)cs_u_ncclCommRevoke,
+    [18] = (void *)cs_u_ncclCommShrink,
+    [20] = (void *)cs_u_ncclCommUserRank,
+    [21] = (void *)cs_u_ncclCommWindowDeregister,
+    [22] = (void *)cs_u_ncclCommWindowRegister,
+    [23] = (void *)cs_u_ncclGather,
+    [27] = (void *)cs_u_ncclGetVersion,
+    [28] = (void *)cs_u_ncclGroupEnd,
+    [29] = (void *)cs_u_ncclGroupSimulateEnd,
+    [30] = (void *)cs_u_ncclGroupStart,
+    [31] = (void *)cs_u_ncclMemAlloc,
+    [32] = (void *)cs_u_ncclMemFree,
+    [34] = (void *)cs_u_ncclRedOpCreatePreMulSum,
+    [35] = (void *)cs_u_ncclRedOpDestroy,
+    [38] = (void *)cs_u_ncclScatter,
+    [42] = (void *)cs_u_pncclAlltoAll,
+    [43] = (void *)cs_u_pncclBcast,
+    [46] = (void *)cs_u_pncclCommCount,
+    [47] = (void *)cs_u_pncclCommCuDevice,
+    [48] = (void *)cs_u_pncclCommDeregister,
+    [56] = (void *)cs_u_pncclCommRegister,
+    [57] = (void *)cs_u_pncclCommRevoke,
+    [58] = (void *)cs_u_pncclCommShrink,
+    [60] = (void *)cs_u_pncclCommUserRank,
+    [61] = (void *)cs_u_pncclCommWindowDeregister,
+    [62] = (void *)cs_u_pncclCommWindowRegister,
+    [63] = (void *)cs_u_pncclGather,
+    [67] = (void *)cs_u_pncclGetVersion,
+    [68] = (void *)cs_u_pncclGroupEnd,
+    [69] = (void *)cs_u_pncclGroupSimulateEnd,
+    [70] = (void *)cs_u_pncclGroupStart,
+    [71] = (void *)cs_u_pncclMemAlloc,
+    [72] = (void *)cs_u_pncclMemFree,
+    [74] = (void *)cs_u_pncclRedOpCreatePreMulSum,
+    [75] = (void *)cs_u_pncclRedOpDestroy,
+    [78] = (void *)cs_u_pncclScatter,
+};
+#endif
 struct cs_api cs_api_nccl = {
     .name = "nccl", .soname = "libnccl.so.2", .base = CS_NCCL_BASE, .count = CS_NCCL_COUNT,
     .names = names, .classes = classes, .via = { via_linked, via_dlsym, via_procaddr },
     .real = real_fns, .result_name = cs_nccl_result_name, .benign = 7,
+#if CS_FAST_ASM
+    .call = cs_call_nccl, .unresolved = unresolved,
+#endif
 };

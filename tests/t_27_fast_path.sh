@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The fast path's entry points (assembly on x86-64, C elsewhere and under the sanitizers): every
+# argument reaches the library as given, stack and floating-point ones included, on each way a
+# call arrives; the answer and errno come back unchanged, the first call included (it resolves
+# the real function); calls are counted; a failing launch is recorded with all its arguments.
+. "$(dirname "$0")/lib.sh"
+need_python
+compile fast_path tests/programs/fast_path.c -ldl -L"$FAKES" -lcuda -Wl,-rpath,"$FAKES"
+out=$(FAKE_CUDA_ECHO_LAUNCH=1 same_behaviour ./fast_path)
+for base in 0x1 0x2 0x3 0x4; do
+    echo "$out" | grep -q "f=${base}001 grid=7,8,9 block=4,2,3 smem=77 stream=${base}002 params=${base}003 extra=${base}004" ||
+        fail "a launch's arguments did not reach the driver as given: $out"
+done
+[ "$(echo "$out" | grep -c 'errno=4321')" = 8 ] || fail "errno changed across a call: $out"
+t=$(only_trace)
+q valid "$t" >/dev/null
+for c in "linked cuLaunchKernel 0x1005 0x1006" "linked cuLaunchKernel_ptsz 0x2005 0x2006" \
+         "dlsym cuLaunchKernel 0x3005 0x3006" "cuGetProcAddress cuLaunchKernel 0x4005 0x4006"; do
+    set -- $c
+    assert_eq "$(q count "$t" api=$2 via=$1 result_name=CUDA_ERROR_INVALID_VALUE kernel=$3 stream=$4 shared_mem=4096)" 1 \
+        "failing $2 ($1) recorded with its kernel, stream and shared memory"
+done
+assert_eq "$(q count "$t" reason="block 2048x1x1 = 2048 threads exceeds the device limit of 1024 threads per block")" 4 \
+    "each failing launch's geometry explained"
+q summary "$t" | grep -qx "cuLaunchKernel 6" || fail "launches not counted: $(q summary "$t" | grep Launch)"
+q summary "$t" | grep -qx "cuLaunchKernel_ptsz 2" || fail "_ptsz launches not counted"
+
+# NVIDIA's cuDNN through python3 ctypes (the dlsym way in): a double argument (xmm0) on the
+# first call of cudnnSetActivationDescriptor, read back.
+CUDNN=$(ls "$CUDA"/lib64/libcudnn.so.9 "$CUDA"/lib/x86_64-linux-gnu/libcudnn.so.9 2>/dev/null | head -n 1 || true)
+if [ -n "$CUDNN" ]; then
+    rm -f "$TMP"/cudashim-*
+    cat >"$TMP/act.py" <<'PY'
+import ctypes, sys
+lib = ctypes.CDLL(sys.argv[1])
+d = ctypes.c_void_p()
+print("create", lib.cudnnCreateActivationDescriptor(ctypes.byref(d)))
+print("set", lib.cudnnSetActivationDescriptor(d, 1, 0, ctypes.c_double(6.25)))
+m, n, c = ctypes.c_int(), ctypes.c_int(), ctypes.c_double()
+print("get", lib.cudnnGetActivationDescriptor(d, ctypes.byref(m), ctypes.byref(n), ctypes.byref(c)), m.value, n.value, c.value)
+print("destroy", lib.cudnnDestroyActivationDescriptor(d))
+PY
+    out=$(same_behaviour python3 "$TMP/act.py" "$CUDNN")
+    echo "$out" | grep -qx "get 0 1 0 6.25" || fail "cuDNN did not get the double as given: $out"
+    t=$(only_trace)
+    q summary "$t" | grep -qx "cudnnSetActivationDescriptor 1" || fail "the cuDNN call was not counted"
+else
+    echo "no cuDNN 9 under $CUDA: its part skipped"
+fi
+echo ok
