@@ -31,12 +31,10 @@
 #define CS_T_RING 8
 #define CS_T_HEAD 16
 #define CS_T_RING_MASK 24
-#define CS_T_LAUNCH_F 32
-#define CS_T_LAUNCH_GRID 40
-#define CS_T_LAUNCH_BLOCK 52
-#define CS_T_SAVE_RET 64
-#define CS_T_SAVE_RBX 72
-#define CS_T_CALLS 1232
+#define CS_T_LAUNCH 32      /* struct cs_fast_launch launch[2]: f, grid[3], block[2] */
+#define CS_T_LAUNCH_SIZE 32
+#define CS_T_SAVE 96        /* save[2]: ret, rbx */
+#define CS_T_CALLS 1280
 /* struct cs_ring: its events */
 #define CS_R_EV 128
 /* struct cs_event */
@@ -57,7 +55,11 @@
  * the real function (or a resolving thunk). API: the struct cs_api. GATE: the gate bits that send
  * the call to the full path. KIND: CS_LAUNCH_KERNEL (1) for a kernel launch, whose function and
  * geometry are kept for its record (f, grid x/y/z and block x/y in registers; block z, shared
- * memory and the stream are the caller's stack arguments), else 0. */
+ * memory and the stream are the caller's stack arguments), else 0.
+ *
+ * Two bodies: the outermost call (nothing in progress on the thread), and a call made inside
+ * one (NAME_nested: the CUDA runtime's cuLaunchKernel inside cudaLaunchKernel, cuBLAS's driver
+ * calls), each with its own saved registers and launch arguments. Deeper calls take the full path. */
 .macro CS_FAST_ENTRY name, slow, via, idx, call, api, gate, kind
     .p2align 4
     .globl \name
@@ -68,22 +70,43 @@
     movq cs_tls@gottpoff(%rip), %r11
     movq %fs:(%r11), %r11
     testl $\gate, CS_T_GATE(%r11)
-    jne \slow
+    jne \name\()_nested
     movl $\idx, CS_T_CURRENT(%r11)
     movb $1, CS_T_DEPTH(%r11)
-    movq %rbx, CS_T_SAVE_RBX(%r11)
+    CS_FAST_BODY 0, \via, \idx, \call, \api, \kind
+    .cfi_endproc
+    .size \name, .-\name
+
+    .p2align 4
+    .type \name\()_nested, @function
+\name\()_nested:  /* r11: the thread; one call in progress, not hidden, no mode: depth 2 */
+    .cfi_startproc
+    movl CS_T_GATE(%r11), %r10d
+    andl $\gate, %r10d
+    cmpl $1, %r10d
+    jne \slow
+    movb $2, CS_T_DEPTH(%r11)
+    CS_FAST_BODY 1, \via, \idx, \call, \api, \kind
+    .cfi_endproc
+    .size \name\()_nested, .-\name\()_nested
+.endm
+
+/* From the call in progress (r11: the thread) to the return; LEVEL 0 or 1 picks the saved
+ * registers, the launch arguments, the "inside" field and the depth to go back to. */
+.macro CS_FAST_BODY level, via, idx, call, api, kind
+    movq %rbx, CS_T_SAVE+16*\level+8(%r11)
     movq %r11, %rbx
-    CS_CFI_AT_RBX(3, CS_T_SAVE_RBX)
-    popq CS_T_SAVE_RET(%rbx)
+    CS_CFI_AT_RBX(3, CS_T_SAVE+16*\level+8)
+    popq CS_T_SAVE+16*\level(%rbx)
     .cfi_def_cfa_offset 0
-    CS_CFI_AT_RBX(16, CS_T_SAVE_RET)
+    CS_CFI_AT_RBX(16, CS_T_SAVE+16*\level)
     .if \kind
-    movq %rdi, CS_T_LAUNCH_F(%rbx)
-    movl %esi, CS_T_LAUNCH_GRID(%rbx)
-    movl %edx, CS_T_LAUNCH_GRID+4(%rbx)
-    movl %ecx, CS_T_LAUNCH_GRID+8(%rbx)
-    movl %r8d, CS_T_LAUNCH_BLOCK(%rbx)
-    movl %r9d, CS_T_LAUNCH_BLOCK+4(%rbx)
+    movq %rdi, CS_T_LAUNCH+CS_T_LAUNCH_SIZE*\level(%rbx)
+    movl %esi, CS_T_LAUNCH+CS_T_LAUNCH_SIZE*\level+8(%rbx)
+    movl %edx, CS_T_LAUNCH+CS_T_LAUNCH_SIZE*\level+12(%rbx)
+    movl %ecx, CS_T_LAUNCH+CS_T_LAUNCH_SIZE*\level+16(%rbx)
+    movl %r8d, CS_T_LAUNCH+CS_T_LAUNCH_SIZE*\level+20(%rbx)
+    movl %r9d, CS_T_LAUNCH+CS_T_LAUNCH_SIZE*\level+24(%rbx)
     .endif
     call *\call(%rip)
     movq CS_T_HEAD(%rbx), %rcx
@@ -96,10 +119,16 @@
     movl $(\idx | (\via << 16)), CS_R_EV+CS_E_W_CALL(%rdx)
     movl %eax, CS_R_EV+CS_E_RESULT(%rdx)
     movl %ecx, CS_R_EV+CS_E_SEQ(%rdx)
+    .if \level
+    movl CS_T_CURRENT(%rbx), %r8d  /* inside: 1 + the outermost call; kind; no duration */
+    addl $(1 + (\kind << 16)), %r8d
+    movq %r8, CS_R_EV+CS_E_W_LAUNCH(%rdx)
+    .else
     movq $(\kind << 16), CS_R_EV+CS_E_W_LAUNCH(%rdx)
+    .endif
     addq $1, CS_T_CALLS+8*\idx(%rbx)
     .if \kind
-    movq CS_T_LAUNCH_F(%rbx), %r8
+    movq CS_T_LAUNCH+CS_T_LAUNCH_SIZE*\level(%rbx), %r8
     movq %r8, CS_R_EV+CS_E_ARG(%rdx)
     movq 16(%rsp), %r8
     movq %r8, CS_R_EV+CS_E_STREAM(%rdx)
@@ -109,13 +138,13 @@
     addq $1, CS_T_HEAD(%rbx)
 2:
     .cfi_remember_state
-    pushq CS_T_SAVE_RET(%rbx)
+    pushq CS_T_SAVE+16*\level(%rbx)
     .cfi_def_cfa_offset 8
     .cfi_offset 16, -8
     movq %rbx, %r11
-    movq CS_T_SAVE_RBX(%r11), %rbx
+    movq CS_T_SAVE+16*\level+8(%r11), %rbx
     .cfi_restore 3
-    movb $0, CS_T_DEPTH(%r11)
+    movb $\level, CS_T_DEPTH(%r11)
     ret
     .cfi_restore_state
 1:  /* failed: written at once, with the launch's geometry (the stack is 16-byte aligned here) */
@@ -131,8 +160,6 @@
     .endif
     call cs_fast_failed_asm
     jmp 2b
-    .cfi_endproc
-    .size \name, .-\name
 .endm
 
 /* The real function's slot holds this until the first call: IDX to the shared resolver. */

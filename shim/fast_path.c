@@ -26,7 +26,7 @@ uint32_t cs_fast_failed(struct cs_thread *t, struct cs_api *api, struct cs_event
     if (!published)
         atomic_store_explicit(&t->head, atomic_load_explicit(&t->head, memory_order_relaxed) + 1,
                               memory_order_release);
-    __atomic_store_n(&t->depth, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->depth, t->depth - 1, __ATOMIC_RELAXED);  /* 0, or 1 for a call inside another */
     errno = saved_errno;
     return (uint32_t)ev->result;
 }
@@ -72,11 +72,11 @@ CS_AT(struct cs_thread, current, CS_T_CURRENT);
 CS_AT(struct cs_thread, ring, CS_T_RING);
 CS_AT(struct cs_thread, head, CS_T_HEAD);
 CS_AT(struct cs_thread, ring_mask, CS_T_RING_MASK);
-CS_AT(struct cs_thread, launch_f, CS_T_LAUNCH_F);
-CS_AT(struct cs_thread, launch_grid, CS_T_LAUNCH_GRID);
-CS_AT(struct cs_thread, launch_block, CS_T_LAUNCH_BLOCK);
-CS_AT(struct cs_thread, save_ret, CS_T_SAVE_RET);
-CS_AT(struct cs_thread, save_rbx, CS_T_SAVE_RBX);
+CS_AT(struct cs_thread, launch, CS_T_LAUNCH);
+CS_AT(struct cs_thread, save, CS_T_SAVE);
+_Static_assert(sizeof(struct cs_fast_launch) == CS_T_LAUNCH_SIZE && offsetof(struct cs_fast_launch, grid) == 8 &&
+               offsetof(struct cs_fast_launch, block) == 20 && sizeof(((struct cs_thread *)0)->save[0]) == 16,
+               "a level's launch and saved registers moved: update fast_asm.h");
 CS_AT(struct cs_thread, calls, CS_T_CALLS);
 CS_AT(struct cs_ring, ev, CS_R_EV);
 CS_AT(struct cs_event, ts, CS_E_TS);

@@ -164,8 +164,9 @@ static void sync_after(struct cs_thread *t, struct cs_event *ev)
 /* The fast path kept a launch's register arguments in the thread; the rest it passes here. */
 void cs_fast_launch_failed(struct cs_thread *t, struct cs_event *ev, uint32_t bz, uint32_t shmem)
 {
-    record(ev, t->launch_f, t->launch_grid[0], t->launch_grid[1], t->launch_grid[2], t->launch_block[0],
-           t->launch_block[1], bz, shmem, (void *)(uintptr_t)ev->stream);
+    const struct cs_fast_launch *a = &t->launch[t->depth > 1];  /* the level the call is at */
+    record(ev, a->f, a->grid[0], a->grid[1], a->grid[2], a->block[0], a->block[1], bz, shmem,
+           (void *)(uintptr_t)ev->stream);
 }
 
 /* A launch that failed at once: what it was given, and why when the device's limits say. Also

@@ -127,12 +127,13 @@ struct cs_thread {
     _Atomic uint64_t head;       /* the ring's next event; events before it are published */
     uint64_t ring_mask;          /* ring->mask, here so that the fast path finds its slot from the thread */
     /* A kernel launch on the fast path: the arguments that arrive in registers, kept for the
-     * launch's record should it fail (the others are still in the caller's frame then). */
-    void *launch_f;
-    uint32_t launch_grid[3], launch_block[2];
+     * launch's record should it fail (the others are still in the caller's frame then); one per
+     * level the fast path takes (an outermost call, and a call made inside one: the runtime's
+     * cuLaunchKernel inside cudaLaunchKernel). */
+    struct cs_fast_launch { void *f; uint32_t grid[3], block[2]; } launch[2];
     /* The assembly fast path (fast_asm.h), during the real call: the caller's return address and
      * register, kept here so that the call's stack arguments are the caller's own (no copy). */
-    void *save_ret, *save_rbx;
+    struct { void *ret, *rbx; } save[2];
 
     uint64_t enter_ts;           /* when it entered a watched call (ticks), for the hang watchdog */
     uint64_t hang_reported;      /* the enter_ts of the call last reported as hung */
@@ -283,14 +284,15 @@ static inline __attribute__((always_inline)) void cs_fast_publish(struct cs_thre
 static inline __attribute__((always_inline)) void cs_fast_launch_args(struct cs_thread *t, void *f, uint32_t gx, uint32_t gy, uint32_t gz,
                                        uint32_t bx, uint32_t by)
 {
-    t->launch_f = f;
-    t->launch_grid[0] = gx, t->launch_grid[1] = gy, t->launch_grid[2] = gz;
-    t->launch_block[0] = bx, t->launch_block[1] = by;
+    struct cs_fast_launch *a = &t->launch[0];
+    a->f = f;
+    a->grid[0] = gx, a->grid[1] = gy, a->grid[2] = gz;
+    a->block[0] = bx, a->block[1] = by;
 }
 
 static inline __attribute__((always_inline)) void cs_fast_launch_record(struct cs_thread *t, struct cs_event *ev, void *stream)
 {
-    ev->arg = (uint64_t)(uintptr_t)t->launch_f;
+    ev->arg = (uint64_t)(uintptr_t)t->launch[0].f;
     ev->stream = (uint64_t)(uintptr_t)stream;
 }
 

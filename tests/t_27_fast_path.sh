@@ -25,6 +25,30 @@ assert_eq "$(q count "$t" reason="block 2048x1x1 = 2048 threads exceeds the devi
 q summary "$t" | grep -qx "cuLaunchKernel 6" || fail "launches not counted: $(q summary "$t" | grep Launch)"
 q summary "$t" | grep -qx "cuLaunchKernel_ptsz 2" || fail "_ptsz launches not counted"
 
+# A call made inside another (the runtime's cuLaunchKernel inside cudaLaunchKernel) takes the fast
+# path too, on its own saved registers: the failing one is recorded inside the runtime call, with
+# its own arguments.
+mkdir -p "$TMP/rt"
+$CC -O2 -shared -fPIC -Wl,-soname,libcudart.so.13 -o "$TMP/rt/libcudart.so.13" "$ROOT/tests/programs/libs/fake_runtime.c" \
+    -L"$FAKES" -lcuda || fail "cannot build the fake runtime"
+compile runtime_launch tests/programs/runtime_launch.c "$TMP/rt/libcudart.so.13" -L"$FAKES" -lcuda -Wl,-rpath,"$TMP/rt:$FAKES"
+rm -f "$TMP"/cudashim-*
+out=$(same_behaviour ./runtime_launch check)
+[ "$out" = "$(printf 'cudaLaunchKernel=0\ncudaLaunchKernel=98')" ] || fail "runtime launches: $out"
+t=$(only_trace)
+assert_eq "$(q count "$t" api=cuLaunchKernel via=cuGetProcAddress inside=cudaLaunchKernel kernel=0x78 stream=0x20 shared_mem=128 \
+    reason="block 2048x1x1 = 2048 threads exceeds the device limit of 1024 threads per block")" 1 \
+    "the driver launch refused inside the runtime's, with its arguments"
+assert_eq "$(q count "$t" api=cudaLaunchKernel result=98)" 1 "the runtime call that failed"
+q summary "$t" | grep -qx "cuLaunchKernel 2" || fail "launches inside the runtime not counted"
+# A crash in the driver under both entry points: the unwinder walks out through both to main.
+rm -f "$TMP"/cudashim-*
+FAKE_CUDA_CRASH=cuLaunchKernel with_shim ./runtime_launch check >/dev/null 2>&1 && fail "the crash did not happen"
+q crash "$(only_trace)" >"$TMP/crash.facts" || fail "no crash record"
+for f in "frame cudaLaunchKernel libcudart.so.13 cuda_lib" "frame main runtime_launch -"; do
+    grep -qx -- "$f" "$TMP/crash.facts" || { cat "$TMP/crash.facts"; fail "crash under nested entry points: no '$f'"; }
+done
+
 # NVIDIA's cuDNN through python3 ctypes (the dlsym way in): a double argument (xmm0) on the
 # first call of cudnnSetActivationDescriptor, read back.
 CUDNN=$(ls "$CUDA"/lib64/libcudnn.so.9 "$CUDA"/lib/x86_64-linux-gnu/libcudnn.so.9 2>/dev/null | head -n 1 || true)

@@ -41,12 +41,14 @@ done
 if [ "${BENCH_QUICK:-0}" = 1 ] && [ "${BENCH_CALLGRIND:-0}" != 1 ]; then
     echo "callgrind: skipped in the quick run (make bench counts instructions)"
 elif command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null; then
-    ir() {  # instructions in the calling loop of ./bench MODE N, with the VAR=VALUE settings given
+    ir() {  # instructions in the calling loop of ./bench MODE N (run_runtime: ./runtime_launch N), with the VAR=VALUE settings given
         local mode=$1 n=$2 loop=run; shift 2
         [ "$mode" = burst2 ] && loop=run2
+        local prog=./bench
+        [ "$mode" = run_runtime ] && { loop=run_runtime; prog=./runtime_launch; mode=; }
         rm -f "$TMP"/cg.out*
         env "$@" valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$TMP/cg.out" \
-            ./bench "$mode" "$n" >/dev/null 2>&1 || { echo 0; return; }
+            $prog ${mode:+"$mode"} "$n" >/dev/null 2>&1 || { echo 0; return; }
         callgrind_annotate --inclusive=yes "$TMP/cg.out-01" 2>/dev/null | awk -v l=":$loop\$" '$NF ~ /^\[/ && $(NF-1) ~ l {gsub(",", "", $1); print $1; exit}'
     }
     n1=10000; n2=30000
@@ -55,6 +57,12 @@ elif command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null;
     echo "callgrind, instructions per linked cuLaunchKernel on the calling thread: $base without the shim, default $d (+$((d - base))), ALL mode $a (+$((a - base)))"
     base=$(per burst2); d=$(per burst2 LD_PRELOAD="$SHIM")
     echo "callgrind, instructions per linked cuEventRecord (two arguments) on the calling thread: $base without the shim, default $d (+$((d - base)))"
+    # A launch through a CUDA runtime: cudaLaunchKernel with the driver's cuLaunchKernel inside it
+    # (two intercepted calls; the fake runtime in tests/programs/libs/fake_runtime.c).
+    $CC -O2 -shared -fPIC -Wl,-soname,libcudart.so.13 -o libcudart.so.13 "$ROOT/tests/programs/libs/fake_runtime.c" -L"$FAKES" -lcuda
+    $CC -O2 -o runtime_launch "$ROOT/tests/programs/runtime_launch.c" "$TMP/libcudart.so.13" -L"$FAKES" -lcuda -Wl,-rpath,"$TMP:$FAKES"
+    base=$(per run_runtime); d=$(per run_runtime LD_PRELOAD="$SHIM")
+    echo "callgrind, instructions per cudaLaunchKernel through a runtime (cuLaunchKernel inside it) on the calling thread: $base without the shim, default $d (+$((d - base)), two calls)"
     rm -f "$TMP"/cudashim-* "$TMP"/cg.out*
 else
     echo "callgrind: valgrind not installed (instructions per call not counted)"
