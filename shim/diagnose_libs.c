@@ -26,10 +26,13 @@ static int inner_failure(struct cs_thread *t, const struct cs_event *ev, struct 
 {
     struct cs_ring *r = t->ring;
     uint64_t head = atomic_load_explicit(&t->head, memory_order_relaxed);
+    /* The calls made inside it are the events just before its own (not yet published); the first
+     * one not inside it is from before it. (Not by time: a call inside it that succeeded on the
+     * fast path carries the coarse clock, which may read earlier than the library call's entry.) */
     for (uint64_t k = 1; k <= 1024 && k <= head; k++) {
         const struct cs_event *e = &r->ev[(head - k) & r->mask];
-        if (e->ts < ev->ts) break;  /* from before the library call */
-        if (e->api < CS_CUDA_COUNT && (e->flags & CS_EV_FAILED) && e->inside == ev->api + 1) {
+        if (e->inside != ev->api + 1) break;
+        if (e->api < CS_CUDA_COUNT && (e->flags & CS_EV_FAILED)) {
             *out = (struct cs_inner_failure){ cs_api_name(e->api), cs_api_cuda.result_name(e->result), e->result };
             return 1;
         }

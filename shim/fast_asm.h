@@ -30,7 +30,8 @@
 #define CS_T_CURRENT 4
 #define CS_T_RING 8
 #define CS_T_HEAD 16
-#define CS_T_RING_MASK 24
+#define CS_T_RING_MASK 24  /* 32 bits */
+#define CS_T_WATCH 28
 #define CS_T_LAUNCH 32      /* struct cs_fast_launch launch[2]: f, grid[3], block[2] */
 #define CS_T_LAUNCH_SIZE 32
 #define CS_T_SAVE 96        /* save[2]: ret, rbx */
@@ -41,7 +42,6 @@
 #define CS_E_TS 0
 #define CS_E_W_CALL 8
 #define CS_E_RESULT 12
-#define CS_E_SEQ 16
 #define CS_E_ARG 24
 #define CS_E_STREAM 32
 #define CS_E_W_LAUNCH 40
@@ -52,15 +52,15 @@
 
 /* NAME: the entry point. SLOW: the C entry with the same signature that the call goes to when
  * anything is unusual (the full path). VIA, IDX: constants of the event. CALL: the slot holding
- * the real function (or a resolving thunk). API: the struct cs_api. GATE: the gate bits that send
- * the call to the full path. KIND: CS_LAUNCH_KERNEL (1) for a kernel launch, whose function and
+ * the real function (or a resolving thunk). API: the struct cs_api. WATCHED: 1 for a library
+ * call, which takes the full path while the hang watchdog runs. KIND: CS_LAUNCH_KERNEL (1) for a kernel launch, whose function and
  * geometry are kept for its record (f, grid x/y/z and block x/y in registers; block z, shared
  * memory and the stream are the caller's stack arguments), else 0.
  *
  * Two bodies: the outermost call (nothing in progress on the thread), and a call made inside
  * one (NAME_nested: the CUDA runtime's cuLaunchKernel inside cudaLaunchKernel, cuBLAS's driver
  * calls), each with its own saved registers and launch arguments. Deeper calls take the full path. */
-.macro CS_FAST_ENTRY name, slow, via, idx, call, api, gate, kind
+.macro CS_FAST_ENTRY name, slow, via, idx, call, api, watched, kind
     .p2align 4
     .globl \name
     .hidden \name
@@ -69,8 +69,12 @@
     .cfi_startproc
     movq cs_tls@gottpoff(%rip), %r11
     movq %fs:(%r11), %r11
-    testl $\gate, CS_T_GATE(%r11)
-    jne \name\()_nested
+    cmpl $1, CS_T_GATE(%r11)
+    jae \name\()_nested
+    .if \watched
+    cmpb $0, CS_T_WATCH(%r11)
+    jne \slow
+    .endif
     movl $\idx, CS_T_CURRENT(%r11)
     movb $1, CS_T_DEPTH(%r11)
     CS_FAST_BODY 0, \via, \idx, \call, \api, \kind
@@ -79,11 +83,8 @@
 
     .p2align 4
     .type \name\()_nested, @function
-\name\()_nested:  /* r11: the thread; one call in progress, not hidden, no mode: depth 2 */
+\name\()_nested:  /* r11: the thread; flags: its gate against 1 (one call in progress, not hidden, no mode) */
     .cfi_startproc
-    movl CS_T_GATE(%r11), %r10d
-    andl $\gate, %r10d
-    cmpl $1, %r10d
     jne \slow
     movb $2, CS_T_DEPTH(%r11)
     CS_FAST_BODY 1, \via, \idx, \call, \api, \kind
@@ -109,16 +110,14 @@
     movl %r9d, CS_T_LAUNCH+CS_T_LAUNCH_SIZE*\level+24(%rbx)
     .endif
     call *\call(%rip)
-    movq CS_T_HEAD(%rbx), %rcx
-    movq %rcx, %rdx
-    andq CS_T_RING_MASK(%rbx), %rdx
+    movq CS_T_HEAD(%rbx), %rdx
+    andl CS_T_RING_MASK(%rbx), %edx
     shlq $6, %rdx
     addq CS_T_RING(%rbx), %rdx
     movq cs_coarse_ticks(%rip), %r8
     movq %r8, CS_R_EV+CS_E_TS(%rdx)
     movl $(\idx | (\via << 16)), CS_R_EV+CS_E_W_CALL(%rdx)
     movl %eax, CS_R_EV+CS_E_RESULT(%rdx)
-    movl %ecx, CS_R_EV+CS_E_SEQ(%rdx)
     .if \level
     movl CS_T_CURRENT(%rbx), %r8d  /* inside: 1 + the outermost call; kind; no duration */
     addl $(1 + (\kind << 16)), %r8d

@@ -11,6 +11,7 @@ uint32_t cs_fast_failed(struct cs_thread *t, struct cs_api *api, struct cs_event
 {
     int saved_errno = errno;
     uint64_t now = cs_ticks();
+    ev->seq = (uint32_t)atomic_load_explicit(&t->head, memory_order_relaxed);  /* its slot, not yet published */
     cs_coarse_note(now, 0);
     ev->ts = now;
     t->extra_len = 0;
@@ -72,6 +73,7 @@ CS_AT(struct cs_thread, current, CS_T_CURRENT);
 CS_AT(struct cs_thread, ring, CS_T_RING);
 CS_AT(struct cs_thread, head, CS_T_HEAD);
 CS_AT(struct cs_thread, ring_mask, CS_T_RING_MASK);
+CS_AT(struct cs_thread, watch, CS_T_WATCH);
 CS_AT(struct cs_thread, launch, CS_T_LAUNCH);
 CS_AT(struct cs_thread, save, CS_T_SAVE);
 _Static_assert(sizeof(struct cs_fast_launch) == CS_T_LAUNCH_SIZE && offsetof(struct cs_fast_launch, grid) == 8 &&
@@ -82,7 +84,6 @@ CS_AT(struct cs_ring, ev, CS_R_EV);
 CS_AT(struct cs_event, ts, CS_E_TS);
 CS_AT(struct cs_event, w_call, CS_E_W_CALL);
 CS_AT(struct cs_event, result, CS_E_RESULT);
-CS_AT(struct cs_event, seq, CS_E_SEQ);
 CS_AT(struct cs_event, arg, CS_E_ARG);
 CS_AT(struct cs_event, stream, CS_E_STREAM);
 CS_AT(struct cs_event, w_launch, CS_E_W_LAUNCH);

@@ -109,8 +109,8 @@ static struct cs_thread *thread_create(void)
     t->hide = 0;
     /* Every call takes the full path when each needs its precise time or more than the fast
      * path records; watched calls do when the hang watchdog runs. */
-    t->mode = (cs_cfg.trace_all || cs_cfg.sync_launches ? CS_MODE_FULL : 0) |
-              (cs_cfg.hang_timeout && cs_cfg.hang_timeout_s > 0 ? CS_MODE_WATCH : 0);
+    t->mode = cs_cfg.trace_all || cs_cfg.sync_launches ? CS_MODE_FULL : 0;
+    t->watch = cs_cfg.hang_timeout && cs_cfg.hang_timeout_s > 0;
     int zero = 0;
     if (atomic_compare_exchange_strong(&key_made, &zero, 1))
         pthread_key_create(&exit_key, on_thread_exit);

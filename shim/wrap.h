@@ -109,13 +109,12 @@ struct cs_ring {
  * cublasCreate) are the program's calls and are recorded; this many levels deep. */
 #define CS_MAX_NEST 4
 
-/* A thread's gate: zero lets a call take the fast path. depth counts the wrapped calls the thread
- * is inside, hide the shim's own calls in progress, mode says why every call takes the full path
- * (ALL mode, launch syncing, no state yet) or, for watched calls, why they do (the hang watchdog
- * needs their entry time). */
-enum { CS_MODE_FULL = 1, CS_MODE_WATCH = 2 };
-#define CS_GATE_ALL 0xffffffffu
-#define CS_GATE_UNWATCHED (~((uint32_t)CS_MODE_WATCH << 16))
+/* A thread's gate: zero lets a call take the fast path (and, on x86-64, one lets a call made
+ * inside another take it). depth counts the wrapped calls the thread is inside, hide the shim's
+ * own calls in progress, mode says why every call takes the full path (ALL mode, launch syncing,
+ * no state yet). watch, beside it, says why a library call does (the hang watchdog needs its
+ * entry time); driver calls are not watched, so it is not part of the gate they test. */
+enum { CS_MODE_FULL = 1 };
 
 struct cs_thread {
     union {
@@ -125,7 +124,9 @@ struct cs_thread {
     int current;                 /* global index of the outermost API the thread is inside (valid while depth) */
     struct cs_ring *ring;
     _Atomic uint64_t head;       /* the ring's next event; events before it are published */
-    uint64_t ring_mask;          /* ring->mask, here so that the fast path finds its slot from the thread */
+    uint32_t ring_mask;          /* ring->mask, here so that the fast path finds its slot from the thread */
+    uint8_t watch;               /* the hang watchdog runs: library calls take the full path */
+    uint8_t watch_spare[3];
     /* A kernel launch on the fast path: the arguments that arrive in registers, kept for the
      * launch's record should it fail (the others are still in the caller's frame then); one per
      * level the fast path takes (an outermost call, and a call made inside one: the runtime's
@@ -247,7 +248,8 @@ void cs_finish(struct cs_thread *t, struct cs_api *api, struct cs_event *ev, int
 /* The fast path (default mode, an outermost call, nothing unusual): no clock read, no call
  * into the shim, no write to memory another thread writes. The event is filled after the real
  * call returns (calls it makes are recorded first, as on the full path); a failure goes to
- * cs_fast_failed with the event not yet published. */
+ * cs_fast_failed with the event not yet published. A successful call's event has no sequence
+ * number (its slot's place in the ring says it; nothing reads it): a failing one gets it there. */
 static inline __attribute__((always_inline)) void cs_fast_enter(struct cs_thread *t, int idx)
 {
     __atomic_store_n(&t->current, idx, __ATOMIC_RELAXED);
@@ -266,7 +268,6 @@ static inline __attribute__((always_inline)) struct cs_event *cs_fast_record(str
     ev->via = via;
     ev->flags = 0;
     ev->result = (int32_t)r;
-    ev->seq = (uint32_t)h;
     ev->w_launch = (uint64_t)kind << 16;  /* not inside another call, no duration */
     t->calls[idx]++;
     *hp = h;

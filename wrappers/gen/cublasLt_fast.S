@@ -2,177 +2,177 @@
 #include "../../shim/fast_asm.h"
 #if CS_FAST_ASM
     .text
-CS_FAST_ENTRY cs_l_cublasLtDestroy, cs_sl_cublasLtDestroy, 0, 1453, cs_call_cublasLt+8, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtDestroy, cs_sd_cublasLtDestroy, 1, 1453, cs_call_cublasLt+8, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtDestroy, cs_sg_cublasLtDestroy, 2, 1453, cs_call_cublasLt+8, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtDestroy, cs_sl_cublasLtDestroy, 0, 1453, cs_call_cublasLt+8, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtDestroy, cs_sd_cublasLtDestroy, 1, 1453, cs_call_cublasLt+8, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtDestroy, cs_sg_cublasLtDestroy, 2, 1453, cs_call_cublasLt+8, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtDestroy, 1453
-CS_FAST_ENTRY cs_l_cublasLtEmulationDescCreate, cs_sl_cublasLtEmulationDescCreate, 0, 1454, cs_call_cublasLt+16, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtEmulationDescCreate, cs_sd_cublasLtEmulationDescCreate, 1, 1454, cs_call_cublasLt+16, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtEmulationDescCreate, cs_sg_cublasLtEmulationDescCreate, 2, 1454, cs_call_cublasLt+16, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtEmulationDescCreate, cs_sl_cublasLtEmulationDescCreate, 0, 1454, cs_call_cublasLt+16, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtEmulationDescCreate, cs_sd_cublasLtEmulationDescCreate, 1, 1454, cs_call_cublasLt+16, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtEmulationDescCreate, cs_sg_cublasLtEmulationDescCreate, 2, 1454, cs_call_cublasLt+16, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtEmulationDescCreate, 1454
-CS_FAST_ENTRY cs_l_cublasLtEmulationDescDestroy, cs_sl_cublasLtEmulationDescDestroy, 0, 1455, cs_call_cublasLt+24, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtEmulationDescDestroy, cs_sd_cublasLtEmulationDescDestroy, 1, 1455, cs_call_cublasLt+24, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtEmulationDescDestroy, cs_sg_cublasLtEmulationDescDestroy, 2, 1455, cs_call_cublasLt+24, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtEmulationDescDestroy, cs_sl_cublasLtEmulationDescDestroy, 0, 1455, cs_call_cublasLt+24, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtEmulationDescDestroy, cs_sd_cublasLtEmulationDescDestroy, 1, 1455, cs_call_cublasLt+24, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtEmulationDescDestroy, cs_sg_cublasLtEmulationDescDestroy, 2, 1455, cs_call_cublasLt+24, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtEmulationDescDestroy, 1455
-CS_FAST_ENTRY cs_l_cublasLtEmulationDescGetAttribute, cs_sl_cublasLtEmulationDescGetAttribute, 0, 1456, cs_call_cublasLt+32, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtEmulationDescGetAttribute, cs_sd_cublasLtEmulationDescGetAttribute, 1, 1456, cs_call_cublasLt+32, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtEmulationDescGetAttribute, cs_sg_cublasLtEmulationDescGetAttribute, 2, 1456, cs_call_cublasLt+32, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtEmulationDescGetAttribute, cs_sl_cublasLtEmulationDescGetAttribute, 0, 1456, cs_call_cublasLt+32, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtEmulationDescGetAttribute, cs_sd_cublasLtEmulationDescGetAttribute, 1, 1456, cs_call_cublasLt+32, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtEmulationDescGetAttribute, cs_sg_cublasLtEmulationDescGetAttribute, 2, 1456, cs_call_cublasLt+32, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtEmulationDescGetAttribute, 1456
-CS_FAST_ENTRY cs_l_cublasLtEmulationDescInit_internal, cs_sl_cublasLtEmulationDescInit_internal, 0, 1457, cs_call_cublasLt+40, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtEmulationDescInit_internal, cs_sd_cublasLtEmulationDescInit_internal, 1, 1457, cs_call_cublasLt+40, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtEmulationDescInit_internal, cs_sg_cublasLtEmulationDescInit_internal, 2, 1457, cs_call_cublasLt+40, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtEmulationDescInit_internal, cs_sl_cublasLtEmulationDescInit_internal, 0, 1457, cs_call_cublasLt+40, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtEmulationDescInit_internal, cs_sd_cublasLtEmulationDescInit_internal, 1, 1457, cs_call_cublasLt+40, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtEmulationDescInit_internal, cs_sg_cublasLtEmulationDescInit_internal, 2, 1457, cs_call_cublasLt+40, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtEmulationDescInit_internal, 1457
-CS_FAST_ENTRY cs_l_cublasLtEmulationDescSetAttribute, cs_sl_cublasLtEmulationDescSetAttribute, 0, 1458, cs_call_cublasLt+48, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtEmulationDescSetAttribute, cs_sd_cublasLtEmulationDescSetAttribute, 1, 1458, cs_call_cublasLt+48, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtEmulationDescSetAttribute, cs_sg_cublasLtEmulationDescSetAttribute, 2, 1458, cs_call_cublasLt+48, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtEmulationDescSetAttribute, cs_sl_cublasLtEmulationDescSetAttribute, 0, 1458, cs_call_cublasLt+48, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtEmulationDescSetAttribute, cs_sd_cublasLtEmulationDescSetAttribute, 1, 1458, cs_call_cublasLt+48, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtEmulationDescSetAttribute, cs_sg_cublasLtEmulationDescSetAttribute, 2, 1458, cs_call_cublasLt+48, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtEmulationDescSetAttribute, 1458
-CS_FAST_ENTRY cs_l_cublasLtHeuristicsCacheGetCapacity, cs_sl_cublasLtHeuristicsCacheGetCapacity, 0, 1464, cs_call_cublasLt+96, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtHeuristicsCacheGetCapacity, cs_sd_cublasLtHeuristicsCacheGetCapacity, 1, 1464, cs_call_cublasLt+96, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtHeuristicsCacheGetCapacity, cs_sg_cublasLtHeuristicsCacheGetCapacity, 2, 1464, cs_call_cublasLt+96, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtHeuristicsCacheGetCapacity, cs_sl_cublasLtHeuristicsCacheGetCapacity, 0, 1464, cs_call_cublasLt+96, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtHeuristicsCacheGetCapacity, cs_sd_cublasLtHeuristicsCacheGetCapacity, 1, 1464, cs_call_cublasLt+96, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtHeuristicsCacheGetCapacity, cs_sg_cublasLtHeuristicsCacheGetCapacity, 2, 1464, cs_call_cublasLt+96, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtHeuristicsCacheGetCapacity, 1464
-CS_FAST_ENTRY cs_l_cublasLtHeuristicsCacheSetCapacity, cs_sl_cublasLtHeuristicsCacheSetCapacity, 0, 1465, cs_call_cublasLt+104, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtHeuristicsCacheSetCapacity, cs_sd_cublasLtHeuristicsCacheSetCapacity, 1, 1465, cs_call_cublasLt+104, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtHeuristicsCacheSetCapacity, cs_sg_cublasLtHeuristicsCacheSetCapacity, 2, 1465, cs_call_cublasLt+104, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtHeuristicsCacheSetCapacity, cs_sl_cublasLtHeuristicsCacheSetCapacity, 0, 1465, cs_call_cublasLt+104, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtHeuristicsCacheSetCapacity, cs_sd_cublasLtHeuristicsCacheSetCapacity, 1, 1465, cs_call_cublasLt+104, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtHeuristicsCacheSetCapacity, cs_sg_cublasLtHeuristicsCacheSetCapacity, 2, 1465, cs_call_cublasLt+104, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtHeuristicsCacheSetCapacity, 1465
-CS_FAST_ENTRY cs_l_cublasLtLoggerForceDisable, cs_sl_cublasLtLoggerForceDisable, 0, 1466, cs_call_cublasLt+112, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtLoggerForceDisable, cs_sd_cublasLtLoggerForceDisable, 1, 1466, cs_call_cublasLt+112, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtLoggerForceDisable, cs_sg_cublasLtLoggerForceDisable, 2, 1466, cs_call_cublasLt+112, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtLoggerForceDisable, cs_sl_cublasLtLoggerForceDisable, 0, 1466, cs_call_cublasLt+112, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtLoggerForceDisable, cs_sd_cublasLtLoggerForceDisable, 1, 1466, cs_call_cublasLt+112, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtLoggerForceDisable, cs_sg_cublasLtLoggerForceDisable, 2, 1466, cs_call_cublasLt+112, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtLoggerForceDisable, 1466
-CS_FAST_ENTRY cs_l_cublasLtLoggerOpenFile, cs_sl_cublasLtLoggerOpenFile, 0, 1467, cs_call_cublasLt+120, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtLoggerOpenFile, cs_sd_cublasLtLoggerOpenFile, 1, 1467, cs_call_cublasLt+120, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtLoggerOpenFile, cs_sg_cublasLtLoggerOpenFile, 2, 1467, cs_call_cublasLt+120, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtLoggerOpenFile, cs_sl_cublasLtLoggerOpenFile, 0, 1467, cs_call_cublasLt+120, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtLoggerOpenFile, cs_sd_cublasLtLoggerOpenFile, 1, 1467, cs_call_cublasLt+120, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtLoggerOpenFile, cs_sg_cublasLtLoggerOpenFile, 2, 1467, cs_call_cublasLt+120, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtLoggerOpenFile, 1467
-CS_FAST_ENTRY cs_l_cublasLtLoggerSetCallback, cs_sl_cublasLtLoggerSetCallback, 0, 1468, cs_call_cublasLt+128, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtLoggerSetCallback, cs_sd_cublasLtLoggerSetCallback, 1, 1468, cs_call_cublasLt+128, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtLoggerSetCallback, cs_sg_cublasLtLoggerSetCallback, 2, 1468, cs_call_cublasLt+128, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtLoggerSetCallback, cs_sl_cublasLtLoggerSetCallback, 0, 1468, cs_call_cublasLt+128, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtLoggerSetCallback, cs_sd_cublasLtLoggerSetCallback, 1, 1468, cs_call_cublasLt+128, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtLoggerSetCallback, cs_sg_cublasLtLoggerSetCallback, 2, 1468, cs_call_cublasLt+128, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtLoggerSetCallback, 1468
-CS_FAST_ENTRY cs_l_cublasLtLoggerSetFile, cs_sl_cublasLtLoggerSetFile, 0, 1469, cs_call_cublasLt+136, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtLoggerSetFile, cs_sd_cublasLtLoggerSetFile, 1, 1469, cs_call_cublasLt+136, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtLoggerSetFile, cs_sg_cublasLtLoggerSetFile, 2, 1469, cs_call_cublasLt+136, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtLoggerSetFile, cs_sl_cublasLtLoggerSetFile, 0, 1469, cs_call_cublasLt+136, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtLoggerSetFile, cs_sd_cublasLtLoggerSetFile, 1, 1469, cs_call_cublasLt+136, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtLoggerSetFile, cs_sg_cublasLtLoggerSetFile, 2, 1469, cs_call_cublasLt+136, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtLoggerSetFile, 1469
-CS_FAST_ENTRY cs_l_cublasLtLoggerSetLevel, cs_sl_cublasLtLoggerSetLevel, 0, 1470, cs_call_cublasLt+144, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtLoggerSetLevel, cs_sd_cublasLtLoggerSetLevel, 1, 1470, cs_call_cublasLt+144, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtLoggerSetLevel, cs_sg_cublasLtLoggerSetLevel, 2, 1470, cs_call_cublasLt+144, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtLoggerSetLevel, cs_sl_cublasLtLoggerSetLevel, 0, 1470, cs_call_cublasLt+144, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtLoggerSetLevel, cs_sd_cublasLtLoggerSetLevel, 1, 1470, cs_call_cublasLt+144, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtLoggerSetLevel, cs_sg_cublasLtLoggerSetLevel, 2, 1470, cs_call_cublasLt+144, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtLoggerSetLevel, 1470
-CS_FAST_ENTRY cs_l_cublasLtLoggerSetMask, cs_sl_cublasLtLoggerSetMask, 0, 1471, cs_call_cublasLt+152, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtLoggerSetMask, cs_sd_cublasLtLoggerSetMask, 1, 1471, cs_call_cublasLt+152, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtLoggerSetMask, cs_sg_cublasLtLoggerSetMask, 2, 1471, cs_call_cublasLt+152, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtLoggerSetMask, cs_sl_cublasLtLoggerSetMask, 0, 1471, cs_call_cublasLt+152, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtLoggerSetMask, cs_sd_cublasLtLoggerSetMask, 1, 1471, cs_call_cublasLt+152, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtLoggerSetMask, cs_sg_cublasLtLoggerSetMask, 2, 1471, cs_call_cublasLt+152, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtLoggerSetMask, 1471
-CS_FAST_ENTRY cs_l_cublasLtMatmul, cs_sl_cublasLtMatmul, 0, 1472, cs_call_cublasLt+160, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtMatmul, cs_sd_cublasLtMatmul, 1, 1472, cs_call_cublasLt+160, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtMatmul, cs_sg_cublasLtMatmul, 2, 1472, cs_call_cublasLt+160, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtMatmul, cs_sl_cublasLtMatmul, 0, 1472, cs_call_cublasLt+160, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtMatmul, cs_sd_cublasLtMatmul, 1, 1472, cs_call_cublasLt+160, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtMatmul, cs_sg_cublasLtMatmul, 2, 1472, cs_call_cublasLt+160, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatmul, 1472
-CS_FAST_ENTRY cs_l_cublasLtMatmulAlgoCapGetAttribute, cs_sl_cublasLtMatmulAlgoCapGetAttribute, 0, 1473, cs_call_cublasLt+168, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtMatmulAlgoCapGetAttribute, cs_sd_cublasLtMatmulAlgoCapGetAttribute, 1, 1473, cs_call_cublasLt+168, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtMatmulAlgoCapGetAttribute, cs_sg_cublasLtMatmulAlgoCapGetAttribute, 2, 1473, cs_call_cublasLt+168, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtMatmulAlgoCapGetAttribute, cs_sl_cublasLtMatmulAlgoCapGetAttribute, 0, 1473, cs_call_cublasLt+168, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtMatmulAlgoCapGetAttribute, cs_sd_cublasLtMatmulAlgoCapGetAttribute, 1, 1473, cs_call_cublasLt+168, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtMatmulAlgoCapGetAttribute, cs_sg_cublasLtMatmulAlgoCapGetAttribute, 2, 1473, cs_call_cublasLt+168, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatmulAlgoCapGetAttribute, 1473
-CS_FAST_ENTRY cs_l_cublasLtMatmulAlgoCheck, cs_sl_cublasLtMatmulAlgoCheck, 0, 1474, cs_call_cublasLt+176, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtMatmulAlgoCheck, cs_sd_cublasLtMatmulAlgoCheck, 1, 1474, cs_call_cublasLt+176, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtMatmulAlgoCheck, cs_sg_cublasLtMatmulAlgoCheck, 2, 1474, cs_call_cublasLt+176, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtMatmulAlgoCheck, cs_sl_cublasLtMatmulAlgoCheck, 0, 1474, cs_call_cublasLt+176, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtMatmulAlgoCheck, cs_sd_cublasLtMatmulAlgoCheck, 1, 1474, cs_call_cublasLt+176, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtMatmulAlgoCheck, cs_sg_cublasLtMatmulAlgoCheck, 2, 1474, cs_call_cublasLt+176, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatmulAlgoCheck, 1474
-CS_FAST_ENTRY cs_l_cublasLtMatmulAlgoConfigGetAttribute, cs_sl_cublasLtMatmulAlgoConfigGetAttribute, 0, 1475, cs_call_cublasLt+184, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtMatmulAlgoConfigGetAttribute, cs_sd_cublasLtMatmulAlgoConfigGetAttribute, 1, 1475, cs_call_cublasLt+184, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtMatmulAlgoConfigGetAttribute, cs_sg_cublasLtMatmulAlgoConfigGetAttribute, 2, 1475, cs_call_cublasLt+184, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtMatmulAlgoConfigGetAttribute, cs_sl_cublasLtMatmulAlgoConfigGetAttribute, 0, 1475, cs_call_cublasLt+184, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtMatmulAlgoConfigGetAttribute, cs_sd_cublasLtMatmulAlgoConfigGetAttribute, 1, 1475, cs_call_cublasLt+184, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtMatmulAlgoConfigGetAttribute, cs_sg_cublasLtMatmulAlgoConfigGetAttribute, 2, 1475, cs_call_cublasLt+184, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatmulAlgoConfigGetAttribute, 1475
-CS_FAST_ENTRY cs_l_cublasLtMatmulAlgoConfigSetAttribute, cs_sl_cublasLtMatmulAlgoConfigSetAttribute, 0, 1476, cs_call_cublasLt+192, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtMatmulAlgoConfigSetAttribute, cs_sd_cublasLtMatmulAlgoConfigSetAttribute, 1, 1476, cs_call_cublasLt+192, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtMatmulAlgoConfigSetAttribute, cs_sg_cublasLtMatmulAlgoConfigSetAttribute, 2, 1476, cs_call_cublasLt+192, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtMatmulAlgoConfigSetAttribute, cs_sl_cublasLtMatmulAlgoConfigSetAttribute, 0, 1476, cs_call_cublasLt+192, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtMatmulAlgoConfigSetAttribute, cs_sd_cublasLtMatmulAlgoConfigSetAttribute, 1, 1476, cs_call_cublasLt+192, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtMatmulAlgoConfigSetAttribute, cs_sg_cublasLtMatmulAlgoConfigSetAttribute, 2, 1476, cs_call_cublasLt+192, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatmulAlgoConfigSetAttribute, 1476
-CS_FAST_ENTRY cs_l_cublasLtMatmulAlgoGetHeuristic, cs_sl_cublasLtMatmulAlgoGetHeuristic, 0, 1477, cs_call_cublasLt+200, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtMatmulAlgoGetHeuristic, cs_sd_cublasLtMatmulAlgoGetHeuristic, 1, 1477, cs_call_cublasLt+200, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtMatmulAlgoGetHeuristic, cs_sg_cublasLtMatmulAlgoGetHeuristic, 2, 1477, cs_call_cublasLt+200, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtMatmulAlgoGetHeuristic, cs_sl_cublasLtMatmulAlgoGetHeuristic, 0, 1477, cs_call_cublasLt+200, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtMatmulAlgoGetHeuristic, cs_sd_cublasLtMatmulAlgoGetHeuristic, 1, 1477, cs_call_cublasLt+200, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtMatmulAlgoGetHeuristic, cs_sg_cublasLtMatmulAlgoGetHeuristic, 2, 1477, cs_call_cublasLt+200, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatmulAlgoGetHeuristic, 1477
-CS_FAST_ENTRY cs_l_cublasLtMatmulAlgoGetIds, cs_sl_cublasLtMatmulAlgoGetIds, 0, 1478, cs_call_cublasLt+208, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtMatmulAlgoGetIds, cs_sd_cublasLtMatmulAlgoGetIds, 1, 1478, cs_call_cublasLt+208, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtMatmulAlgoGetIds, cs_sg_cublasLtMatmulAlgoGetIds, 2, 1478, cs_call_cublasLt+208, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtMatmulAlgoGetIds, cs_sl_cublasLtMatmulAlgoGetIds, 0, 1478, cs_call_cublasLt+208, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtMatmulAlgoGetIds, cs_sd_cublasLtMatmulAlgoGetIds, 1, 1478, cs_call_cublasLt+208, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtMatmulAlgoGetIds, cs_sg_cublasLtMatmulAlgoGetIds, 2, 1478, cs_call_cublasLt+208, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatmulAlgoGetIds, 1478
-CS_FAST_ENTRY cs_l_cublasLtMatmulAlgoInit, cs_sl_cublasLtMatmulAlgoInit, 0, 1479, cs_call_cublasLt+216, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtMatmulAlgoInit, cs_sd_cublasLtMatmulAlgoInit, 1, 1479, cs_call_cublasLt+216, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtMatmulAlgoInit, cs_sg_cublasLtMatmulAlgoInit, 2, 1479, cs_call_cublasLt+216, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtMatmulAlgoInit, cs_sl_cublasLtMatmulAlgoInit, 0, 1479, cs_call_cublasLt+216, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtMatmulAlgoInit, cs_sd_cublasLtMatmulAlgoInit, 1, 1479, cs_call_cublasLt+216, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtMatmulAlgoInit, cs_sg_cublasLtMatmulAlgoInit, 2, 1479, cs_call_cublasLt+216, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatmulAlgoInit, 1479
-CS_FAST_ENTRY cs_l_cublasLtMatmulDescCreate, cs_sl_cublasLtMatmulDescCreate, 0, 1480, cs_call_cublasLt+224, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtMatmulDescCreate, cs_sd_cublasLtMatmulDescCreate, 1, 1480, cs_call_cublasLt+224, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtMatmulDescCreate, cs_sg_cublasLtMatmulDescCreate, 2, 1480, cs_call_cublasLt+224, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtMatmulDescCreate, cs_sl_cublasLtMatmulDescCreate, 0, 1480, cs_call_cublasLt+224, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtMatmulDescCreate, cs_sd_cublasLtMatmulDescCreate, 1, 1480, cs_call_cublasLt+224, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtMatmulDescCreate, cs_sg_cublasLtMatmulDescCreate, 2, 1480, cs_call_cublasLt+224, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatmulDescCreate, 1480
-CS_FAST_ENTRY cs_l_cublasLtMatmulDescDestroy, cs_sl_cublasLtMatmulDescDestroy, 0, 1481, cs_call_cublasLt+232, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtMatmulDescDestroy, cs_sd_cublasLtMatmulDescDestroy, 1, 1481, cs_call_cublasLt+232, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtMatmulDescDestroy, cs_sg_cublasLtMatmulDescDestroy, 2, 1481, cs_call_cublasLt+232, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtMatmulDescDestroy, cs_sl_cublasLtMatmulDescDestroy, 0, 1481, cs_call_cublasLt+232, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtMatmulDescDestroy, cs_sd_cublasLtMatmulDescDestroy, 1, 1481, cs_call_cublasLt+232, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtMatmulDescDestroy, cs_sg_cublasLtMatmulDescDestroy, 2, 1481, cs_call_cublasLt+232, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatmulDescDestroy, 1481
-CS_FAST_ENTRY cs_l_cublasLtMatmulDescGetAttribute, cs_sl_cublasLtMatmulDescGetAttribute, 0, 1482, cs_call_cublasLt+240, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtMatmulDescGetAttribute, cs_sd_cublasLtMatmulDescGetAttribute, 1, 1482, cs_call_cublasLt+240, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtMatmulDescGetAttribute, cs_sg_cublasLtMatmulDescGetAttribute, 2, 1482, cs_call_cublasLt+240, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtMatmulDescGetAttribute, cs_sl_cublasLtMatmulDescGetAttribute, 0, 1482, cs_call_cublasLt+240, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtMatmulDescGetAttribute, cs_sd_cublasLtMatmulDescGetAttribute, 1, 1482, cs_call_cublasLt+240, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtMatmulDescGetAttribute, cs_sg_cublasLtMatmulDescGetAttribute, 2, 1482, cs_call_cublasLt+240, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatmulDescGetAttribute, 1482
-CS_FAST_ENTRY cs_l_cublasLtMatmulDescInit_internal, cs_sl_cublasLtMatmulDescInit_internal, 0, 1483, cs_call_cublasLt+248, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtMatmulDescInit_internal, cs_sd_cublasLtMatmulDescInit_internal, 1, 1483, cs_call_cublasLt+248, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtMatmulDescInit_internal, cs_sg_cublasLtMatmulDescInit_internal, 2, 1483, cs_call_cublasLt+248, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtMatmulDescInit_internal, cs_sl_cublasLtMatmulDescInit_internal, 0, 1483, cs_call_cublasLt+248, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtMatmulDescInit_internal, cs_sd_cublasLtMatmulDescInit_internal, 1, 1483, cs_call_cublasLt+248, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtMatmulDescInit_internal, cs_sg_cublasLtMatmulDescInit_internal, 2, 1483, cs_call_cublasLt+248, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatmulDescInit_internal, 1483
-CS_FAST_ENTRY cs_l_cublasLtMatmulDescSetAttribute, cs_sl_cublasLtMatmulDescSetAttribute, 0, 1484, cs_call_cublasLt+256, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtMatmulDescSetAttribute, cs_sd_cublasLtMatmulDescSetAttribute, 1, 1484, cs_call_cublasLt+256, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtMatmulDescSetAttribute, cs_sg_cublasLtMatmulDescSetAttribute, 2, 1484, cs_call_cublasLt+256, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtMatmulDescSetAttribute, cs_sl_cublasLtMatmulDescSetAttribute, 0, 1484, cs_call_cublasLt+256, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtMatmulDescSetAttribute, cs_sd_cublasLtMatmulDescSetAttribute, 1, 1484, cs_call_cublasLt+256, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtMatmulDescSetAttribute, cs_sg_cublasLtMatmulDescSetAttribute, 2, 1484, cs_call_cublasLt+256, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatmulDescSetAttribute, 1484
-CS_FAST_ENTRY cs_l_cublasLtMatmulPreferenceCreate, cs_sl_cublasLtMatmulPreferenceCreate, 0, 1485, cs_call_cublasLt+264, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtMatmulPreferenceCreate, cs_sd_cublasLtMatmulPreferenceCreate, 1, 1485, cs_call_cublasLt+264, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtMatmulPreferenceCreate, cs_sg_cublasLtMatmulPreferenceCreate, 2, 1485, cs_call_cublasLt+264, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtMatmulPreferenceCreate, cs_sl_cublasLtMatmulPreferenceCreate, 0, 1485, cs_call_cublasLt+264, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtMatmulPreferenceCreate, cs_sd_cublasLtMatmulPreferenceCreate, 1, 1485, cs_call_cublasLt+264, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtMatmulPreferenceCreate, cs_sg_cublasLtMatmulPreferenceCreate, 2, 1485, cs_call_cublasLt+264, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatmulPreferenceCreate, 1485
-CS_FAST_ENTRY cs_l_cublasLtMatmulPreferenceDestroy, cs_sl_cublasLtMatmulPreferenceDestroy, 0, 1486, cs_call_cublasLt+272, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtMatmulPreferenceDestroy, cs_sd_cublasLtMatmulPreferenceDestroy, 1, 1486, cs_call_cublasLt+272, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtMatmulPreferenceDestroy, cs_sg_cublasLtMatmulPreferenceDestroy, 2, 1486, cs_call_cublasLt+272, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtMatmulPreferenceDestroy, cs_sl_cublasLtMatmulPreferenceDestroy, 0, 1486, cs_call_cublasLt+272, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtMatmulPreferenceDestroy, cs_sd_cublasLtMatmulPreferenceDestroy, 1, 1486, cs_call_cublasLt+272, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtMatmulPreferenceDestroy, cs_sg_cublasLtMatmulPreferenceDestroy, 2, 1486, cs_call_cublasLt+272, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatmulPreferenceDestroy, 1486
-CS_FAST_ENTRY cs_l_cublasLtMatmulPreferenceGetAttribute, cs_sl_cublasLtMatmulPreferenceGetAttribute, 0, 1487, cs_call_cublasLt+280, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtMatmulPreferenceGetAttribute, cs_sd_cublasLtMatmulPreferenceGetAttribute, 1, 1487, cs_call_cublasLt+280, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtMatmulPreferenceGetAttribute, cs_sg_cublasLtMatmulPreferenceGetAttribute, 2, 1487, cs_call_cublasLt+280, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtMatmulPreferenceGetAttribute, cs_sl_cublasLtMatmulPreferenceGetAttribute, 0, 1487, cs_call_cublasLt+280, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtMatmulPreferenceGetAttribute, cs_sd_cublasLtMatmulPreferenceGetAttribute, 1, 1487, cs_call_cublasLt+280, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtMatmulPreferenceGetAttribute, cs_sg_cublasLtMatmulPreferenceGetAttribute, 2, 1487, cs_call_cublasLt+280, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatmulPreferenceGetAttribute, 1487
-CS_FAST_ENTRY cs_l_cublasLtMatmulPreferenceInit_internal, cs_sl_cublasLtMatmulPreferenceInit_internal, 0, 1488, cs_call_cublasLt+288, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtMatmulPreferenceInit_internal, cs_sd_cublasLtMatmulPreferenceInit_internal, 1, 1488, cs_call_cublasLt+288, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtMatmulPreferenceInit_internal, cs_sg_cublasLtMatmulPreferenceInit_internal, 2, 1488, cs_call_cublasLt+288, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtMatmulPreferenceInit_internal, cs_sl_cublasLtMatmulPreferenceInit_internal, 0, 1488, cs_call_cublasLt+288, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtMatmulPreferenceInit_internal, cs_sd_cublasLtMatmulPreferenceInit_internal, 1, 1488, cs_call_cublasLt+288, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtMatmulPreferenceInit_internal, cs_sg_cublasLtMatmulPreferenceInit_internal, 2, 1488, cs_call_cublasLt+288, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatmulPreferenceInit_internal, 1488
-CS_FAST_ENTRY cs_l_cublasLtMatmulPreferenceSetAttribute, cs_sl_cublasLtMatmulPreferenceSetAttribute, 0, 1489, cs_call_cublasLt+296, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtMatmulPreferenceSetAttribute, cs_sd_cublasLtMatmulPreferenceSetAttribute, 1, 1489, cs_call_cublasLt+296, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtMatmulPreferenceSetAttribute, cs_sg_cublasLtMatmulPreferenceSetAttribute, 2, 1489, cs_call_cublasLt+296, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtMatmulPreferenceSetAttribute, cs_sl_cublasLtMatmulPreferenceSetAttribute, 0, 1489, cs_call_cublasLt+296, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtMatmulPreferenceSetAttribute, cs_sd_cublasLtMatmulPreferenceSetAttribute, 1, 1489, cs_call_cublasLt+296, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtMatmulPreferenceSetAttribute, cs_sg_cublasLtMatmulPreferenceSetAttribute, 2, 1489, cs_call_cublasLt+296, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatmulPreferenceSetAttribute, 1489
-CS_FAST_ENTRY cs_l_cublasLtMatrixLayoutCreate, cs_sl_cublasLtMatrixLayoutCreate, 0, 1490, cs_call_cublasLt+304, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtMatrixLayoutCreate, cs_sd_cublasLtMatrixLayoutCreate, 1, 1490, cs_call_cublasLt+304, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtMatrixLayoutCreate, cs_sg_cublasLtMatrixLayoutCreate, 2, 1490, cs_call_cublasLt+304, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtMatrixLayoutCreate, cs_sl_cublasLtMatrixLayoutCreate, 0, 1490, cs_call_cublasLt+304, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtMatrixLayoutCreate, cs_sd_cublasLtMatrixLayoutCreate, 1, 1490, cs_call_cublasLt+304, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtMatrixLayoutCreate, cs_sg_cublasLtMatrixLayoutCreate, 2, 1490, cs_call_cublasLt+304, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatrixLayoutCreate, 1490
-CS_FAST_ENTRY cs_l_cublasLtMatrixLayoutDestroy, cs_sl_cublasLtMatrixLayoutDestroy, 0, 1491, cs_call_cublasLt+312, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtMatrixLayoutDestroy, cs_sd_cublasLtMatrixLayoutDestroy, 1, 1491, cs_call_cublasLt+312, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtMatrixLayoutDestroy, cs_sg_cublasLtMatrixLayoutDestroy, 2, 1491, cs_call_cublasLt+312, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtMatrixLayoutDestroy, cs_sl_cublasLtMatrixLayoutDestroy, 0, 1491, cs_call_cublasLt+312, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtMatrixLayoutDestroy, cs_sd_cublasLtMatrixLayoutDestroy, 1, 1491, cs_call_cublasLt+312, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtMatrixLayoutDestroy, cs_sg_cublasLtMatrixLayoutDestroy, 2, 1491, cs_call_cublasLt+312, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatrixLayoutDestroy, 1491
-CS_FAST_ENTRY cs_l_cublasLtMatrixLayoutGetAttribute, cs_sl_cublasLtMatrixLayoutGetAttribute, 0, 1492, cs_call_cublasLt+320, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtMatrixLayoutGetAttribute, cs_sd_cublasLtMatrixLayoutGetAttribute, 1, 1492, cs_call_cublasLt+320, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtMatrixLayoutGetAttribute, cs_sg_cublasLtMatrixLayoutGetAttribute, 2, 1492, cs_call_cublasLt+320, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtMatrixLayoutGetAttribute, cs_sl_cublasLtMatrixLayoutGetAttribute, 0, 1492, cs_call_cublasLt+320, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtMatrixLayoutGetAttribute, cs_sd_cublasLtMatrixLayoutGetAttribute, 1, 1492, cs_call_cublasLt+320, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtMatrixLayoutGetAttribute, cs_sg_cublasLtMatrixLayoutGetAttribute, 2, 1492, cs_call_cublasLt+320, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatrixLayoutGetAttribute, 1492
-CS_FAST_ENTRY cs_l_cublasLtMatrixLayoutInit_internal, cs_sl_cublasLtMatrixLayoutInit_internal, 0, 1493, cs_call_cublasLt+328, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtMatrixLayoutInit_internal, cs_sd_cublasLtMatrixLayoutInit_internal, 1, 1493, cs_call_cublasLt+328, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtMatrixLayoutInit_internal, cs_sg_cublasLtMatrixLayoutInit_internal, 2, 1493, cs_call_cublasLt+328, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtMatrixLayoutInit_internal, cs_sl_cublasLtMatrixLayoutInit_internal, 0, 1493, cs_call_cublasLt+328, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtMatrixLayoutInit_internal, cs_sd_cublasLtMatrixLayoutInit_internal, 1, 1493, cs_call_cublasLt+328, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtMatrixLayoutInit_internal, cs_sg_cublasLtMatrixLayoutInit_internal, 2, 1493, cs_call_cublasLt+328, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatrixLayoutInit_internal, 1493
-CS_FAST_ENTRY cs_l_cublasLtMatrixLayoutSetAttribute, cs_sl_cublasLtMatrixLayoutSetAttribute, 0, 1494, cs_call_cublasLt+336, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtMatrixLayoutSetAttribute, cs_sd_cublasLtMatrixLayoutSetAttribute, 1, 1494, cs_call_cublasLt+336, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtMatrixLayoutSetAttribute, cs_sg_cublasLtMatrixLayoutSetAttribute, 2, 1494, cs_call_cublasLt+336, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtMatrixLayoutSetAttribute, cs_sl_cublasLtMatrixLayoutSetAttribute, 0, 1494, cs_call_cublasLt+336, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtMatrixLayoutSetAttribute, cs_sd_cublasLtMatrixLayoutSetAttribute, 1, 1494, cs_call_cublasLt+336, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtMatrixLayoutSetAttribute, cs_sg_cublasLtMatrixLayoutSetAttribute, 2, 1494, cs_call_cublasLt+336, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatrixLayoutSetAttribute, 1494
-CS_FAST_ENTRY cs_l_cublasLtMatrixTransform, cs_sl_cublasLtMatrixTransform, 0, 1495, cs_call_cublasLt+344, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtMatrixTransform, cs_sd_cublasLtMatrixTransform, 1, 1495, cs_call_cublasLt+344, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtMatrixTransform, cs_sg_cublasLtMatrixTransform, 2, 1495, cs_call_cublasLt+344, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtMatrixTransform, cs_sl_cublasLtMatrixTransform, 0, 1495, cs_call_cublasLt+344, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtMatrixTransform, cs_sd_cublasLtMatrixTransform, 1, 1495, cs_call_cublasLt+344, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtMatrixTransform, cs_sg_cublasLtMatrixTransform, 2, 1495, cs_call_cublasLt+344, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatrixTransform, 1495
-CS_FAST_ENTRY cs_l_cublasLtMatrixTransformDescCreate, cs_sl_cublasLtMatrixTransformDescCreate, 0, 1496, cs_call_cublasLt+352, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtMatrixTransformDescCreate, cs_sd_cublasLtMatrixTransformDescCreate, 1, 1496, cs_call_cublasLt+352, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtMatrixTransformDescCreate, cs_sg_cublasLtMatrixTransformDescCreate, 2, 1496, cs_call_cublasLt+352, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtMatrixTransformDescCreate, cs_sl_cublasLtMatrixTransformDescCreate, 0, 1496, cs_call_cublasLt+352, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtMatrixTransformDescCreate, cs_sd_cublasLtMatrixTransformDescCreate, 1, 1496, cs_call_cublasLt+352, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtMatrixTransformDescCreate, cs_sg_cublasLtMatrixTransformDescCreate, 2, 1496, cs_call_cublasLt+352, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatrixTransformDescCreate, 1496
-CS_FAST_ENTRY cs_l_cublasLtMatrixTransformDescDestroy, cs_sl_cublasLtMatrixTransformDescDestroy, 0, 1497, cs_call_cublasLt+360, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtMatrixTransformDescDestroy, cs_sd_cublasLtMatrixTransformDescDestroy, 1, 1497, cs_call_cublasLt+360, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtMatrixTransformDescDestroy, cs_sg_cublasLtMatrixTransformDescDestroy, 2, 1497, cs_call_cublasLt+360, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtMatrixTransformDescDestroy, cs_sl_cublasLtMatrixTransformDescDestroy, 0, 1497, cs_call_cublasLt+360, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtMatrixTransformDescDestroy, cs_sd_cublasLtMatrixTransformDescDestroy, 1, 1497, cs_call_cublasLt+360, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtMatrixTransformDescDestroy, cs_sg_cublasLtMatrixTransformDescDestroy, 2, 1497, cs_call_cublasLt+360, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatrixTransformDescDestroy, 1497
-CS_FAST_ENTRY cs_l_cublasLtMatrixTransformDescGetAttribute, cs_sl_cublasLtMatrixTransformDescGetAttribute, 0, 1498, cs_call_cublasLt+368, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtMatrixTransformDescGetAttribute, cs_sd_cublasLtMatrixTransformDescGetAttribute, 1, 1498, cs_call_cublasLt+368, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtMatrixTransformDescGetAttribute, cs_sg_cublasLtMatrixTransformDescGetAttribute, 2, 1498, cs_call_cublasLt+368, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtMatrixTransformDescGetAttribute, cs_sl_cublasLtMatrixTransformDescGetAttribute, 0, 1498, cs_call_cublasLt+368, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtMatrixTransformDescGetAttribute, cs_sd_cublasLtMatrixTransformDescGetAttribute, 1, 1498, cs_call_cublasLt+368, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtMatrixTransformDescGetAttribute, cs_sg_cublasLtMatrixTransformDescGetAttribute, 2, 1498, cs_call_cublasLt+368, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatrixTransformDescGetAttribute, 1498
-CS_FAST_ENTRY cs_l_cublasLtMatrixTransformDescInit_internal, cs_sl_cublasLtMatrixTransformDescInit_internal, 0, 1499, cs_call_cublasLt+376, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtMatrixTransformDescInit_internal, cs_sd_cublasLtMatrixTransformDescInit_internal, 1, 1499, cs_call_cublasLt+376, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtMatrixTransformDescInit_internal, cs_sg_cublasLtMatrixTransformDescInit_internal, 2, 1499, cs_call_cublasLt+376, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtMatrixTransformDescInit_internal, cs_sl_cublasLtMatrixTransformDescInit_internal, 0, 1499, cs_call_cublasLt+376, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtMatrixTransformDescInit_internal, cs_sd_cublasLtMatrixTransformDescInit_internal, 1, 1499, cs_call_cublasLt+376, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtMatrixTransformDescInit_internal, cs_sg_cublasLtMatrixTransformDescInit_internal, 2, 1499, cs_call_cublasLt+376, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatrixTransformDescInit_internal, 1499
-CS_FAST_ENTRY cs_l_cublasLtMatrixTransformDescSetAttribute, cs_sl_cublasLtMatrixTransformDescSetAttribute, 0, 1500, cs_call_cublasLt+384, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLtMatrixTransformDescSetAttribute, cs_sd_cublasLtMatrixTransformDescSetAttribute, 1, 1500, cs_call_cublasLt+384, cs_api_cublasLt, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLtMatrixTransformDescSetAttribute, cs_sg_cublasLtMatrixTransformDescSetAttribute, 2, 1500, cs_call_cublasLt+384, cs_api_cublasLt, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLtMatrixTransformDescSetAttribute, cs_sl_cublasLtMatrixTransformDescSetAttribute, 0, 1500, cs_call_cublasLt+384, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_d_cublasLtMatrixTransformDescSetAttribute, cs_sd_cublasLtMatrixTransformDescSetAttribute, 1, 1500, cs_call_cublasLt+384, cs_api_cublasLt, 1, 0
+CS_FAST_ENTRY cs_g_cublasLtMatrixTransformDescSetAttribute, cs_sg_cublasLtMatrixTransformDescSetAttribute, 2, 1500, cs_call_cublasLt+384, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatrixTransformDescSetAttribute, 1500
 #endif
     .section .note.GNU-stack, "", @progbits

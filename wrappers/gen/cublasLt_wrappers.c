@@ -71,7 +71,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtDestroy(uint8
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtDestroy - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtDestroy(via, lightHandle);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtDestroy(via, lightHandle);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtDestroy(via, lightHandle);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtDestroy);
     uint32_t r = real(lightHandle);
@@ -126,7 +126,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtEmulationDesc
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtEmulationDescCreate - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtEmulationDescCreate(via, emulationDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtEmulationDescCreate(via, emulationDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtEmulationDescCreate(via, emulationDesc);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtEmulationDescCreate);
     uint32_t r = real(emulationDesc);
@@ -181,7 +181,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtEmulationDesc
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtEmulationDescDestroy - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtEmulationDescDestroy(via, emulationDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtEmulationDescDestroy(via, emulationDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtEmulationDescDestroy(via, emulationDesc);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtEmulationDescDestroy);
     uint32_t r = real(emulationDesc);
@@ -236,7 +236,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtEmulationDesc
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtEmulationDescGetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtEmulationDescGetAttribute(via, emulationDesc, attr, buf, sizeInBytes, sizeWritten);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtEmulationDescGetAttribute(via, emulationDesc, attr, buf, sizeInBytes, sizeWritten);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtEmulationDescGetAttribute(via, emulationDesc, attr, buf, sizeInBytes, sizeWritten);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtEmulationDescGetAttribute);
     uint32_t r = real(emulationDesc, attr, buf, sizeInBytes, sizeWritten);
@@ -291,7 +291,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtEmulationDesc
     typedef uint32_t (*fn_t)(void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtEmulationDescInit_internal - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtEmulationDescInit_internal(via, emulationDesc, size);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtEmulationDescInit_internal(via, emulationDesc, size);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtEmulationDescInit_internal(via, emulationDesc, size);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtEmulationDescInit_internal);
     uint32_t r = real(emulationDesc, size);
@@ -346,7 +346,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtEmulationDesc
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtEmulationDescSetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtEmulationDescSetAttribute(via, emulationDesc, attr, buf, sizeInBytes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtEmulationDescSetAttribute(via, emulationDesc, attr, buf, sizeInBytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtEmulationDescSetAttribute(via, emulationDesc, attr, buf, sizeInBytes);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtEmulationDescSetAttribute);
     uint32_t r = real(emulationDesc, attr, buf, sizeInBytes);
@@ -553,7 +553,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtHeuristicsCac
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtHeuristicsCacheGetCapacity(via, capacity);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtHeuristicsCacheGetCapacity(via, capacity);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtHeuristicsCacheGetCapacity(via, capacity);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity);
     uint32_t r = real(capacity);
@@ -608,7 +608,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtHeuristicsCac
     typedef uint32_t (*fn_t)(uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtHeuristicsCacheSetCapacity(via, capacity);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtHeuristicsCacheSetCapacity(via, capacity);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtHeuristicsCacheSetCapacity(via, capacity);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity);
     uint32_t r = real(capacity);
@@ -663,7 +663,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerForceDi
     typedef uint32_t (*fn_t)(void);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtLoggerForceDisable - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtLoggerForceDisable(via);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtLoggerForceDisable(via);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtLoggerForceDisable(via);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtLoggerForceDisable);
     uint32_t r = real();
@@ -718,7 +718,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerOpenFil
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtLoggerOpenFile - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtLoggerOpenFile(via, logFile);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtLoggerOpenFile(via, logFile);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtLoggerOpenFile(via, logFile);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtLoggerOpenFile);
     uint32_t r = real(logFile);
@@ -773,7 +773,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerSetCall
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtLoggerSetCallback - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtLoggerSetCallback(via, callback);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtLoggerSetCallback(via, callback);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtLoggerSetCallback(via, callback);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtLoggerSetCallback);
     uint32_t r = real(callback);
@@ -828,7 +828,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerSetFile
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtLoggerSetFile - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtLoggerSetFile(via, file);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtLoggerSetFile(via, file);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtLoggerSetFile(via, file);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtLoggerSetFile);
     uint32_t r = real(file);
@@ -883,7 +883,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerSetLeve
     typedef uint32_t (*fn_t)(int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtLoggerSetLevel - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtLoggerSetLevel(via, level);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtLoggerSetLevel(via, level);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtLoggerSetLevel(via, level);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtLoggerSetLevel);
     uint32_t r = real(level);
@@ -938,7 +938,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerSetMask
     typedef uint32_t (*fn_t)(int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtLoggerSetMask - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtLoggerSetMask(via, mask);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtLoggerSetMask(via, mask);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtLoggerSetMask(via, mask);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtLoggerSetMask);
     uint32_t r = real(mask);
@@ -993,7 +993,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmul(uint8_
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmul - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmul(via, lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatmul(via, lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmul(via, lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmul);
     uint32_t r = real(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
@@ -1048,7 +1048,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoCap
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulAlgoCapGetAttribute(via, algo, attr, buf, sizeInBytes, sizeWritten);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatmulAlgoCapGetAttribute(via, algo, attr, buf, sizeInBytes, sizeWritten);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulAlgoCapGetAttribute(via, algo, attr, buf, sizeInBytes, sizeWritten);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute);
     uint32_t r = real(algo, attr, buf, sizeInBytes, sizeWritten);
@@ -1103,7 +1103,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoChe
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulAlgoCheck - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulAlgoCheck(via, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatmulAlgoCheck(via, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulAlgoCheck(via, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulAlgoCheck);
     uint32_t r = real(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result);
@@ -1158,7 +1158,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoCon
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulAlgoConfigGetAttribute(via, algo, attr, buf, sizeInBytes, sizeWritten);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatmulAlgoConfigGetAttribute(via, algo, attr, buf, sizeInBytes, sizeWritten);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulAlgoConfigGetAttribute(via, algo, attr, buf, sizeInBytes, sizeWritten);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute);
     uint32_t r = real(algo, attr, buf, sizeInBytes, sizeWritten);
@@ -1213,7 +1213,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoCon
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulAlgoConfigSetAttribute(via, algo, attr, buf, sizeInBytes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatmulAlgoConfigSetAttribute(via, algo, attr, buf, sizeInBytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulAlgoConfigSetAttribute(via, algo, attr, buf, sizeInBytes);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute);
     uint32_t r = real(algo, attr, buf, sizeInBytes);
@@ -1268,7 +1268,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoGet
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulAlgoGetHeuristic(via, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatmulAlgoGetHeuristic(via, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulAlgoGetHeuristic(via, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic);
     uint32_t r = real(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount);
@@ -1323,7 +1323,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoGet
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulAlgoGetIds - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulAlgoGetIds(via, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatmulAlgoGetIds(via, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulAlgoGetIds(via, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulAlgoGetIds);
     uint32_t r = real(lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount);
@@ -1378,7 +1378,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoIni
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulAlgoInit - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulAlgoInit(via, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatmulAlgoInit(via, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulAlgoInit(via, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulAlgoInit);
     uint32_t r = real(lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo);
@@ -1433,7 +1433,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulDescCre
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulDescCreate - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulDescCreate(via, matmulDesc, computeType, scaleType);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatmulDescCreate(via, matmulDesc, computeType, scaleType);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulDescCreate(via, matmulDesc, computeType, scaleType);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulDescCreate);
     uint32_t r = real(matmulDesc, computeType, scaleType);
@@ -1488,7 +1488,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulDescDes
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulDescDestroy - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulDescDestroy(via, matmulDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatmulDescDestroy(via, matmulDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulDescDestroy(via, matmulDesc);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulDescDestroy);
     uint32_t r = real(matmulDesc);
@@ -1543,7 +1543,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulDescGet
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulDescGetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulDescGetAttribute(via, matmulDesc, attr, buf, sizeInBytes, sizeWritten);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatmulDescGetAttribute(via, matmulDesc, attr, buf, sizeInBytes, sizeWritten);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulDescGetAttribute(via, matmulDesc, attr, buf, sizeInBytes, sizeWritten);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulDescGetAttribute);
     uint32_t r = real(matmulDesc, attr, buf, sizeInBytes, sizeWritten);
@@ -1598,7 +1598,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulDescIni
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulDescInit_internal - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulDescInit_internal(via, matmulDesc, size, computeType, scaleType);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatmulDescInit_internal(via, matmulDesc, size, computeType, scaleType);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulDescInit_internal(via, matmulDesc, size, computeType, scaleType);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulDescInit_internal);
     uint32_t r = real(matmulDesc, size, computeType, scaleType);
@@ -1653,7 +1653,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulDescSet
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulDescSetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulDescSetAttribute(via, matmulDesc, attr, buf, sizeInBytes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatmulDescSetAttribute(via, matmulDesc, attr, buf, sizeInBytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulDescSetAttribute(via, matmulDesc, attr, buf, sizeInBytes);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulDescSetAttribute);
     uint32_t r = real(matmulDesc, attr, buf, sizeInBytes);
@@ -1708,7 +1708,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulPrefere
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulPreferenceCreate - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulPreferenceCreate(via, pref);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatmulPreferenceCreate(via, pref);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulPreferenceCreate(via, pref);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulPreferenceCreate);
     uint32_t r = real(pref);
@@ -1763,7 +1763,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulPrefere
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulPreferenceDestroy - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulPreferenceDestroy(via, pref);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatmulPreferenceDestroy(via, pref);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulPreferenceDestroy(via, pref);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy);
     uint32_t r = real(pref);
@@ -1818,7 +1818,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulPrefere
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulPreferenceGetAttribute(via, pref, attr, buf, sizeInBytes, sizeWritten);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatmulPreferenceGetAttribute(via, pref, attr, buf, sizeInBytes, sizeWritten);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulPreferenceGetAttribute(via, pref, attr, buf, sizeInBytes, sizeWritten);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute);
     uint32_t r = real(pref, attr, buf, sizeInBytes, sizeWritten);
@@ -1873,7 +1873,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulPrefere
     typedef uint32_t (*fn_t)(void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulPreferenceInit_internal(via, pref, size);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatmulPreferenceInit_internal(via, pref, size);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulPreferenceInit_internal(via, pref, size);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal);
     uint32_t r = real(pref, size);
@@ -1928,7 +1928,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulPrefere
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatmulPreferenceSetAttribute(via, pref, attr, buf, sizeInBytes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatmulPreferenceSetAttribute(via, pref, attr, buf, sizeInBytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulPreferenceSetAttribute(via, pref, attr, buf, sizeInBytes);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute);
     uint32_t r = real(pref, attr, buf, sizeInBytes);
@@ -1983,7 +1983,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixLayoutC
     typedef uint32_t (*fn_t)(void *, uint32_t, uint64_t, uint64_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixLayoutCreate - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixLayoutCreate(via, matLayout, type, rows, cols, ld);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatrixLayoutCreate(via, matLayout, type, rows, cols, ld);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixLayoutCreate(via, matLayout, type, rows, cols, ld);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixLayoutCreate);
     uint32_t r = real(matLayout, type, rows, cols, ld);
@@ -2038,7 +2038,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixLayoutD
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixLayoutDestroy - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixLayoutDestroy(via, matLayout);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatrixLayoutDestroy(via, matLayout);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixLayoutDestroy(via, matLayout);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixLayoutDestroy);
     uint32_t r = real(matLayout);
@@ -2093,7 +2093,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixLayoutG
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixLayoutGetAttribute(via, matLayout, attr, buf, sizeInBytes, sizeWritten);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatrixLayoutGetAttribute(via, matLayout, attr, buf, sizeInBytes, sizeWritten);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixLayoutGetAttribute(via, matLayout, attr, buf, sizeInBytes, sizeWritten);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute);
     uint32_t r = real(matLayout, attr, buf, sizeInBytes, sizeWritten);
@@ -2148,7 +2148,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixLayoutI
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, uint64_t, uint64_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixLayoutInit_internal - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixLayoutInit_internal(via, matLayout, size, type, rows, cols, ld);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatrixLayoutInit_internal(via, matLayout, size, type, rows, cols, ld);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixLayoutInit_internal(via, matLayout, size, type, rows, cols, ld);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal);
     uint32_t r = real(matLayout, size, type, rows, cols, ld);
@@ -2203,7 +2203,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixLayoutS
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixLayoutSetAttribute(via, matLayout, attr, buf, sizeInBytes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatrixLayoutSetAttribute(via, matLayout, attr, buf, sizeInBytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixLayoutSetAttribute(via, matLayout, attr, buf, sizeInBytes);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute);
     uint32_t r = real(matLayout, attr, buf, sizeInBytes);
@@ -2258,7 +2258,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransfo
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixTransform - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixTransform(via, lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatrixTransform(via, lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixTransform(via, lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixTransform);
     uint32_t r = real(lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream);
@@ -2313,7 +2313,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransfo
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixTransformDescCreate - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixTransformDescCreate(via, transformDesc, scaleType);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatrixTransformDescCreate(via, transformDesc, scaleType);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixTransformDescCreate(via, transformDesc, scaleType);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixTransformDescCreate);
     uint32_t r = real(transformDesc, scaleType);
@@ -2368,7 +2368,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransfo
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixTransformDescDestroy - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixTransformDescDestroy(via, transformDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatrixTransformDescDestroy(via, transformDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixTransformDescDestroy(via, transformDesc);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy);
     uint32_t r = real(transformDesc);
@@ -2423,7 +2423,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransfo
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixTransformDescGetAttribute(via, transformDesc, attr, buf, sizeInBytes, sizeWritten);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatrixTransformDescGetAttribute(via, transformDesc, attr, buf, sizeInBytes, sizeWritten);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixTransformDescGetAttribute(via, transformDesc, attr, buf, sizeInBytes, sizeWritten);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute);
     uint32_t r = real(transformDesc, attr, buf, sizeInBytes, sizeWritten);
@@ -2478,7 +2478,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransfo
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixTransformDescInit_internal(via, transformDesc, size, scaleType);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatrixTransformDescInit_internal(via, transformDesc, size, scaleType);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixTransformDescInit_internal(via, transformDesc, size, scaleType);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal);
     uint32_t r = real(transformDesc, size, scaleType);
@@ -2533,7 +2533,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransfo
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLtMatrixTransformDescSetAttribute(via, transformDesc, attr, buf, sizeInBytes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatrixTransformDescSetAttribute(via, transformDesc, attr, buf, sizeInBytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixTransformDescSetAttribute(via, transformDesc, attr, buf, sizeInBytes);
     cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute);
     uint32_t r = real(transformDesc, attr, buf, sizeInBytes);

@@ -2,2041 +2,2041 @@
 #include "../../shim/fast_asm.h"
 #if CS_FAST_ASM
     .text
-CS_FAST_ENTRY cs_l_cublasAsumEx, cs_sl_cublasAsumEx, 0, 936, cs_call_cublas+0, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasAsumEx, cs_sd_cublasAsumEx, 1, 936, cs_call_cublas+0, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasAsumEx, cs_sg_cublasAsumEx, 2, 936, cs_call_cublas+0, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasAsumEx, cs_sl_cublasAsumEx, 0, 936, cs_call_cublas+0, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasAsumEx, cs_sd_cublasAsumEx, 1, 936, cs_call_cublas+0, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasAsumEx, cs_sg_cublasAsumEx, 2, 936, cs_call_cublas+0, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasAsumEx, 936
-CS_FAST_ENTRY cs_l_cublasAsumEx_64, cs_sl_cublasAsumEx_64, 0, 937, cs_call_cublas+8, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasAsumEx_64, cs_sd_cublasAsumEx_64, 1, 937, cs_call_cublas+8, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasAsumEx_64, cs_sg_cublasAsumEx_64, 2, 937, cs_call_cublas+8, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasAsumEx_64, cs_sl_cublasAsumEx_64, 0, 937, cs_call_cublas+8, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasAsumEx_64, cs_sd_cublasAsumEx_64, 1, 937, cs_call_cublas+8, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasAsumEx_64, cs_sg_cublasAsumEx_64, 2, 937, cs_call_cublas+8, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasAsumEx_64, 937
-CS_FAST_ENTRY cs_l_cublasAxpyEx, cs_sl_cublasAxpyEx, 0, 938, cs_call_cublas+16, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasAxpyEx, cs_sd_cublasAxpyEx, 1, 938, cs_call_cublas+16, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasAxpyEx, cs_sg_cublasAxpyEx, 2, 938, cs_call_cublas+16, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasAxpyEx, cs_sl_cublasAxpyEx, 0, 938, cs_call_cublas+16, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasAxpyEx, cs_sd_cublasAxpyEx, 1, 938, cs_call_cublas+16, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasAxpyEx, cs_sg_cublasAxpyEx, 2, 938, cs_call_cublas+16, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasAxpyEx, 938
-CS_FAST_ENTRY cs_l_cublasAxpyEx_64, cs_sl_cublasAxpyEx_64, 0, 939, cs_call_cublas+24, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasAxpyEx_64, cs_sd_cublasAxpyEx_64, 1, 939, cs_call_cublas+24, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasAxpyEx_64, cs_sg_cublasAxpyEx_64, 2, 939, cs_call_cublas+24, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasAxpyEx_64, cs_sl_cublasAxpyEx_64, 0, 939, cs_call_cublas+24, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasAxpyEx_64, cs_sd_cublasAxpyEx_64, 1, 939, cs_call_cublas+24, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasAxpyEx_64, cs_sg_cublasAxpyEx_64, 2, 939, cs_call_cublas+24, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasAxpyEx_64, 939
-CS_FAST_ENTRY cs_l_cublasCaxpy_v2, cs_sl_cublasCaxpy_v2, 0, 940, cs_call_cublas+32, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCaxpy_v2, cs_sd_cublasCaxpy_v2, 1, 940, cs_call_cublas+32, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCaxpy_v2, cs_sg_cublasCaxpy_v2, 2, 940, cs_call_cublas+32, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCaxpy_v2, cs_sl_cublasCaxpy_v2, 0, 940, cs_call_cublas+32, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCaxpy_v2, cs_sd_cublasCaxpy_v2, 1, 940, cs_call_cublas+32, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCaxpy_v2, cs_sg_cublasCaxpy_v2, 2, 940, cs_call_cublas+32, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCaxpy_v2, 940
-CS_FAST_ENTRY cs_l_cublasCaxpy_v2_64, cs_sl_cublasCaxpy_v2_64, 0, 941, cs_call_cublas+40, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCaxpy_v2_64, cs_sd_cublasCaxpy_v2_64, 1, 941, cs_call_cublas+40, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCaxpy_v2_64, cs_sg_cublasCaxpy_v2_64, 2, 941, cs_call_cublas+40, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCaxpy_v2_64, cs_sl_cublasCaxpy_v2_64, 0, 941, cs_call_cublas+40, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCaxpy_v2_64, cs_sd_cublasCaxpy_v2_64, 1, 941, cs_call_cublas+40, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCaxpy_v2_64, cs_sg_cublasCaxpy_v2_64, 2, 941, cs_call_cublas+40, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCaxpy_v2_64, 941
-CS_FAST_ENTRY cs_l_cublasCcopy_v2, cs_sl_cublasCcopy_v2, 0, 942, cs_call_cublas+48, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCcopy_v2, cs_sd_cublasCcopy_v2, 1, 942, cs_call_cublas+48, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCcopy_v2, cs_sg_cublasCcopy_v2, 2, 942, cs_call_cublas+48, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCcopy_v2, cs_sl_cublasCcopy_v2, 0, 942, cs_call_cublas+48, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCcopy_v2, cs_sd_cublasCcopy_v2, 1, 942, cs_call_cublas+48, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCcopy_v2, cs_sg_cublasCcopy_v2, 2, 942, cs_call_cublas+48, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCcopy_v2, 942
-CS_FAST_ENTRY cs_l_cublasCcopy_v2_64, cs_sl_cublasCcopy_v2_64, 0, 943, cs_call_cublas+56, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCcopy_v2_64, cs_sd_cublasCcopy_v2_64, 1, 943, cs_call_cublas+56, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCcopy_v2_64, cs_sg_cublasCcopy_v2_64, 2, 943, cs_call_cublas+56, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCcopy_v2_64, cs_sl_cublasCcopy_v2_64, 0, 943, cs_call_cublas+56, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCcopy_v2_64, cs_sd_cublasCcopy_v2_64, 1, 943, cs_call_cublas+56, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCcopy_v2_64, cs_sg_cublasCcopy_v2_64, 2, 943, cs_call_cublas+56, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCcopy_v2_64, 943
-CS_FAST_ENTRY cs_l_cublasCdgmm, cs_sl_cublasCdgmm, 0, 944, cs_call_cublas+64, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCdgmm, cs_sd_cublasCdgmm, 1, 944, cs_call_cublas+64, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCdgmm, cs_sg_cublasCdgmm, 2, 944, cs_call_cublas+64, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCdgmm, cs_sl_cublasCdgmm, 0, 944, cs_call_cublas+64, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCdgmm, cs_sd_cublasCdgmm, 1, 944, cs_call_cublas+64, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCdgmm, cs_sg_cublasCdgmm, 2, 944, cs_call_cublas+64, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCdgmm, 944
-CS_FAST_ENTRY cs_l_cublasCdgmm_64, cs_sl_cublasCdgmm_64, 0, 945, cs_call_cublas+72, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCdgmm_64, cs_sd_cublasCdgmm_64, 1, 945, cs_call_cublas+72, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCdgmm_64, cs_sg_cublasCdgmm_64, 2, 945, cs_call_cublas+72, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCdgmm_64, cs_sl_cublasCdgmm_64, 0, 945, cs_call_cublas+72, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCdgmm_64, cs_sd_cublasCdgmm_64, 1, 945, cs_call_cublas+72, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCdgmm_64, cs_sg_cublasCdgmm_64, 2, 945, cs_call_cublas+72, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCdgmm_64, 945
-CS_FAST_ENTRY cs_l_cublasCdotc_v2, cs_sl_cublasCdotc_v2, 0, 946, cs_call_cublas+80, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCdotc_v2, cs_sd_cublasCdotc_v2, 1, 946, cs_call_cublas+80, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCdotc_v2, cs_sg_cublasCdotc_v2, 2, 946, cs_call_cublas+80, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCdotc_v2, cs_sl_cublasCdotc_v2, 0, 946, cs_call_cublas+80, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCdotc_v2, cs_sd_cublasCdotc_v2, 1, 946, cs_call_cublas+80, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCdotc_v2, cs_sg_cublasCdotc_v2, 2, 946, cs_call_cublas+80, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCdotc_v2, 946
-CS_FAST_ENTRY cs_l_cublasCdotc_v2_64, cs_sl_cublasCdotc_v2_64, 0, 947, cs_call_cublas+88, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCdotc_v2_64, cs_sd_cublasCdotc_v2_64, 1, 947, cs_call_cublas+88, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCdotc_v2_64, cs_sg_cublasCdotc_v2_64, 2, 947, cs_call_cublas+88, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCdotc_v2_64, cs_sl_cublasCdotc_v2_64, 0, 947, cs_call_cublas+88, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCdotc_v2_64, cs_sd_cublasCdotc_v2_64, 1, 947, cs_call_cublas+88, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCdotc_v2_64, cs_sg_cublasCdotc_v2_64, 2, 947, cs_call_cublas+88, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCdotc_v2_64, 947
-CS_FAST_ENTRY cs_l_cublasCdotu_v2, cs_sl_cublasCdotu_v2, 0, 948, cs_call_cublas+96, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCdotu_v2, cs_sd_cublasCdotu_v2, 1, 948, cs_call_cublas+96, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCdotu_v2, cs_sg_cublasCdotu_v2, 2, 948, cs_call_cublas+96, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCdotu_v2, cs_sl_cublasCdotu_v2, 0, 948, cs_call_cublas+96, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCdotu_v2, cs_sd_cublasCdotu_v2, 1, 948, cs_call_cublas+96, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCdotu_v2, cs_sg_cublasCdotu_v2, 2, 948, cs_call_cublas+96, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCdotu_v2, 948
-CS_FAST_ENTRY cs_l_cublasCdotu_v2_64, cs_sl_cublasCdotu_v2_64, 0, 949, cs_call_cublas+104, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCdotu_v2_64, cs_sd_cublasCdotu_v2_64, 1, 949, cs_call_cublas+104, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCdotu_v2_64, cs_sg_cublasCdotu_v2_64, 2, 949, cs_call_cublas+104, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCdotu_v2_64, cs_sl_cublasCdotu_v2_64, 0, 949, cs_call_cublas+104, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCdotu_v2_64, cs_sd_cublasCdotu_v2_64, 1, 949, cs_call_cublas+104, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCdotu_v2_64, cs_sg_cublasCdotu_v2_64, 2, 949, cs_call_cublas+104, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCdotu_v2_64, 949
-CS_FAST_ENTRY cs_l_cublasCgbmv_v2, cs_sl_cublasCgbmv_v2, 0, 950, cs_call_cublas+112, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgbmv_v2, cs_sd_cublasCgbmv_v2, 1, 950, cs_call_cublas+112, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgbmv_v2, cs_sg_cublasCgbmv_v2, 2, 950, cs_call_cublas+112, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgbmv_v2, cs_sl_cublasCgbmv_v2, 0, 950, cs_call_cublas+112, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgbmv_v2, cs_sd_cublasCgbmv_v2, 1, 950, cs_call_cublas+112, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgbmv_v2, cs_sg_cublasCgbmv_v2, 2, 950, cs_call_cublas+112, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgbmv_v2, 950
-CS_FAST_ENTRY cs_l_cublasCgbmv_v2_64, cs_sl_cublasCgbmv_v2_64, 0, 951, cs_call_cublas+120, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgbmv_v2_64, cs_sd_cublasCgbmv_v2_64, 1, 951, cs_call_cublas+120, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgbmv_v2_64, cs_sg_cublasCgbmv_v2_64, 2, 951, cs_call_cublas+120, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgbmv_v2_64, cs_sl_cublasCgbmv_v2_64, 0, 951, cs_call_cublas+120, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgbmv_v2_64, cs_sd_cublasCgbmv_v2_64, 1, 951, cs_call_cublas+120, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgbmv_v2_64, cs_sg_cublasCgbmv_v2_64, 2, 951, cs_call_cublas+120, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgbmv_v2_64, 951
-CS_FAST_ENTRY cs_l_cublasCgeam, cs_sl_cublasCgeam, 0, 952, cs_call_cublas+128, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgeam, cs_sd_cublasCgeam, 1, 952, cs_call_cublas+128, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgeam, cs_sg_cublasCgeam, 2, 952, cs_call_cublas+128, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgeam, cs_sl_cublasCgeam, 0, 952, cs_call_cublas+128, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgeam, cs_sd_cublasCgeam, 1, 952, cs_call_cublas+128, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgeam, cs_sg_cublasCgeam, 2, 952, cs_call_cublas+128, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgeam, 952
-CS_FAST_ENTRY cs_l_cublasCgeam_64, cs_sl_cublasCgeam_64, 0, 953, cs_call_cublas+136, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgeam_64, cs_sd_cublasCgeam_64, 1, 953, cs_call_cublas+136, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgeam_64, cs_sg_cublasCgeam_64, 2, 953, cs_call_cublas+136, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgeam_64, cs_sl_cublasCgeam_64, 0, 953, cs_call_cublas+136, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgeam_64, cs_sd_cublasCgeam_64, 1, 953, cs_call_cublas+136, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgeam_64, cs_sg_cublasCgeam_64, 2, 953, cs_call_cublas+136, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgeam_64, 953
-CS_FAST_ENTRY cs_l_cublasCgelsBatched, cs_sl_cublasCgelsBatched, 0, 954, cs_call_cublas+144, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgelsBatched, cs_sd_cublasCgelsBatched, 1, 954, cs_call_cublas+144, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgelsBatched, cs_sg_cublasCgelsBatched, 2, 954, cs_call_cublas+144, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgelsBatched, cs_sl_cublasCgelsBatched, 0, 954, cs_call_cublas+144, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgelsBatched, cs_sd_cublasCgelsBatched, 1, 954, cs_call_cublas+144, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgelsBatched, cs_sg_cublasCgelsBatched, 2, 954, cs_call_cublas+144, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgelsBatched, 954
-CS_FAST_ENTRY cs_l_cublasCgemm3m, cs_sl_cublasCgemm3m, 0, 955, cs_call_cublas+152, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgemm3m, cs_sd_cublasCgemm3m, 1, 955, cs_call_cublas+152, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgemm3m, cs_sg_cublasCgemm3m, 2, 955, cs_call_cublas+152, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgemm3m, cs_sl_cublasCgemm3m, 0, 955, cs_call_cublas+152, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgemm3m, cs_sd_cublasCgemm3m, 1, 955, cs_call_cublas+152, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgemm3m, cs_sg_cublasCgemm3m, 2, 955, cs_call_cublas+152, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgemm3m, 955
-CS_FAST_ENTRY cs_l_cublasCgemm3mBatched, cs_sl_cublasCgemm3mBatched, 0, 956, cs_call_cublas+160, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgemm3mBatched, cs_sd_cublasCgemm3mBatched, 1, 956, cs_call_cublas+160, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgemm3mBatched, cs_sg_cublasCgemm3mBatched, 2, 956, cs_call_cublas+160, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgemm3mBatched, cs_sl_cublasCgemm3mBatched, 0, 956, cs_call_cublas+160, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgemm3mBatched, cs_sd_cublasCgemm3mBatched, 1, 956, cs_call_cublas+160, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgemm3mBatched, cs_sg_cublasCgemm3mBatched, 2, 956, cs_call_cublas+160, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgemm3mBatched, 956
-CS_FAST_ENTRY cs_l_cublasCgemm3mBatched_64, cs_sl_cublasCgemm3mBatched_64, 0, 957, cs_call_cublas+168, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgemm3mBatched_64, cs_sd_cublasCgemm3mBatched_64, 1, 957, cs_call_cublas+168, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgemm3mBatched_64, cs_sg_cublasCgemm3mBatched_64, 2, 957, cs_call_cublas+168, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgemm3mBatched_64, cs_sl_cublasCgemm3mBatched_64, 0, 957, cs_call_cublas+168, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgemm3mBatched_64, cs_sd_cublasCgemm3mBatched_64, 1, 957, cs_call_cublas+168, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgemm3mBatched_64, cs_sg_cublasCgemm3mBatched_64, 2, 957, cs_call_cublas+168, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgemm3mBatched_64, 957
-CS_FAST_ENTRY cs_l_cublasCgemm3mEx, cs_sl_cublasCgemm3mEx, 0, 958, cs_call_cublas+176, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgemm3mEx, cs_sd_cublasCgemm3mEx, 1, 958, cs_call_cublas+176, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgemm3mEx, cs_sg_cublasCgemm3mEx, 2, 958, cs_call_cublas+176, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgemm3mEx, cs_sl_cublasCgemm3mEx, 0, 958, cs_call_cublas+176, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgemm3mEx, cs_sd_cublasCgemm3mEx, 1, 958, cs_call_cublas+176, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgemm3mEx, cs_sg_cublasCgemm3mEx, 2, 958, cs_call_cublas+176, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgemm3mEx, 958
-CS_FAST_ENTRY cs_l_cublasCgemm3mEx_64, cs_sl_cublasCgemm3mEx_64, 0, 959, cs_call_cublas+184, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgemm3mEx_64, cs_sd_cublasCgemm3mEx_64, 1, 959, cs_call_cublas+184, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgemm3mEx_64, cs_sg_cublasCgemm3mEx_64, 2, 959, cs_call_cublas+184, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgemm3mEx_64, cs_sl_cublasCgemm3mEx_64, 0, 959, cs_call_cublas+184, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgemm3mEx_64, cs_sd_cublasCgemm3mEx_64, 1, 959, cs_call_cublas+184, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgemm3mEx_64, cs_sg_cublasCgemm3mEx_64, 2, 959, cs_call_cublas+184, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgemm3mEx_64, 959
-CS_FAST_ENTRY cs_l_cublasCgemm3mStridedBatched, cs_sl_cublasCgemm3mStridedBatched, 0, 960, cs_call_cublas+192, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgemm3mStridedBatched, cs_sd_cublasCgemm3mStridedBatched, 1, 960, cs_call_cublas+192, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgemm3mStridedBatched, cs_sg_cublasCgemm3mStridedBatched, 2, 960, cs_call_cublas+192, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgemm3mStridedBatched, cs_sl_cublasCgemm3mStridedBatched, 0, 960, cs_call_cublas+192, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgemm3mStridedBatched, cs_sd_cublasCgemm3mStridedBatched, 1, 960, cs_call_cublas+192, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgemm3mStridedBatched, cs_sg_cublasCgemm3mStridedBatched, 2, 960, cs_call_cublas+192, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgemm3mStridedBatched, 960
-CS_FAST_ENTRY cs_l_cublasCgemm3mStridedBatched_64, cs_sl_cublasCgemm3mStridedBatched_64, 0, 961, cs_call_cublas+200, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgemm3mStridedBatched_64, cs_sd_cublasCgemm3mStridedBatched_64, 1, 961, cs_call_cublas+200, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgemm3mStridedBatched_64, cs_sg_cublasCgemm3mStridedBatched_64, 2, 961, cs_call_cublas+200, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgemm3mStridedBatched_64, cs_sl_cublasCgemm3mStridedBatched_64, 0, 961, cs_call_cublas+200, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgemm3mStridedBatched_64, cs_sd_cublasCgemm3mStridedBatched_64, 1, 961, cs_call_cublas+200, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgemm3mStridedBatched_64, cs_sg_cublasCgemm3mStridedBatched_64, 2, 961, cs_call_cublas+200, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgemm3mStridedBatched_64, 961
-CS_FAST_ENTRY cs_l_cublasCgemm3m_64, cs_sl_cublasCgemm3m_64, 0, 962, cs_call_cublas+208, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgemm3m_64, cs_sd_cublasCgemm3m_64, 1, 962, cs_call_cublas+208, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgemm3m_64, cs_sg_cublasCgemm3m_64, 2, 962, cs_call_cublas+208, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgemm3m_64, cs_sl_cublasCgemm3m_64, 0, 962, cs_call_cublas+208, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgemm3m_64, cs_sd_cublasCgemm3m_64, 1, 962, cs_call_cublas+208, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgemm3m_64, cs_sg_cublasCgemm3m_64, 2, 962, cs_call_cublas+208, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgemm3m_64, 962
-CS_FAST_ENTRY cs_l_cublasCgemmBatched, cs_sl_cublasCgemmBatched, 0, 963, cs_call_cublas+216, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgemmBatched, cs_sd_cublasCgemmBatched, 1, 963, cs_call_cublas+216, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgemmBatched, cs_sg_cublasCgemmBatched, 2, 963, cs_call_cublas+216, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgemmBatched, cs_sl_cublasCgemmBatched, 0, 963, cs_call_cublas+216, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgemmBatched, cs_sd_cublasCgemmBatched, 1, 963, cs_call_cublas+216, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgemmBatched, cs_sg_cublasCgemmBatched, 2, 963, cs_call_cublas+216, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgemmBatched, 963
-CS_FAST_ENTRY cs_l_cublasCgemmBatched_64, cs_sl_cublasCgemmBatched_64, 0, 964, cs_call_cublas+224, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgemmBatched_64, cs_sd_cublasCgemmBatched_64, 1, 964, cs_call_cublas+224, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgemmBatched_64, cs_sg_cublasCgemmBatched_64, 2, 964, cs_call_cublas+224, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgemmBatched_64, cs_sl_cublasCgemmBatched_64, 0, 964, cs_call_cublas+224, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgemmBatched_64, cs_sd_cublasCgemmBatched_64, 1, 964, cs_call_cublas+224, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgemmBatched_64, cs_sg_cublasCgemmBatched_64, 2, 964, cs_call_cublas+224, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgemmBatched_64, 964
-CS_FAST_ENTRY cs_l_cublasCgemmEx, cs_sl_cublasCgemmEx, 0, 965, cs_call_cublas+232, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgemmEx, cs_sd_cublasCgemmEx, 1, 965, cs_call_cublas+232, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgemmEx, cs_sg_cublasCgemmEx, 2, 965, cs_call_cublas+232, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgemmEx, cs_sl_cublasCgemmEx, 0, 965, cs_call_cublas+232, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgemmEx, cs_sd_cublasCgemmEx, 1, 965, cs_call_cublas+232, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgemmEx, cs_sg_cublasCgemmEx, 2, 965, cs_call_cublas+232, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgemmEx, 965
-CS_FAST_ENTRY cs_l_cublasCgemmEx_64, cs_sl_cublasCgemmEx_64, 0, 966, cs_call_cublas+240, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgemmEx_64, cs_sd_cublasCgemmEx_64, 1, 966, cs_call_cublas+240, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgemmEx_64, cs_sg_cublasCgemmEx_64, 2, 966, cs_call_cublas+240, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgemmEx_64, cs_sl_cublasCgemmEx_64, 0, 966, cs_call_cublas+240, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgemmEx_64, cs_sd_cublasCgemmEx_64, 1, 966, cs_call_cublas+240, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgemmEx_64, cs_sg_cublasCgemmEx_64, 2, 966, cs_call_cublas+240, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgemmEx_64, 966
-CS_FAST_ENTRY cs_l_cublasCgemmStridedBatched, cs_sl_cublasCgemmStridedBatched, 0, 967, cs_call_cublas+248, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgemmStridedBatched, cs_sd_cublasCgemmStridedBatched, 1, 967, cs_call_cublas+248, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgemmStridedBatched, cs_sg_cublasCgemmStridedBatched, 2, 967, cs_call_cublas+248, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgemmStridedBatched, cs_sl_cublasCgemmStridedBatched, 0, 967, cs_call_cublas+248, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgemmStridedBatched, cs_sd_cublasCgemmStridedBatched, 1, 967, cs_call_cublas+248, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgemmStridedBatched, cs_sg_cublasCgemmStridedBatched, 2, 967, cs_call_cublas+248, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgemmStridedBatched, 967
-CS_FAST_ENTRY cs_l_cublasCgemmStridedBatched_64, cs_sl_cublasCgemmStridedBatched_64, 0, 968, cs_call_cublas+256, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgemmStridedBatched_64, cs_sd_cublasCgemmStridedBatched_64, 1, 968, cs_call_cublas+256, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgemmStridedBatched_64, cs_sg_cublasCgemmStridedBatched_64, 2, 968, cs_call_cublas+256, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgemmStridedBatched_64, cs_sl_cublasCgemmStridedBatched_64, 0, 968, cs_call_cublas+256, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgemmStridedBatched_64, cs_sd_cublasCgemmStridedBatched_64, 1, 968, cs_call_cublas+256, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgemmStridedBatched_64, cs_sg_cublasCgemmStridedBatched_64, 2, 968, cs_call_cublas+256, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgemmStridedBatched_64, 968
-CS_FAST_ENTRY cs_l_cublasCgemm_v2, cs_sl_cublasCgemm_v2, 0, 969, cs_call_cublas+264, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgemm_v2, cs_sd_cublasCgemm_v2, 1, 969, cs_call_cublas+264, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgemm_v2, cs_sg_cublasCgemm_v2, 2, 969, cs_call_cublas+264, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgemm_v2, cs_sl_cublasCgemm_v2, 0, 969, cs_call_cublas+264, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgemm_v2, cs_sd_cublasCgemm_v2, 1, 969, cs_call_cublas+264, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgemm_v2, cs_sg_cublasCgemm_v2, 2, 969, cs_call_cublas+264, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgemm_v2, 969
-CS_FAST_ENTRY cs_l_cublasCgemm_v2_64, cs_sl_cublasCgemm_v2_64, 0, 970, cs_call_cublas+272, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgemm_v2_64, cs_sd_cublasCgemm_v2_64, 1, 970, cs_call_cublas+272, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgemm_v2_64, cs_sg_cublasCgemm_v2_64, 2, 970, cs_call_cublas+272, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgemm_v2_64, cs_sl_cublasCgemm_v2_64, 0, 970, cs_call_cublas+272, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgemm_v2_64, cs_sd_cublasCgemm_v2_64, 1, 970, cs_call_cublas+272, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgemm_v2_64, cs_sg_cublasCgemm_v2_64, 2, 970, cs_call_cublas+272, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgemm_v2_64, 970
-CS_FAST_ENTRY cs_l_cublasCgemvBatched, cs_sl_cublasCgemvBatched, 0, 971, cs_call_cublas+280, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgemvBatched, cs_sd_cublasCgemvBatched, 1, 971, cs_call_cublas+280, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgemvBatched, cs_sg_cublasCgemvBatched, 2, 971, cs_call_cublas+280, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgemvBatched, cs_sl_cublasCgemvBatched, 0, 971, cs_call_cublas+280, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgemvBatched, cs_sd_cublasCgemvBatched, 1, 971, cs_call_cublas+280, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgemvBatched, cs_sg_cublasCgemvBatched, 2, 971, cs_call_cublas+280, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgemvBatched, 971
-CS_FAST_ENTRY cs_l_cublasCgemvBatched_64, cs_sl_cublasCgemvBatched_64, 0, 972, cs_call_cublas+288, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgemvBatched_64, cs_sd_cublasCgemvBatched_64, 1, 972, cs_call_cublas+288, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgemvBatched_64, cs_sg_cublasCgemvBatched_64, 2, 972, cs_call_cublas+288, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgemvBatched_64, cs_sl_cublasCgemvBatched_64, 0, 972, cs_call_cublas+288, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgemvBatched_64, cs_sd_cublasCgemvBatched_64, 1, 972, cs_call_cublas+288, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgemvBatched_64, cs_sg_cublasCgemvBatched_64, 2, 972, cs_call_cublas+288, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgemvBatched_64, 972
-CS_FAST_ENTRY cs_l_cublasCgemvStridedBatched, cs_sl_cublasCgemvStridedBatched, 0, 973, cs_call_cublas+296, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgemvStridedBatched, cs_sd_cublasCgemvStridedBatched, 1, 973, cs_call_cublas+296, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgemvStridedBatched, cs_sg_cublasCgemvStridedBatched, 2, 973, cs_call_cublas+296, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgemvStridedBatched, cs_sl_cublasCgemvStridedBatched, 0, 973, cs_call_cublas+296, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgemvStridedBatched, cs_sd_cublasCgemvStridedBatched, 1, 973, cs_call_cublas+296, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgemvStridedBatched, cs_sg_cublasCgemvStridedBatched, 2, 973, cs_call_cublas+296, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgemvStridedBatched, 973
-CS_FAST_ENTRY cs_l_cublasCgemvStridedBatched_64, cs_sl_cublasCgemvStridedBatched_64, 0, 974, cs_call_cublas+304, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgemvStridedBatched_64, cs_sd_cublasCgemvStridedBatched_64, 1, 974, cs_call_cublas+304, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgemvStridedBatched_64, cs_sg_cublasCgemvStridedBatched_64, 2, 974, cs_call_cublas+304, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgemvStridedBatched_64, cs_sl_cublasCgemvStridedBatched_64, 0, 974, cs_call_cublas+304, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgemvStridedBatched_64, cs_sd_cublasCgemvStridedBatched_64, 1, 974, cs_call_cublas+304, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgemvStridedBatched_64, cs_sg_cublasCgemvStridedBatched_64, 2, 974, cs_call_cublas+304, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgemvStridedBatched_64, 974
-CS_FAST_ENTRY cs_l_cublasCgemv_v2, cs_sl_cublasCgemv_v2, 0, 975, cs_call_cublas+312, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgemv_v2, cs_sd_cublasCgemv_v2, 1, 975, cs_call_cublas+312, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgemv_v2, cs_sg_cublasCgemv_v2, 2, 975, cs_call_cublas+312, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgemv_v2, cs_sl_cublasCgemv_v2, 0, 975, cs_call_cublas+312, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgemv_v2, cs_sd_cublasCgemv_v2, 1, 975, cs_call_cublas+312, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgemv_v2, cs_sg_cublasCgemv_v2, 2, 975, cs_call_cublas+312, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgemv_v2, 975
-CS_FAST_ENTRY cs_l_cublasCgemv_v2_64, cs_sl_cublasCgemv_v2_64, 0, 976, cs_call_cublas+320, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgemv_v2_64, cs_sd_cublasCgemv_v2_64, 1, 976, cs_call_cublas+320, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgemv_v2_64, cs_sg_cublasCgemv_v2_64, 2, 976, cs_call_cublas+320, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgemv_v2_64, cs_sl_cublasCgemv_v2_64, 0, 976, cs_call_cublas+320, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgemv_v2_64, cs_sd_cublasCgemv_v2_64, 1, 976, cs_call_cublas+320, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgemv_v2_64, cs_sg_cublasCgemv_v2_64, 2, 976, cs_call_cublas+320, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgemv_v2_64, 976
-CS_FAST_ENTRY cs_l_cublasCgeqrfBatched, cs_sl_cublasCgeqrfBatched, 0, 977, cs_call_cublas+328, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgeqrfBatched, cs_sd_cublasCgeqrfBatched, 1, 977, cs_call_cublas+328, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgeqrfBatched, cs_sg_cublasCgeqrfBatched, 2, 977, cs_call_cublas+328, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgeqrfBatched, cs_sl_cublasCgeqrfBatched, 0, 977, cs_call_cublas+328, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgeqrfBatched, cs_sd_cublasCgeqrfBatched, 1, 977, cs_call_cublas+328, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgeqrfBatched, cs_sg_cublasCgeqrfBatched, 2, 977, cs_call_cublas+328, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgeqrfBatched, 977
-CS_FAST_ENTRY cs_l_cublasCgerc_v2, cs_sl_cublasCgerc_v2, 0, 978, cs_call_cublas+336, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgerc_v2, cs_sd_cublasCgerc_v2, 1, 978, cs_call_cublas+336, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgerc_v2, cs_sg_cublasCgerc_v2, 2, 978, cs_call_cublas+336, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgerc_v2, cs_sl_cublasCgerc_v2, 0, 978, cs_call_cublas+336, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgerc_v2, cs_sd_cublasCgerc_v2, 1, 978, cs_call_cublas+336, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgerc_v2, cs_sg_cublasCgerc_v2, 2, 978, cs_call_cublas+336, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgerc_v2, 978
-CS_FAST_ENTRY cs_l_cublasCgerc_v2_64, cs_sl_cublasCgerc_v2_64, 0, 979, cs_call_cublas+344, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgerc_v2_64, cs_sd_cublasCgerc_v2_64, 1, 979, cs_call_cublas+344, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgerc_v2_64, cs_sg_cublasCgerc_v2_64, 2, 979, cs_call_cublas+344, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgerc_v2_64, cs_sl_cublasCgerc_v2_64, 0, 979, cs_call_cublas+344, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgerc_v2_64, cs_sd_cublasCgerc_v2_64, 1, 979, cs_call_cublas+344, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgerc_v2_64, cs_sg_cublasCgerc_v2_64, 2, 979, cs_call_cublas+344, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgerc_v2_64, 979
-CS_FAST_ENTRY cs_l_cublasCgeru_v2, cs_sl_cublasCgeru_v2, 0, 980, cs_call_cublas+352, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgeru_v2, cs_sd_cublasCgeru_v2, 1, 980, cs_call_cublas+352, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgeru_v2, cs_sg_cublasCgeru_v2, 2, 980, cs_call_cublas+352, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgeru_v2, cs_sl_cublasCgeru_v2, 0, 980, cs_call_cublas+352, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgeru_v2, cs_sd_cublasCgeru_v2, 1, 980, cs_call_cublas+352, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgeru_v2, cs_sg_cublasCgeru_v2, 2, 980, cs_call_cublas+352, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgeru_v2, 980
-CS_FAST_ENTRY cs_l_cublasCgeru_v2_64, cs_sl_cublasCgeru_v2_64, 0, 981, cs_call_cublas+360, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgeru_v2_64, cs_sd_cublasCgeru_v2_64, 1, 981, cs_call_cublas+360, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgeru_v2_64, cs_sg_cublasCgeru_v2_64, 2, 981, cs_call_cublas+360, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgeru_v2_64, cs_sl_cublasCgeru_v2_64, 0, 981, cs_call_cublas+360, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgeru_v2_64, cs_sd_cublasCgeru_v2_64, 1, 981, cs_call_cublas+360, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgeru_v2_64, cs_sg_cublasCgeru_v2_64, 2, 981, cs_call_cublas+360, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgeru_v2_64, 981
-CS_FAST_ENTRY cs_l_cublasCgetrfBatched, cs_sl_cublasCgetrfBatched, 0, 982, cs_call_cublas+368, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgetrfBatched, cs_sd_cublasCgetrfBatched, 1, 982, cs_call_cublas+368, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgetrfBatched, cs_sg_cublasCgetrfBatched, 2, 982, cs_call_cublas+368, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgetrfBatched, cs_sl_cublasCgetrfBatched, 0, 982, cs_call_cublas+368, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgetrfBatched, cs_sd_cublasCgetrfBatched, 1, 982, cs_call_cublas+368, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgetrfBatched, cs_sg_cublasCgetrfBatched, 2, 982, cs_call_cublas+368, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgetrfBatched, 982
-CS_FAST_ENTRY cs_l_cublasCgetriBatched, cs_sl_cublasCgetriBatched, 0, 983, cs_call_cublas+376, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgetriBatched, cs_sd_cublasCgetriBatched, 1, 983, cs_call_cublas+376, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgetriBatched, cs_sg_cublasCgetriBatched, 2, 983, cs_call_cublas+376, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgetriBatched, cs_sl_cublasCgetriBatched, 0, 983, cs_call_cublas+376, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgetriBatched, cs_sd_cublasCgetriBatched, 1, 983, cs_call_cublas+376, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgetriBatched, cs_sg_cublasCgetriBatched, 2, 983, cs_call_cublas+376, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgetriBatched, 983
-CS_FAST_ENTRY cs_l_cublasCgetrsBatched, cs_sl_cublasCgetrsBatched, 0, 984, cs_call_cublas+384, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCgetrsBatched, cs_sd_cublasCgetrsBatched, 1, 984, cs_call_cublas+384, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCgetrsBatched, cs_sg_cublasCgetrsBatched, 2, 984, cs_call_cublas+384, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCgetrsBatched, cs_sl_cublasCgetrsBatched, 0, 984, cs_call_cublas+384, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCgetrsBatched, cs_sd_cublasCgetrsBatched, 1, 984, cs_call_cublas+384, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCgetrsBatched, cs_sg_cublasCgetrsBatched, 2, 984, cs_call_cublas+384, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCgetrsBatched, 984
-CS_FAST_ENTRY cs_l_cublasChbmv_v2, cs_sl_cublasChbmv_v2, 0, 985, cs_call_cublas+392, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasChbmv_v2, cs_sd_cublasChbmv_v2, 1, 985, cs_call_cublas+392, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasChbmv_v2, cs_sg_cublasChbmv_v2, 2, 985, cs_call_cublas+392, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasChbmv_v2, cs_sl_cublasChbmv_v2, 0, 985, cs_call_cublas+392, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasChbmv_v2, cs_sd_cublasChbmv_v2, 1, 985, cs_call_cublas+392, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasChbmv_v2, cs_sg_cublasChbmv_v2, 2, 985, cs_call_cublas+392, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasChbmv_v2, 985
-CS_FAST_ENTRY cs_l_cublasChbmv_v2_64, cs_sl_cublasChbmv_v2_64, 0, 986, cs_call_cublas+400, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasChbmv_v2_64, cs_sd_cublasChbmv_v2_64, 1, 986, cs_call_cublas+400, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasChbmv_v2_64, cs_sg_cublasChbmv_v2_64, 2, 986, cs_call_cublas+400, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasChbmv_v2_64, cs_sl_cublasChbmv_v2_64, 0, 986, cs_call_cublas+400, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasChbmv_v2_64, cs_sd_cublasChbmv_v2_64, 1, 986, cs_call_cublas+400, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasChbmv_v2_64, cs_sg_cublasChbmv_v2_64, 2, 986, cs_call_cublas+400, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasChbmv_v2_64, 986
-CS_FAST_ENTRY cs_l_cublasChemm_v2, cs_sl_cublasChemm_v2, 0, 987, cs_call_cublas+408, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasChemm_v2, cs_sd_cublasChemm_v2, 1, 987, cs_call_cublas+408, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasChemm_v2, cs_sg_cublasChemm_v2, 2, 987, cs_call_cublas+408, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasChemm_v2, cs_sl_cublasChemm_v2, 0, 987, cs_call_cublas+408, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasChemm_v2, cs_sd_cublasChemm_v2, 1, 987, cs_call_cublas+408, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasChemm_v2, cs_sg_cublasChemm_v2, 2, 987, cs_call_cublas+408, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasChemm_v2, 987
-CS_FAST_ENTRY cs_l_cublasChemm_v2_64, cs_sl_cublasChemm_v2_64, 0, 988, cs_call_cublas+416, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasChemm_v2_64, cs_sd_cublasChemm_v2_64, 1, 988, cs_call_cublas+416, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasChemm_v2_64, cs_sg_cublasChemm_v2_64, 2, 988, cs_call_cublas+416, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasChemm_v2_64, cs_sl_cublasChemm_v2_64, 0, 988, cs_call_cublas+416, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasChemm_v2_64, cs_sd_cublasChemm_v2_64, 1, 988, cs_call_cublas+416, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasChemm_v2_64, cs_sg_cublasChemm_v2_64, 2, 988, cs_call_cublas+416, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasChemm_v2_64, 988
-CS_FAST_ENTRY cs_l_cublasChemv_v2, cs_sl_cublasChemv_v2, 0, 989, cs_call_cublas+424, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasChemv_v2, cs_sd_cublasChemv_v2, 1, 989, cs_call_cublas+424, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasChemv_v2, cs_sg_cublasChemv_v2, 2, 989, cs_call_cublas+424, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasChemv_v2, cs_sl_cublasChemv_v2, 0, 989, cs_call_cublas+424, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasChemv_v2, cs_sd_cublasChemv_v2, 1, 989, cs_call_cublas+424, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasChemv_v2, cs_sg_cublasChemv_v2, 2, 989, cs_call_cublas+424, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasChemv_v2, 989
-CS_FAST_ENTRY cs_l_cublasChemv_v2_64, cs_sl_cublasChemv_v2_64, 0, 990, cs_call_cublas+432, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasChemv_v2_64, cs_sd_cublasChemv_v2_64, 1, 990, cs_call_cublas+432, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasChemv_v2_64, cs_sg_cublasChemv_v2_64, 2, 990, cs_call_cublas+432, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasChemv_v2_64, cs_sl_cublasChemv_v2_64, 0, 990, cs_call_cublas+432, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasChemv_v2_64, cs_sd_cublasChemv_v2_64, 1, 990, cs_call_cublas+432, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasChemv_v2_64, cs_sg_cublasChemv_v2_64, 2, 990, cs_call_cublas+432, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasChemv_v2_64, 990
-CS_FAST_ENTRY cs_l_cublasCher2_v2, cs_sl_cublasCher2_v2, 0, 991, cs_call_cublas+440, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCher2_v2, cs_sd_cublasCher2_v2, 1, 991, cs_call_cublas+440, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCher2_v2, cs_sg_cublasCher2_v2, 2, 991, cs_call_cublas+440, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCher2_v2, cs_sl_cublasCher2_v2, 0, 991, cs_call_cublas+440, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCher2_v2, cs_sd_cublasCher2_v2, 1, 991, cs_call_cublas+440, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCher2_v2, cs_sg_cublasCher2_v2, 2, 991, cs_call_cublas+440, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCher2_v2, 991
-CS_FAST_ENTRY cs_l_cublasCher2_v2_64, cs_sl_cublasCher2_v2_64, 0, 992, cs_call_cublas+448, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCher2_v2_64, cs_sd_cublasCher2_v2_64, 1, 992, cs_call_cublas+448, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCher2_v2_64, cs_sg_cublasCher2_v2_64, 2, 992, cs_call_cublas+448, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCher2_v2_64, cs_sl_cublasCher2_v2_64, 0, 992, cs_call_cublas+448, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCher2_v2_64, cs_sd_cublasCher2_v2_64, 1, 992, cs_call_cublas+448, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCher2_v2_64, cs_sg_cublasCher2_v2_64, 2, 992, cs_call_cublas+448, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCher2_v2_64, 992
-CS_FAST_ENTRY cs_l_cublasCher2k_v2, cs_sl_cublasCher2k_v2, 0, 993, cs_call_cublas+456, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCher2k_v2, cs_sd_cublasCher2k_v2, 1, 993, cs_call_cublas+456, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCher2k_v2, cs_sg_cublasCher2k_v2, 2, 993, cs_call_cublas+456, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCher2k_v2, cs_sl_cublasCher2k_v2, 0, 993, cs_call_cublas+456, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCher2k_v2, cs_sd_cublasCher2k_v2, 1, 993, cs_call_cublas+456, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCher2k_v2, cs_sg_cublasCher2k_v2, 2, 993, cs_call_cublas+456, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCher2k_v2, 993
-CS_FAST_ENTRY cs_l_cublasCher2k_v2_64, cs_sl_cublasCher2k_v2_64, 0, 994, cs_call_cublas+464, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCher2k_v2_64, cs_sd_cublasCher2k_v2_64, 1, 994, cs_call_cublas+464, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCher2k_v2_64, cs_sg_cublasCher2k_v2_64, 2, 994, cs_call_cublas+464, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCher2k_v2_64, cs_sl_cublasCher2k_v2_64, 0, 994, cs_call_cublas+464, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCher2k_v2_64, cs_sd_cublasCher2k_v2_64, 1, 994, cs_call_cublas+464, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCher2k_v2_64, cs_sg_cublasCher2k_v2_64, 2, 994, cs_call_cublas+464, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCher2k_v2_64, 994
-CS_FAST_ENTRY cs_l_cublasCher_v2, cs_sl_cublasCher_v2, 0, 995, cs_call_cublas+472, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCher_v2, cs_sd_cublasCher_v2, 1, 995, cs_call_cublas+472, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCher_v2, cs_sg_cublasCher_v2, 2, 995, cs_call_cublas+472, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCher_v2, cs_sl_cublasCher_v2, 0, 995, cs_call_cublas+472, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCher_v2, cs_sd_cublasCher_v2, 1, 995, cs_call_cublas+472, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCher_v2, cs_sg_cublasCher_v2, 2, 995, cs_call_cublas+472, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCher_v2, 995
-CS_FAST_ENTRY cs_l_cublasCher_v2_64, cs_sl_cublasCher_v2_64, 0, 996, cs_call_cublas+480, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCher_v2_64, cs_sd_cublasCher_v2_64, 1, 996, cs_call_cublas+480, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCher_v2_64, cs_sg_cublasCher_v2_64, 2, 996, cs_call_cublas+480, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCher_v2_64, cs_sl_cublasCher_v2_64, 0, 996, cs_call_cublas+480, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCher_v2_64, cs_sd_cublasCher_v2_64, 1, 996, cs_call_cublas+480, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCher_v2_64, cs_sg_cublasCher_v2_64, 2, 996, cs_call_cublas+480, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCher_v2_64, 996
-CS_FAST_ENTRY cs_l_cublasCherk3mEx, cs_sl_cublasCherk3mEx, 0, 997, cs_call_cublas+488, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCherk3mEx, cs_sd_cublasCherk3mEx, 1, 997, cs_call_cublas+488, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCherk3mEx, cs_sg_cublasCherk3mEx, 2, 997, cs_call_cublas+488, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCherk3mEx, cs_sl_cublasCherk3mEx, 0, 997, cs_call_cublas+488, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCherk3mEx, cs_sd_cublasCherk3mEx, 1, 997, cs_call_cublas+488, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCherk3mEx, cs_sg_cublasCherk3mEx, 2, 997, cs_call_cublas+488, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCherk3mEx, 997
-CS_FAST_ENTRY cs_l_cublasCherk3mEx_64, cs_sl_cublasCherk3mEx_64, 0, 998, cs_call_cublas+496, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCherk3mEx_64, cs_sd_cublasCherk3mEx_64, 1, 998, cs_call_cublas+496, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCherk3mEx_64, cs_sg_cublasCherk3mEx_64, 2, 998, cs_call_cublas+496, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCherk3mEx_64, cs_sl_cublasCherk3mEx_64, 0, 998, cs_call_cublas+496, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCherk3mEx_64, cs_sd_cublasCherk3mEx_64, 1, 998, cs_call_cublas+496, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCherk3mEx_64, cs_sg_cublasCherk3mEx_64, 2, 998, cs_call_cublas+496, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCherk3mEx_64, 998
-CS_FAST_ENTRY cs_l_cublasCherkEx, cs_sl_cublasCherkEx, 0, 999, cs_call_cublas+504, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCherkEx, cs_sd_cublasCherkEx, 1, 999, cs_call_cublas+504, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCherkEx, cs_sg_cublasCherkEx, 2, 999, cs_call_cublas+504, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCherkEx, cs_sl_cublasCherkEx, 0, 999, cs_call_cublas+504, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCherkEx, cs_sd_cublasCherkEx, 1, 999, cs_call_cublas+504, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCherkEx, cs_sg_cublasCherkEx, 2, 999, cs_call_cublas+504, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCherkEx, 999
-CS_FAST_ENTRY cs_l_cublasCherkEx_64, cs_sl_cublasCherkEx_64, 0, 1000, cs_call_cublas+512, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCherkEx_64, cs_sd_cublasCherkEx_64, 1, 1000, cs_call_cublas+512, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCherkEx_64, cs_sg_cublasCherkEx_64, 2, 1000, cs_call_cublas+512, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCherkEx_64, cs_sl_cublasCherkEx_64, 0, 1000, cs_call_cublas+512, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCherkEx_64, cs_sd_cublasCherkEx_64, 1, 1000, cs_call_cublas+512, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCherkEx_64, cs_sg_cublasCherkEx_64, 2, 1000, cs_call_cublas+512, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCherkEx_64, 1000
-CS_FAST_ENTRY cs_l_cublasCherk_v2, cs_sl_cublasCherk_v2, 0, 1001, cs_call_cublas+520, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCherk_v2, cs_sd_cublasCherk_v2, 1, 1001, cs_call_cublas+520, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCherk_v2, cs_sg_cublasCherk_v2, 2, 1001, cs_call_cublas+520, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCherk_v2, cs_sl_cublasCherk_v2, 0, 1001, cs_call_cublas+520, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCherk_v2, cs_sd_cublasCherk_v2, 1, 1001, cs_call_cublas+520, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCherk_v2, cs_sg_cublasCherk_v2, 2, 1001, cs_call_cublas+520, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCherk_v2, 1001
-CS_FAST_ENTRY cs_l_cublasCherk_v2_64, cs_sl_cublasCherk_v2_64, 0, 1002, cs_call_cublas+528, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCherk_v2_64, cs_sd_cublasCherk_v2_64, 1, 1002, cs_call_cublas+528, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCherk_v2_64, cs_sg_cublasCherk_v2_64, 2, 1002, cs_call_cublas+528, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCherk_v2_64, cs_sl_cublasCherk_v2_64, 0, 1002, cs_call_cublas+528, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCherk_v2_64, cs_sd_cublasCherk_v2_64, 1, 1002, cs_call_cublas+528, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCherk_v2_64, cs_sg_cublasCherk_v2_64, 2, 1002, cs_call_cublas+528, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCherk_v2_64, 1002
-CS_FAST_ENTRY cs_l_cublasCherkx, cs_sl_cublasCherkx, 0, 1003, cs_call_cublas+536, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCherkx, cs_sd_cublasCherkx, 1, 1003, cs_call_cublas+536, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCherkx, cs_sg_cublasCherkx, 2, 1003, cs_call_cublas+536, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCherkx, cs_sl_cublasCherkx, 0, 1003, cs_call_cublas+536, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCherkx, cs_sd_cublasCherkx, 1, 1003, cs_call_cublas+536, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCherkx, cs_sg_cublasCherkx, 2, 1003, cs_call_cublas+536, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCherkx, 1003
-CS_FAST_ENTRY cs_l_cublasCherkx_64, cs_sl_cublasCherkx_64, 0, 1004, cs_call_cublas+544, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCherkx_64, cs_sd_cublasCherkx_64, 1, 1004, cs_call_cublas+544, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCherkx_64, cs_sg_cublasCherkx_64, 2, 1004, cs_call_cublas+544, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCherkx_64, cs_sl_cublasCherkx_64, 0, 1004, cs_call_cublas+544, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCherkx_64, cs_sd_cublasCherkx_64, 1, 1004, cs_call_cublas+544, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCherkx_64, cs_sg_cublasCherkx_64, 2, 1004, cs_call_cublas+544, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCherkx_64, 1004
-CS_FAST_ENTRY cs_l_cublasChpmv_v2, cs_sl_cublasChpmv_v2, 0, 1005, cs_call_cublas+552, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasChpmv_v2, cs_sd_cublasChpmv_v2, 1, 1005, cs_call_cublas+552, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasChpmv_v2, cs_sg_cublasChpmv_v2, 2, 1005, cs_call_cublas+552, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasChpmv_v2, cs_sl_cublasChpmv_v2, 0, 1005, cs_call_cublas+552, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasChpmv_v2, cs_sd_cublasChpmv_v2, 1, 1005, cs_call_cublas+552, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasChpmv_v2, cs_sg_cublasChpmv_v2, 2, 1005, cs_call_cublas+552, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasChpmv_v2, 1005
-CS_FAST_ENTRY cs_l_cublasChpmv_v2_64, cs_sl_cublasChpmv_v2_64, 0, 1006, cs_call_cublas+560, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasChpmv_v2_64, cs_sd_cublasChpmv_v2_64, 1, 1006, cs_call_cublas+560, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasChpmv_v2_64, cs_sg_cublasChpmv_v2_64, 2, 1006, cs_call_cublas+560, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasChpmv_v2_64, cs_sl_cublasChpmv_v2_64, 0, 1006, cs_call_cublas+560, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasChpmv_v2_64, cs_sd_cublasChpmv_v2_64, 1, 1006, cs_call_cublas+560, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasChpmv_v2_64, cs_sg_cublasChpmv_v2_64, 2, 1006, cs_call_cublas+560, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasChpmv_v2_64, 1006
-CS_FAST_ENTRY cs_l_cublasChpr2_v2, cs_sl_cublasChpr2_v2, 0, 1007, cs_call_cublas+568, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasChpr2_v2, cs_sd_cublasChpr2_v2, 1, 1007, cs_call_cublas+568, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasChpr2_v2, cs_sg_cublasChpr2_v2, 2, 1007, cs_call_cublas+568, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasChpr2_v2, cs_sl_cublasChpr2_v2, 0, 1007, cs_call_cublas+568, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasChpr2_v2, cs_sd_cublasChpr2_v2, 1, 1007, cs_call_cublas+568, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasChpr2_v2, cs_sg_cublasChpr2_v2, 2, 1007, cs_call_cublas+568, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasChpr2_v2, 1007
-CS_FAST_ENTRY cs_l_cublasChpr2_v2_64, cs_sl_cublasChpr2_v2_64, 0, 1008, cs_call_cublas+576, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasChpr2_v2_64, cs_sd_cublasChpr2_v2_64, 1, 1008, cs_call_cublas+576, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasChpr2_v2_64, cs_sg_cublasChpr2_v2_64, 2, 1008, cs_call_cublas+576, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasChpr2_v2_64, cs_sl_cublasChpr2_v2_64, 0, 1008, cs_call_cublas+576, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasChpr2_v2_64, cs_sd_cublasChpr2_v2_64, 1, 1008, cs_call_cublas+576, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasChpr2_v2_64, cs_sg_cublasChpr2_v2_64, 2, 1008, cs_call_cublas+576, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasChpr2_v2_64, 1008
-CS_FAST_ENTRY cs_l_cublasChpr_v2, cs_sl_cublasChpr_v2, 0, 1009, cs_call_cublas+584, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasChpr_v2, cs_sd_cublasChpr_v2, 1, 1009, cs_call_cublas+584, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasChpr_v2, cs_sg_cublasChpr_v2, 2, 1009, cs_call_cublas+584, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasChpr_v2, cs_sl_cublasChpr_v2, 0, 1009, cs_call_cublas+584, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasChpr_v2, cs_sd_cublasChpr_v2, 1, 1009, cs_call_cublas+584, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasChpr_v2, cs_sg_cublasChpr_v2, 2, 1009, cs_call_cublas+584, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasChpr_v2, 1009
-CS_FAST_ENTRY cs_l_cublasChpr_v2_64, cs_sl_cublasChpr_v2_64, 0, 1010, cs_call_cublas+592, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasChpr_v2_64, cs_sd_cublasChpr_v2_64, 1, 1010, cs_call_cublas+592, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasChpr_v2_64, cs_sg_cublasChpr_v2_64, 2, 1010, cs_call_cublas+592, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasChpr_v2_64, cs_sl_cublasChpr_v2_64, 0, 1010, cs_call_cublas+592, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasChpr_v2_64, cs_sd_cublasChpr_v2_64, 1, 1010, cs_call_cublas+592, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasChpr_v2_64, cs_sg_cublasChpr_v2_64, 2, 1010, cs_call_cublas+592, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasChpr_v2_64, 1010
-CS_FAST_ENTRY cs_l_cublasCmatinvBatched, cs_sl_cublasCmatinvBatched, 0, 1011, cs_call_cublas+600, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCmatinvBatched, cs_sd_cublasCmatinvBatched, 1, 1011, cs_call_cublas+600, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCmatinvBatched, cs_sg_cublasCmatinvBatched, 2, 1011, cs_call_cublas+600, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCmatinvBatched, cs_sl_cublasCmatinvBatched, 0, 1011, cs_call_cublas+600, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCmatinvBatched, cs_sd_cublasCmatinvBatched, 1, 1011, cs_call_cublas+600, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCmatinvBatched, cs_sg_cublasCmatinvBatched, 2, 1011, cs_call_cublas+600, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCmatinvBatched, 1011
-CS_FAST_ENTRY cs_l_cublasCopyEx, cs_sl_cublasCopyEx, 0, 1012, cs_call_cublas+608, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCopyEx, cs_sd_cublasCopyEx, 1, 1012, cs_call_cublas+608, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCopyEx, cs_sg_cublasCopyEx, 2, 1012, cs_call_cublas+608, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCopyEx, cs_sl_cublasCopyEx, 0, 1012, cs_call_cublas+608, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCopyEx, cs_sd_cublasCopyEx, 1, 1012, cs_call_cublas+608, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCopyEx, cs_sg_cublasCopyEx, 2, 1012, cs_call_cublas+608, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCopyEx, 1012
-CS_FAST_ENTRY cs_l_cublasCopyEx_64, cs_sl_cublasCopyEx_64, 0, 1013, cs_call_cublas+616, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCopyEx_64, cs_sd_cublasCopyEx_64, 1, 1013, cs_call_cublas+616, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCopyEx_64, cs_sg_cublasCopyEx_64, 2, 1013, cs_call_cublas+616, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCopyEx_64, cs_sl_cublasCopyEx_64, 0, 1013, cs_call_cublas+616, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCopyEx_64, cs_sd_cublasCopyEx_64, 1, 1013, cs_call_cublas+616, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCopyEx_64, cs_sg_cublasCopyEx_64, 2, 1013, cs_call_cublas+616, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCopyEx_64, 1013
-CS_FAST_ENTRY cs_l_cublasCrot_v2, cs_sl_cublasCrot_v2, 0, 1015, cs_call_cublas+632, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCrot_v2, cs_sd_cublasCrot_v2, 1, 1015, cs_call_cublas+632, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCrot_v2, cs_sg_cublasCrot_v2, 2, 1015, cs_call_cublas+632, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCrot_v2, cs_sl_cublasCrot_v2, 0, 1015, cs_call_cublas+632, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCrot_v2, cs_sd_cublasCrot_v2, 1, 1015, cs_call_cublas+632, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCrot_v2, cs_sg_cublasCrot_v2, 2, 1015, cs_call_cublas+632, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCrot_v2, 1015
-CS_FAST_ENTRY cs_l_cublasCrot_v2_64, cs_sl_cublasCrot_v2_64, 0, 1016, cs_call_cublas+640, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCrot_v2_64, cs_sd_cublasCrot_v2_64, 1, 1016, cs_call_cublas+640, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCrot_v2_64, cs_sg_cublasCrot_v2_64, 2, 1016, cs_call_cublas+640, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCrot_v2_64, cs_sl_cublasCrot_v2_64, 0, 1016, cs_call_cublas+640, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCrot_v2_64, cs_sd_cublasCrot_v2_64, 1, 1016, cs_call_cublas+640, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCrot_v2_64, cs_sg_cublasCrot_v2_64, 2, 1016, cs_call_cublas+640, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCrot_v2_64, 1016
-CS_FAST_ENTRY cs_l_cublasCrotg_v2, cs_sl_cublasCrotg_v2, 0, 1017, cs_call_cublas+648, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCrotg_v2, cs_sd_cublasCrotg_v2, 1, 1017, cs_call_cublas+648, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCrotg_v2, cs_sg_cublasCrotg_v2, 2, 1017, cs_call_cublas+648, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCrotg_v2, cs_sl_cublasCrotg_v2, 0, 1017, cs_call_cublas+648, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCrotg_v2, cs_sd_cublasCrotg_v2, 1, 1017, cs_call_cublas+648, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCrotg_v2, cs_sg_cublasCrotg_v2, 2, 1017, cs_call_cublas+648, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCrotg_v2, 1017
-CS_FAST_ENTRY cs_l_cublasCscal_v2, cs_sl_cublasCscal_v2, 0, 1018, cs_call_cublas+656, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCscal_v2, cs_sd_cublasCscal_v2, 1, 1018, cs_call_cublas+656, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCscal_v2, cs_sg_cublasCscal_v2, 2, 1018, cs_call_cublas+656, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCscal_v2, cs_sl_cublasCscal_v2, 0, 1018, cs_call_cublas+656, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCscal_v2, cs_sd_cublasCscal_v2, 1, 1018, cs_call_cublas+656, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCscal_v2, cs_sg_cublasCscal_v2, 2, 1018, cs_call_cublas+656, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCscal_v2, 1018
-CS_FAST_ENTRY cs_l_cublasCscal_v2_64, cs_sl_cublasCscal_v2_64, 0, 1019, cs_call_cublas+664, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCscal_v2_64, cs_sd_cublasCscal_v2_64, 1, 1019, cs_call_cublas+664, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCscal_v2_64, cs_sg_cublasCscal_v2_64, 2, 1019, cs_call_cublas+664, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCscal_v2_64, cs_sl_cublasCscal_v2_64, 0, 1019, cs_call_cublas+664, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCscal_v2_64, cs_sd_cublasCscal_v2_64, 1, 1019, cs_call_cublas+664, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCscal_v2_64, cs_sg_cublasCscal_v2_64, 2, 1019, cs_call_cublas+664, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCscal_v2_64, 1019
-CS_FAST_ENTRY cs_l_cublasCsrot_v2, cs_sl_cublasCsrot_v2, 0, 1020, cs_call_cublas+672, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCsrot_v2, cs_sd_cublasCsrot_v2, 1, 1020, cs_call_cublas+672, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCsrot_v2, cs_sg_cublasCsrot_v2, 2, 1020, cs_call_cublas+672, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCsrot_v2, cs_sl_cublasCsrot_v2, 0, 1020, cs_call_cublas+672, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCsrot_v2, cs_sd_cublasCsrot_v2, 1, 1020, cs_call_cublas+672, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCsrot_v2, cs_sg_cublasCsrot_v2, 2, 1020, cs_call_cublas+672, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCsrot_v2, 1020
-CS_FAST_ENTRY cs_l_cublasCsrot_v2_64, cs_sl_cublasCsrot_v2_64, 0, 1021, cs_call_cublas+680, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCsrot_v2_64, cs_sd_cublasCsrot_v2_64, 1, 1021, cs_call_cublas+680, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCsrot_v2_64, cs_sg_cublasCsrot_v2_64, 2, 1021, cs_call_cublas+680, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCsrot_v2_64, cs_sl_cublasCsrot_v2_64, 0, 1021, cs_call_cublas+680, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCsrot_v2_64, cs_sd_cublasCsrot_v2_64, 1, 1021, cs_call_cublas+680, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCsrot_v2_64, cs_sg_cublasCsrot_v2_64, 2, 1021, cs_call_cublas+680, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCsrot_v2_64, 1021
-CS_FAST_ENTRY cs_l_cublasCsscal_v2, cs_sl_cublasCsscal_v2, 0, 1022, cs_call_cublas+688, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCsscal_v2, cs_sd_cublasCsscal_v2, 1, 1022, cs_call_cublas+688, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCsscal_v2, cs_sg_cublasCsscal_v2, 2, 1022, cs_call_cublas+688, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCsscal_v2, cs_sl_cublasCsscal_v2, 0, 1022, cs_call_cublas+688, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCsscal_v2, cs_sd_cublasCsscal_v2, 1, 1022, cs_call_cublas+688, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCsscal_v2, cs_sg_cublasCsscal_v2, 2, 1022, cs_call_cublas+688, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCsscal_v2, 1022
-CS_FAST_ENTRY cs_l_cublasCsscal_v2_64, cs_sl_cublasCsscal_v2_64, 0, 1023, cs_call_cublas+696, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCsscal_v2_64, cs_sd_cublasCsscal_v2_64, 1, 1023, cs_call_cublas+696, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCsscal_v2_64, cs_sg_cublasCsscal_v2_64, 2, 1023, cs_call_cublas+696, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCsscal_v2_64, cs_sl_cublasCsscal_v2_64, 0, 1023, cs_call_cublas+696, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCsscal_v2_64, cs_sd_cublasCsscal_v2_64, 1, 1023, cs_call_cublas+696, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCsscal_v2_64, cs_sg_cublasCsscal_v2_64, 2, 1023, cs_call_cublas+696, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCsscal_v2_64, 1023
-CS_FAST_ENTRY cs_l_cublasCswap_v2, cs_sl_cublasCswap_v2, 0, 1024, cs_call_cublas+704, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCswap_v2, cs_sd_cublasCswap_v2, 1, 1024, cs_call_cublas+704, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCswap_v2, cs_sg_cublasCswap_v2, 2, 1024, cs_call_cublas+704, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCswap_v2, cs_sl_cublasCswap_v2, 0, 1024, cs_call_cublas+704, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCswap_v2, cs_sd_cublasCswap_v2, 1, 1024, cs_call_cublas+704, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCswap_v2, cs_sg_cublasCswap_v2, 2, 1024, cs_call_cublas+704, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCswap_v2, 1024
-CS_FAST_ENTRY cs_l_cublasCswap_v2_64, cs_sl_cublasCswap_v2_64, 0, 1025, cs_call_cublas+712, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCswap_v2_64, cs_sd_cublasCswap_v2_64, 1, 1025, cs_call_cublas+712, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCswap_v2_64, cs_sg_cublasCswap_v2_64, 2, 1025, cs_call_cublas+712, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCswap_v2_64, cs_sl_cublasCswap_v2_64, 0, 1025, cs_call_cublas+712, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCswap_v2_64, cs_sd_cublasCswap_v2_64, 1, 1025, cs_call_cublas+712, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCswap_v2_64, cs_sg_cublasCswap_v2_64, 2, 1025, cs_call_cublas+712, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCswap_v2_64, 1025
-CS_FAST_ENTRY cs_l_cublasCsymm_v2, cs_sl_cublasCsymm_v2, 0, 1026, cs_call_cublas+720, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCsymm_v2, cs_sd_cublasCsymm_v2, 1, 1026, cs_call_cublas+720, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCsymm_v2, cs_sg_cublasCsymm_v2, 2, 1026, cs_call_cublas+720, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCsymm_v2, cs_sl_cublasCsymm_v2, 0, 1026, cs_call_cublas+720, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCsymm_v2, cs_sd_cublasCsymm_v2, 1, 1026, cs_call_cublas+720, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCsymm_v2, cs_sg_cublasCsymm_v2, 2, 1026, cs_call_cublas+720, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCsymm_v2, 1026
-CS_FAST_ENTRY cs_l_cublasCsymm_v2_64, cs_sl_cublasCsymm_v2_64, 0, 1027, cs_call_cublas+728, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCsymm_v2_64, cs_sd_cublasCsymm_v2_64, 1, 1027, cs_call_cublas+728, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCsymm_v2_64, cs_sg_cublasCsymm_v2_64, 2, 1027, cs_call_cublas+728, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCsymm_v2_64, cs_sl_cublasCsymm_v2_64, 0, 1027, cs_call_cublas+728, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCsymm_v2_64, cs_sd_cublasCsymm_v2_64, 1, 1027, cs_call_cublas+728, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCsymm_v2_64, cs_sg_cublasCsymm_v2_64, 2, 1027, cs_call_cublas+728, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCsymm_v2_64, 1027
-CS_FAST_ENTRY cs_l_cublasCsymv_v2, cs_sl_cublasCsymv_v2, 0, 1028, cs_call_cublas+736, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCsymv_v2, cs_sd_cublasCsymv_v2, 1, 1028, cs_call_cublas+736, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCsymv_v2, cs_sg_cublasCsymv_v2, 2, 1028, cs_call_cublas+736, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCsymv_v2, cs_sl_cublasCsymv_v2, 0, 1028, cs_call_cublas+736, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCsymv_v2, cs_sd_cublasCsymv_v2, 1, 1028, cs_call_cublas+736, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCsymv_v2, cs_sg_cublasCsymv_v2, 2, 1028, cs_call_cublas+736, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCsymv_v2, 1028
-CS_FAST_ENTRY cs_l_cublasCsymv_v2_64, cs_sl_cublasCsymv_v2_64, 0, 1029, cs_call_cublas+744, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCsymv_v2_64, cs_sd_cublasCsymv_v2_64, 1, 1029, cs_call_cublas+744, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCsymv_v2_64, cs_sg_cublasCsymv_v2_64, 2, 1029, cs_call_cublas+744, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCsymv_v2_64, cs_sl_cublasCsymv_v2_64, 0, 1029, cs_call_cublas+744, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCsymv_v2_64, cs_sd_cublasCsymv_v2_64, 1, 1029, cs_call_cublas+744, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCsymv_v2_64, cs_sg_cublasCsymv_v2_64, 2, 1029, cs_call_cublas+744, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCsymv_v2_64, 1029
-CS_FAST_ENTRY cs_l_cublasCsyr2_v2, cs_sl_cublasCsyr2_v2, 0, 1030, cs_call_cublas+752, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCsyr2_v2, cs_sd_cublasCsyr2_v2, 1, 1030, cs_call_cublas+752, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCsyr2_v2, cs_sg_cublasCsyr2_v2, 2, 1030, cs_call_cublas+752, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCsyr2_v2, cs_sl_cublasCsyr2_v2, 0, 1030, cs_call_cublas+752, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCsyr2_v2, cs_sd_cublasCsyr2_v2, 1, 1030, cs_call_cublas+752, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCsyr2_v2, cs_sg_cublasCsyr2_v2, 2, 1030, cs_call_cublas+752, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCsyr2_v2, 1030
-CS_FAST_ENTRY cs_l_cublasCsyr2_v2_64, cs_sl_cublasCsyr2_v2_64, 0, 1031, cs_call_cublas+760, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCsyr2_v2_64, cs_sd_cublasCsyr2_v2_64, 1, 1031, cs_call_cublas+760, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCsyr2_v2_64, cs_sg_cublasCsyr2_v2_64, 2, 1031, cs_call_cublas+760, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCsyr2_v2_64, cs_sl_cublasCsyr2_v2_64, 0, 1031, cs_call_cublas+760, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCsyr2_v2_64, cs_sd_cublasCsyr2_v2_64, 1, 1031, cs_call_cublas+760, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCsyr2_v2_64, cs_sg_cublasCsyr2_v2_64, 2, 1031, cs_call_cublas+760, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCsyr2_v2_64, 1031
-CS_FAST_ENTRY cs_l_cublasCsyr2k_v2, cs_sl_cublasCsyr2k_v2, 0, 1032, cs_call_cublas+768, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCsyr2k_v2, cs_sd_cublasCsyr2k_v2, 1, 1032, cs_call_cublas+768, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCsyr2k_v2, cs_sg_cublasCsyr2k_v2, 2, 1032, cs_call_cublas+768, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCsyr2k_v2, cs_sl_cublasCsyr2k_v2, 0, 1032, cs_call_cublas+768, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCsyr2k_v2, cs_sd_cublasCsyr2k_v2, 1, 1032, cs_call_cublas+768, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCsyr2k_v2, cs_sg_cublasCsyr2k_v2, 2, 1032, cs_call_cublas+768, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCsyr2k_v2, 1032
-CS_FAST_ENTRY cs_l_cublasCsyr2k_v2_64, cs_sl_cublasCsyr2k_v2_64, 0, 1033, cs_call_cublas+776, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCsyr2k_v2_64, cs_sd_cublasCsyr2k_v2_64, 1, 1033, cs_call_cublas+776, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCsyr2k_v2_64, cs_sg_cublasCsyr2k_v2_64, 2, 1033, cs_call_cublas+776, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCsyr2k_v2_64, cs_sl_cublasCsyr2k_v2_64, 0, 1033, cs_call_cublas+776, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCsyr2k_v2_64, cs_sd_cublasCsyr2k_v2_64, 1, 1033, cs_call_cublas+776, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCsyr2k_v2_64, cs_sg_cublasCsyr2k_v2_64, 2, 1033, cs_call_cublas+776, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCsyr2k_v2_64, 1033
-CS_FAST_ENTRY cs_l_cublasCsyr_v2, cs_sl_cublasCsyr_v2, 0, 1034, cs_call_cublas+784, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCsyr_v2, cs_sd_cublasCsyr_v2, 1, 1034, cs_call_cublas+784, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCsyr_v2, cs_sg_cublasCsyr_v2, 2, 1034, cs_call_cublas+784, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCsyr_v2, cs_sl_cublasCsyr_v2, 0, 1034, cs_call_cublas+784, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCsyr_v2, cs_sd_cublasCsyr_v2, 1, 1034, cs_call_cublas+784, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCsyr_v2, cs_sg_cublasCsyr_v2, 2, 1034, cs_call_cublas+784, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCsyr_v2, 1034
-CS_FAST_ENTRY cs_l_cublasCsyr_v2_64, cs_sl_cublasCsyr_v2_64, 0, 1035, cs_call_cublas+792, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCsyr_v2_64, cs_sd_cublasCsyr_v2_64, 1, 1035, cs_call_cublas+792, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCsyr_v2_64, cs_sg_cublasCsyr_v2_64, 2, 1035, cs_call_cublas+792, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCsyr_v2_64, cs_sl_cublasCsyr_v2_64, 0, 1035, cs_call_cublas+792, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCsyr_v2_64, cs_sd_cublasCsyr_v2_64, 1, 1035, cs_call_cublas+792, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCsyr_v2_64, cs_sg_cublasCsyr_v2_64, 2, 1035, cs_call_cublas+792, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCsyr_v2_64, 1035
-CS_FAST_ENTRY cs_l_cublasCsyrk3mEx, cs_sl_cublasCsyrk3mEx, 0, 1036, cs_call_cublas+800, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCsyrk3mEx, cs_sd_cublasCsyrk3mEx, 1, 1036, cs_call_cublas+800, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCsyrk3mEx, cs_sg_cublasCsyrk3mEx, 2, 1036, cs_call_cublas+800, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCsyrk3mEx, cs_sl_cublasCsyrk3mEx, 0, 1036, cs_call_cublas+800, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCsyrk3mEx, cs_sd_cublasCsyrk3mEx, 1, 1036, cs_call_cublas+800, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCsyrk3mEx, cs_sg_cublasCsyrk3mEx, 2, 1036, cs_call_cublas+800, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCsyrk3mEx, 1036
-CS_FAST_ENTRY cs_l_cublasCsyrk3mEx_64, cs_sl_cublasCsyrk3mEx_64, 0, 1037, cs_call_cublas+808, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCsyrk3mEx_64, cs_sd_cublasCsyrk3mEx_64, 1, 1037, cs_call_cublas+808, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCsyrk3mEx_64, cs_sg_cublasCsyrk3mEx_64, 2, 1037, cs_call_cublas+808, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCsyrk3mEx_64, cs_sl_cublasCsyrk3mEx_64, 0, 1037, cs_call_cublas+808, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCsyrk3mEx_64, cs_sd_cublasCsyrk3mEx_64, 1, 1037, cs_call_cublas+808, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCsyrk3mEx_64, cs_sg_cublasCsyrk3mEx_64, 2, 1037, cs_call_cublas+808, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCsyrk3mEx_64, 1037
-CS_FAST_ENTRY cs_l_cublasCsyrkEx, cs_sl_cublasCsyrkEx, 0, 1038, cs_call_cublas+816, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCsyrkEx, cs_sd_cublasCsyrkEx, 1, 1038, cs_call_cublas+816, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCsyrkEx, cs_sg_cublasCsyrkEx, 2, 1038, cs_call_cublas+816, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCsyrkEx, cs_sl_cublasCsyrkEx, 0, 1038, cs_call_cublas+816, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCsyrkEx, cs_sd_cublasCsyrkEx, 1, 1038, cs_call_cublas+816, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCsyrkEx, cs_sg_cublasCsyrkEx, 2, 1038, cs_call_cublas+816, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCsyrkEx, 1038
-CS_FAST_ENTRY cs_l_cublasCsyrkEx_64, cs_sl_cublasCsyrkEx_64, 0, 1039, cs_call_cublas+824, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCsyrkEx_64, cs_sd_cublasCsyrkEx_64, 1, 1039, cs_call_cublas+824, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCsyrkEx_64, cs_sg_cublasCsyrkEx_64, 2, 1039, cs_call_cublas+824, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCsyrkEx_64, cs_sl_cublasCsyrkEx_64, 0, 1039, cs_call_cublas+824, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCsyrkEx_64, cs_sd_cublasCsyrkEx_64, 1, 1039, cs_call_cublas+824, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCsyrkEx_64, cs_sg_cublasCsyrkEx_64, 2, 1039, cs_call_cublas+824, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCsyrkEx_64, 1039
-CS_FAST_ENTRY cs_l_cublasCsyrk_v2, cs_sl_cublasCsyrk_v2, 0, 1040, cs_call_cublas+832, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCsyrk_v2, cs_sd_cublasCsyrk_v2, 1, 1040, cs_call_cublas+832, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCsyrk_v2, cs_sg_cublasCsyrk_v2, 2, 1040, cs_call_cublas+832, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCsyrk_v2, cs_sl_cublasCsyrk_v2, 0, 1040, cs_call_cublas+832, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCsyrk_v2, cs_sd_cublasCsyrk_v2, 1, 1040, cs_call_cublas+832, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCsyrk_v2, cs_sg_cublasCsyrk_v2, 2, 1040, cs_call_cublas+832, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCsyrk_v2, 1040
-CS_FAST_ENTRY cs_l_cublasCsyrk_v2_64, cs_sl_cublasCsyrk_v2_64, 0, 1041, cs_call_cublas+840, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCsyrk_v2_64, cs_sd_cublasCsyrk_v2_64, 1, 1041, cs_call_cublas+840, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCsyrk_v2_64, cs_sg_cublasCsyrk_v2_64, 2, 1041, cs_call_cublas+840, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCsyrk_v2_64, cs_sl_cublasCsyrk_v2_64, 0, 1041, cs_call_cublas+840, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCsyrk_v2_64, cs_sd_cublasCsyrk_v2_64, 1, 1041, cs_call_cublas+840, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCsyrk_v2_64, cs_sg_cublasCsyrk_v2_64, 2, 1041, cs_call_cublas+840, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCsyrk_v2_64, 1041
-CS_FAST_ENTRY cs_l_cublasCsyrkx, cs_sl_cublasCsyrkx, 0, 1042, cs_call_cublas+848, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCsyrkx, cs_sd_cublasCsyrkx, 1, 1042, cs_call_cublas+848, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCsyrkx, cs_sg_cublasCsyrkx, 2, 1042, cs_call_cublas+848, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCsyrkx, cs_sl_cublasCsyrkx, 0, 1042, cs_call_cublas+848, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCsyrkx, cs_sd_cublasCsyrkx, 1, 1042, cs_call_cublas+848, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCsyrkx, cs_sg_cublasCsyrkx, 2, 1042, cs_call_cublas+848, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCsyrkx, 1042
-CS_FAST_ENTRY cs_l_cublasCsyrkx_64, cs_sl_cublasCsyrkx_64, 0, 1043, cs_call_cublas+856, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCsyrkx_64, cs_sd_cublasCsyrkx_64, 1, 1043, cs_call_cublas+856, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCsyrkx_64, cs_sg_cublasCsyrkx_64, 2, 1043, cs_call_cublas+856, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCsyrkx_64, cs_sl_cublasCsyrkx_64, 0, 1043, cs_call_cublas+856, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCsyrkx_64, cs_sd_cublasCsyrkx_64, 1, 1043, cs_call_cublas+856, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCsyrkx_64, cs_sg_cublasCsyrkx_64, 2, 1043, cs_call_cublas+856, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCsyrkx_64, 1043
-CS_FAST_ENTRY cs_l_cublasCtbmv_v2, cs_sl_cublasCtbmv_v2, 0, 1044, cs_call_cublas+864, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCtbmv_v2, cs_sd_cublasCtbmv_v2, 1, 1044, cs_call_cublas+864, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCtbmv_v2, cs_sg_cublasCtbmv_v2, 2, 1044, cs_call_cublas+864, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCtbmv_v2, cs_sl_cublasCtbmv_v2, 0, 1044, cs_call_cublas+864, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCtbmv_v2, cs_sd_cublasCtbmv_v2, 1, 1044, cs_call_cublas+864, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCtbmv_v2, cs_sg_cublasCtbmv_v2, 2, 1044, cs_call_cublas+864, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCtbmv_v2, 1044
-CS_FAST_ENTRY cs_l_cublasCtbmv_v2_64, cs_sl_cublasCtbmv_v2_64, 0, 1045, cs_call_cublas+872, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCtbmv_v2_64, cs_sd_cublasCtbmv_v2_64, 1, 1045, cs_call_cublas+872, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCtbmv_v2_64, cs_sg_cublasCtbmv_v2_64, 2, 1045, cs_call_cublas+872, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCtbmv_v2_64, cs_sl_cublasCtbmv_v2_64, 0, 1045, cs_call_cublas+872, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCtbmv_v2_64, cs_sd_cublasCtbmv_v2_64, 1, 1045, cs_call_cublas+872, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCtbmv_v2_64, cs_sg_cublasCtbmv_v2_64, 2, 1045, cs_call_cublas+872, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCtbmv_v2_64, 1045
-CS_FAST_ENTRY cs_l_cublasCtbsv_v2, cs_sl_cublasCtbsv_v2, 0, 1046, cs_call_cublas+880, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCtbsv_v2, cs_sd_cublasCtbsv_v2, 1, 1046, cs_call_cublas+880, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCtbsv_v2, cs_sg_cublasCtbsv_v2, 2, 1046, cs_call_cublas+880, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCtbsv_v2, cs_sl_cublasCtbsv_v2, 0, 1046, cs_call_cublas+880, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCtbsv_v2, cs_sd_cublasCtbsv_v2, 1, 1046, cs_call_cublas+880, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCtbsv_v2, cs_sg_cublasCtbsv_v2, 2, 1046, cs_call_cublas+880, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCtbsv_v2, 1046
-CS_FAST_ENTRY cs_l_cublasCtbsv_v2_64, cs_sl_cublasCtbsv_v2_64, 0, 1047, cs_call_cublas+888, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCtbsv_v2_64, cs_sd_cublasCtbsv_v2_64, 1, 1047, cs_call_cublas+888, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCtbsv_v2_64, cs_sg_cublasCtbsv_v2_64, 2, 1047, cs_call_cublas+888, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCtbsv_v2_64, cs_sl_cublasCtbsv_v2_64, 0, 1047, cs_call_cublas+888, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCtbsv_v2_64, cs_sd_cublasCtbsv_v2_64, 1, 1047, cs_call_cublas+888, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCtbsv_v2_64, cs_sg_cublasCtbsv_v2_64, 2, 1047, cs_call_cublas+888, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCtbsv_v2_64, 1047
-CS_FAST_ENTRY cs_l_cublasCtpmv_v2, cs_sl_cublasCtpmv_v2, 0, 1048, cs_call_cublas+896, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCtpmv_v2, cs_sd_cublasCtpmv_v2, 1, 1048, cs_call_cublas+896, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCtpmv_v2, cs_sg_cublasCtpmv_v2, 2, 1048, cs_call_cublas+896, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCtpmv_v2, cs_sl_cublasCtpmv_v2, 0, 1048, cs_call_cublas+896, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCtpmv_v2, cs_sd_cublasCtpmv_v2, 1, 1048, cs_call_cublas+896, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCtpmv_v2, cs_sg_cublasCtpmv_v2, 2, 1048, cs_call_cublas+896, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCtpmv_v2, 1048
-CS_FAST_ENTRY cs_l_cublasCtpmv_v2_64, cs_sl_cublasCtpmv_v2_64, 0, 1049, cs_call_cublas+904, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCtpmv_v2_64, cs_sd_cublasCtpmv_v2_64, 1, 1049, cs_call_cublas+904, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCtpmv_v2_64, cs_sg_cublasCtpmv_v2_64, 2, 1049, cs_call_cublas+904, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCtpmv_v2_64, cs_sl_cublasCtpmv_v2_64, 0, 1049, cs_call_cublas+904, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCtpmv_v2_64, cs_sd_cublasCtpmv_v2_64, 1, 1049, cs_call_cublas+904, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCtpmv_v2_64, cs_sg_cublasCtpmv_v2_64, 2, 1049, cs_call_cublas+904, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCtpmv_v2_64, 1049
-CS_FAST_ENTRY cs_l_cublasCtpsv_v2, cs_sl_cublasCtpsv_v2, 0, 1050, cs_call_cublas+912, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCtpsv_v2, cs_sd_cublasCtpsv_v2, 1, 1050, cs_call_cublas+912, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCtpsv_v2, cs_sg_cublasCtpsv_v2, 2, 1050, cs_call_cublas+912, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCtpsv_v2, cs_sl_cublasCtpsv_v2, 0, 1050, cs_call_cublas+912, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCtpsv_v2, cs_sd_cublasCtpsv_v2, 1, 1050, cs_call_cublas+912, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCtpsv_v2, cs_sg_cublasCtpsv_v2, 2, 1050, cs_call_cublas+912, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCtpsv_v2, 1050
-CS_FAST_ENTRY cs_l_cublasCtpsv_v2_64, cs_sl_cublasCtpsv_v2_64, 0, 1051, cs_call_cublas+920, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCtpsv_v2_64, cs_sd_cublasCtpsv_v2_64, 1, 1051, cs_call_cublas+920, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCtpsv_v2_64, cs_sg_cublasCtpsv_v2_64, 2, 1051, cs_call_cublas+920, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCtpsv_v2_64, cs_sl_cublasCtpsv_v2_64, 0, 1051, cs_call_cublas+920, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCtpsv_v2_64, cs_sd_cublasCtpsv_v2_64, 1, 1051, cs_call_cublas+920, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCtpsv_v2_64, cs_sg_cublasCtpsv_v2_64, 2, 1051, cs_call_cublas+920, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCtpsv_v2_64, 1051
-CS_FAST_ENTRY cs_l_cublasCtpttr, cs_sl_cublasCtpttr, 0, 1052, cs_call_cublas+928, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCtpttr, cs_sd_cublasCtpttr, 1, 1052, cs_call_cublas+928, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCtpttr, cs_sg_cublasCtpttr, 2, 1052, cs_call_cublas+928, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCtpttr, cs_sl_cublasCtpttr, 0, 1052, cs_call_cublas+928, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCtpttr, cs_sd_cublasCtpttr, 1, 1052, cs_call_cublas+928, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCtpttr, cs_sg_cublasCtpttr, 2, 1052, cs_call_cublas+928, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCtpttr, 1052
-CS_FAST_ENTRY cs_l_cublasCtrmm_v2, cs_sl_cublasCtrmm_v2, 0, 1053, cs_call_cublas+936, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCtrmm_v2, cs_sd_cublasCtrmm_v2, 1, 1053, cs_call_cublas+936, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCtrmm_v2, cs_sg_cublasCtrmm_v2, 2, 1053, cs_call_cublas+936, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCtrmm_v2, cs_sl_cublasCtrmm_v2, 0, 1053, cs_call_cublas+936, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCtrmm_v2, cs_sd_cublasCtrmm_v2, 1, 1053, cs_call_cublas+936, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCtrmm_v2, cs_sg_cublasCtrmm_v2, 2, 1053, cs_call_cublas+936, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCtrmm_v2, 1053
-CS_FAST_ENTRY cs_l_cublasCtrmm_v2_64, cs_sl_cublasCtrmm_v2_64, 0, 1054, cs_call_cublas+944, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCtrmm_v2_64, cs_sd_cublasCtrmm_v2_64, 1, 1054, cs_call_cublas+944, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCtrmm_v2_64, cs_sg_cublasCtrmm_v2_64, 2, 1054, cs_call_cublas+944, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCtrmm_v2_64, cs_sl_cublasCtrmm_v2_64, 0, 1054, cs_call_cublas+944, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCtrmm_v2_64, cs_sd_cublasCtrmm_v2_64, 1, 1054, cs_call_cublas+944, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCtrmm_v2_64, cs_sg_cublasCtrmm_v2_64, 2, 1054, cs_call_cublas+944, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCtrmm_v2_64, 1054
-CS_FAST_ENTRY cs_l_cublasCtrmv_v2, cs_sl_cublasCtrmv_v2, 0, 1055, cs_call_cublas+952, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCtrmv_v2, cs_sd_cublasCtrmv_v2, 1, 1055, cs_call_cublas+952, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCtrmv_v2, cs_sg_cublasCtrmv_v2, 2, 1055, cs_call_cublas+952, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCtrmv_v2, cs_sl_cublasCtrmv_v2, 0, 1055, cs_call_cublas+952, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCtrmv_v2, cs_sd_cublasCtrmv_v2, 1, 1055, cs_call_cublas+952, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCtrmv_v2, cs_sg_cublasCtrmv_v2, 2, 1055, cs_call_cublas+952, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCtrmv_v2, 1055
-CS_FAST_ENTRY cs_l_cublasCtrmv_v2_64, cs_sl_cublasCtrmv_v2_64, 0, 1056, cs_call_cublas+960, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCtrmv_v2_64, cs_sd_cublasCtrmv_v2_64, 1, 1056, cs_call_cublas+960, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCtrmv_v2_64, cs_sg_cublasCtrmv_v2_64, 2, 1056, cs_call_cublas+960, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCtrmv_v2_64, cs_sl_cublasCtrmv_v2_64, 0, 1056, cs_call_cublas+960, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCtrmv_v2_64, cs_sd_cublasCtrmv_v2_64, 1, 1056, cs_call_cublas+960, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCtrmv_v2_64, cs_sg_cublasCtrmv_v2_64, 2, 1056, cs_call_cublas+960, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCtrmv_v2_64, 1056
-CS_FAST_ENTRY cs_l_cublasCtrsmBatched, cs_sl_cublasCtrsmBatched, 0, 1057, cs_call_cublas+968, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCtrsmBatched, cs_sd_cublasCtrsmBatched, 1, 1057, cs_call_cublas+968, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCtrsmBatched, cs_sg_cublasCtrsmBatched, 2, 1057, cs_call_cublas+968, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCtrsmBatched, cs_sl_cublasCtrsmBatched, 0, 1057, cs_call_cublas+968, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCtrsmBatched, cs_sd_cublasCtrsmBatched, 1, 1057, cs_call_cublas+968, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCtrsmBatched, cs_sg_cublasCtrsmBatched, 2, 1057, cs_call_cublas+968, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCtrsmBatched, 1057
-CS_FAST_ENTRY cs_l_cublasCtrsmBatched_64, cs_sl_cublasCtrsmBatched_64, 0, 1058, cs_call_cublas+976, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCtrsmBatched_64, cs_sd_cublasCtrsmBatched_64, 1, 1058, cs_call_cublas+976, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCtrsmBatched_64, cs_sg_cublasCtrsmBatched_64, 2, 1058, cs_call_cublas+976, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCtrsmBatched_64, cs_sl_cublasCtrsmBatched_64, 0, 1058, cs_call_cublas+976, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCtrsmBatched_64, cs_sd_cublasCtrsmBatched_64, 1, 1058, cs_call_cublas+976, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCtrsmBatched_64, cs_sg_cublasCtrsmBatched_64, 2, 1058, cs_call_cublas+976, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCtrsmBatched_64, 1058
-CS_FAST_ENTRY cs_l_cublasCtrsm_v2, cs_sl_cublasCtrsm_v2, 0, 1059, cs_call_cublas+984, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCtrsm_v2, cs_sd_cublasCtrsm_v2, 1, 1059, cs_call_cublas+984, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCtrsm_v2, cs_sg_cublasCtrsm_v2, 2, 1059, cs_call_cublas+984, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCtrsm_v2, cs_sl_cublasCtrsm_v2, 0, 1059, cs_call_cublas+984, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCtrsm_v2, cs_sd_cublasCtrsm_v2, 1, 1059, cs_call_cublas+984, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCtrsm_v2, cs_sg_cublasCtrsm_v2, 2, 1059, cs_call_cublas+984, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCtrsm_v2, 1059
-CS_FAST_ENTRY cs_l_cublasCtrsm_v2_64, cs_sl_cublasCtrsm_v2_64, 0, 1060, cs_call_cublas+992, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCtrsm_v2_64, cs_sd_cublasCtrsm_v2_64, 1, 1060, cs_call_cublas+992, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCtrsm_v2_64, cs_sg_cublasCtrsm_v2_64, 2, 1060, cs_call_cublas+992, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCtrsm_v2_64, cs_sl_cublasCtrsm_v2_64, 0, 1060, cs_call_cublas+992, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCtrsm_v2_64, cs_sd_cublasCtrsm_v2_64, 1, 1060, cs_call_cublas+992, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCtrsm_v2_64, cs_sg_cublasCtrsm_v2_64, 2, 1060, cs_call_cublas+992, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCtrsm_v2_64, 1060
-CS_FAST_ENTRY cs_l_cublasCtrsv_v2, cs_sl_cublasCtrsv_v2, 0, 1061, cs_call_cublas+1000, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCtrsv_v2, cs_sd_cublasCtrsv_v2, 1, 1061, cs_call_cublas+1000, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCtrsv_v2, cs_sg_cublasCtrsv_v2, 2, 1061, cs_call_cublas+1000, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCtrsv_v2, cs_sl_cublasCtrsv_v2, 0, 1061, cs_call_cublas+1000, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCtrsv_v2, cs_sd_cublasCtrsv_v2, 1, 1061, cs_call_cublas+1000, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCtrsv_v2, cs_sg_cublasCtrsv_v2, 2, 1061, cs_call_cublas+1000, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCtrsv_v2, 1061
-CS_FAST_ENTRY cs_l_cublasCtrsv_v2_64, cs_sl_cublasCtrsv_v2_64, 0, 1062, cs_call_cublas+1008, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCtrsv_v2_64, cs_sd_cublasCtrsv_v2_64, 1, 1062, cs_call_cublas+1008, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCtrsv_v2_64, cs_sg_cublasCtrsv_v2_64, 2, 1062, cs_call_cublas+1008, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCtrsv_v2_64, cs_sl_cublasCtrsv_v2_64, 0, 1062, cs_call_cublas+1008, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCtrsv_v2_64, cs_sd_cublasCtrsv_v2_64, 1, 1062, cs_call_cublas+1008, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCtrsv_v2_64, cs_sg_cublasCtrsv_v2_64, 2, 1062, cs_call_cublas+1008, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCtrsv_v2_64, 1062
-CS_FAST_ENTRY cs_l_cublasCtrttp, cs_sl_cublasCtrttp, 0, 1063, cs_call_cublas+1016, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasCtrttp, cs_sd_cublasCtrttp, 1, 1063, cs_call_cublas+1016, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasCtrttp, cs_sg_cublasCtrttp, 2, 1063, cs_call_cublas+1016, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasCtrttp, cs_sl_cublasCtrttp, 0, 1063, cs_call_cublas+1016, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasCtrttp, cs_sd_cublasCtrttp, 1, 1063, cs_call_cublas+1016, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasCtrttp, cs_sg_cublasCtrttp, 2, 1063, cs_call_cublas+1016, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasCtrttp, 1063
-CS_FAST_ENTRY cs_l_cublasDasum_v2, cs_sl_cublasDasum_v2, 0, 1064, cs_call_cublas+1024, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDasum_v2, cs_sd_cublasDasum_v2, 1, 1064, cs_call_cublas+1024, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDasum_v2, cs_sg_cublasDasum_v2, 2, 1064, cs_call_cublas+1024, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDasum_v2, cs_sl_cublasDasum_v2, 0, 1064, cs_call_cublas+1024, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDasum_v2, cs_sd_cublasDasum_v2, 1, 1064, cs_call_cublas+1024, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDasum_v2, cs_sg_cublasDasum_v2, 2, 1064, cs_call_cublas+1024, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDasum_v2, 1064
-CS_FAST_ENTRY cs_l_cublasDasum_v2_64, cs_sl_cublasDasum_v2_64, 0, 1065, cs_call_cublas+1032, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDasum_v2_64, cs_sd_cublasDasum_v2_64, 1, 1065, cs_call_cublas+1032, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDasum_v2_64, cs_sg_cublasDasum_v2_64, 2, 1065, cs_call_cublas+1032, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDasum_v2_64, cs_sl_cublasDasum_v2_64, 0, 1065, cs_call_cublas+1032, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDasum_v2_64, cs_sd_cublasDasum_v2_64, 1, 1065, cs_call_cublas+1032, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDasum_v2_64, cs_sg_cublasDasum_v2_64, 2, 1065, cs_call_cublas+1032, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDasum_v2_64, 1065
-CS_FAST_ENTRY cs_l_cublasDaxpy_v2, cs_sl_cublasDaxpy_v2, 0, 1066, cs_call_cublas+1040, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDaxpy_v2, cs_sd_cublasDaxpy_v2, 1, 1066, cs_call_cublas+1040, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDaxpy_v2, cs_sg_cublasDaxpy_v2, 2, 1066, cs_call_cublas+1040, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDaxpy_v2, cs_sl_cublasDaxpy_v2, 0, 1066, cs_call_cublas+1040, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDaxpy_v2, cs_sd_cublasDaxpy_v2, 1, 1066, cs_call_cublas+1040, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDaxpy_v2, cs_sg_cublasDaxpy_v2, 2, 1066, cs_call_cublas+1040, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDaxpy_v2, 1066
-CS_FAST_ENTRY cs_l_cublasDaxpy_v2_64, cs_sl_cublasDaxpy_v2_64, 0, 1067, cs_call_cublas+1048, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDaxpy_v2_64, cs_sd_cublasDaxpy_v2_64, 1, 1067, cs_call_cublas+1048, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDaxpy_v2_64, cs_sg_cublasDaxpy_v2_64, 2, 1067, cs_call_cublas+1048, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDaxpy_v2_64, cs_sl_cublasDaxpy_v2_64, 0, 1067, cs_call_cublas+1048, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDaxpy_v2_64, cs_sd_cublasDaxpy_v2_64, 1, 1067, cs_call_cublas+1048, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDaxpy_v2_64, cs_sg_cublasDaxpy_v2_64, 2, 1067, cs_call_cublas+1048, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDaxpy_v2_64, 1067
-CS_FAST_ENTRY cs_l_cublasDcopy_v2, cs_sl_cublasDcopy_v2, 0, 1068, cs_call_cublas+1056, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDcopy_v2, cs_sd_cublasDcopy_v2, 1, 1068, cs_call_cublas+1056, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDcopy_v2, cs_sg_cublasDcopy_v2, 2, 1068, cs_call_cublas+1056, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDcopy_v2, cs_sl_cublasDcopy_v2, 0, 1068, cs_call_cublas+1056, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDcopy_v2, cs_sd_cublasDcopy_v2, 1, 1068, cs_call_cublas+1056, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDcopy_v2, cs_sg_cublasDcopy_v2, 2, 1068, cs_call_cublas+1056, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDcopy_v2, 1068
-CS_FAST_ENTRY cs_l_cublasDcopy_v2_64, cs_sl_cublasDcopy_v2_64, 0, 1069, cs_call_cublas+1064, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDcopy_v2_64, cs_sd_cublasDcopy_v2_64, 1, 1069, cs_call_cublas+1064, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDcopy_v2_64, cs_sg_cublasDcopy_v2_64, 2, 1069, cs_call_cublas+1064, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDcopy_v2_64, cs_sl_cublasDcopy_v2_64, 0, 1069, cs_call_cublas+1064, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDcopy_v2_64, cs_sd_cublasDcopy_v2_64, 1, 1069, cs_call_cublas+1064, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDcopy_v2_64, cs_sg_cublasDcopy_v2_64, 2, 1069, cs_call_cublas+1064, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDcopy_v2_64, 1069
-CS_FAST_ENTRY cs_l_cublasDdgmm, cs_sl_cublasDdgmm, 0, 1070, cs_call_cublas+1072, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDdgmm, cs_sd_cublasDdgmm, 1, 1070, cs_call_cublas+1072, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDdgmm, cs_sg_cublasDdgmm, 2, 1070, cs_call_cublas+1072, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDdgmm, cs_sl_cublasDdgmm, 0, 1070, cs_call_cublas+1072, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDdgmm, cs_sd_cublasDdgmm, 1, 1070, cs_call_cublas+1072, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDdgmm, cs_sg_cublasDdgmm, 2, 1070, cs_call_cublas+1072, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDdgmm, 1070
-CS_FAST_ENTRY cs_l_cublasDdgmm_64, cs_sl_cublasDdgmm_64, 0, 1071, cs_call_cublas+1080, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDdgmm_64, cs_sd_cublasDdgmm_64, 1, 1071, cs_call_cublas+1080, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDdgmm_64, cs_sg_cublasDdgmm_64, 2, 1071, cs_call_cublas+1080, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDdgmm_64, cs_sl_cublasDdgmm_64, 0, 1071, cs_call_cublas+1080, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDdgmm_64, cs_sd_cublasDdgmm_64, 1, 1071, cs_call_cublas+1080, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDdgmm_64, cs_sg_cublasDdgmm_64, 2, 1071, cs_call_cublas+1080, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDdgmm_64, 1071
-CS_FAST_ENTRY cs_l_cublasDdot_v2, cs_sl_cublasDdot_v2, 0, 1072, cs_call_cublas+1088, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDdot_v2, cs_sd_cublasDdot_v2, 1, 1072, cs_call_cublas+1088, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDdot_v2, cs_sg_cublasDdot_v2, 2, 1072, cs_call_cublas+1088, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDdot_v2, cs_sl_cublasDdot_v2, 0, 1072, cs_call_cublas+1088, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDdot_v2, cs_sd_cublasDdot_v2, 1, 1072, cs_call_cublas+1088, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDdot_v2, cs_sg_cublasDdot_v2, 2, 1072, cs_call_cublas+1088, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDdot_v2, 1072
-CS_FAST_ENTRY cs_l_cublasDdot_v2_64, cs_sl_cublasDdot_v2_64, 0, 1073, cs_call_cublas+1096, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDdot_v2_64, cs_sd_cublasDdot_v2_64, 1, 1073, cs_call_cublas+1096, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDdot_v2_64, cs_sg_cublasDdot_v2_64, 2, 1073, cs_call_cublas+1096, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDdot_v2_64, cs_sl_cublasDdot_v2_64, 0, 1073, cs_call_cublas+1096, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDdot_v2_64, cs_sd_cublasDdot_v2_64, 1, 1073, cs_call_cublas+1096, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDdot_v2_64, cs_sg_cublasDdot_v2_64, 2, 1073, cs_call_cublas+1096, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDdot_v2_64, 1073
-CS_FAST_ENTRY cs_l_cublasDgbmv_v2, cs_sl_cublasDgbmv_v2, 0, 1075, cs_call_cublas+1112, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDgbmv_v2, cs_sd_cublasDgbmv_v2, 1, 1075, cs_call_cublas+1112, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDgbmv_v2, cs_sg_cublasDgbmv_v2, 2, 1075, cs_call_cublas+1112, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDgbmv_v2, cs_sl_cublasDgbmv_v2, 0, 1075, cs_call_cublas+1112, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDgbmv_v2, cs_sd_cublasDgbmv_v2, 1, 1075, cs_call_cublas+1112, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDgbmv_v2, cs_sg_cublasDgbmv_v2, 2, 1075, cs_call_cublas+1112, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDgbmv_v2, 1075
-CS_FAST_ENTRY cs_l_cublasDgbmv_v2_64, cs_sl_cublasDgbmv_v2_64, 0, 1076, cs_call_cublas+1120, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDgbmv_v2_64, cs_sd_cublasDgbmv_v2_64, 1, 1076, cs_call_cublas+1120, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDgbmv_v2_64, cs_sg_cublasDgbmv_v2_64, 2, 1076, cs_call_cublas+1120, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDgbmv_v2_64, cs_sl_cublasDgbmv_v2_64, 0, 1076, cs_call_cublas+1120, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDgbmv_v2_64, cs_sd_cublasDgbmv_v2_64, 1, 1076, cs_call_cublas+1120, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDgbmv_v2_64, cs_sg_cublasDgbmv_v2_64, 2, 1076, cs_call_cublas+1120, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDgbmv_v2_64, 1076
-CS_FAST_ENTRY cs_l_cublasDgeam, cs_sl_cublasDgeam, 0, 1077, cs_call_cublas+1128, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDgeam, cs_sd_cublasDgeam, 1, 1077, cs_call_cublas+1128, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDgeam, cs_sg_cublasDgeam, 2, 1077, cs_call_cublas+1128, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDgeam, cs_sl_cublasDgeam, 0, 1077, cs_call_cublas+1128, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDgeam, cs_sd_cublasDgeam, 1, 1077, cs_call_cublas+1128, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDgeam, cs_sg_cublasDgeam, 2, 1077, cs_call_cublas+1128, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDgeam, 1077
-CS_FAST_ENTRY cs_l_cublasDgeam_64, cs_sl_cublasDgeam_64, 0, 1078, cs_call_cublas+1136, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDgeam_64, cs_sd_cublasDgeam_64, 1, 1078, cs_call_cublas+1136, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDgeam_64, cs_sg_cublasDgeam_64, 2, 1078, cs_call_cublas+1136, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDgeam_64, cs_sl_cublasDgeam_64, 0, 1078, cs_call_cublas+1136, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDgeam_64, cs_sd_cublasDgeam_64, 1, 1078, cs_call_cublas+1136, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDgeam_64, cs_sg_cublasDgeam_64, 2, 1078, cs_call_cublas+1136, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDgeam_64, 1078
-CS_FAST_ENTRY cs_l_cublasDgelsBatched, cs_sl_cublasDgelsBatched, 0, 1079, cs_call_cublas+1144, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDgelsBatched, cs_sd_cublasDgelsBatched, 1, 1079, cs_call_cublas+1144, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDgelsBatched, cs_sg_cublasDgelsBatched, 2, 1079, cs_call_cublas+1144, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDgelsBatched, cs_sl_cublasDgelsBatched, 0, 1079, cs_call_cublas+1144, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDgelsBatched, cs_sd_cublasDgelsBatched, 1, 1079, cs_call_cublas+1144, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDgelsBatched, cs_sg_cublasDgelsBatched, 2, 1079, cs_call_cublas+1144, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDgelsBatched, 1079
-CS_FAST_ENTRY cs_l_cublasDgemmBatched, cs_sl_cublasDgemmBatched, 0, 1080, cs_call_cublas+1152, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDgemmBatched, cs_sd_cublasDgemmBatched, 1, 1080, cs_call_cublas+1152, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDgemmBatched, cs_sg_cublasDgemmBatched, 2, 1080, cs_call_cublas+1152, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDgemmBatched, cs_sl_cublasDgemmBatched, 0, 1080, cs_call_cublas+1152, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDgemmBatched, cs_sd_cublasDgemmBatched, 1, 1080, cs_call_cublas+1152, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDgemmBatched, cs_sg_cublasDgemmBatched, 2, 1080, cs_call_cublas+1152, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDgemmBatched, 1080
-CS_FAST_ENTRY cs_l_cublasDgemmBatched_64, cs_sl_cublasDgemmBatched_64, 0, 1081, cs_call_cublas+1160, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDgemmBatched_64, cs_sd_cublasDgemmBatched_64, 1, 1081, cs_call_cublas+1160, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDgemmBatched_64, cs_sg_cublasDgemmBatched_64, 2, 1081, cs_call_cublas+1160, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDgemmBatched_64, cs_sl_cublasDgemmBatched_64, 0, 1081, cs_call_cublas+1160, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDgemmBatched_64, cs_sd_cublasDgemmBatched_64, 1, 1081, cs_call_cublas+1160, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDgemmBatched_64, cs_sg_cublasDgemmBatched_64, 2, 1081, cs_call_cublas+1160, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDgemmBatched_64, 1081
-CS_FAST_ENTRY cs_l_cublasDgemmGroupedBatched, cs_sl_cublasDgemmGroupedBatched, 0, 1082, cs_call_cublas+1168, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDgemmGroupedBatched, cs_sd_cublasDgemmGroupedBatched, 1, 1082, cs_call_cublas+1168, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDgemmGroupedBatched, cs_sg_cublasDgemmGroupedBatched, 2, 1082, cs_call_cublas+1168, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDgemmGroupedBatched, cs_sl_cublasDgemmGroupedBatched, 0, 1082, cs_call_cublas+1168, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDgemmGroupedBatched, cs_sd_cublasDgemmGroupedBatched, 1, 1082, cs_call_cublas+1168, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDgemmGroupedBatched, cs_sg_cublasDgemmGroupedBatched, 2, 1082, cs_call_cublas+1168, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDgemmGroupedBatched, 1082
-CS_FAST_ENTRY cs_l_cublasDgemmGroupedBatched_64, cs_sl_cublasDgemmGroupedBatched_64, 0, 1083, cs_call_cublas+1176, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDgemmGroupedBatched_64, cs_sd_cublasDgemmGroupedBatched_64, 1, 1083, cs_call_cublas+1176, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDgemmGroupedBatched_64, cs_sg_cublasDgemmGroupedBatched_64, 2, 1083, cs_call_cublas+1176, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDgemmGroupedBatched_64, cs_sl_cublasDgemmGroupedBatched_64, 0, 1083, cs_call_cublas+1176, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDgemmGroupedBatched_64, cs_sd_cublasDgemmGroupedBatched_64, 1, 1083, cs_call_cublas+1176, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDgemmGroupedBatched_64, cs_sg_cublasDgemmGroupedBatched_64, 2, 1083, cs_call_cublas+1176, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDgemmGroupedBatched_64, 1083
-CS_FAST_ENTRY cs_l_cublasDgemmStridedBatched, cs_sl_cublasDgemmStridedBatched, 0, 1084, cs_call_cublas+1184, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDgemmStridedBatched, cs_sd_cublasDgemmStridedBatched, 1, 1084, cs_call_cublas+1184, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDgemmStridedBatched, cs_sg_cublasDgemmStridedBatched, 2, 1084, cs_call_cublas+1184, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDgemmStridedBatched, cs_sl_cublasDgemmStridedBatched, 0, 1084, cs_call_cublas+1184, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDgemmStridedBatched, cs_sd_cublasDgemmStridedBatched, 1, 1084, cs_call_cublas+1184, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDgemmStridedBatched, cs_sg_cublasDgemmStridedBatched, 2, 1084, cs_call_cublas+1184, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDgemmStridedBatched, 1084
-CS_FAST_ENTRY cs_l_cublasDgemmStridedBatched_64, cs_sl_cublasDgemmStridedBatched_64, 0, 1085, cs_call_cublas+1192, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDgemmStridedBatched_64, cs_sd_cublasDgemmStridedBatched_64, 1, 1085, cs_call_cublas+1192, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDgemmStridedBatched_64, cs_sg_cublasDgemmStridedBatched_64, 2, 1085, cs_call_cublas+1192, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDgemmStridedBatched_64, cs_sl_cublasDgemmStridedBatched_64, 0, 1085, cs_call_cublas+1192, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDgemmStridedBatched_64, cs_sd_cublasDgemmStridedBatched_64, 1, 1085, cs_call_cublas+1192, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDgemmStridedBatched_64, cs_sg_cublasDgemmStridedBatched_64, 2, 1085, cs_call_cublas+1192, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDgemmStridedBatched_64, 1085
-CS_FAST_ENTRY cs_l_cublasDgemm_v2, cs_sl_cublasDgemm_v2, 0, 1086, cs_call_cublas+1200, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDgemm_v2, cs_sd_cublasDgemm_v2, 1, 1086, cs_call_cublas+1200, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDgemm_v2, cs_sg_cublasDgemm_v2, 2, 1086, cs_call_cublas+1200, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDgemm_v2, cs_sl_cublasDgemm_v2, 0, 1086, cs_call_cublas+1200, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDgemm_v2, cs_sd_cublasDgemm_v2, 1, 1086, cs_call_cublas+1200, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDgemm_v2, cs_sg_cublasDgemm_v2, 2, 1086, cs_call_cublas+1200, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDgemm_v2, 1086
-CS_FAST_ENTRY cs_l_cublasDgemm_v2_64, cs_sl_cublasDgemm_v2_64, 0, 1087, cs_call_cublas+1208, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDgemm_v2_64, cs_sd_cublasDgemm_v2_64, 1, 1087, cs_call_cublas+1208, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDgemm_v2_64, cs_sg_cublasDgemm_v2_64, 2, 1087, cs_call_cublas+1208, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDgemm_v2_64, cs_sl_cublasDgemm_v2_64, 0, 1087, cs_call_cublas+1208, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDgemm_v2_64, cs_sd_cublasDgemm_v2_64, 1, 1087, cs_call_cublas+1208, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDgemm_v2_64, cs_sg_cublasDgemm_v2_64, 2, 1087, cs_call_cublas+1208, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDgemm_v2_64, 1087
-CS_FAST_ENTRY cs_l_cublasDgemvBatched, cs_sl_cublasDgemvBatched, 0, 1088, cs_call_cublas+1216, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDgemvBatched, cs_sd_cublasDgemvBatched, 1, 1088, cs_call_cublas+1216, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDgemvBatched, cs_sg_cublasDgemvBatched, 2, 1088, cs_call_cublas+1216, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDgemvBatched, cs_sl_cublasDgemvBatched, 0, 1088, cs_call_cublas+1216, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDgemvBatched, cs_sd_cublasDgemvBatched, 1, 1088, cs_call_cublas+1216, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDgemvBatched, cs_sg_cublasDgemvBatched, 2, 1088, cs_call_cublas+1216, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDgemvBatched, 1088
-CS_FAST_ENTRY cs_l_cublasDgemvBatched_64, cs_sl_cublasDgemvBatched_64, 0, 1089, cs_call_cublas+1224, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDgemvBatched_64, cs_sd_cublasDgemvBatched_64, 1, 1089, cs_call_cublas+1224, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDgemvBatched_64, cs_sg_cublasDgemvBatched_64, 2, 1089, cs_call_cublas+1224, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDgemvBatched_64, cs_sl_cublasDgemvBatched_64, 0, 1089, cs_call_cublas+1224, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDgemvBatched_64, cs_sd_cublasDgemvBatched_64, 1, 1089, cs_call_cublas+1224, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDgemvBatched_64, cs_sg_cublasDgemvBatched_64, 2, 1089, cs_call_cublas+1224, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDgemvBatched_64, 1089
-CS_FAST_ENTRY cs_l_cublasDgemvStridedBatched, cs_sl_cublasDgemvStridedBatched, 0, 1090, cs_call_cublas+1232, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDgemvStridedBatched, cs_sd_cublasDgemvStridedBatched, 1, 1090, cs_call_cublas+1232, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDgemvStridedBatched, cs_sg_cublasDgemvStridedBatched, 2, 1090, cs_call_cublas+1232, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDgemvStridedBatched, cs_sl_cublasDgemvStridedBatched, 0, 1090, cs_call_cublas+1232, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDgemvStridedBatched, cs_sd_cublasDgemvStridedBatched, 1, 1090, cs_call_cublas+1232, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDgemvStridedBatched, cs_sg_cublasDgemvStridedBatched, 2, 1090, cs_call_cublas+1232, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDgemvStridedBatched, 1090
-CS_FAST_ENTRY cs_l_cublasDgemvStridedBatched_64, cs_sl_cublasDgemvStridedBatched_64, 0, 1091, cs_call_cublas+1240, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDgemvStridedBatched_64, cs_sd_cublasDgemvStridedBatched_64, 1, 1091, cs_call_cublas+1240, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDgemvStridedBatched_64, cs_sg_cublasDgemvStridedBatched_64, 2, 1091, cs_call_cublas+1240, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDgemvStridedBatched_64, cs_sl_cublasDgemvStridedBatched_64, 0, 1091, cs_call_cublas+1240, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDgemvStridedBatched_64, cs_sd_cublasDgemvStridedBatched_64, 1, 1091, cs_call_cublas+1240, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDgemvStridedBatched_64, cs_sg_cublasDgemvStridedBatched_64, 2, 1091, cs_call_cublas+1240, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDgemvStridedBatched_64, 1091
-CS_FAST_ENTRY cs_l_cublasDgemv_v2, cs_sl_cublasDgemv_v2, 0, 1092, cs_call_cublas+1248, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDgemv_v2, cs_sd_cublasDgemv_v2, 1, 1092, cs_call_cublas+1248, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDgemv_v2, cs_sg_cublasDgemv_v2, 2, 1092, cs_call_cublas+1248, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDgemv_v2, cs_sl_cublasDgemv_v2, 0, 1092, cs_call_cublas+1248, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDgemv_v2, cs_sd_cublasDgemv_v2, 1, 1092, cs_call_cublas+1248, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDgemv_v2, cs_sg_cublasDgemv_v2, 2, 1092, cs_call_cublas+1248, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDgemv_v2, 1092
-CS_FAST_ENTRY cs_l_cublasDgemv_v2_64, cs_sl_cublasDgemv_v2_64, 0, 1093, cs_call_cublas+1256, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDgemv_v2_64, cs_sd_cublasDgemv_v2_64, 1, 1093, cs_call_cublas+1256, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDgemv_v2_64, cs_sg_cublasDgemv_v2_64, 2, 1093, cs_call_cublas+1256, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDgemv_v2_64, cs_sl_cublasDgemv_v2_64, 0, 1093, cs_call_cublas+1256, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDgemv_v2_64, cs_sd_cublasDgemv_v2_64, 1, 1093, cs_call_cublas+1256, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDgemv_v2_64, cs_sg_cublasDgemv_v2_64, 2, 1093, cs_call_cublas+1256, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDgemv_v2_64, 1093
-CS_FAST_ENTRY cs_l_cublasDgeqrfBatched, cs_sl_cublasDgeqrfBatched, 0, 1094, cs_call_cublas+1264, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDgeqrfBatched, cs_sd_cublasDgeqrfBatched, 1, 1094, cs_call_cublas+1264, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDgeqrfBatched, cs_sg_cublasDgeqrfBatched, 2, 1094, cs_call_cublas+1264, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDgeqrfBatched, cs_sl_cublasDgeqrfBatched, 0, 1094, cs_call_cublas+1264, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDgeqrfBatched, cs_sd_cublasDgeqrfBatched, 1, 1094, cs_call_cublas+1264, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDgeqrfBatched, cs_sg_cublasDgeqrfBatched, 2, 1094, cs_call_cublas+1264, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDgeqrfBatched, 1094
-CS_FAST_ENTRY cs_l_cublasDger_v2, cs_sl_cublasDger_v2, 0, 1095, cs_call_cublas+1272, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDger_v2, cs_sd_cublasDger_v2, 1, 1095, cs_call_cublas+1272, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDger_v2, cs_sg_cublasDger_v2, 2, 1095, cs_call_cublas+1272, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDger_v2, cs_sl_cublasDger_v2, 0, 1095, cs_call_cublas+1272, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDger_v2, cs_sd_cublasDger_v2, 1, 1095, cs_call_cublas+1272, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDger_v2, cs_sg_cublasDger_v2, 2, 1095, cs_call_cublas+1272, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDger_v2, 1095
-CS_FAST_ENTRY cs_l_cublasDger_v2_64, cs_sl_cublasDger_v2_64, 0, 1096, cs_call_cublas+1280, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDger_v2_64, cs_sd_cublasDger_v2_64, 1, 1096, cs_call_cublas+1280, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDger_v2_64, cs_sg_cublasDger_v2_64, 2, 1096, cs_call_cublas+1280, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDger_v2_64, cs_sl_cublasDger_v2_64, 0, 1096, cs_call_cublas+1280, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDger_v2_64, cs_sd_cublasDger_v2_64, 1, 1096, cs_call_cublas+1280, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDger_v2_64, cs_sg_cublasDger_v2_64, 2, 1096, cs_call_cublas+1280, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDger_v2_64, 1096
-CS_FAST_ENTRY cs_l_cublasDgetrfBatched, cs_sl_cublasDgetrfBatched, 0, 1097, cs_call_cublas+1288, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDgetrfBatched, cs_sd_cublasDgetrfBatched, 1, 1097, cs_call_cublas+1288, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDgetrfBatched, cs_sg_cublasDgetrfBatched, 2, 1097, cs_call_cublas+1288, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDgetrfBatched, cs_sl_cublasDgetrfBatched, 0, 1097, cs_call_cublas+1288, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDgetrfBatched, cs_sd_cublasDgetrfBatched, 1, 1097, cs_call_cublas+1288, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDgetrfBatched, cs_sg_cublasDgetrfBatched, 2, 1097, cs_call_cublas+1288, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDgetrfBatched, 1097
-CS_FAST_ENTRY cs_l_cublasDgetriBatched, cs_sl_cublasDgetriBatched, 0, 1098, cs_call_cublas+1296, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDgetriBatched, cs_sd_cublasDgetriBatched, 1, 1098, cs_call_cublas+1296, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDgetriBatched, cs_sg_cublasDgetriBatched, 2, 1098, cs_call_cublas+1296, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDgetriBatched, cs_sl_cublasDgetriBatched, 0, 1098, cs_call_cublas+1296, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDgetriBatched, cs_sd_cublasDgetriBatched, 1, 1098, cs_call_cublas+1296, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDgetriBatched, cs_sg_cublasDgetriBatched, 2, 1098, cs_call_cublas+1296, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDgetriBatched, 1098
-CS_FAST_ENTRY cs_l_cublasDgetrsBatched, cs_sl_cublasDgetrsBatched, 0, 1099, cs_call_cublas+1304, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDgetrsBatched, cs_sd_cublasDgetrsBatched, 1, 1099, cs_call_cublas+1304, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDgetrsBatched, cs_sg_cublasDgetrsBatched, 2, 1099, cs_call_cublas+1304, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDgetrsBatched, cs_sl_cublasDgetrsBatched, 0, 1099, cs_call_cublas+1304, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDgetrsBatched, cs_sd_cublasDgetrsBatched, 1, 1099, cs_call_cublas+1304, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDgetrsBatched, cs_sg_cublasDgetrsBatched, 2, 1099, cs_call_cublas+1304, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDgetrsBatched, 1099
-CS_FAST_ENTRY cs_l_cublasDmatinvBatched, cs_sl_cublasDmatinvBatched, 0, 1100, cs_call_cublas+1312, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDmatinvBatched, cs_sd_cublasDmatinvBatched, 1, 1100, cs_call_cublas+1312, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDmatinvBatched, cs_sg_cublasDmatinvBatched, 2, 1100, cs_call_cublas+1312, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDmatinvBatched, cs_sl_cublasDmatinvBatched, 0, 1100, cs_call_cublas+1312, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDmatinvBatched, cs_sd_cublasDmatinvBatched, 1, 1100, cs_call_cublas+1312, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDmatinvBatched, cs_sg_cublasDmatinvBatched, 2, 1100, cs_call_cublas+1312, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDmatinvBatched, 1100
-CS_FAST_ENTRY cs_l_cublasDnrm2_v2, cs_sl_cublasDnrm2_v2, 0, 1101, cs_call_cublas+1320, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDnrm2_v2, cs_sd_cublasDnrm2_v2, 1, 1101, cs_call_cublas+1320, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDnrm2_v2, cs_sg_cublasDnrm2_v2, 2, 1101, cs_call_cublas+1320, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDnrm2_v2, cs_sl_cublasDnrm2_v2, 0, 1101, cs_call_cublas+1320, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDnrm2_v2, cs_sd_cublasDnrm2_v2, 1, 1101, cs_call_cublas+1320, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDnrm2_v2, cs_sg_cublasDnrm2_v2, 2, 1101, cs_call_cublas+1320, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDnrm2_v2, 1101
-CS_FAST_ENTRY cs_l_cublasDnrm2_v2_64, cs_sl_cublasDnrm2_v2_64, 0, 1102, cs_call_cublas+1328, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDnrm2_v2_64, cs_sd_cublasDnrm2_v2_64, 1, 1102, cs_call_cublas+1328, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDnrm2_v2_64, cs_sg_cublasDnrm2_v2_64, 2, 1102, cs_call_cublas+1328, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDnrm2_v2_64, cs_sl_cublasDnrm2_v2_64, 0, 1102, cs_call_cublas+1328, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDnrm2_v2_64, cs_sd_cublasDnrm2_v2_64, 1, 1102, cs_call_cublas+1328, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDnrm2_v2_64, cs_sg_cublasDnrm2_v2_64, 2, 1102, cs_call_cublas+1328, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDnrm2_v2_64, 1102
-CS_FAST_ENTRY cs_l_cublasDotEx, cs_sl_cublasDotEx, 0, 1103, cs_call_cublas+1336, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDotEx, cs_sd_cublasDotEx, 1, 1103, cs_call_cublas+1336, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDotEx, cs_sg_cublasDotEx, 2, 1103, cs_call_cublas+1336, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDotEx, cs_sl_cublasDotEx, 0, 1103, cs_call_cublas+1336, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDotEx, cs_sd_cublasDotEx, 1, 1103, cs_call_cublas+1336, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDotEx, cs_sg_cublasDotEx, 2, 1103, cs_call_cublas+1336, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDotEx, 1103
-CS_FAST_ENTRY cs_l_cublasDotEx_64, cs_sl_cublasDotEx_64, 0, 1104, cs_call_cublas+1344, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDotEx_64, cs_sd_cublasDotEx_64, 1, 1104, cs_call_cublas+1344, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDotEx_64, cs_sg_cublasDotEx_64, 2, 1104, cs_call_cublas+1344, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDotEx_64, cs_sl_cublasDotEx_64, 0, 1104, cs_call_cublas+1344, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDotEx_64, cs_sd_cublasDotEx_64, 1, 1104, cs_call_cublas+1344, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDotEx_64, cs_sg_cublasDotEx_64, 2, 1104, cs_call_cublas+1344, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDotEx_64, 1104
-CS_FAST_ENTRY cs_l_cublasDotcEx, cs_sl_cublasDotcEx, 0, 1105, cs_call_cublas+1352, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDotcEx, cs_sd_cublasDotcEx, 1, 1105, cs_call_cublas+1352, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDotcEx, cs_sg_cublasDotcEx, 2, 1105, cs_call_cublas+1352, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDotcEx, cs_sl_cublasDotcEx, 0, 1105, cs_call_cublas+1352, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDotcEx, cs_sd_cublasDotcEx, 1, 1105, cs_call_cublas+1352, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDotcEx, cs_sg_cublasDotcEx, 2, 1105, cs_call_cublas+1352, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDotcEx, 1105
-CS_FAST_ENTRY cs_l_cublasDotcEx_64, cs_sl_cublasDotcEx_64, 0, 1106, cs_call_cublas+1360, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDotcEx_64, cs_sd_cublasDotcEx_64, 1, 1106, cs_call_cublas+1360, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDotcEx_64, cs_sg_cublasDotcEx_64, 2, 1106, cs_call_cublas+1360, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDotcEx_64, cs_sl_cublasDotcEx_64, 0, 1106, cs_call_cublas+1360, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDotcEx_64, cs_sd_cublasDotcEx_64, 1, 1106, cs_call_cublas+1360, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDotcEx_64, cs_sg_cublasDotcEx_64, 2, 1106, cs_call_cublas+1360, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDotcEx_64, 1106
-CS_FAST_ENTRY cs_l_cublasDrot_v2, cs_sl_cublasDrot_v2, 0, 1107, cs_call_cublas+1368, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDrot_v2, cs_sd_cublasDrot_v2, 1, 1107, cs_call_cublas+1368, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDrot_v2, cs_sg_cublasDrot_v2, 2, 1107, cs_call_cublas+1368, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDrot_v2, cs_sl_cublasDrot_v2, 0, 1107, cs_call_cublas+1368, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDrot_v2, cs_sd_cublasDrot_v2, 1, 1107, cs_call_cublas+1368, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDrot_v2, cs_sg_cublasDrot_v2, 2, 1107, cs_call_cublas+1368, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDrot_v2, 1107
-CS_FAST_ENTRY cs_l_cublasDrot_v2_64, cs_sl_cublasDrot_v2_64, 0, 1108, cs_call_cublas+1376, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDrot_v2_64, cs_sd_cublasDrot_v2_64, 1, 1108, cs_call_cublas+1376, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDrot_v2_64, cs_sg_cublasDrot_v2_64, 2, 1108, cs_call_cublas+1376, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDrot_v2_64, cs_sl_cublasDrot_v2_64, 0, 1108, cs_call_cublas+1376, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDrot_v2_64, cs_sd_cublasDrot_v2_64, 1, 1108, cs_call_cublas+1376, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDrot_v2_64, cs_sg_cublasDrot_v2_64, 2, 1108, cs_call_cublas+1376, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDrot_v2_64, 1108
-CS_FAST_ENTRY cs_l_cublasDrotg_v2, cs_sl_cublasDrotg_v2, 0, 1109, cs_call_cublas+1384, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDrotg_v2, cs_sd_cublasDrotg_v2, 1, 1109, cs_call_cublas+1384, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDrotg_v2, cs_sg_cublasDrotg_v2, 2, 1109, cs_call_cublas+1384, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDrotg_v2, cs_sl_cublasDrotg_v2, 0, 1109, cs_call_cublas+1384, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDrotg_v2, cs_sd_cublasDrotg_v2, 1, 1109, cs_call_cublas+1384, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDrotg_v2, cs_sg_cublasDrotg_v2, 2, 1109, cs_call_cublas+1384, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDrotg_v2, 1109
-CS_FAST_ENTRY cs_l_cublasDrotm_v2, cs_sl_cublasDrotm_v2, 0, 1110, cs_call_cublas+1392, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDrotm_v2, cs_sd_cublasDrotm_v2, 1, 1110, cs_call_cublas+1392, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDrotm_v2, cs_sg_cublasDrotm_v2, 2, 1110, cs_call_cublas+1392, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDrotm_v2, cs_sl_cublasDrotm_v2, 0, 1110, cs_call_cublas+1392, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDrotm_v2, cs_sd_cublasDrotm_v2, 1, 1110, cs_call_cublas+1392, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDrotm_v2, cs_sg_cublasDrotm_v2, 2, 1110, cs_call_cublas+1392, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDrotm_v2, 1110
-CS_FAST_ENTRY cs_l_cublasDrotm_v2_64, cs_sl_cublasDrotm_v2_64, 0, 1111, cs_call_cublas+1400, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDrotm_v2_64, cs_sd_cublasDrotm_v2_64, 1, 1111, cs_call_cublas+1400, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDrotm_v2_64, cs_sg_cublasDrotm_v2_64, 2, 1111, cs_call_cublas+1400, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDrotm_v2_64, cs_sl_cublasDrotm_v2_64, 0, 1111, cs_call_cublas+1400, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDrotm_v2_64, cs_sd_cublasDrotm_v2_64, 1, 1111, cs_call_cublas+1400, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDrotm_v2_64, cs_sg_cublasDrotm_v2_64, 2, 1111, cs_call_cublas+1400, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDrotm_v2_64, 1111
-CS_FAST_ENTRY cs_l_cublasDrotmg_v2, cs_sl_cublasDrotmg_v2, 0, 1112, cs_call_cublas+1408, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDrotmg_v2, cs_sd_cublasDrotmg_v2, 1, 1112, cs_call_cublas+1408, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDrotmg_v2, cs_sg_cublasDrotmg_v2, 2, 1112, cs_call_cublas+1408, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDrotmg_v2, cs_sl_cublasDrotmg_v2, 0, 1112, cs_call_cublas+1408, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDrotmg_v2, cs_sd_cublasDrotmg_v2, 1, 1112, cs_call_cublas+1408, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDrotmg_v2, cs_sg_cublasDrotmg_v2, 2, 1112, cs_call_cublas+1408, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDrotmg_v2, 1112
-CS_FAST_ENTRY cs_l_cublasDsbmv_v2, cs_sl_cublasDsbmv_v2, 0, 1113, cs_call_cublas+1416, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDsbmv_v2, cs_sd_cublasDsbmv_v2, 1, 1113, cs_call_cublas+1416, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDsbmv_v2, cs_sg_cublasDsbmv_v2, 2, 1113, cs_call_cublas+1416, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDsbmv_v2, cs_sl_cublasDsbmv_v2, 0, 1113, cs_call_cublas+1416, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDsbmv_v2, cs_sd_cublasDsbmv_v2, 1, 1113, cs_call_cublas+1416, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDsbmv_v2, cs_sg_cublasDsbmv_v2, 2, 1113, cs_call_cublas+1416, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDsbmv_v2, 1113
-CS_FAST_ENTRY cs_l_cublasDsbmv_v2_64, cs_sl_cublasDsbmv_v2_64, 0, 1114, cs_call_cublas+1424, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDsbmv_v2_64, cs_sd_cublasDsbmv_v2_64, 1, 1114, cs_call_cublas+1424, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDsbmv_v2_64, cs_sg_cublasDsbmv_v2_64, 2, 1114, cs_call_cublas+1424, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDsbmv_v2_64, cs_sl_cublasDsbmv_v2_64, 0, 1114, cs_call_cublas+1424, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDsbmv_v2_64, cs_sd_cublasDsbmv_v2_64, 1, 1114, cs_call_cublas+1424, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDsbmv_v2_64, cs_sg_cublasDsbmv_v2_64, 2, 1114, cs_call_cublas+1424, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDsbmv_v2_64, 1114
-CS_FAST_ENTRY cs_l_cublasDscal_v2, cs_sl_cublasDscal_v2, 0, 1115, cs_call_cublas+1432, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDscal_v2, cs_sd_cublasDscal_v2, 1, 1115, cs_call_cublas+1432, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDscal_v2, cs_sg_cublasDscal_v2, 2, 1115, cs_call_cublas+1432, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDscal_v2, cs_sl_cublasDscal_v2, 0, 1115, cs_call_cublas+1432, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDscal_v2, cs_sd_cublasDscal_v2, 1, 1115, cs_call_cublas+1432, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDscal_v2, cs_sg_cublasDscal_v2, 2, 1115, cs_call_cublas+1432, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDscal_v2, 1115
-CS_FAST_ENTRY cs_l_cublasDscal_v2_64, cs_sl_cublasDscal_v2_64, 0, 1116, cs_call_cublas+1440, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDscal_v2_64, cs_sd_cublasDscal_v2_64, 1, 1116, cs_call_cublas+1440, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDscal_v2_64, cs_sg_cublasDscal_v2_64, 2, 1116, cs_call_cublas+1440, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDscal_v2_64, cs_sl_cublasDscal_v2_64, 0, 1116, cs_call_cublas+1440, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDscal_v2_64, cs_sd_cublasDscal_v2_64, 1, 1116, cs_call_cublas+1440, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDscal_v2_64, cs_sg_cublasDscal_v2_64, 2, 1116, cs_call_cublas+1440, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDscal_v2_64, 1116
-CS_FAST_ENTRY cs_l_cublasDspmv_v2, cs_sl_cublasDspmv_v2, 0, 1117, cs_call_cublas+1448, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDspmv_v2, cs_sd_cublasDspmv_v2, 1, 1117, cs_call_cublas+1448, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDspmv_v2, cs_sg_cublasDspmv_v2, 2, 1117, cs_call_cublas+1448, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDspmv_v2, cs_sl_cublasDspmv_v2, 0, 1117, cs_call_cublas+1448, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDspmv_v2, cs_sd_cublasDspmv_v2, 1, 1117, cs_call_cublas+1448, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDspmv_v2, cs_sg_cublasDspmv_v2, 2, 1117, cs_call_cublas+1448, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDspmv_v2, 1117
-CS_FAST_ENTRY cs_l_cublasDspmv_v2_64, cs_sl_cublasDspmv_v2_64, 0, 1118, cs_call_cublas+1456, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDspmv_v2_64, cs_sd_cublasDspmv_v2_64, 1, 1118, cs_call_cublas+1456, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDspmv_v2_64, cs_sg_cublasDspmv_v2_64, 2, 1118, cs_call_cublas+1456, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDspmv_v2_64, cs_sl_cublasDspmv_v2_64, 0, 1118, cs_call_cublas+1456, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDspmv_v2_64, cs_sd_cublasDspmv_v2_64, 1, 1118, cs_call_cublas+1456, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDspmv_v2_64, cs_sg_cublasDspmv_v2_64, 2, 1118, cs_call_cublas+1456, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDspmv_v2_64, 1118
-CS_FAST_ENTRY cs_l_cublasDspr2_v2, cs_sl_cublasDspr2_v2, 0, 1119, cs_call_cublas+1464, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDspr2_v2, cs_sd_cublasDspr2_v2, 1, 1119, cs_call_cublas+1464, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDspr2_v2, cs_sg_cublasDspr2_v2, 2, 1119, cs_call_cublas+1464, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDspr2_v2, cs_sl_cublasDspr2_v2, 0, 1119, cs_call_cublas+1464, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDspr2_v2, cs_sd_cublasDspr2_v2, 1, 1119, cs_call_cublas+1464, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDspr2_v2, cs_sg_cublasDspr2_v2, 2, 1119, cs_call_cublas+1464, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDspr2_v2, 1119
-CS_FAST_ENTRY cs_l_cublasDspr2_v2_64, cs_sl_cublasDspr2_v2_64, 0, 1120, cs_call_cublas+1472, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDspr2_v2_64, cs_sd_cublasDspr2_v2_64, 1, 1120, cs_call_cublas+1472, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDspr2_v2_64, cs_sg_cublasDspr2_v2_64, 2, 1120, cs_call_cublas+1472, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDspr2_v2_64, cs_sl_cublasDspr2_v2_64, 0, 1120, cs_call_cublas+1472, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDspr2_v2_64, cs_sd_cublasDspr2_v2_64, 1, 1120, cs_call_cublas+1472, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDspr2_v2_64, cs_sg_cublasDspr2_v2_64, 2, 1120, cs_call_cublas+1472, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDspr2_v2_64, 1120
-CS_FAST_ENTRY cs_l_cublasDspr_v2, cs_sl_cublasDspr_v2, 0, 1121, cs_call_cublas+1480, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDspr_v2, cs_sd_cublasDspr_v2, 1, 1121, cs_call_cublas+1480, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDspr_v2, cs_sg_cublasDspr_v2, 2, 1121, cs_call_cublas+1480, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDspr_v2, cs_sl_cublasDspr_v2, 0, 1121, cs_call_cublas+1480, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDspr_v2, cs_sd_cublasDspr_v2, 1, 1121, cs_call_cublas+1480, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDspr_v2, cs_sg_cublasDspr_v2, 2, 1121, cs_call_cublas+1480, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDspr_v2, 1121
-CS_FAST_ENTRY cs_l_cublasDspr_v2_64, cs_sl_cublasDspr_v2_64, 0, 1122, cs_call_cublas+1488, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDspr_v2_64, cs_sd_cublasDspr_v2_64, 1, 1122, cs_call_cublas+1488, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDspr_v2_64, cs_sg_cublasDspr_v2_64, 2, 1122, cs_call_cublas+1488, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDspr_v2_64, cs_sl_cublasDspr_v2_64, 0, 1122, cs_call_cublas+1488, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDspr_v2_64, cs_sd_cublasDspr_v2_64, 1, 1122, cs_call_cublas+1488, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDspr_v2_64, cs_sg_cublasDspr_v2_64, 2, 1122, cs_call_cublas+1488, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDspr_v2_64, 1122
-CS_FAST_ENTRY cs_l_cublasDswap_v2, cs_sl_cublasDswap_v2, 0, 1123, cs_call_cublas+1496, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDswap_v2, cs_sd_cublasDswap_v2, 1, 1123, cs_call_cublas+1496, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDswap_v2, cs_sg_cublasDswap_v2, 2, 1123, cs_call_cublas+1496, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDswap_v2, cs_sl_cublasDswap_v2, 0, 1123, cs_call_cublas+1496, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDswap_v2, cs_sd_cublasDswap_v2, 1, 1123, cs_call_cublas+1496, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDswap_v2, cs_sg_cublasDswap_v2, 2, 1123, cs_call_cublas+1496, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDswap_v2, 1123
-CS_FAST_ENTRY cs_l_cublasDswap_v2_64, cs_sl_cublasDswap_v2_64, 0, 1124, cs_call_cublas+1504, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDswap_v2_64, cs_sd_cublasDswap_v2_64, 1, 1124, cs_call_cublas+1504, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDswap_v2_64, cs_sg_cublasDswap_v2_64, 2, 1124, cs_call_cublas+1504, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDswap_v2_64, cs_sl_cublasDswap_v2_64, 0, 1124, cs_call_cublas+1504, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDswap_v2_64, cs_sd_cublasDswap_v2_64, 1, 1124, cs_call_cublas+1504, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDswap_v2_64, cs_sg_cublasDswap_v2_64, 2, 1124, cs_call_cublas+1504, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDswap_v2_64, 1124
-CS_FAST_ENTRY cs_l_cublasDsymm_v2, cs_sl_cublasDsymm_v2, 0, 1125, cs_call_cublas+1512, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDsymm_v2, cs_sd_cublasDsymm_v2, 1, 1125, cs_call_cublas+1512, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDsymm_v2, cs_sg_cublasDsymm_v2, 2, 1125, cs_call_cublas+1512, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDsymm_v2, cs_sl_cublasDsymm_v2, 0, 1125, cs_call_cublas+1512, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDsymm_v2, cs_sd_cublasDsymm_v2, 1, 1125, cs_call_cublas+1512, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDsymm_v2, cs_sg_cublasDsymm_v2, 2, 1125, cs_call_cublas+1512, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDsymm_v2, 1125
-CS_FAST_ENTRY cs_l_cublasDsymm_v2_64, cs_sl_cublasDsymm_v2_64, 0, 1126, cs_call_cublas+1520, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDsymm_v2_64, cs_sd_cublasDsymm_v2_64, 1, 1126, cs_call_cublas+1520, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDsymm_v2_64, cs_sg_cublasDsymm_v2_64, 2, 1126, cs_call_cublas+1520, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDsymm_v2_64, cs_sl_cublasDsymm_v2_64, 0, 1126, cs_call_cublas+1520, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDsymm_v2_64, cs_sd_cublasDsymm_v2_64, 1, 1126, cs_call_cublas+1520, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDsymm_v2_64, cs_sg_cublasDsymm_v2_64, 2, 1126, cs_call_cublas+1520, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDsymm_v2_64, 1126
-CS_FAST_ENTRY cs_l_cublasDsymv_v2, cs_sl_cublasDsymv_v2, 0, 1127, cs_call_cublas+1528, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDsymv_v2, cs_sd_cublasDsymv_v2, 1, 1127, cs_call_cublas+1528, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDsymv_v2, cs_sg_cublasDsymv_v2, 2, 1127, cs_call_cublas+1528, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDsymv_v2, cs_sl_cublasDsymv_v2, 0, 1127, cs_call_cublas+1528, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDsymv_v2, cs_sd_cublasDsymv_v2, 1, 1127, cs_call_cublas+1528, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDsymv_v2, cs_sg_cublasDsymv_v2, 2, 1127, cs_call_cublas+1528, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDsymv_v2, 1127
-CS_FAST_ENTRY cs_l_cublasDsymv_v2_64, cs_sl_cublasDsymv_v2_64, 0, 1128, cs_call_cublas+1536, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDsymv_v2_64, cs_sd_cublasDsymv_v2_64, 1, 1128, cs_call_cublas+1536, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDsymv_v2_64, cs_sg_cublasDsymv_v2_64, 2, 1128, cs_call_cublas+1536, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDsymv_v2_64, cs_sl_cublasDsymv_v2_64, 0, 1128, cs_call_cublas+1536, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDsymv_v2_64, cs_sd_cublasDsymv_v2_64, 1, 1128, cs_call_cublas+1536, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDsymv_v2_64, cs_sg_cublasDsymv_v2_64, 2, 1128, cs_call_cublas+1536, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDsymv_v2_64, 1128
-CS_FAST_ENTRY cs_l_cublasDsyr2_v2, cs_sl_cublasDsyr2_v2, 0, 1129, cs_call_cublas+1544, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDsyr2_v2, cs_sd_cublasDsyr2_v2, 1, 1129, cs_call_cublas+1544, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDsyr2_v2, cs_sg_cublasDsyr2_v2, 2, 1129, cs_call_cublas+1544, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDsyr2_v2, cs_sl_cublasDsyr2_v2, 0, 1129, cs_call_cublas+1544, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDsyr2_v2, cs_sd_cublasDsyr2_v2, 1, 1129, cs_call_cublas+1544, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDsyr2_v2, cs_sg_cublasDsyr2_v2, 2, 1129, cs_call_cublas+1544, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDsyr2_v2, 1129
-CS_FAST_ENTRY cs_l_cublasDsyr2_v2_64, cs_sl_cublasDsyr2_v2_64, 0, 1130, cs_call_cublas+1552, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDsyr2_v2_64, cs_sd_cublasDsyr2_v2_64, 1, 1130, cs_call_cublas+1552, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDsyr2_v2_64, cs_sg_cublasDsyr2_v2_64, 2, 1130, cs_call_cublas+1552, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDsyr2_v2_64, cs_sl_cublasDsyr2_v2_64, 0, 1130, cs_call_cublas+1552, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDsyr2_v2_64, cs_sd_cublasDsyr2_v2_64, 1, 1130, cs_call_cublas+1552, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDsyr2_v2_64, cs_sg_cublasDsyr2_v2_64, 2, 1130, cs_call_cublas+1552, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDsyr2_v2_64, 1130
-CS_FAST_ENTRY cs_l_cublasDsyr2k_v2, cs_sl_cublasDsyr2k_v2, 0, 1131, cs_call_cublas+1560, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDsyr2k_v2, cs_sd_cublasDsyr2k_v2, 1, 1131, cs_call_cublas+1560, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDsyr2k_v2, cs_sg_cublasDsyr2k_v2, 2, 1131, cs_call_cublas+1560, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDsyr2k_v2, cs_sl_cublasDsyr2k_v2, 0, 1131, cs_call_cublas+1560, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDsyr2k_v2, cs_sd_cublasDsyr2k_v2, 1, 1131, cs_call_cublas+1560, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDsyr2k_v2, cs_sg_cublasDsyr2k_v2, 2, 1131, cs_call_cublas+1560, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDsyr2k_v2, 1131
-CS_FAST_ENTRY cs_l_cublasDsyr2k_v2_64, cs_sl_cublasDsyr2k_v2_64, 0, 1132, cs_call_cublas+1568, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDsyr2k_v2_64, cs_sd_cublasDsyr2k_v2_64, 1, 1132, cs_call_cublas+1568, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDsyr2k_v2_64, cs_sg_cublasDsyr2k_v2_64, 2, 1132, cs_call_cublas+1568, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDsyr2k_v2_64, cs_sl_cublasDsyr2k_v2_64, 0, 1132, cs_call_cublas+1568, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDsyr2k_v2_64, cs_sd_cublasDsyr2k_v2_64, 1, 1132, cs_call_cublas+1568, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDsyr2k_v2_64, cs_sg_cublasDsyr2k_v2_64, 2, 1132, cs_call_cublas+1568, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDsyr2k_v2_64, 1132
-CS_FAST_ENTRY cs_l_cublasDsyr_v2, cs_sl_cublasDsyr_v2, 0, 1133, cs_call_cublas+1576, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDsyr_v2, cs_sd_cublasDsyr_v2, 1, 1133, cs_call_cublas+1576, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDsyr_v2, cs_sg_cublasDsyr_v2, 2, 1133, cs_call_cublas+1576, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDsyr_v2, cs_sl_cublasDsyr_v2, 0, 1133, cs_call_cublas+1576, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDsyr_v2, cs_sd_cublasDsyr_v2, 1, 1133, cs_call_cublas+1576, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDsyr_v2, cs_sg_cublasDsyr_v2, 2, 1133, cs_call_cublas+1576, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDsyr_v2, 1133
-CS_FAST_ENTRY cs_l_cublasDsyr_v2_64, cs_sl_cublasDsyr_v2_64, 0, 1134, cs_call_cublas+1584, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDsyr_v2_64, cs_sd_cublasDsyr_v2_64, 1, 1134, cs_call_cublas+1584, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDsyr_v2_64, cs_sg_cublasDsyr_v2_64, 2, 1134, cs_call_cublas+1584, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDsyr_v2_64, cs_sl_cublasDsyr_v2_64, 0, 1134, cs_call_cublas+1584, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDsyr_v2_64, cs_sd_cublasDsyr_v2_64, 1, 1134, cs_call_cublas+1584, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDsyr_v2_64, cs_sg_cublasDsyr_v2_64, 2, 1134, cs_call_cublas+1584, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDsyr_v2_64, 1134
-CS_FAST_ENTRY cs_l_cublasDsyrk_v2, cs_sl_cublasDsyrk_v2, 0, 1135, cs_call_cublas+1592, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDsyrk_v2, cs_sd_cublasDsyrk_v2, 1, 1135, cs_call_cublas+1592, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDsyrk_v2, cs_sg_cublasDsyrk_v2, 2, 1135, cs_call_cublas+1592, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDsyrk_v2, cs_sl_cublasDsyrk_v2, 0, 1135, cs_call_cublas+1592, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDsyrk_v2, cs_sd_cublasDsyrk_v2, 1, 1135, cs_call_cublas+1592, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDsyrk_v2, cs_sg_cublasDsyrk_v2, 2, 1135, cs_call_cublas+1592, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDsyrk_v2, 1135
-CS_FAST_ENTRY cs_l_cublasDsyrk_v2_64, cs_sl_cublasDsyrk_v2_64, 0, 1136, cs_call_cublas+1600, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDsyrk_v2_64, cs_sd_cublasDsyrk_v2_64, 1, 1136, cs_call_cublas+1600, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDsyrk_v2_64, cs_sg_cublasDsyrk_v2_64, 2, 1136, cs_call_cublas+1600, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDsyrk_v2_64, cs_sl_cublasDsyrk_v2_64, 0, 1136, cs_call_cublas+1600, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDsyrk_v2_64, cs_sd_cublasDsyrk_v2_64, 1, 1136, cs_call_cublas+1600, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDsyrk_v2_64, cs_sg_cublasDsyrk_v2_64, 2, 1136, cs_call_cublas+1600, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDsyrk_v2_64, 1136
-CS_FAST_ENTRY cs_l_cublasDsyrkx, cs_sl_cublasDsyrkx, 0, 1137, cs_call_cublas+1608, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDsyrkx, cs_sd_cublasDsyrkx, 1, 1137, cs_call_cublas+1608, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDsyrkx, cs_sg_cublasDsyrkx, 2, 1137, cs_call_cublas+1608, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDsyrkx, cs_sl_cublasDsyrkx, 0, 1137, cs_call_cublas+1608, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDsyrkx, cs_sd_cublasDsyrkx, 1, 1137, cs_call_cublas+1608, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDsyrkx, cs_sg_cublasDsyrkx, 2, 1137, cs_call_cublas+1608, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDsyrkx, 1137
-CS_FAST_ENTRY cs_l_cublasDsyrkx_64, cs_sl_cublasDsyrkx_64, 0, 1138, cs_call_cublas+1616, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDsyrkx_64, cs_sd_cublasDsyrkx_64, 1, 1138, cs_call_cublas+1616, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDsyrkx_64, cs_sg_cublasDsyrkx_64, 2, 1138, cs_call_cublas+1616, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDsyrkx_64, cs_sl_cublasDsyrkx_64, 0, 1138, cs_call_cublas+1616, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDsyrkx_64, cs_sd_cublasDsyrkx_64, 1, 1138, cs_call_cublas+1616, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDsyrkx_64, cs_sg_cublasDsyrkx_64, 2, 1138, cs_call_cublas+1616, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDsyrkx_64, 1138
-CS_FAST_ENTRY cs_l_cublasDtbmv_v2, cs_sl_cublasDtbmv_v2, 0, 1139, cs_call_cublas+1624, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDtbmv_v2, cs_sd_cublasDtbmv_v2, 1, 1139, cs_call_cublas+1624, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDtbmv_v2, cs_sg_cublasDtbmv_v2, 2, 1139, cs_call_cublas+1624, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDtbmv_v2, cs_sl_cublasDtbmv_v2, 0, 1139, cs_call_cublas+1624, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDtbmv_v2, cs_sd_cublasDtbmv_v2, 1, 1139, cs_call_cublas+1624, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDtbmv_v2, cs_sg_cublasDtbmv_v2, 2, 1139, cs_call_cublas+1624, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDtbmv_v2, 1139
-CS_FAST_ENTRY cs_l_cublasDtbmv_v2_64, cs_sl_cublasDtbmv_v2_64, 0, 1140, cs_call_cublas+1632, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDtbmv_v2_64, cs_sd_cublasDtbmv_v2_64, 1, 1140, cs_call_cublas+1632, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDtbmv_v2_64, cs_sg_cublasDtbmv_v2_64, 2, 1140, cs_call_cublas+1632, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDtbmv_v2_64, cs_sl_cublasDtbmv_v2_64, 0, 1140, cs_call_cublas+1632, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDtbmv_v2_64, cs_sd_cublasDtbmv_v2_64, 1, 1140, cs_call_cublas+1632, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDtbmv_v2_64, cs_sg_cublasDtbmv_v2_64, 2, 1140, cs_call_cublas+1632, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDtbmv_v2_64, 1140
-CS_FAST_ENTRY cs_l_cublasDtbsv_v2, cs_sl_cublasDtbsv_v2, 0, 1141, cs_call_cublas+1640, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDtbsv_v2, cs_sd_cublasDtbsv_v2, 1, 1141, cs_call_cublas+1640, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDtbsv_v2, cs_sg_cublasDtbsv_v2, 2, 1141, cs_call_cublas+1640, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDtbsv_v2, cs_sl_cublasDtbsv_v2, 0, 1141, cs_call_cublas+1640, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDtbsv_v2, cs_sd_cublasDtbsv_v2, 1, 1141, cs_call_cublas+1640, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDtbsv_v2, cs_sg_cublasDtbsv_v2, 2, 1141, cs_call_cublas+1640, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDtbsv_v2, 1141
-CS_FAST_ENTRY cs_l_cublasDtbsv_v2_64, cs_sl_cublasDtbsv_v2_64, 0, 1142, cs_call_cublas+1648, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDtbsv_v2_64, cs_sd_cublasDtbsv_v2_64, 1, 1142, cs_call_cublas+1648, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDtbsv_v2_64, cs_sg_cublasDtbsv_v2_64, 2, 1142, cs_call_cublas+1648, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDtbsv_v2_64, cs_sl_cublasDtbsv_v2_64, 0, 1142, cs_call_cublas+1648, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDtbsv_v2_64, cs_sd_cublasDtbsv_v2_64, 1, 1142, cs_call_cublas+1648, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDtbsv_v2_64, cs_sg_cublasDtbsv_v2_64, 2, 1142, cs_call_cublas+1648, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDtbsv_v2_64, 1142
-CS_FAST_ENTRY cs_l_cublasDtpmv_v2, cs_sl_cublasDtpmv_v2, 0, 1143, cs_call_cublas+1656, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDtpmv_v2, cs_sd_cublasDtpmv_v2, 1, 1143, cs_call_cublas+1656, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDtpmv_v2, cs_sg_cublasDtpmv_v2, 2, 1143, cs_call_cublas+1656, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDtpmv_v2, cs_sl_cublasDtpmv_v2, 0, 1143, cs_call_cublas+1656, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDtpmv_v2, cs_sd_cublasDtpmv_v2, 1, 1143, cs_call_cublas+1656, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDtpmv_v2, cs_sg_cublasDtpmv_v2, 2, 1143, cs_call_cublas+1656, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDtpmv_v2, 1143
-CS_FAST_ENTRY cs_l_cublasDtpmv_v2_64, cs_sl_cublasDtpmv_v2_64, 0, 1144, cs_call_cublas+1664, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDtpmv_v2_64, cs_sd_cublasDtpmv_v2_64, 1, 1144, cs_call_cublas+1664, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDtpmv_v2_64, cs_sg_cublasDtpmv_v2_64, 2, 1144, cs_call_cublas+1664, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDtpmv_v2_64, cs_sl_cublasDtpmv_v2_64, 0, 1144, cs_call_cublas+1664, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDtpmv_v2_64, cs_sd_cublasDtpmv_v2_64, 1, 1144, cs_call_cublas+1664, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDtpmv_v2_64, cs_sg_cublasDtpmv_v2_64, 2, 1144, cs_call_cublas+1664, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDtpmv_v2_64, 1144
-CS_FAST_ENTRY cs_l_cublasDtpsv_v2, cs_sl_cublasDtpsv_v2, 0, 1145, cs_call_cublas+1672, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDtpsv_v2, cs_sd_cublasDtpsv_v2, 1, 1145, cs_call_cublas+1672, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDtpsv_v2, cs_sg_cublasDtpsv_v2, 2, 1145, cs_call_cublas+1672, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDtpsv_v2, cs_sl_cublasDtpsv_v2, 0, 1145, cs_call_cublas+1672, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDtpsv_v2, cs_sd_cublasDtpsv_v2, 1, 1145, cs_call_cublas+1672, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDtpsv_v2, cs_sg_cublasDtpsv_v2, 2, 1145, cs_call_cublas+1672, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDtpsv_v2, 1145
-CS_FAST_ENTRY cs_l_cublasDtpsv_v2_64, cs_sl_cublasDtpsv_v2_64, 0, 1146, cs_call_cublas+1680, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDtpsv_v2_64, cs_sd_cublasDtpsv_v2_64, 1, 1146, cs_call_cublas+1680, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDtpsv_v2_64, cs_sg_cublasDtpsv_v2_64, 2, 1146, cs_call_cublas+1680, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDtpsv_v2_64, cs_sl_cublasDtpsv_v2_64, 0, 1146, cs_call_cublas+1680, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDtpsv_v2_64, cs_sd_cublasDtpsv_v2_64, 1, 1146, cs_call_cublas+1680, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDtpsv_v2_64, cs_sg_cublasDtpsv_v2_64, 2, 1146, cs_call_cublas+1680, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDtpsv_v2_64, 1146
-CS_FAST_ENTRY cs_l_cublasDtpttr, cs_sl_cublasDtpttr, 0, 1147, cs_call_cublas+1688, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDtpttr, cs_sd_cublasDtpttr, 1, 1147, cs_call_cublas+1688, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDtpttr, cs_sg_cublasDtpttr, 2, 1147, cs_call_cublas+1688, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDtpttr, cs_sl_cublasDtpttr, 0, 1147, cs_call_cublas+1688, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDtpttr, cs_sd_cublasDtpttr, 1, 1147, cs_call_cublas+1688, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDtpttr, cs_sg_cublasDtpttr, 2, 1147, cs_call_cublas+1688, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDtpttr, 1147
-CS_FAST_ENTRY cs_l_cublasDtrmm_v2, cs_sl_cublasDtrmm_v2, 0, 1148, cs_call_cublas+1696, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDtrmm_v2, cs_sd_cublasDtrmm_v2, 1, 1148, cs_call_cublas+1696, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDtrmm_v2, cs_sg_cublasDtrmm_v2, 2, 1148, cs_call_cublas+1696, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDtrmm_v2, cs_sl_cublasDtrmm_v2, 0, 1148, cs_call_cublas+1696, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDtrmm_v2, cs_sd_cublasDtrmm_v2, 1, 1148, cs_call_cublas+1696, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDtrmm_v2, cs_sg_cublasDtrmm_v2, 2, 1148, cs_call_cublas+1696, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDtrmm_v2, 1148
-CS_FAST_ENTRY cs_l_cublasDtrmm_v2_64, cs_sl_cublasDtrmm_v2_64, 0, 1149, cs_call_cublas+1704, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDtrmm_v2_64, cs_sd_cublasDtrmm_v2_64, 1, 1149, cs_call_cublas+1704, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDtrmm_v2_64, cs_sg_cublasDtrmm_v2_64, 2, 1149, cs_call_cublas+1704, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDtrmm_v2_64, cs_sl_cublasDtrmm_v2_64, 0, 1149, cs_call_cublas+1704, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDtrmm_v2_64, cs_sd_cublasDtrmm_v2_64, 1, 1149, cs_call_cublas+1704, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDtrmm_v2_64, cs_sg_cublasDtrmm_v2_64, 2, 1149, cs_call_cublas+1704, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDtrmm_v2_64, 1149
-CS_FAST_ENTRY cs_l_cublasDtrmv_v2, cs_sl_cublasDtrmv_v2, 0, 1150, cs_call_cublas+1712, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDtrmv_v2, cs_sd_cublasDtrmv_v2, 1, 1150, cs_call_cublas+1712, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDtrmv_v2, cs_sg_cublasDtrmv_v2, 2, 1150, cs_call_cublas+1712, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDtrmv_v2, cs_sl_cublasDtrmv_v2, 0, 1150, cs_call_cublas+1712, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDtrmv_v2, cs_sd_cublasDtrmv_v2, 1, 1150, cs_call_cublas+1712, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDtrmv_v2, cs_sg_cublasDtrmv_v2, 2, 1150, cs_call_cublas+1712, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDtrmv_v2, 1150
-CS_FAST_ENTRY cs_l_cublasDtrmv_v2_64, cs_sl_cublasDtrmv_v2_64, 0, 1151, cs_call_cublas+1720, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDtrmv_v2_64, cs_sd_cublasDtrmv_v2_64, 1, 1151, cs_call_cublas+1720, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDtrmv_v2_64, cs_sg_cublasDtrmv_v2_64, 2, 1151, cs_call_cublas+1720, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDtrmv_v2_64, cs_sl_cublasDtrmv_v2_64, 0, 1151, cs_call_cublas+1720, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDtrmv_v2_64, cs_sd_cublasDtrmv_v2_64, 1, 1151, cs_call_cublas+1720, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDtrmv_v2_64, cs_sg_cublasDtrmv_v2_64, 2, 1151, cs_call_cublas+1720, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDtrmv_v2_64, 1151
-CS_FAST_ENTRY cs_l_cublasDtrsmBatched, cs_sl_cublasDtrsmBatched, 0, 1152, cs_call_cublas+1728, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDtrsmBatched, cs_sd_cublasDtrsmBatched, 1, 1152, cs_call_cublas+1728, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDtrsmBatched, cs_sg_cublasDtrsmBatched, 2, 1152, cs_call_cublas+1728, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDtrsmBatched, cs_sl_cublasDtrsmBatched, 0, 1152, cs_call_cublas+1728, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDtrsmBatched, cs_sd_cublasDtrsmBatched, 1, 1152, cs_call_cublas+1728, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDtrsmBatched, cs_sg_cublasDtrsmBatched, 2, 1152, cs_call_cublas+1728, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDtrsmBatched, 1152
-CS_FAST_ENTRY cs_l_cublasDtrsmBatched_64, cs_sl_cublasDtrsmBatched_64, 0, 1153, cs_call_cublas+1736, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDtrsmBatched_64, cs_sd_cublasDtrsmBatched_64, 1, 1153, cs_call_cublas+1736, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDtrsmBatched_64, cs_sg_cublasDtrsmBatched_64, 2, 1153, cs_call_cublas+1736, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDtrsmBatched_64, cs_sl_cublasDtrsmBatched_64, 0, 1153, cs_call_cublas+1736, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDtrsmBatched_64, cs_sd_cublasDtrsmBatched_64, 1, 1153, cs_call_cublas+1736, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDtrsmBatched_64, cs_sg_cublasDtrsmBatched_64, 2, 1153, cs_call_cublas+1736, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDtrsmBatched_64, 1153
-CS_FAST_ENTRY cs_l_cublasDtrsm_v2, cs_sl_cublasDtrsm_v2, 0, 1154, cs_call_cublas+1744, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDtrsm_v2, cs_sd_cublasDtrsm_v2, 1, 1154, cs_call_cublas+1744, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDtrsm_v2, cs_sg_cublasDtrsm_v2, 2, 1154, cs_call_cublas+1744, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDtrsm_v2, cs_sl_cublasDtrsm_v2, 0, 1154, cs_call_cublas+1744, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDtrsm_v2, cs_sd_cublasDtrsm_v2, 1, 1154, cs_call_cublas+1744, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDtrsm_v2, cs_sg_cublasDtrsm_v2, 2, 1154, cs_call_cublas+1744, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDtrsm_v2, 1154
-CS_FAST_ENTRY cs_l_cublasDtrsm_v2_64, cs_sl_cublasDtrsm_v2_64, 0, 1155, cs_call_cublas+1752, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDtrsm_v2_64, cs_sd_cublasDtrsm_v2_64, 1, 1155, cs_call_cublas+1752, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDtrsm_v2_64, cs_sg_cublasDtrsm_v2_64, 2, 1155, cs_call_cublas+1752, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDtrsm_v2_64, cs_sl_cublasDtrsm_v2_64, 0, 1155, cs_call_cublas+1752, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDtrsm_v2_64, cs_sd_cublasDtrsm_v2_64, 1, 1155, cs_call_cublas+1752, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDtrsm_v2_64, cs_sg_cublasDtrsm_v2_64, 2, 1155, cs_call_cublas+1752, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDtrsm_v2_64, 1155
-CS_FAST_ENTRY cs_l_cublasDtrsv_v2, cs_sl_cublasDtrsv_v2, 0, 1156, cs_call_cublas+1760, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDtrsv_v2, cs_sd_cublasDtrsv_v2, 1, 1156, cs_call_cublas+1760, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDtrsv_v2, cs_sg_cublasDtrsv_v2, 2, 1156, cs_call_cublas+1760, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDtrsv_v2, cs_sl_cublasDtrsv_v2, 0, 1156, cs_call_cublas+1760, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDtrsv_v2, cs_sd_cublasDtrsv_v2, 1, 1156, cs_call_cublas+1760, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDtrsv_v2, cs_sg_cublasDtrsv_v2, 2, 1156, cs_call_cublas+1760, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDtrsv_v2, 1156
-CS_FAST_ENTRY cs_l_cublasDtrsv_v2_64, cs_sl_cublasDtrsv_v2_64, 0, 1157, cs_call_cublas+1768, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDtrsv_v2_64, cs_sd_cublasDtrsv_v2_64, 1, 1157, cs_call_cublas+1768, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDtrsv_v2_64, cs_sg_cublasDtrsv_v2_64, 2, 1157, cs_call_cublas+1768, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDtrsv_v2_64, cs_sl_cublasDtrsv_v2_64, 0, 1157, cs_call_cublas+1768, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDtrsv_v2_64, cs_sd_cublasDtrsv_v2_64, 1, 1157, cs_call_cublas+1768, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDtrsv_v2_64, cs_sg_cublasDtrsv_v2_64, 2, 1157, cs_call_cublas+1768, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDtrsv_v2_64, 1157
-CS_FAST_ENTRY cs_l_cublasDtrttp, cs_sl_cublasDtrttp, 0, 1158, cs_call_cublas+1776, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDtrttp, cs_sd_cublasDtrttp, 1, 1158, cs_call_cublas+1776, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDtrttp, cs_sg_cublasDtrttp, 2, 1158, cs_call_cublas+1776, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDtrttp, cs_sl_cublasDtrttp, 0, 1158, cs_call_cublas+1776, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDtrttp, cs_sd_cublasDtrttp, 1, 1158, cs_call_cublas+1776, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDtrttp, cs_sg_cublasDtrttp, 2, 1158, cs_call_cublas+1776, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDtrttp, 1158
-CS_FAST_ENTRY cs_l_cublasDzasum_v2, cs_sl_cublasDzasum_v2, 0, 1159, cs_call_cublas+1784, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDzasum_v2, cs_sd_cublasDzasum_v2, 1, 1159, cs_call_cublas+1784, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDzasum_v2, cs_sg_cublasDzasum_v2, 2, 1159, cs_call_cublas+1784, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDzasum_v2, cs_sl_cublasDzasum_v2, 0, 1159, cs_call_cublas+1784, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDzasum_v2, cs_sd_cublasDzasum_v2, 1, 1159, cs_call_cublas+1784, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDzasum_v2, cs_sg_cublasDzasum_v2, 2, 1159, cs_call_cublas+1784, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDzasum_v2, 1159
-CS_FAST_ENTRY cs_l_cublasDzasum_v2_64, cs_sl_cublasDzasum_v2_64, 0, 1160, cs_call_cublas+1792, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDzasum_v2_64, cs_sd_cublasDzasum_v2_64, 1, 1160, cs_call_cublas+1792, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDzasum_v2_64, cs_sg_cublasDzasum_v2_64, 2, 1160, cs_call_cublas+1792, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDzasum_v2_64, cs_sl_cublasDzasum_v2_64, 0, 1160, cs_call_cublas+1792, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDzasum_v2_64, cs_sd_cublasDzasum_v2_64, 1, 1160, cs_call_cublas+1792, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDzasum_v2_64, cs_sg_cublasDzasum_v2_64, 2, 1160, cs_call_cublas+1792, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDzasum_v2_64, 1160
-CS_FAST_ENTRY cs_l_cublasDznrm2_v2, cs_sl_cublasDznrm2_v2, 0, 1161, cs_call_cublas+1800, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDznrm2_v2, cs_sd_cublasDznrm2_v2, 1, 1161, cs_call_cublas+1800, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDznrm2_v2, cs_sg_cublasDznrm2_v2, 2, 1161, cs_call_cublas+1800, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDznrm2_v2, cs_sl_cublasDznrm2_v2, 0, 1161, cs_call_cublas+1800, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDznrm2_v2, cs_sd_cublasDznrm2_v2, 1, 1161, cs_call_cublas+1800, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDznrm2_v2, cs_sg_cublasDznrm2_v2, 2, 1161, cs_call_cublas+1800, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDznrm2_v2, 1161
-CS_FAST_ENTRY cs_l_cublasDznrm2_v2_64, cs_sl_cublasDznrm2_v2_64, 0, 1162, cs_call_cublas+1808, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasDznrm2_v2_64, cs_sd_cublasDznrm2_v2_64, 1, 1162, cs_call_cublas+1808, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasDznrm2_v2_64, cs_sg_cublasDznrm2_v2_64, 2, 1162, cs_call_cublas+1808, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasDznrm2_v2_64, cs_sl_cublasDznrm2_v2_64, 0, 1162, cs_call_cublas+1808, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasDznrm2_v2_64, cs_sd_cublasDznrm2_v2_64, 1, 1162, cs_call_cublas+1808, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasDznrm2_v2_64, cs_sg_cublasDznrm2_v2_64, 2, 1162, cs_call_cublas+1808, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDznrm2_v2_64, 1162
-CS_FAST_ENTRY cs_l_cublasGemmBatchedEx, cs_sl_cublasGemmBatchedEx, 0, 1163, cs_call_cublas+1816, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasGemmBatchedEx, cs_sd_cublasGemmBatchedEx, 1, 1163, cs_call_cublas+1816, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasGemmBatchedEx, cs_sg_cublasGemmBatchedEx, 2, 1163, cs_call_cublas+1816, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasGemmBatchedEx, cs_sl_cublasGemmBatchedEx, 0, 1163, cs_call_cublas+1816, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasGemmBatchedEx, cs_sd_cublasGemmBatchedEx, 1, 1163, cs_call_cublas+1816, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasGemmBatchedEx, cs_sg_cublasGemmBatchedEx, 2, 1163, cs_call_cublas+1816, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasGemmBatchedEx, 1163
-CS_FAST_ENTRY cs_l_cublasGemmBatchedEx_64, cs_sl_cublasGemmBatchedEx_64, 0, 1164, cs_call_cublas+1824, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasGemmBatchedEx_64, cs_sd_cublasGemmBatchedEx_64, 1, 1164, cs_call_cublas+1824, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasGemmBatchedEx_64, cs_sg_cublasGemmBatchedEx_64, 2, 1164, cs_call_cublas+1824, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasGemmBatchedEx_64, cs_sl_cublasGemmBatchedEx_64, 0, 1164, cs_call_cublas+1824, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasGemmBatchedEx_64, cs_sd_cublasGemmBatchedEx_64, 1, 1164, cs_call_cublas+1824, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasGemmBatchedEx_64, cs_sg_cublasGemmBatchedEx_64, 2, 1164, cs_call_cublas+1824, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasGemmBatchedEx_64, 1164
-CS_FAST_ENTRY cs_l_cublasGemmEx, cs_sl_cublasGemmEx, 0, 1165, cs_call_cublas+1832, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasGemmEx, cs_sd_cublasGemmEx, 1, 1165, cs_call_cublas+1832, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasGemmEx, cs_sg_cublasGemmEx, 2, 1165, cs_call_cublas+1832, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasGemmEx, cs_sl_cublasGemmEx, 0, 1165, cs_call_cublas+1832, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasGemmEx, cs_sd_cublasGemmEx, 1, 1165, cs_call_cublas+1832, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasGemmEx, cs_sg_cublasGemmEx, 2, 1165, cs_call_cublas+1832, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasGemmEx, 1165
-CS_FAST_ENTRY cs_l_cublasGemmEx_64, cs_sl_cublasGemmEx_64, 0, 1166, cs_call_cublas+1840, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasGemmEx_64, cs_sd_cublasGemmEx_64, 1, 1166, cs_call_cublas+1840, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasGemmEx_64, cs_sg_cublasGemmEx_64, 2, 1166, cs_call_cublas+1840, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasGemmEx_64, cs_sl_cublasGemmEx_64, 0, 1166, cs_call_cublas+1840, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasGemmEx_64, cs_sd_cublasGemmEx_64, 1, 1166, cs_call_cublas+1840, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasGemmEx_64, cs_sg_cublasGemmEx_64, 2, 1166, cs_call_cublas+1840, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasGemmEx_64, 1166
-CS_FAST_ENTRY cs_l_cublasGemmGroupedBatchedEx, cs_sl_cublasGemmGroupedBatchedEx, 0, 1167, cs_call_cublas+1848, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasGemmGroupedBatchedEx, cs_sd_cublasGemmGroupedBatchedEx, 1, 1167, cs_call_cublas+1848, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasGemmGroupedBatchedEx, cs_sg_cublasGemmGroupedBatchedEx, 2, 1167, cs_call_cublas+1848, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasGemmGroupedBatchedEx, cs_sl_cublasGemmGroupedBatchedEx, 0, 1167, cs_call_cublas+1848, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasGemmGroupedBatchedEx, cs_sd_cublasGemmGroupedBatchedEx, 1, 1167, cs_call_cublas+1848, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasGemmGroupedBatchedEx, cs_sg_cublasGemmGroupedBatchedEx, 2, 1167, cs_call_cublas+1848, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasGemmGroupedBatchedEx, 1167
-CS_FAST_ENTRY cs_l_cublasGemmGroupedBatchedEx_64, cs_sl_cublasGemmGroupedBatchedEx_64, 0, 1168, cs_call_cublas+1856, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasGemmGroupedBatchedEx_64, cs_sd_cublasGemmGroupedBatchedEx_64, 1, 1168, cs_call_cublas+1856, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasGemmGroupedBatchedEx_64, cs_sg_cublasGemmGroupedBatchedEx_64, 2, 1168, cs_call_cublas+1856, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasGemmGroupedBatchedEx_64, cs_sl_cublasGemmGroupedBatchedEx_64, 0, 1168, cs_call_cublas+1856, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasGemmGroupedBatchedEx_64, cs_sd_cublasGemmGroupedBatchedEx_64, 1, 1168, cs_call_cublas+1856, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasGemmGroupedBatchedEx_64, cs_sg_cublasGemmGroupedBatchedEx_64, 2, 1168, cs_call_cublas+1856, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasGemmGroupedBatchedEx_64, 1168
-CS_FAST_ENTRY cs_l_cublasGemmStridedBatchedEx, cs_sl_cublasGemmStridedBatchedEx, 0, 1169, cs_call_cublas+1864, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasGemmStridedBatchedEx, cs_sd_cublasGemmStridedBatchedEx, 1, 1169, cs_call_cublas+1864, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasGemmStridedBatchedEx, cs_sg_cublasGemmStridedBatchedEx, 2, 1169, cs_call_cublas+1864, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasGemmStridedBatchedEx, cs_sl_cublasGemmStridedBatchedEx, 0, 1169, cs_call_cublas+1864, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasGemmStridedBatchedEx, cs_sd_cublasGemmStridedBatchedEx, 1, 1169, cs_call_cublas+1864, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasGemmStridedBatchedEx, cs_sg_cublasGemmStridedBatchedEx, 2, 1169, cs_call_cublas+1864, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasGemmStridedBatchedEx, 1169
-CS_FAST_ENTRY cs_l_cublasGemmStridedBatchedEx_64, cs_sl_cublasGemmStridedBatchedEx_64, 0, 1170, cs_call_cublas+1872, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasGemmStridedBatchedEx_64, cs_sd_cublasGemmStridedBatchedEx_64, 1, 1170, cs_call_cublas+1872, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasGemmStridedBatchedEx_64, cs_sg_cublasGemmStridedBatchedEx_64, 2, 1170, cs_call_cublas+1872, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasGemmStridedBatchedEx_64, cs_sl_cublasGemmStridedBatchedEx_64, 0, 1170, cs_call_cublas+1872, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasGemmStridedBatchedEx_64, cs_sd_cublasGemmStridedBatchedEx_64, 1, 1170, cs_call_cublas+1872, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasGemmStridedBatchedEx_64, cs_sg_cublasGemmStridedBatchedEx_64, 2, 1170, cs_call_cublas+1872, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasGemmStridedBatchedEx_64, 1170
-CS_FAST_ENTRY cs_l_cublasGetAtomicsMode, cs_sl_cublasGetAtomicsMode, 0, 1171, cs_call_cublas+1880, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasGetAtomicsMode, cs_sd_cublasGetAtomicsMode, 1, 1171, cs_call_cublas+1880, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasGetAtomicsMode, cs_sg_cublasGetAtomicsMode, 2, 1171, cs_call_cublas+1880, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasGetAtomicsMode, cs_sl_cublasGetAtomicsMode, 0, 1171, cs_call_cublas+1880, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasGetAtomicsMode, cs_sd_cublasGetAtomicsMode, 1, 1171, cs_call_cublas+1880, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasGetAtomicsMode, cs_sg_cublasGetAtomicsMode, 2, 1171, cs_call_cublas+1880, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasGetAtomicsMode, 1171
-CS_FAST_ENTRY cs_l_cublasGetEmulationSpecialValuesSupport, cs_sl_cublasGetEmulationSpecialValuesSupport, 0, 1173, cs_call_cublas+1896, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasGetEmulationSpecialValuesSupport, cs_sd_cublasGetEmulationSpecialValuesSupport, 1, 1173, cs_call_cublas+1896, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasGetEmulationSpecialValuesSupport, cs_sg_cublasGetEmulationSpecialValuesSupport, 2, 1173, cs_call_cublas+1896, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasGetEmulationSpecialValuesSupport, cs_sl_cublasGetEmulationSpecialValuesSupport, 0, 1173, cs_call_cublas+1896, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasGetEmulationSpecialValuesSupport, cs_sd_cublasGetEmulationSpecialValuesSupport, 1, 1173, cs_call_cublas+1896, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasGetEmulationSpecialValuesSupport, cs_sg_cublasGetEmulationSpecialValuesSupport, 2, 1173, cs_call_cublas+1896, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasGetEmulationSpecialValuesSupport, 1173
-CS_FAST_ENTRY cs_l_cublasGetEmulationStrategy, cs_sl_cublasGetEmulationStrategy, 0, 1174, cs_call_cublas+1904, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasGetEmulationStrategy, cs_sd_cublasGetEmulationStrategy, 1, 1174, cs_call_cublas+1904, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasGetEmulationStrategy, cs_sg_cublasGetEmulationStrategy, 2, 1174, cs_call_cublas+1904, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasGetEmulationStrategy, cs_sl_cublasGetEmulationStrategy, 0, 1174, cs_call_cublas+1904, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasGetEmulationStrategy, cs_sd_cublasGetEmulationStrategy, 1, 1174, cs_call_cublas+1904, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasGetEmulationStrategy, cs_sg_cublasGetEmulationStrategy, 2, 1174, cs_call_cublas+1904, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasGetEmulationStrategy, 1174
-CS_FAST_ENTRY cs_l_cublasGetFixedPointEmulationMantissaBitCountPointer, cs_sl_cublasGetFixedPointEmulationMantissaBitCountPointer, 0, 1175, cs_call_cublas+1912, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasGetFixedPointEmulationMantissaBitCountPointer, cs_sd_cublasGetFixedPointEmulationMantissaBitCountPointer, 1, 1175, cs_call_cublas+1912, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasGetFixedPointEmulationMantissaBitCountPointer, cs_sg_cublasGetFixedPointEmulationMantissaBitCountPointer, 2, 1175, cs_call_cublas+1912, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasGetFixedPointEmulationMantissaBitCountPointer, cs_sl_cublasGetFixedPointEmulationMantissaBitCountPointer, 0, 1175, cs_call_cublas+1912, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasGetFixedPointEmulationMantissaBitCountPointer, cs_sd_cublasGetFixedPointEmulationMantissaBitCountPointer, 1, 1175, cs_call_cublas+1912, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasGetFixedPointEmulationMantissaBitCountPointer, cs_sg_cublasGetFixedPointEmulationMantissaBitCountPointer, 2, 1175, cs_call_cublas+1912, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasGetFixedPointEmulationMantissaBitCountPointer, 1175
-CS_FAST_ENTRY cs_l_cublasGetFixedPointEmulationMantissaBitOffset, cs_sl_cublasGetFixedPointEmulationMantissaBitOffset, 0, 1176, cs_call_cublas+1920, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasGetFixedPointEmulationMantissaBitOffset, cs_sd_cublasGetFixedPointEmulationMantissaBitOffset, 1, 1176, cs_call_cublas+1920, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasGetFixedPointEmulationMantissaBitOffset, cs_sg_cublasGetFixedPointEmulationMantissaBitOffset, 2, 1176, cs_call_cublas+1920, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasGetFixedPointEmulationMantissaBitOffset, cs_sl_cublasGetFixedPointEmulationMantissaBitOffset, 0, 1176, cs_call_cublas+1920, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasGetFixedPointEmulationMantissaBitOffset, cs_sd_cublasGetFixedPointEmulationMantissaBitOffset, 1, 1176, cs_call_cublas+1920, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasGetFixedPointEmulationMantissaBitOffset, cs_sg_cublasGetFixedPointEmulationMantissaBitOffset, 2, 1176, cs_call_cublas+1920, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasGetFixedPointEmulationMantissaBitOffset, 1176
-CS_FAST_ENTRY cs_l_cublasGetFixedPointEmulationMantissaControl, cs_sl_cublasGetFixedPointEmulationMantissaControl, 0, 1177, cs_call_cublas+1928, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasGetFixedPointEmulationMantissaControl, cs_sd_cublasGetFixedPointEmulationMantissaControl, 1, 1177, cs_call_cublas+1928, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasGetFixedPointEmulationMantissaControl, cs_sg_cublasGetFixedPointEmulationMantissaControl, 2, 1177, cs_call_cublas+1928, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasGetFixedPointEmulationMantissaControl, cs_sl_cublasGetFixedPointEmulationMantissaControl, 0, 1177, cs_call_cublas+1928, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasGetFixedPointEmulationMantissaControl, cs_sd_cublasGetFixedPointEmulationMantissaControl, 1, 1177, cs_call_cublas+1928, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasGetFixedPointEmulationMantissaControl, cs_sg_cublasGetFixedPointEmulationMantissaControl, 2, 1177, cs_call_cublas+1928, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasGetFixedPointEmulationMantissaControl, 1177
-CS_FAST_ENTRY cs_l_cublasGetFixedPointEmulationMaxMantissaBitCount, cs_sl_cublasGetFixedPointEmulationMaxMantissaBitCount, 0, 1178, cs_call_cublas+1936, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasGetFixedPointEmulationMaxMantissaBitCount, cs_sd_cublasGetFixedPointEmulationMaxMantissaBitCount, 1, 1178, cs_call_cublas+1936, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasGetFixedPointEmulationMaxMantissaBitCount, cs_sg_cublasGetFixedPointEmulationMaxMantissaBitCount, 2, 1178, cs_call_cublas+1936, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasGetFixedPointEmulationMaxMantissaBitCount, cs_sl_cublasGetFixedPointEmulationMaxMantissaBitCount, 0, 1178, cs_call_cublas+1936, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasGetFixedPointEmulationMaxMantissaBitCount, cs_sd_cublasGetFixedPointEmulationMaxMantissaBitCount, 1, 1178, cs_call_cublas+1936, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasGetFixedPointEmulationMaxMantissaBitCount, cs_sg_cublasGetFixedPointEmulationMaxMantissaBitCount, 2, 1178, cs_call_cublas+1936, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasGetFixedPointEmulationMaxMantissaBitCount, 1178
-CS_FAST_ENTRY cs_l_cublasGetLoggerCallback, cs_sl_cublasGetLoggerCallback, 0, 1179, cs_call_cublas+1944, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasGetLoggerCallback, cs_sd_cublasGetLoggerCallback, 1, 1179, cs_call_cublas+1944, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasGetLoggerCallback, cs_sg_cublasGetLoggerCallback, 2, 1179, cs_call_cublas+1944, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasGetLoggerCallback, cs_sl_cublasGetLoggerCallback, 0, 1179, cs_call_cublas+1944, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasGetLoggerCallback, cs_sd_cublasGetLoggerCallback, 1, 1179, cs_call_cublas+1944, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasGetLoggerCallback, cs_sg_cublasGetLoggerCallback, 2, 1179, cs_call_cublas+1944, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasGetLoggerCallback, 1179
-CS_FAST_ENTRY cs_l_cublasGetMathMode, cs_sl_cublasGetMathMode, 0, 1180, cs_call_cublas+1952, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasGetMathMode, cs_sd_cublasGetMathMode, 1, 1180, cs_call_cublas+1952, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasGetMathMode, cs_sg_cublasGetMathMode, 2, 1180, cs_call_cublas+1952, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasGetMathMode, cs_sl_cublasGetMathMode, 0, 1180, cs_call_cublas+1952, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasGetMathMode, cs_sd_cublasGetMathMode, 1, 1180, cs_call_cublas+1952, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasGetMathMode, cs_sg_cublasGetMathMode, 2, 1180, cs_call_cublas+1952, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasGetMathMode, 1180
-CS_FAST_ENTRY cs_l_cublasGetMatrix, cs_sl_cublasGetMatrix, 0, 1181, cs_call_cublas+1960, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasGetMatrix, cs_sd_cublasGetMatrix, 1, 1181, cs_call_cublas+1960, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasGetMatrix, cs_sg_cublasGetMatrix, 2, 1181, cs_call_cublas+1960, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasGetMatrix, cs_sl_cublasGetMatrix, 0, 1181, cs_call_cublas+1960, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasGetMatrix, cs_sd_cublasGetMatrix, 1, 1181, cs_call_cublas+1960, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasGetMatrix, cs_sg_cublasGetMatrix, 2, 1181, cs_call_cublas+1960, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasGetMatrix, 1181
-CS_FAST_ENTRY cs_l_cublasGetMatrixAsync, cs_sl_cublasGetMatrixAsync, 0, 1182, cs_call_cublas+1968, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasGetMatrixAsync, cs_sd_cublasGetMatrixAsync, 1, 1182, cs_call_cublas+1968, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasGetMatrixAsync, cs_sg_cublasGetMatrixAsync, 2, 1182, cs_call_cublas+1968, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasGetMatrixAsync, cs_sl_cublasGetMatrixAsync, 0, 1182, cs_call_cublas+1968, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasGetMatrixAsync, cs_sd_cublasGetMatrixAsync, 1, 1182, cs_call_cublas+1968, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasGetMatrixAsync, cs_sg_cublasGetMatrixAsync, 2, 1182, cs_call_cublas+1968, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasGetMatrixAsync, 1182
-CS_FAST_ENTRY cs_l_cublasGetMatrixAsync_64, cs_sl_cublasGetMatrixAsync_64, 0, 1183, cs_call_cublas+1976, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasGetMatrixAsync_64, cs_sd_cublasGetMatrixAsync_64, 1, 1183, cs_call_cublas+1976, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasGetMatrixAsync_64, cs_sg_cublasGetMatrixAsync_64, 2, 1183, cs_call_cublas+1976, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasGetMatrixAsync_64, cs_sl_cublasGetMatrixAsync_64, 0, 1183, cs_call_cublas+1976, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasGetMatrixAsync_64, cs_sd_cublasGetMatrixAsync_64, 1, 1183, cs_call_cublas+1976, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasGetMatrixAsync_64, cs_sg_cublasGetMatrixAsync_64, 2, 1183, cs_call_cublas+1976, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasGetMatrixAsync_64, 1183
-CS_FAST_ENTRY cs_l_cublasGetMatrix_64, cs_sl_cublasGetMatrix_64, 0, 1184, cs_call_cublas+1984, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasGetMatrix_64, cs_sd_cublasGetMatrix_64, 1, 1184, cs_call_cublas+1984, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasGetMatrix_64, cs_sg_cublasGetMatrix_64, 2, 1184, cs_call_cublas+1984, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasGetMatrix_64, cs_sl_cublasGetMatrix_64, 0, 1184, cs_call_cublas+1984, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasGetMatrix_64, cs_sd_cublasGetMatrix_64, 1, 1184, cs_call_cublas+1984, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasGetMatrix_64, cs_sg_cublasGetMatrix_64, 2, 1184, cs_call_cublas+1984, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasGetMatrix_64, 1184
-CS_FAST_ENTRY cs_l_cublasGetPointerMode_v2, cs_sl_cublasGetPointerMode_v2, 0, 1185, cs_call_cublas+1992, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasGetPointerMode_v2, cs_sd_cublasGetPointerMode_v2, 1, 1185, cs_call_cublas+1992, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasGetPointerMode_v2, cs_sg_cublasGetPointerMode_v2, 2, 1185, cs_call_cublas+1992, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasGetPointerMode_v2, cs_sl_cublasGetPointerMode_v2, 0, 1185, cs_call_cublas+1992, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasGetPointerMode_v2, cs_sd_cublasGetPointerMode_v2, 1, 1185, cs_call_cublas+1992, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasGetPointerMode_v2, cs_sg_cublasGetPointerMode_v2, 2, 1185, cs_call_cublas+1992, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasGetPointerMode_v2, 1185
-CS_FAST_ENTRY cs_l_cublasGetSmCountTarget, cs_sl_cublasGetSmCountTarget, 0, 1187, cs_call_cublas+2008, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasGetSmCountTarget, cs_sd_cublasGetSmCountTarget, 1, 1187, cs_call_cublas+2008, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasGetSmCountTarget, cs_sg_cublasGetSmCountTarget, 2, 1187, cs_call_cublas+2008, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasGetSmCountTarget, cs_sl_cublasGetSmCountTarget, 0, 1187, cs_call_cublas+2008, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasGetSmCountTarget, cs_sd_cublasGetSmCountTarget, 1, 1187, cs_call_cublas+2008, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasGetSmCountTarget, cs_sg_cublasGetSmCountTarget, 2, 1187, cs_call_cublas+2008, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasGetSmCountTarget, 1187
-CS_FAST_ENTRY cs_l_cublasGetStream_v2, cs_sl_cublasGetStream_v2, 0, 1190, cs_call_cublas+2032, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasGetStream_v2, cs_sd_cublasGetStream_v2, 1, 1190, cs_call_cublas+2032, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasGetStream_v2, cs_sg_cublasGetStream_v2, 2, 1190, cs_call_cublas+2032, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasGetStream_v2, cs_sl_cublasGetStream_v2, 0, 1190, cs_call_cublas+2032, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasGetStream_v2, cs_sd_cublasGetStream_v2, 1, 1190, cs_call_cublas+2032, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasGetStream_v2, cs_sg_cublasGetStream_v2, 2, 1190, cs_call_cublas+2032, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasGetStream_v2, 1190
-CS_FAST_ENTRY cs_l_cublasGetVector, cs_sl_cublasGetVector, 0, 1191, cs_call_cublas+2040, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasGetVector, cs_sd_cublasGetVector, 1, 1191, cs_call_cublas+2040, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasGetVector, cs_sg_cublasGetVector, 2, 1191, cs_call_cublas+2040, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasGetVector, cs_sl_cublasGetVector, 0, 1191, cs_call_cublas+2040, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasGetVector, cs_sd_cublasGetVector, 1, 1191, cs_call_cublas+2040, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasGetVector, cs_sg_cublasGetVector, 2, 1191, cs_call_cublas+2040, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasGetVector, 1191
-CS_FAST_ENTRY cs_l_cublasGetVectorAsync, cs_sl_cublasGetVectorAsync, 0, 1192, cs_call_cublas+2048, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasGetVectorAsync, cs_sd_cublasGetVectorAsync, 1, 1192, cs_call_cublas+2048, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasGetVectorAsync, cs_sg_cublasGetVectorAsync, 2, 1192, cs_call_cublas+2048, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasGetVectorAsync, cs_sl_cublasGetVectorAsync, 0, 1192, cs_call_cublas+2048, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasGetVectorAsync, cs_sd_cublasGetVectorAsync, 1, 1192, cs_call_cublas+2048, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasGetVectorAsync, cs_sg_cublasGetVectorAsync, 2, 1192, cs_call_cublas+2048, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasGetVectorAsync, 1192
-CS_FAST_ENTRY cs_l_cublasGetVectorAsync_64, cs_sl_cublasGetVectorAsync_64, 0, 1193, cs_call_cublas+2056, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasGetVectorAsync_64, cs_sd_cublasGetVectorAsync_64, 1, 1193, cs_call_cublas+2056, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasGetVectorAsync_64, cs_sg_cublasGetVectorAsync_64, 2, 1193, cs_call_cublas+2056, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasGetVectorAsync_64, cs_sl_cublasGetVectorAsync_64, 0, 1193, cs_call_cublas+2056, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasGetVectorAsync_64, cs_sd_cublasGetVectorAsync_64, 1, 1193, cs_call_cublas+2056, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasGetVectorAsync_64, cs_sg_cublasGetVectorAsync_64, 2, 1193, cs_call_cublas+2056, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasGetVectorAsync_64, 1193
-CS_FAST_ENTRY cs_l_cublasGetVector_64, cs_sl_cublasGetVector_64, 0, 1194, cs_call_cublas+2064, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasGetVector_64, cs_sd_cublasGetVector_64, 1, 1194, cs_call_cublas+2064, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasGetVector_64, cs_sg_cublasGetVector_64, 2, 1194, cs_call_cublas+2064, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasGetVector_64, cs_sl_cublasGetVector_64, 0, 1194, cs_call_cublas+2064, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasGetVector_64, cs_sd_cublasGetVector_64, 1, 1194, cs_call_cublas+2064, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasGetVector_64, cs_sg_cublasGetVector_64, 2, 1194, cs_call_cublas+2064, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasGetVector_64, 1194
-CS_FAST_ENTRY cs_l_cublasGetVersion_v2, cs_sl_cublasGetVersion_v2, 0, 1195, cs_call_cublas+2072, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasGetVersion_v2, cs_sd_cublasGetVersion_v2, 1, 1195, cs_call_cublas+2072, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasGetVersion_v2, cs_sg_cublasGetVersion_v2, 2, 1195, cs_call_cublas+2072, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasGetVersion_v2, cs_sl_cublasGetVersion_v2, 0, 1195, cs_call_cublas+2072, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasGetVersion_v2, cs_sd_cublasGetVersion_v2, 1, 1195, cs_call_cublas+2072, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasGetVersion_v2, cs_sg_cublasGetVersion_v2, 2, 1195, cs_call_cublas+2072, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasGetVersion_v2, 1195
-CS_FAST_ENTRY cs_l_cublasIamaxEx, cs_sl_cublasIamaxEx, 0, 1196, cs_call_cublas+2080, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasIamaxEx, cs_sd_cublasIamaxEx, 1, 1196, cs_call_cublas+2080, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasIamaxEx, cs_sg_cublasIamaxEx, 2, 1196, cs_call_cublas+2080, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasIamaxEx, cs_sl_cublasIamaxEx, 0, 1196, cs_call_cublas+2080, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasIamaxEx, cs_sd_cublasIamaxEx, 1, 1196, cs_call_cublas+2080, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasIamaxEx, cs_sg_cublasIamaxEx, 2, 1196, cs_call_cublas+2080, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasIamaxEx, 1196
-CS_FAST_ENTRY cs_l_cublasIamaxEx_64, cs_sl_cublasIamaxEx_64, 0, 1197, cs_call_cublas+2088, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasIamaxEx_64, cs_sd_cublasIamaxEx_64, 1, 1197, cs_call_cublas+2088, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasIamaxEx_64, cs_sg_cublasIamaxEx_64, 2, 1197, cs_call_cublas+2088, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasIamaxEx_64, cs_sl_cublasIamaxEx_64, 0, 1197, cs_call_cublas+2088, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasIamaxEx_64, cs_sd_cublasIamaxEx_64, 1, 1197, cs_call_cublas+2088, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasIamaxEx_64, cs_sg_cublasIamaxEx_64, 2, 1197, cs_call_cublas+2088, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasIamaxEx_64, 1197
-CS_FAST_ENTRY cs_l_cublasIaminEx, cs_sl_cublasIaminEx, 0, 1198, cs_call_cublas+2096, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasIaminEx, cs_sd_cublasIaminEx, 1, 1198, cs_call_cublas+2096, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasIaminEx, cs_sg_cublasIaminEx, 2, 1198, cs_call_cublas+2096, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasIaminEx, cs_sl_cublasIaminEx, 0, 1198, cs_call_cublas+2096, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasIaminEx, cs_sd_cublasIaminEx, 1, 1198, cs_call_cublas+2096, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasIaminEx, cs_sg_cublasIaminEx, 2, 1198, cs_call_cublas+2096, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasIaminEx, 1198
-CS_FAST_ENTRY cs_l_cublasIaminEx_64, cs_sl_cublasIaminEx_64, 0, 1199, cs_call_cublas+2104, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasIaminEx_64, cs_sd_cublasIaminEx_64, 1, 1199, cs_call_cublas+2104, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasIaminEx_64, cs_sg_cublasIaminEx_64, 2, 1199, cs_call_cublas+2104, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasIaminEx_64, cs_sl_cublasIaminEx_64, 0, 1199, cs_call_cublas+2104, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasIaminEx_64, cs_sd_cublasIaminEx_64, 1, 1199, cs_call_cublas+2104, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasIaminEx_64, cs_sg_cublasIaminEx_64, 2, 1199, cs_call_cublas+2104, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasIaminEx_64, 1199
-CS_FAST_ENTRY cs_l_cublasIcamax_v2, cs_sl_cublasIcamax_v2, 0, 1200, cs_call_cublas+2112, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasIcamax_v2, cs_sd_cublasIcamax_v2, 1, 1200, cs_call_cublas+2112, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasIcamax_v2, cs_sg_cublasIcamax_v2, 2, 1200, cs_call_cublas+2112, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasIcamax_v2, cs_sl_cublasIcamax_v2, 0, 1200, cs_call_cublas+2112, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasIcamax_v2, cs_sd_cublasIcamax_v2, 1, 1200, cs_call_cublas+2112, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasIcamax_v2, cs_sg_cublasIcamax_v2, 2, 1200, cs_call_cublas+2112, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasIcamax_v2, 1200
-CS_FAST_ENTRY cs_l_cublasIcamax_v2_64, cs_sl_cublasIcamax_v2_64, 0, 1201, cs_call_cublas+2120, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasIcamax_v2_64, cs_sd_cublasIcamax_v2_64, 1, 1201, cs_call_cublas+2120, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasIcamax_v2_64, cs_sg_cublasIcamax_v2_64, 2, 1201, cs_call_cublas+2120, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasIcamax_v2_64, cs_sl_cublasIcamax_v2_64, 0, 1201, cs_call_cublas+2120, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasIcamax_v2_64, cs_sd_cublasIcamax_v2_64, 1, 1201, cs_call_cublas+2120, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasIcamax_v2_64, cs_sg_cublasIcamax_v2_64, 2, 1201, cs_call_cublas+2120, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasIcamax_v2_64, 1201
-CS_FAST_ENTRY cs_l_cublasIcamin_v2, cs_sl_cublasIcamin_v2, 0, 1202, cs_call_cublas+2128, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasIcamin_v2, cs_sd_cublasIcamin_v2, 1, 1202, cs_call_cublas+2128, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasIcamin_v2, cs_sg_cublasIcamin_v2, 2, 1202, cs_call_cublas+2128, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasIcamin_v2, cs_sl_cublasIcamin_v2, 0, 1202, cs_call_cublas+2128, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasIcamin_v2, cs_sd_cublasIcamin_v2, 1, 1202, cs_call_cublas+2128, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasIcamin_v2, cs_sg_cublasIcamin_v2, 2, 1202, cs_call_cublas+2128, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasIcamin_v2, 1202
-CS_FAST_ENTRY cs_l_cublasIcamin_v2_64, cs_sl_cublasIcamin_v2_64, 0, 1203, cs_call_cublas+2136, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasIcamin_v2_64, cs_sd_cublasIcamin_v2_64, 1, 1203, cs_call_cublas+2136, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasIcamin_v2_64, cs_sg_cublasIcamin_v2_64, 2, 1203, cs_call_cublas+2136, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasIcamin_v2_64, cs_sl_cublasIcamin_v2_64, 0, 1203, cs_call_cublas+2136, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasIcamin_v2_64, cs_sd_cublasIcamin_v2_64, 1, 1203, cs_call_cublas+2136, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasIcamin_v2_64, cs_sg_cublasIcamin_v2_64, 2, 1203, cs_call_cublas+2136, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasIcamin_v2_64, 1203
-CS_FAST_ENTRY cs_l_cublasIdamax_v2, cs_sl_cublasIdamax_v2, 0, 1204, cs_call_cublas+2144, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasIdamax_v2, cs_sd_cublasIdamax_v2, 1, 1204, cs_call_cublas+2144, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasIdamax_v2, cs_sg_cublasIdamax_v2, 2, 1204, cs_call_cublas+2144, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasIdamax_v2, cs_sl_cublasIdamax_v2, 0, 1204, cs_call_cublas+2144, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasIdamax_v2, cs_sd_cublasIdamax_v2, 1, 1204, cs_call_cublas+2144, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasIdamax_v2, cs_sg_cublasIdamax_v2, 2, 1204, cs_call_cublas+2144, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasIdamax_v2, 1204
-CS_FAST_ENTRY cs_l_cublasIdamax_v2_64, cs_sl_cublasIdamax_v2_64, 0, 1205, cs_call_cublas+2152, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasIdamax_v2_64, cs_sd_cublasIdamax_v2_64, 1, 1205, cs_call_cublas+2152, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasIdamax_v2_64, cs_sg_cublasIdamax_v2_64, 2, 1205, cs_call_cublas+2152, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasIdamax_v2_64, cs_sl_cublasIdamax_v2_64, 0, 1205, cs_call_cublas+2152, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasIdamax_v2_64, cs_sd_cublasIdamax_v2_64, 1, 1205, cs_call_cublas+2152, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasIdamax_v2_64, cs_sg_cublasIdamax_v2_64, 2, 1205, cs_call_cublas+2152, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasIdamax_v2_64, 1205
-CS_FAST_ENTRY cs_l_cublasIdamin_v2, cs_sl_cublasIdamin_v2, 0, 1206, cs_call_cublas+2160, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasIdamin_v2, cs_sd_cublasIdamin_v2, 1, 1206, cs_call_cublas+2160, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasIdamin_v2, cs_sg_cublasIdamin_v2, 2, 1206, cs_call_cublas+2160, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasIdamin_v2, cs_sl_cublasIdamin_v2, 0, 1206, cs_call_cublas+2160, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasIdamin_v2, cs_sd_cublasIdamin_v2, 1, 1206, cs_call_cublas+2160, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasIdamin_v2, cs_sg_cublasIdamin_v2, 2, 1206, cs_call_cublas+2160, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasIdamin_v2, 1206
-CS_FAST_ENTRY cs_l_cublasIdamin_v2_64, cs_sl_cublasIdamin_v2_64, 0, 1207, cs_call_cublas+2168, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasIdamin_v2_64, cs_sd_cublasIdamin_v2_64, 1, 1207, cs_call_cublas+2168, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasIdamin_v2_64, cs_sg_cublasIdamin_v2_64, 2, 1207, cs_call_cublas+2168, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasIdamin_v2_64, cs_sl_cublasIdamin_v2_64, 0, 1207, cs_call_cublas+2168, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasIdamin_v2_64, cs_sd_cublasIdamin_v2_64, 1, 1207, cs_call_cublas+2168, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasIdamin_v2_64, cs_sg_cublasIdamin_v2_64, 2, 1207, cs_call_cublas+2168, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasIdamin_v2_64, 1207
-CS_FAST_ENTRY cs_l_cublasIsamax_v2, cs_sl_cublasIsamax_v2, 0, 1208, cs_call_cublas+2176, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasIsamax_v2, cs_sd_cublasIsamax_v2, 1, 1208, cs_call_cublas+2176, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasIsamax_v2, cs_sg_cublasIsamax_v2, 2, 1208, cs_call_cublas+2176, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasIsamax_v2, cs_sl_cublasIsamax_v2, 0, 1208, cs_call_cublas+2176, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasIsamax_v2, cs_sd_cublasIsamax_v2, 1, 1208, cs_call_cublas+2176, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasIsamax_v2, cs_sg_cublasIsamax_v2, 2, 1208, cs_call_cublas+2176, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasIsamax_v2, 1208
-CS_FAST_ENTRY cs_l_cublasIsamax_v2_64, cs_sl_cublasIsamax_v2_64, 0, 1209, cs_call_cublas+2184, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasIsamax_v2_64, cs_sd_cublasIsamax_v2_64, 1, 1209, cs_call_cublas+2184, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasIsamax_v2_64, cs_sg_cublasIsamax_v2_64, 2, 1209, cs_call_cublas+2184, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasIsamax_v2_64, cs_sl_cublasIsamax_v2_64, 0, 1209, cs_call_cublas+2184, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasIsamax_v2_64, cs_sd_cublasIsamax_v2_64, 1, 1209, cs_call_cublas+2184, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasIsamax_v2_64, cs_sg_cublasIsamax_v2_64, 2, 1209, cs_call_cublas+2184, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasIsamax_v2_64, 1209
-CS_FAST_ENTRY cs_l_cublasIsamin_v2, cs_sl_cublasIsamin_v2, 0, 1210, cs_call_cublas+2192, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasIsamin_v2, cs_sd_cublasIsamin_v2, 1, 1210, cs_call_cublas+2192, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasIsamin_v2, cs_sg_cublasIsamin_v2, 2, 1210, cs_call_cublas+2192, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasIsamin_v2, cs_sl_cublasIsamin_v2, 0, 1210, cs_call_cublas+2192, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasIsamin_v2, cs_sd_cublasIsamin_v2, 1, 1210, cs_call_cublas+2192, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasIsamin_v2, cs_sg_cublasIsamin_v2, 2, 1210, cs_call_cublas+2192, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasIsamin_v2, 1210
-CS_FAST_ENTRY cs_l_cublasIsamin_v2_64, cs_sl_cublasIsamin_v2_64, 0, 1211, cs_call_cublas+2200, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasIsamin_v2_64, cs_sd_cublasIsamin_v2_64, 1, 1211, cs_call_cublas+2200, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasIsamin_v2_64, cs_sg_cublasIsamin_v2_64, 2, 1211, cs_call_cublas+2200, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasIsamin_v2_64, cs_sl_cublasIsamin_v2_64, 0, 1211, cs_call_cublas+2200, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasIsamin_v2_64, cs_sd_cublasIsamin_v2_64, 1, 1211, cs_call_cublas+2200, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasIsamin_v2_64, cs_sg_cublasIsamin_v2_64, 2, 1211, cs_call_cublas+2200, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasIsamin_v2_64, 1211
-CS_FAST_ENTRY cs_l_cublasIzamax_v2, cs_sl_cublasIzamax_v2, 0, 1212, cs_call_cublas+2208, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasIzamax_v2, cs_sd_cublasIzamax_v2, 1, 1212, cs_call_cublas+2208, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasIzamax_v2, cs_sg_cublasIzamax_v2, 2, 1212, cs_call_cublas+2208, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasIzamax_v2, cs_sl_cublasIzamax_v2, 0, 1212, cs_call_cublas+2208, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasIzamax_v2, cs_sd_cublasIzamax_v2, 1, 1212, cs_call_cublas+2208, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasIzamax_v2, cs_sg_cublasIzamax_v2, 2, 1212, cs_call_cublas+2208, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasIzamax_v2, 1212
-CS_FAST_ENTRY cs_l_cublasIzamax_v2_64, cs_sl_cublasIzamax_v2_64, 0, 1213, cs_call_cublas+2216, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasIzamax_v2_64, cs_sd_cublasIzamax_v2_64, 1, 1213, cs_call_cublas+2216, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasIzamax_v2_64, cs_sg_cublasIzamax_v2_64, 2, 1213, cs_call_cublas+2216, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasIzamax_v2_64, cs_sl_cublasIzamax_v2_64, 0, 1213, cs_call_cublas+2216, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasIzamax_v2_64, cs_sd_cublasIzamax_v2_64, 1, 1213, cs_call_cublas+2216, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasIzamax_v2_64, cs_sg_cublasIzamax_v2_64, 2, 1213, cs_call_cublas+2216, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasIzamax_v2_64, 1213
-CS_FAST_ENTRY cs_l_cublasIzamin_v2, cs_sl_cublasIzamin_v2, 0, 1214, cs_call_cublas+2224, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasIzamin_v2, cs_sd_cublasIzamin_v2, 1, 1214, cs_call_cublas+2224, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasIzamin_v2, cs_sg_cublasIzamin_v2, 2, 1214, cs_call_cublas+2224, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasIzamin_v2, cs_sl_cublasIzamin_v2, 0, 1214, cs_call_cublas+2224, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasIzamin_v2, cs_sd_cublasIzamin_v2, 1, 1214, cs_call_cublas+2224, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasIzamin_v2, cs_sg_cublasIzamin_v2, 2, 1214, cs_call_cublas+2224, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasIzamin_v2, 1214
-CS_FAST_ENTRY cs_l_cublasIzamin_v2_64, cs_sl_cublasIzamin_v2_64, 0, 1215, cs_call_cublas+2232, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasIzamin_v2_64, cs_sd_cublasIzamin_v2_64, 1, 1215, cs_call_cublas+2232, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasIzamin_v2_64, cs_sg_cublasIzamin_v2_64, 2, 1215, cs_call_cublas+2232, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasIzamin_v2_64, cs_sl_cublasIzamin_v2_64, 0, 1215, cs_call_cublas+2232, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasIzamin_v2_64, cs_sd_cublasIzamin_v2_64, 1, 1215, cs_call_cublas+2232, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasIzamin_v2_64, cs_sg_cublasIzamin_v2_64, 2, 1215, cs_call_cublas+2232, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasIzamin_v2_64, 1215
-CS_FAST_ENTRY cs_l_cublasLoggerConfigure, cs_sl_cublasLoggerConfigure, 0, 1216, cs_call_cublas+2240, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasLoggerConfigure, cs_sd_cublasLoggerConfigure, 1, 1216, cs_call_cublas+2240, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasLoggerConfigure, cs_sg_cublasLoggerConfigure, 2, 1216, cs_call_cublas+2240, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasLoggerConfigure, cs_sl_cublasLoggerConfigure, 0, 1216, cs_call_cublas+2240, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasLoggerConfigure, cs_sd_cublasLoggerConfigure, 1, 1216, cs_call_cublas+2240, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasLoggerConfigure, cs_sg_cublasLoggerConfigure, 2, 1216, cs_call_cublas+2240, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLoggerConfigure, 1216
-CS_FAST_ENTRY cs_l_cublasNrm2Ex, cs_sl_cublasNrm2Ex, 0, 1217, cs_call_cublas+2248, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasNrm2Ex, cs_sd_cublasNrm2Ex, 1, 1217, cs_call_cublas+2248, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasNrm2Ex, cs_sg_cublasNrm2Ex, 2, 1217, cs_call_cublas+2248, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasNrm2Ex, cs_sl_cublasNrm2Ex, 0, 1217, cs_call_cublas+2248, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasNrm2Ex, cs_sd_cublasNrm2Ex, 1, 1217, cs_call_cublas+2248, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasNrm2Ex, cs_sg_cublasNrm2Ex, 2, 1217, cs_call_cublas+2248, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasNrm2Ex, 1217
-CS_FAST_ENTRY cs_l_cublasNrm2Ex_64, cs_sl_cublasNrm2Ex_64, 0, 1218, cs_call_cublas+2256, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasNrm2Ex_64, cs_sd_cublasNrm2Ex_64, 1, 1218, cs_call_cublas+2256, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasNrm2Ex_64, cs_sg_cublasNrm2Ex_64, 2, 1218, cs_call_cublas+2256, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasNrm2Ex_64, cs_sl_cublasNrm2Ex_64, 0, 1218, cs_call_cublas+2256, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasNrm2Ex_64, cs_sd_cublasNrm2Ex_64, 1, 1218, cs_call_cublas+2256, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasNrm2Ex_64, cs_sg_cublasNrm2Ex_64, 2, 1218, cs_call_cublas+2256, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasNrm2Ex_64, 1218
-CS_FAST_ENTRY cs_l_cublasRotEx, cs_sl_cublasRotEx, 0, 1219, cs_call_cublas+2264, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasRotEx, cs_sd_cublasRotEx, 1, 1219, cs_call_cublas+2264, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasRotEx, cs_sg_cublasRotEx, 2, 1219, cs_call_cublas+2264, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasRotEx, cs_sl_cublasRotEx, 0, 1219, cs_call_cublas+2264, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasRotEx, cs_sd_cublasRotEx, 1, 1219, cs_call_cublas+2264, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasRotEx, cs_sg_cublasRotEx, 2, 1219, cs_call_cublas+2264, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasRotEx, 1219
-CS_FAST_ENTRY cs_l_cublasRotEx_64, cs_sl_cublasRotEx_64, 0, 1220, cs_call_cublas+2272, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasRotEx_64, cs_sd_cublasRotEx_64, 1, 1220, cs_call_cublas+2272, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasRotEx_64, cs_sg_cublasRotEx_64, 2, 1220, cs_call_cublas+2272, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasRotEx_64, cs_sl_cublasRotEx_64, 0, 1220, cs_call_cublas+2272, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasRotEx_64, cs_sd_cublasRotEx_64, 1, 1220, cs_call_cublas+2272, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasRotEx_64, cs_sg_cublasRotEx_64, 2, 1220, cs_call_cublas+2272, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasRotEx_64, 1220
-CS_FAST_ENTRY cs_l_cublasRotgEx, cs_sl_cublasRotgEx, 0, 1221, cs_call_cublas+2280, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasRotgEx, cs_sd_cublasRotgEx, 1, 1221, cs_call_cublas+2280, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasRotgEx, cs_sg_cublasRotgEx, 2, 1221, cs_call_cublas+2280, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasRotgEx, cs_sl_cublasRotgEx, 0, 1221, cs_call_cublas+2280, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasRotgEx, cs_sd_cublasRotgEx, 1, 1221, cs_call_cublas+2280, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasRotgEx, cs_sg_cublasRotgEx, 2, 1221, cs_call_cublas+2280, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasRotgEx, 1221
-CS_FAST_ENTRY cs_l_cublasRotmEx, cs_sl_cublasRotmEx, 0, 1222, cs_call_cublas+2288, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasRotmEx, cs_sd_cublasRotmEx, 1, 1222, cs_call_cublas+2288, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasRotmEx, cs_sg_cublasRotmEx, 2, 1222, cs_call_cublas+2288, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasRotmEx, cs_sl_cublasRotmEx, 0, 1222, cs_call_cublas+2288, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasRotmEx, cs_sd_cublasRotmEx, 1, 1222, cs_call_cublas+2288, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasRotmEx, cs_sg_cublasRotmEx, 2, 1222, cs_call_cublas+2288, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasRotmEx, 1222
-CS_FAST_ENTRY cs_l_cublasRotmEx_64, cs_sl_cublasRotmEx_64, 0, 1223, cs_call_cublas+2296, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasRotmEx_64, cs_sd_cublasRotmEx_64, 1, 1223, cs_call_cublas+2296, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasRotmEx_64, cs_sg_cublasRotmEx_64, 2, 1223, cs_call_cublas+2296, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasRotmEx_64, cs_sl_cublasRotmEx_64, 0, 1223, cs_call_cublas+2296, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasRotmEx_64, cs_sd_cublasRotmEx_64, 1, 1223, cs_call_cublas+2296, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasRotmEx_64, cs_sg_cublasRotmEx_64, 2, 1223, cs_call_cublas+2296, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasRotmEx_64, 1223
-CS_FAST_ENTRY cs_l_cublasRotmgEx, cs_sl_cublasRotmgEx, 0, 1224, cs_call_cublas+2304, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasRotmgEx, cs_sd_cublasRotmgEx, 1, 1224, cs_call_cublas+2304, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasRotmgEx, cs_sg_cublasRotmgEx, 2, 1224, cs_call_cublas+2304, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasRotmgEx, cs_sl_cublasRotmgEx, 0, 1224, cs_call_cublas+2304, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasRotmgEx, cs_sd_cublasRotmgEx, 1, 1224, cs_call_cublas+2304, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasRotmgEx, cs_sg_cublasRotmgEx, 2, 1224, cs_call_cublas+2304, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasRotmgEx, 1224
-CS_FAST_ENTRY cs_l_cublasSasum_v2, cs_sl_cublasSasum_v2, 0, 1225, cs_call_cublas+2312, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSasum_v2, cs_sd_cublasSasum_v2, 1, 1225, cs_call_cublas+2312, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSasum_v2, cs_sg_cublasSasum_v2, 2, 1225, cs_call_cublas+2312, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSasum_v2, cs_sl_cublasSasum_v2, 0, 1225, cs_call_cublas+2312, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSasum_v2, cs_sd_cublasSasum_v2, 1, 1225, cs_call_cublas+2312, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSasum_v2, cs_sg_cublasSasum_v2, 2, 1225, cs_call_cublas+2312, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSasum_v2, 1225
-CS_FAST_ENTRY cs_l_cublasSasum_v2_64, cs_sl_cublasSasum_v2_64, 0, 1226, cs_call_cublas+2320, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSasum_v2_64, cs_sd_cublasSasum_v2_64, 1, 1226, cs_call_cublas+2320, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSasum_v2_64, cs_sg_cublasSasum_v2_64, 2, 1226, cs_call_cublas+2320, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSasum_v2_64, cs_sl_cublasSasum_v2_64, 0, 1226, cs_call_cublas+2320, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSasum_v2_64, cs_sd_cublasSasum_v2_64, 1, 1226, cs_call_cublas+2320, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSasum_v2_64, cs_sg_cublasSasum_v2_64, 2, 1226, cs_call_cublas+2320, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSasum_v2_64, 1226
-CS_FAST_ENTRY cs_l_cublasSaxpy_v2, cs_sl_cublasSaxpy_v2, 0, 1227, cs_call_cublas+2328, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSaxpy_v2, cs_sd_cublasSaxpy_v2, 1, 1227, cs_call_cublas+2328, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSaxpy_v2, cs_sg_cublasSaxpy_v2, 2, 1227, cs_call_cublas+2328, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSaxpy_v2, cs_sl_cublasSaxpy_v2, 0, 1227, cs_call_cublas+2328, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSaxpy_v2, cs_sd_cublasSaxpy_v2, 1, 1227, cs_call_cublas+2328, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSaxpy_v2, cs_sg_cublasSaxpy_v2, 2, 1227, cs_call_cublas+2328, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSaxpy_v2, 1227
-CS_FAST_ENTRY cs_l_cublasSaxpy_v2_64, cs_sl_cublasSaxpy_v2_64, 0, 1228, cs_call_cublas+2336, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSaxpy_v2_64, cs_sd_cublasSaxpy_v2_64, 1, 1228, cs_call_cublas+2336, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSaxpy_v2_64, cs_sg_cublasSaxpy_v2_64, 2, 1228, cs_call_cublas+2336, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSaxpy_v2_64, cs_sl_cublasSaxpy_v2_64, 0, 1228, cs_call_cublas+2336, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSaxpy_v2_64, cs_sd_cublasSaxpy_v2_64, 1, 1228, cs_call_cublas+2336, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSaxpy_v2_64, cs_sg_cublasSaxpy_v2_64, 2, 1228, cs_call_cublas+2336, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSaxpy_v2_64, 1228
-CS_FAST_ENTRY cs_l_cublasScalEx, cs_sl_cublasScalEx, 0, 1229, cs_call_cublas+2344, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasScalEx, cs_sd_cublasScalEx, 1, 1229, cs_call_cublas+2344, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasScalEx, cs_sg_cublasScalEx, 2, 1229, cs_call_cublas+2344, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasScalEx, cs_sl_cublasScalEx, 0, 1229, cs_call_cublas+2344, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasScalEx, cs_sd_cublasScalEx, 1, 1229, cs_call_cublas+2344, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasScalEx, cs_sg_cublasScalEx, 2, 1229, cs_call_cublas+2344, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasScalEx, 1229
-CS_FAST_ENTRY cs_l_cublasScalEx_64, cs_sl_cublasScalEx_64, 0, 1230, cs_call_cublas+2352, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasScalEx_64, cs_sd_cublasScalEx_64, 1, 1230, cs_call_cublas+2352, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasScalEx_64, cs_sg_cublasScalEx_64, 2, 1230, cs_call_cublas+2352, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasScalEx_64, cs_sl_cublasScalEx_64, 0, 1230, cs_call_cublas+2352, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasScalEx_64, cs_sd_cublasScalEx_64, 1, 1230, cs_call_cublas+2352, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasScalEx_64, cs_sg_cublasScalEx_64, 2, 1230, cs_call_cublas+2352, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasScalEx_64, 1230
-CS_FAST_ENTRY cs_l_cublasScasum_v2, cs_sl_cublasScasum_v2, 0, 1231, cs_call_cublas+2360, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasScasum_v2, cs_sd_cublasScasum_v2, 1, 1231, cs_call_cublas+2360, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasScasum_v2, cs_sg_cublasScasum_v2, 2, 1231, cs_call_cublas+2360, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasScasum_v2, cs_sl_cublasScasum_v2, 0, 1231, cs_call_cublas+2360, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasScasum_v2, cs_sd_cublasScasum_v2, 1, 1231, cs_call_cublas+2360, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasScasum_v2, cs_sg_cublasScasum_v2, 2, 1231, cs_call_cublas+2360, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasScasum_v2, 1231
-CS_FAST_ENTRY cs_l_cublasScasum_v2_64, cs_sl_cublasScasum_v2_64, 0, 1232, cs_call_cublas+2368, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasScasum_v2_64, cs_sd_cublasScasum_v2_64, 1, 1232, cs_call_cublas+2368, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasScasum_v2_64, cs_sg_cublasScasum_v2_64, 2, 1232, cs_call_cublas+2368, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasScasum_v2_64, cs_sl_cublasScasum_v2_64, 0, 1232, cs_call_cublas+2368, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasScasum_v2_64, cs_sd_cublasScasum_v2_64, 1, 1232, cs_call_cublas+2368, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasScasum_v2_64, cs_sg_cublasScasum_v2_64, 2, 1232, cs_call_cublas+2368, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasScasum_v2_64, 1232
-CS_FAST_ENTRY cs_l_cublasScnrm2_v2, cs_sl_cublasScnrm2_v2, 0, 1233, cs_call_cublas+2376, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasScnrm2_v2, cs_sd_cublasScnrm2_v2, 1, 1233, cs_call_cublas+2376, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasScnrm2_v2, cs_sg_cublasScnrm2_v2, 2, 1233, cs_call_cublas+2376, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasScnrm2_v2, cs_sl_cublasScnrm2_v2, 0, 1233, cs_call_cublas+2376, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasScnrm2_v2, cs_sd_cublasScnrm2_v2, 1, 1233, cs_call_cublas+2376, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasScnrm2_v2, cs_sg_cublasScnrm2_v2, 2, 1233, cs_call_cublas+2376, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasScnrm2_v2, 1233
-CS_FAST_ENTRY cs_l_cublasScnrm2_v2_64, cs_sl_cublasScnrm2_v2_64, 0, 1234, cs_call_cublas+2384, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasScnrm2_v2_64, cs_sd_cublasScnrm2_v2_64, 1, 1234, cs_call_cublas+2384, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasScnrm2_v2_64, cs_sg_cublasScnrm2_v2_64, 2, 1234, cs_call_cublas+2384, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasScnrm2_v2_64, cs_sl_cublasScnrm2_v2_64, 0, 1234, cs_call_cublas+2384, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasScnrm2_v2_64, cs_sd_cublasScnrm2_v2_64, 1, 1234, cs_call_cublas+2384, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasScnrm2_v2_64, cs_sg_cublasScnrm2_v2_64, 2, 1234, cs_call_cublas+2384, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasScnrm2_v2_64, 1234
-CS_FAST_ENTRY cs_l_cublasScopy_v2, cs_sl_cublasScopy_v2, 0, 1235, cs_call_cublas+2392, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasScopy_v2, cs_sd_cublasScopy_v2, 1, 1235, cs_call_cublas+2392, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasScopy_v2, cs_sg_cublasScopy_v2, 2, 1235, cs_call_cublas+2392, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasScopy_v2, cs_sl_cublasScopy_v2, 0, 1235, cs_call_cublas+2392, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasScopy_v2, cs_sd_cublasScopy_v2, 1, 1235, cs_call_cublas+2392, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasScopy_v2, cs_sg_cublasScopy_v2, 2, 1235, cs_call_cublas+2392, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasScopy_v2, 1235
-CS_FAST_ENTRY cs_l_cublasScopy_v2_64, cs_sl_cublasScopy_v2_64, 0, 1236, cs_call_cublas+2400, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasScopy_v2_64, cs_sd_cublasScopy_v2_64, 1, 1236, cs_call_cublas+2400, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasScopy_v2_64, cs_sg_cublasScopy_v2_64, 2, 1236, cs_call_cublas+2400, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasScopy_v2_64, cs_sl_cublasScopy_v2_64, 0, 1236, cs_call_cublas+2400, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasScopy_v2_64, cs_sd_cublasScopy_v2_64, 1, 1236, cs_call_cublas+2400, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasScopy_v2_64, cs_sg_cublasScopy_v2_64, 2, 1236, cs_call_cublas+2400, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasScopy_v2_64, 1236
-CS_FAST_ENTRY cs_l_cublasSdgmm, cs_sl_cublasSdgmm, 0, 1237, cs_call_cublas+2408, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSdgmm, cs_sd_cublasSdgmm, 1, 1237, cs_call_cublas+2408, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSdgmm, cs_sg_cublasSdgmm, 2, 1237, cs_call_cublas+2408, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSdgmm, cs_sl_cublasSdgmm, 0, 1237, cs_call_cublas+2408, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSdgmm, cs_sd_cublasSdgmm, 1, 1237, cs_call_cublas+2408, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSdgmm, cs_sg_cublasSdgmm, 2, 1237, cs_call_cublas+2408, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSdgmm, 1237
-CS_FAST_ENTRY cs_l_cublasSdgmm_64, cs_sl_cublasSdgmm_64, 0, 1238, cs_call_cublas+2416, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSdgmm_64, cs_sd_cublasSdgmm_64, 1, 1238, cs_call_cublas+2416, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSdgmm_64, cs_sg_cublasSdgmm_64, 2, 1238, cs_call_cublas+2416, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSdgmm_64, cs_sl_cublasSdgmm_64, 0, 1238, cs_call_cublas+2416, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSdgmm_64, cs_sd_cublasSdgmm_64, 1, 1238, cs_call_cublas+2416, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSdgmm_64, cs_sg_cublasSdgmm_64, 2, 1238, cs_call_cublas+2416, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSdgmm_64, 1238
-CS_FAST_ENTRY cs_l_cublasSdot_v2, cs_sl_cublasSdot_v2, 0, 1239, cs_call_cublas+2424, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSdot_v2, cs_sd_cublasSdot_v2, 1, 1239, cs_call_cublas+2424, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSdot_v2, cs_sg_cublasSdot_v2, 2, 1239, cs_call_cublas+2424, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSdot_v2, cs_sl_cublasSdot_v2, 0, 1239, cs_call_cublas+2424, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSdot_v2, cs_sd_cublasSdot_v2, 1, 1239, cs_call_cublas+2424, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSdot_v2, cs_sg_cublasSdot_v2, 2, 1239, cs_call_cublas+2424, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSdot_v2, 1239
-CS_FAST_ENTRY cs_l_cublasSdot_v2_64, cs_sl_cublasSdot_v2_64, 0, 1240, cs_call_cublas+2432, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSdot_v2_64, cs_sd_cublasSdot_v2_64, 1, 1240, cs_call_cublas+2432, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSdot_v2_64, cs_sg_cublasSdot_v2_64, 2, 1240, cs_call_cublas+2432, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSdot_v2_64, cs_sl_cublasSdot_v2_64, 0, 1240, cs_call_cublas+2432, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSdot_v2_64, cs_sd_cublasSdot_v2_64, 1, 1240, cs_call_cublas+2432, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSdot_v2_64, cs_sg_cublasSdot_v2_64, 2, 1240, cs_call_cublas+2432, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSdot_v2_64, 1240
-CS_FAST_ENTRY cs_l_cublasSetAtomicsMode, cs_sl_cublasSetAtomicsMode, 0, 1241, cs_call_cublas+2440, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSetAtomicsMode, cs_sd_cublasSetAtomicsMode, 1, 1241, cs_call_cublas+2440, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSetAtomicsMode, cs_sg_cublasSetAtomicsMode, 2, 1241, cs_call_cublas+2440, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSetAtomicsMode, cs_sl_cublasSetAtomicsMode, 0, 1241, cs_call_cublas+2440, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSetAtomicsMode, cs_sd_cublasSetAtomicsMode, 1, 1241, cs_call_cublas+2440, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSetAtomicsMode, cs_sg_cublasSetAtomicsMode, 2, 1241, cs_call_cublas+2440, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSetAtomicsMode, 1241
-CS_FAST_ENTRY cs_l_cublasSetEmulationSpecialValuesSupport, cs_sl_cublasSetEmulationSpecialValuesSupport, 0, 1242, cs_call_cublas+2448, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSetEmulationSpecialValuesSupport, cs_sd_cublasSetEmulationSpecialValuesSupport, 1, 1242, cs_call_cublas+2448, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSetEmulationSpecialValuesSupport, cs_sg_cublasSetEmulationSpecialValuesSupport, 2, 1242, cs_call_cublas+2448, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSetEmulationSpecialValuesSupport, cs_sl_cublasSetEmulationSpecialValuesSupport, 0, 1242, cs_call_cublas+2448, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSetEmulationSpecialValuesSupport, cs_sd_cublasSetEmulationSpecialValuesSupport, 1, 1242, cs_call_cublas+2448, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSetEmulationSpecialValuesSupport, cs_sg_cublasSetEmulationSpecialValuesSupport, 2, 1242, cs_call_cublas+2448, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSetEmulationSpecialValuesSupport, 1242
-CS_FAST_ENTRY cs_l_cublasSetEmulationStrategy, cs_sl_cublasSetEmulationStrategy, 0, 1243, cs_call_cublas+2456, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSetEmulationStrategy, cs_sd_cublasSetEmulationStrategy, 1, 1243, cs_call_cublas+2456, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSetEmulationStrategy, cs_sg_cublasSetEmulationStrategy, 2, 1243, cs_call_cublas+2456, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSetEmulationStrategy, cs_sl_cublasSetEmulationStrategy, 0, 1243, cs_call_cublas+2456, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSetEmulationStrategy, cs_sd_cublasSetEmulationStrategy, 1, 1243, cs_call_cublas+2456, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSetEmulationStrategy, cs_sg_cublasSetEmulationStrategy, 2, 1243, cs_call_cublas+2456, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSetEmulationStrategy, 1243
-CS_FAST_ENTRY cs_l_cublasSetFixedPointEmulationMantissaBitCountPointer, cs_sl_cublasSetFixedPointEmulationMantissaBitCountPointer, 0, 1244, cs_call_cublas+2464, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSetFixedPointEmulationMantissaBitCountPointer, cs_sd_cublasSetFixedPointEmulationMantissaBitCountPointer, 1, 1244, cs_call_cublas+2464, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSetFixedPointEmulationMantissaBitCountPointer, cs_sg_cublasSetFixedPointEmulationMantissaBitCountPointer, 2, 1244, cs_call_cublas+2464, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSetFixedPointEmulationMantissaBitCountPointer, cs_sl_cublasSetFixedPointEmulationMantissaBitCountPointer, 0, 1244, cs_call_cublas+2464, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSetFixedPointEmulationMantissaBitCountPointer, cs_sd_cublasSetFixedPointEmulationMantissaBitCountPointer, 1, 1244, cs_call_cublas+2464, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSetFixedPointEmulationMantissaBitCountPointer, cs_sg_cublasSetFixedPointEmulationMantissaBitCountPointer, 2, 1244, cs_call_cublas+2464, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSetFixedPointEmulationMantissaBitCountPointer, 1244
-CS_FAST_ENTRY cs_l_cublasSetFixedPointEmulationMantissaBitOffset, cs_sl_cublasSetFixedPointEmulationMantissaBitOffset, 0, 1245, cs_call_cublas+2472, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSetFixedPointEmulationMantissaBitOffset, cs_sd_cublasSetFixedPointEmulationMantissaBitOffset, 1, 1245, cs_call_cublas+2472, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSetFixedPointEmulationMantissaBitOffset, cs_sg_cublasSetFixedPointEmulationMantissaBitOffset, 2, 1245, cs_call_cublas+2472, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSetFixedPointEmulationMantissaBitOffset, cs_sl_cublasSetFixedPointEmulationMantissaBitOffset, 0, 1245, cs_call_cublas+2472, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSetFixedPointEmulationMantissaBitOffset, cs_sd_cublasSetFixedPointEmulationMantissaBitOffset, 1, 1245, cs_call_cublas+2472, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSetFixedPointEmulationMantissaBitOffset, cs_sg_cublasSetFixedPointEmulationMantissaBitOffset, 2, 1245, cs_call_cublas+2472, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSetFixedPointEmulationMantissaBitOffset, 1245
-CS_FAST_ENTRY cs_l_cublasSetFixedPointEmulationMantissaControl, cs_sl_cublasSetFixedPointEmulationMantissaControl, 0, 1246, cs_call_cublas+2480, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSetFixedPointEmulationMantissaControl, cs_sd_cublasSetFixedPointEmulationMantissaControl, 1, 1246, cs_call_cublas+2480, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSetFixedPointEmulationMantissaControl, cs_sg_cublasSetFixedPointEmulationMantissaControl, 2, 1246, cs_call_cublas+2480, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSetFixedPointEmulationMantissaControl, cs_sl_cublasSetFixedPointEmulationMantissaControl, 0, 1246, cs_call_cublas+2480, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSetFixedPointEmulationMantissaControl, cs_sd_cublasSetFixedPointEmulationMantissaControl, 1, 1246, cs_call_cublas+2480, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSetFixedPointEmulationMantissaControl, cs_sg_cublasSetFixedPointEmulationMantissaControl, 2, 1246, cs_call_cublas+2480, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSetFixedPointEmulationMantissaControl, 1246
-CS_FAST_ENTRY cs_l_cublasSetFixedPointEmulationMaxMantissaBitCount, cs_sl_cublasSetFixedPointEmulationMaxMantissaBitCount, 0, 1247, cs_call_cublas+2488, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSetFixedPointEmulationMaxMantissaBitCount, cs_sd_cublasSetFixedPointEmulationMaxMantissaBitCount, 1, 1247, cs_call_cublas+2488, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSetFixedPointEmulationMaxMantissaBitCount, cs_sg_cublasSetFixedPointEmulationMaxMantissaBitCount, 2, 1247, cs_call_cublas+2488, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSetFixedPointEmulationMaxMantissaBitCount, cs_sl_cublasSetFixedPointEmulationMaxMantissaBitCount, 0, 1247, cs_call_cublas+2488, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSetFixedPointEmulationMaxMantissaBitCount, cs_sd_cublasSetFixedPointEmulationMaxMantissaBitCount, 1, 1247, cs_call_cublas+2488, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSetFixedPointEmulationMaxMantissaBitCount, cs_sg_cublasSetFixedPointEmulationMaxMantissaBitCount, 2, 1247, cs_call_cublas+2488, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSetFixedPointEmulationMaxMantissaBitCount, 1247
-CS_FAST_ENTRY cs_l_cublasSetLoggerCallback, cs_sl_cublasSetLoggerCallback, 0, 1248, cs_call_cublas+2496, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSetLoggerCallback, cs_sd_cublasSetLoggerCallback, 1, 1248, cs_call_cublas+2496, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSetLoggerCallback, cs_sg_cublasSetLoggerCallback, 2, 1248, cs_call_cublas+2496, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSetLoggerCallback, cs_sl_cublasSetLoggerCallback, 0, 1248, cs_call_cublas+2496, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSetLoggerCallback, cs_sd_cublasSetLoggerCallback, 1, 1248, cs_call_cublas+2496, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSetLoggerCallback, cs_sg_cublasSetLoggerCallback, 2, 1248, cs_call_cublas+2496, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSetLoggerCallback, 1248
-CS_FAST_ENTRY cs_l_cublasSetMatrix, cs_sl_cublasSetMatrix, 0, 1250, cs_call_cublas+2512, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSetMatrix, cs_sd_cublasSetMatrix, 1, 1250, cs_call_cublas+2512, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSetMatrix, cs_sg_cublasSetMatrix, 2, 1250, cs_call_cublas+2512, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSetMatrix, cs_sl_cublasSetMatrix, 0, 1250, cs_call_cublas+2512, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSetMatrix, cs_sd_cublasSetMatrix, 1, 1250, cs_call_cublas+2512, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSetMatrix, cs_sg_cublasSetMatrix, 2, 1250, cs_call_cublas+2512, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSetMatrix, 1250
-CS_FAST_ENTRY cs_l_cublasSetMatrixAsync, cs_sl_cublasSetMatrixAsync, 0, 1251, cs_call_cublas+2520, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSetMatrixAsync, cs_sd_cublasSetMatrixAsync, 1, 1251, cs_call_cublas+2520, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSetMatrixAsync, cs_sg_cublasSetMatrixAsync, 2, 1251, cs_call_cublas+2520, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSetMatrixAsync, cs_sl_cublasSetMatrixAsync, 0, 1251, cs_call_cublas+2520, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSetMatrixAsync, cs_sd_cublasSetMatrixAsync, 1, 1251, cs_call_cublas+2520, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSetMatrixAsync, cs_sg_cublasSetMatrixAsync, 2, 1251, cs_call_cublas+2520, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSetMatrixAsync, 1251
-CS_FAST_ENTRY cs_l_cublasSetMatrixAsync_64, cs_sl_cublasSetMatrixAsync_64, 0, 1252, cs_call_cublas+2528, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSetMatrixAsync_64, cs_sd_cublasSetMatrixAsync_64, 1, 1252, cs_call_cublas+2528, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSetMatrixAsync_64, cs_sg_cublasSetMatrixAsync_64, 2, 1252, cs_call_cublas+2528, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSetMatrixAsync_64, cs_sl_cublasSetMatrixAsync_64, 0, 1252, cs_call_cublas+2528, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSetMatrixAsync_64, cs_sd_cublasSetMatrixAsync_64, 1, 1252, cs_call_cublas+2528, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSetMatrixAsync_64, cs_sg_cublasSetMatrixAsync_64, 2, 1252, cs_call_cublas+2528, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSetMatrixAsync_64, 1252
-CS_FAST_ENTRY cs_l_cublasSetMatrix_64, cs_sl_cublasSetMatrix_64, 0, 1253, cs_call_cublas+2536, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSetMatrix_64, cs_sd_cublasSetMatrix_64, 1, 1253, cs_call_cublas+2536, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSetMatrix_64, cs_sg_cublasSetMatrix_64, 2, 1253, cs_call_cublas+2536, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSetMatrix_64, cs_sl_cublasSetMatrix_64, 0, 1253, cs_call_cublas+2536, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSetMatrix_64, cs_sd_cublasSetMatrix_64, 1, 1253, cs_call_cublas+2536, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSetMatrix_64, cs_sg_cublasSetMatrix_64, 2, 1253, cs_call_cublas+2536, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSetMatrix_64, 1253
-CS_FAST_ENTRY cs_l_cublasSetPointerMode_v2, cs_sl_cublasSetPointerMode_v2, 0, 1254, cs_call_cublas+2544, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSetPointerMode_v2, cs_sd_cublasSetPointerMode_v2, 1, 1254, cs_call_cublas+2544, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSetPointerMode_v2, cs_sg_cublasSetPointerMode_v2, 2, 1254, cs_call_cublas+2544, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSetPointerMode_v2, cs_sl_cublasSetPointerMode_v2, 0, 1254, cs_call_cublas+2544, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSetPointerMode_v2, cs_sd_cublasSetPointerMode_v2, 1, 1254, cs_call_cublas+2544, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSetPointerMode_v2, cs_sg_cublasSetPointerMode_v2, 2, 1254, cs_call_cublas+2544, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSetPointerMode_v2, 1254
-CS_FAST_ENTRY cs_l_cublasSetSmCountTarget, cs_sl_cublasSetSmCountTarget, 0, 1255, cs_call_cublas+2552, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSetSmCountTarget, cs_sd_cublasSetSmCountTarget, 1, 1255, cs_call_cublas+2552, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSetSmCountTarget, cs_sg_cublasSetSmCountTarget, 2, 1255, cs_call_cublas+2552, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSetSmCountTarget, cs_sl_cublasSetSmCountTarget, 0, 1255, cs_call_cublas+2552, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSetSmCountTarget, cs_sd_cublasSetSmCountTarget, 1, 1255, cs_call_cublas+2552, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSetSmCountTarget, cs_sg_cublasSetSmCountTarget, 2, 1255, cs_call_cublas+2552, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSetSmCountTarget, 1255
-CS_FAST_ENTRY cs_l_cublasSetStream_v2, cs_sl_cublasSetStream_v2, 0, 1256, cs_call_cublas+2560, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSetStream_v2, cs_sd_cublasSetStream_v2, 1, 1256, cs_call_cublas+2560, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSetStream_v2, cs_sg_cublasSetStream_v2, 2, 1256, cs_call_cublas+2560, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSetStream_v2, cs_sl_cublasSetStream_v2, 0, 1256, cs_call_cublas+2560, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSetStream_v2, cs_sd_cublasSetStream_v2, 1, 1256, cs_call_cublas+2560, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSetStream_v2, cs_sg_cublasSetStream_v2, 2, 1256, cs_call_cublas+2560, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSetStream_v2, 1256
-CS_FAST_ENTRY cs_l_cublasSetVector, cs_sl_cublasSetVector, 0, 1257, cs_call_cublas+2568, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSetVector, cs_sd_cublasSetVector, 1, 1257, cs_call_cublas+2568, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSetVector, cs_sg_cublasSetVector, 2, 1257, cs_call_cublas+2568, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSetVector, cs_sl_cublasSetVector, 0, 1257, cs_call_cublas+2568, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSetVector, cs_sd_cublasSetVector, 1, 1257, cs_call_cublas+2568, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSetVector, cs_sg_cublasSetVector, 2, 1257, cs_call_cublas+2568, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSetVector, 1257
-CS_FAST_ENTRY cs_l_cublasSetVectorAsync, cs_sl_cublasSetVectorAsync, 0, 1258, cs_call_cublas+2576, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSetVectorAsync, cs_sd_cublasSetVectorAsync, 1, 1258, cs_call_cublas+2576, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSetVectorAsync, cs_sg_cublasSetVectorAsync, 2, 1258, cs_call_cublas+2576, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSetVectorAsync, cs_sl_cublasSetVectorAsync, 0, 1258, cs_call_cublas+2576, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSetVectorAsync, cs_sd_cublasSetVectorAsync, 1, 1258, cs_call_cublas+2576, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSetVectorAsync, cs_sg_cublasSetVectorAsync, 2, 1258, cs_call_cublas+2576, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSetVectorAsync, 1258
-CS_FAST_ENTRY cs_l_cublasSetVectorAsync_64, cs_sl_cublasSetVectorAsync_64, 0, 1259, cs_call_cublas+2584, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSetVectorAsync_64, cs_sd_cublasSetVectorAsync_64, 1, 1259, cs_call_cublas+2584, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSetVectorAsync_64, cs_sg_cublasSetVectorAsync_64, 2, 1259, cs_call_cublas+2584, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSetVectorAsync_64, cs_sl_cublasSetVectorAsync_64, 0, 1259, cs_call_cublas+2584, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSetVectorAsync_64, cs_sd_cublasSetVectorAsync_64, 1, 1259, cs_call_cublas+2584, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSetVectorAsync_64, cs_sg_cublasSetVectorAsync_64, 2, 1259, cs_call_cublas+2584, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSetVectorAsync_64, 1259
-CS_FAST_ENTRY cs_l_cublasSetVector_64, cs_sl_cublasSetVector_64, 0, 1260, cs_call_cublas+2592, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSetVector_64, cs_sd_cublasSetVector_64, 1, 1260, cs_call_cublas+2592, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSetVector_64, cs_sg_cublasSetVector_64, 2, 1260, cs_call_cublas+2592, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSetVector_64, cs_sl_cublasSetVector_64, 0, 1260, cs_call_cublas+2592, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSetVector_64, cs_sd_cublasSetVector_64, 1, 1260, cs_call_cublas+2592, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSetVector_64, cs_sg_cublasSetVector_64, 2, 1260, cs_call_cublas+2592, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSetVector_64, 1260
-CS_FAST_ENTRY cs_l_cublasSetWorkspace_v2, cs_sl_cublasSetWorkspace_v2, 0, 1261, cs_call_cublas+2600, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSetWorkspace_v2, cs_sd_cublasSetWorkspace_v2, 1, 1261, cs_call_cublas+2600, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSetWorkspace_v2, cs_sg_cublasSetWorkspace_v2, 2, 1261, cs_call_cublas+2600, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSetWorkspace_v2, cs_sl_cublasSetWorkspace_v2, 0, 1261, cs_call_cublas+2600, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSetWorkspace_v2, cs_sd_cublasSetWorkspace_v2, 1, 1261, cs_call_cublas+2600, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSetWorkspace_v2, cs_sg_cublasSetWorkspace_v2, 2, 1261, cs_call_cublas+2600, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSetWorkspace_v2, 1261
-CS_FAST_ENTRY cs_l_cublasSgbmv_v2, cs_sl_cublasSgbmv_v2, 0, 1262, cs_call_cublas+2608, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSgbmv_v2, cs_sd_cublasSgbmv_v2, 1, 1262, cs_call_cublas+2608, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSgbmv_v2, cs_sg_cublasSgbmv_v2, 2, 1262, cs_call_cublas+2608, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSgbmv_v2, cs_sl_cublasSgbmv_v2, 0, 1262, cs_call_cublas+2608, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSgbmv_v2, cs_sd_cublasSgbmv_v2, 1, 1262, cs_call_cublas+2608, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSgbmv_v2, cs_sg_cublasSgbmv_v2, 2, 1262, cs_call_cublas+2608, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSgbmv_v2, 1262
-CS_FAST_ENTRY cs_l_cublasSgbmv_v2_64, cs_sl_cublasSgbmv_v2_64, 0, 1263, cs_call_cublas+2616, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSgbmv_v2_64, cs_sd_cublasSgbmv_v2_64, 1, 1263, cs_call_cublas+2616, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSgbmv_v2_64, cs_sg_cublasSgbmv_v2_64, 2, 1263, cs_call_cublas+2616, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSgbmv_v2_64, cs_sl_cublasSgbmv_v2_64, 0, 1263, cs_call_cublas+2616, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSgbmv_v2_64, cs_sd_cublasSgbmv_v2_64, 1, 1263, cs_call_cublas+2616, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSgbmv_v2_64, cs_sg_cublasSgbmv_v2_64, 2, 1263, cs_call_cublas+2616, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSgbmv_v2_64, 1263
-CS_FAST_ENTRY cs_l_cublasSgeam, cs_sl_cublasSgeam, 0, 1264, cs_call_cublas+2624, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSgeam, cs_sd_cublasSgeam, 1, 1264, cs_call_cublas+2624, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSgeam, cs_sg_cublasSgeam, 2, 1264, cs_call_cublas+2624, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSgeam, cs_sl_cublasSgeam, 0, 1264, cs_call_cublas+2624, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSgeam, cs_sd_cublasSgeam, 1, 1264, cs_call_cublas+2624, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSgeam, cs_sg_cublasSgeam, 2, 1264, cs_call_cublas+2624, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSgeam, 1264
-CS_FAST_ENTRY cs_l_cublasSgeam_64, cs_sl_cublasSgeam_64, 0, 1265, cs_call_cublas+2632, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSgeam_64, cs_sd_cublasSgeam_64, 1, 1265, cs_call_cublas+2632, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSgeam_64, cs_sg_cublasSgeam_64, 2, 1265, cs_call_cublas+2632, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSgeam_64, cs_sl_cublasSgeam_64, 0, 1265, cs_call_cublas+2632, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSgeam_64, cs_sd_cublasSgeam_64, 1, 1265, cs_call_cublas+2632, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSgeam_64, cs_sg_cublasSgeam_64, 2, 1265, cs_call_cublas+2632, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSgeam_64, 1265
-CS_FAST_ENTRY cs_l_cublasSgelsBatched, cs_sl_cublasSgelsBatched, 0, 1266, cs_call_cublas+2640, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSgelsBatched, cs_sd_cublasSgelsBatched, 1, 1266, cs_call_cublas+2640, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSgelsBatched, cs_sg_cublasSgelsBatched, 2, 1266, cs_call_cublas+2640, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSgelsBatched, cs_sl_cublasSgelsBatched, 0, 1266, cs_call_cublas+2640, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSgelsBatched, cs_sd_cublasSgelsBatched, 1, 1266, cs_call_cublas+2640, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSgelsBatched, cs_sg_cublasSgelsBatched, 2, 1266, cs_call_cublas+2640, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSgelsBatched, 1266
-CS_FAST_ENTRY cs_l_cublasSgemmBatched, cs_sl_cublasSgemmBatched, 0, 1267, cs_call_cublas+2648, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSgemmBatched, cs_sd_cublasSgemmBatched, 1, 1267, cs_call_cublas+2648, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSgemmBatched, cs_sg_cublasSgemmBatched, 2, 1267, cs_call_cublas+2648, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSgemmBatched, cs_sl_cublasSgemmBatched, 0, 1267, cs_call_cublas+2648, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSgemmBatched, cs_sd_cublasSgemmBatched, 1, 1267, cs_call_cublas+2648, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSgemmBatched, cs_sg_cublasSgemmBatched, 2, 1267, cs_call_cublas+2648, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSgemmBatched, 1267
-CS_FAST_ENTRY cs_l_cublasSgemmBatched_64, cs_sl_cublasSgemmBatched_64, 0, 1268, cs_call_cublas+2656, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSgemmBatched_64, cs_sd_cublasSgemmBatched_64, 1, 1268, cs_call_cublas+2656, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSgemmBatched_64, cs_sg_cublasSgemmBatched_64, 2, 1268, cs_call_cublas+2656, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSgemmBatched_64, cs_sl_cublasSgemmBatched_64, 0, 1268, cs_call_cublas+2656, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSgemmBatched_64, cs_sd_cublasSgemmBatched_64, 1, 1268, cs_call_cublas+2656, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSgemmBatched_64, cs_sg_cublasSgemmBatched_64, 2, 1268, cs_call_cublas+2656, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSgemmBatched_64, 1268
-CS_FAST_ENTRY cs_l_cublasSgemmEx, cs_sl_cublasSgemmEx, 0, 1269, cs_call_cublas+2664, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSgemmEx, cs_sd_cublasSgemmEx, 1, 1269, cs_call_cublas+2664, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSgemmEx, cs_sg_cublasSgemmEx, 2, 1269, cs_call_cublas+2664, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSgemmEx, cs_sl_cublasSgemmEx, 0, 1269, cs_call_cublas+2664, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSgemmEx, cs_sd_cublasSgemmEx, 1, 1269, cs_call_cublas+2664, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSgemmEx, cs_sg_cublasSgemmEx, 2, 1269, cs_call_cublas+2664, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSgemmEx, 1269
-CS_FAST_ENTRY cs_l_cublasSgemmEx_64, cs_sl_cublasSgemmEx_64, 0, 1270, cs_call_cublas+2672, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSgemmEx_64, cs_sd_cublasSgemmEx_64, 1, 1270, cs_call_cublas+2672, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSgemmEx_64, cs_sg_cublasSgemmEx_64, 2, 1270, cs_call_cublas+2672, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSgemmEx_64, cs_sl_cublasSgemmEx_64, 0, 1270, cs_call_cublas+2672, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSgemmEx_64, cs_sd_cublasSgemmEx_64, 1, 1270, cs_call_cublas+2672, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSgemmEx_64, cs_sg_cublasSgemmEx_64, 2, 1270, cs_call_cublas+2672, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSgemmEx_64, 1270
-CS_FAST_ENTRY cs_l_cublasSgemmGroupedBatched, cs_sl_cublasSgemmGroupedBatched, 0, 1271, cs_call_cublas+2680, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSgemmGroupedBatched, cs_sd_cublasSgemmGroupedBatched, 1, 1271, cs_call_cublas+2680, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSgemmGroupedBatched, cs_sg_cublasSgemmGroupedBatched, 2, 1271, cs_call_cublas+2680, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSgemmGroupedBatched, cs_sl_cublasSgemmGroupedBatched, 0, 1271, cs_call_cublas+2680, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSgemmGroupedBatched, cs_sd_cublasSgemmGroupedBatched, 1, 1271, cs_call_cublas+2680, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSgemmGroupedBatched, cs_sg_cublasSgemmGroupedBatched, 2, 1271, cs_call_cublas+2680, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSgemmGroupedBatched, 1271
-CS_FAST_ENTRY cs_l_cublasSgemmGroupedBatched_64, cs_sl_cublasSgemmGroupedBatched_64, 0, 1272, cs_call_cublas+2688, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSgemmGroupedBatched_64, cs_sd_cublasSgemmGroupedBatched_64, 1, 1272, cs_call_cublas+2688, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSgemmGroupedBatched_64, cs_sg_cublasSgemmGroupedBatched_64, 2, 1272, cs_call_cublas+2688, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSgemmGroupedBatched_64, cs_sl_cublasSgemmGroupedBatched_64, 0, 1272, cs_call_cublas+2688, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSgemmGroupedBatched_64, cs_sd_cublasSgemmGroupedBatched_64, 1, 1272, cs_call_cublas+2688, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSgemmGroupedBatched_64, cs_sg_cublasSgemmGroupedBatched_64, 2, 1272, cs_call_cublas+2688, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSgemmGroupedBatched_64, 1272
-CS_FAST_ENTRY cs_l_cublasSgemmStridedBatched, cs_sl_cublasSgemmStridedBatched, 0, 1273, cs_call_cublas+2696, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSgemmStridedBatched, cs_sd_cublasSgemmStridedBatched, 1, 1273, cs_call_cublas+2696, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSgemmStridedBatched, cs_sg_cublasSgemmStridedBatched, 2, 1273, cs_call_cublas+2696, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSgemmStridedBatched, cs_sl_cublasSgemmStridedBatched, 0, 1273, cs_call_cublas+2696, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSgemmStridedBatched, cs_sd_cublasSgemmStridedBatched, 1, 1273, cs_call_cublas+2696, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSgemmStridedBatched, cs_sg_cublasSgemmStridedBatched, 2, 1273, cs_call_cublas+2696, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSgemmStridedBatched, 1273
-CS_FAST_ENTRY cs_l_cublasSgemmStridedBatched_64, cs_sl_cublasSgemmStridedBatched_64, 0, 1274, cs_call_cublas+2704, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSgemmStridedBatched_64, cs_sd_cublasSgemmStridedBatched_64, 1, 1274, cs_call_cublas+2704, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSgemmStridedBatched_64, cs_sg_cublasSgemmStridedBatched_64, 2, 1274, cs_call_cublas+2704, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSgemmStridedBatched_64, cs_sl_cublasSgemmStridedBatched_64, 0, 1274, cs_call_cublas+2704, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSgemmStridedBatched_64, cs_sd_cublasSgemmStridedBatched_64, 1, 1274, cs_call_cublas+2704, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSgemmStridedBatched_64, cs_sg_cublasSgemmStridedBatched_64, 2, 1274, cs_call_cublas+2704, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSgemmStridedBatched_64, 1274
-CS_FAST_ENTRY cs_l_cublasSgemm_v2, cs_sl_cublasSgemm_v2, 0, 1275, cs_call_cublas+2712, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSgemm_v2, cs_sd_cublasSgemm_v2, 1, 1275, cs_call_cublas+2712, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSgemm_v2, cs_sg_cublasSgemm_v2, 2, 1275, cs_call_cublas+2712, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSgemm_v2, cs_sl_cublasSgemm_v2, 0, 1275, cs_call_cublas+2712, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSgemm_v2, cs_sd_cublasSgemm_v2, 1, 1275, cs_call_cublas+2712, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSgemm_v2, cs_sg_cublasSgemm_v2, 2, 1275, cs_call_cublas+2712, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSgemm_v2, 1275
-CS_FAST_ENTRY cs_l_cublasSgemm_v2_64, cs_sl_cublasSgemm_v2_64, 0, 1276, cs_call_cublas+2720, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSgemm_v2_64, cs_sd_cublasSgemm_v2_64, 1, 1276, cs_call_cublas+2720, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSgemm_v2_64, cs_sg_cublasSgemm_v2_64, 2, 1276, cs_call_cublas+2720, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSgemm_v2_64, cs_sl_cublasSgemm_v2_64, 0, 1276, cs_call_cublas+2720, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSgemm_v2_64, cs_sd_cublasSgemm_v2_64, 1, 1276, cs_call_cublas+2720, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSgemm_v2_64, cs_sg_cublasSgemm_v2_64, 2, 1276, cs_call_cublas+2720, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSgemm_v2_64, 1276
-CS_FAST_ENTRY cs_l_cublasSgemvBatched, cs_sl_cublasSgemvBatched, 0, 1277, cs_call_cublas+2728, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSgemvBatched, cs_sd_cublasSgemvBatched, 1, 1277, cs_call_cublas+2728, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSgemvBatched, cs_sg_cublasSgemvBatched, 2, 1277, cs_call_cublas+2728, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSgemvBatched, cs_sl_cublasSgemvBatched, 0, 1277, cs_call_cublas+2728, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSgemvBatched, cs_sd_cublasSgemvBatched, 1, 1277, cs_call_cublas+2728, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSgemvBatched, cs_sg_cublasSgemvBatched, 2, 1277, cs_call_cublas+2728, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSgemvBatched, 1277
-CS_FAST_ENTRY cs_l_cublasSgemvBatched_64, cs_sl_cublasSgemvBatched_64, 0, 1278, cs_call_cublas+2736, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSgemvBatched_64, cs_sd_cublasSgemvBatched_64, 1, 1278, cs_call_cublas+2736, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSgemvBatched_64, cs_sg_cublasSgemvBatched_64, 2, 1278, cs_call_cublas+2736, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSgemvBatched_64, cs_sl_cublasSgemvBatched_64, 0, 1278, cs_call_cublas+2736, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSgemvBatched_64, cs_sd_cublasSgemvBatched_64, 1, 1278, cs_call_cublas+2736, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSgemvBatched_64, cs_sg_cublasSgemvBatched_64, 2, 1278, cs_call_cublas+2736, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSgemvBatched_64, 1278
-CS_FAST_ENTRY cs_l_cublasSgemvStridedBatched, cs_sl_cublasSgemvStridedBatched, 0, 1279, cs_call_cublas+2744, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSgemvStridedBatched, cs_sd_cublasSgemvStridedBatched, 1, 1279, cs_call_cublas+2744, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSgemvStridedBatched, cs_sg_cublasSgemvStridedBatched, 2, 1279, cs_call_cublas+2744, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSgemvStridedBatched, cs_sl_cublasSgemvStridedBatched, 0, 1279, cs_call_cublas+2744, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSgemvStridedBatched, cs_sd_cublasSgemvStridedBatched, 1, 1279, cs_call_cublas+2744, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSgemvStridedBatched, cs_sg_cublasSgemvStridedBatched, 2, 1279, cs_call_cublas+2744, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSgemvStridedBatched, 1279
-CS_FAST_ENTRY cs_l_cublasSgemvStridedBatched_64, cs_sl_cublasSgemvStridedBatched_64, 0, 1280, cs_call_cublas+2752, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSgemvStridedBatched_64, cs_sd_cublasSgemvStridedBatched_64, 1, 1280, cs_call_cublas+2752, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSgemvStridedBatched_64, cs_sg_cublasSgemvStridedBatched_64, 2, 1280, cs_call_cublas+2752, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSgemvStridedBatched_64, cs_sl_cublasSgemvStridedBatched_64, 0, 1280, cs_call_cublas+2752, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSgemvStridedBatched_64, cs_sd_cublasSgemvStridedBatched_64, 1, 1280, cs_call_cublas+2752, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSgemvStridedBatched_64, cs_sg_cublasSgemvStridedBatched_64, 2, 1280, cs_call_cublas+2752, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSgemvStridedBatched_64, 1280
-CS_FAST_ENTRY cs_l_cublasSgemv_v2, cs_sl_cublasSgemv_v2, 0, 1281, cs_call_cublas+2760, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSgemv_v2, cs_sd_cublasSgemv_v2, 1, 1281, cs_call_cublas+2760, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSgemv_v2, cs_sg_cublasSgemv_v2, 2, 1281, cs_call_cublas+2760, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSgemv_v2, cs_sl_cublasSgemv_v2, 0, 1281, cs_call_cublas+2760, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSgemv_v2, cs_sd_cublasSgemv_v2, 1, 1281, cs_call_cublas+2760, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSgemv_v2, cs_sg_cublasSgemv_v2, 2, 1281, cs_call_cublas+2760, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSgemv_v2, 1281
-CS_FAST_ENTRY cs_l_cublasSgemv_v2_64, cs_sl_cublasSgemv_v2_64, 0, 1282, cs_call_cublas+2768, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSgemv_v2_64, cs_sd_cublasSgemv_v2_64, 1, 1282, cs_call_cublas+2768, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSgemv_v2_64, cs_sg_cublasSgemv_v2_64, 2, 1282, cs_call_cublas+2768, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSgemv_v2_64, cs_sl_cublasSgemv_v2_64, 0, 1282, cs_call_cublas+2768, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSgemv_v2_64, cs_sd_cublasSgemv_v2_64, 1, 1282, cs_call_cublas+2768, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSgemv_v2_64, cs_sg_cublasSgemv_v2_64, 2, 1282, cs_call_cublas+2768, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSgemv_v2_64, 1282
-CS_FAST_ENTRY cs_l_cublasSgeqrfBatched, cs_sl_cublasSgeqrfBatched, 0, 1283, cs_call_cublas+2776, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSgeqrfBatched, cs_sd_cublasSgeqrfBatched, 1, 1283, cs_call_cublas+2776, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSgeqrfBatched, cs_sg_cublasSgeqrfBatched, 2, 1283, cs_call_cublas+2776, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSgeqrfBatched, cs_sl_cublasSgeqrfBatched, 0, 1283, cs_call_cublas+2776, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSgeqrfBatched, cs_sd_cublasSgeqrfBatched, 1, 1283, cs_call_cublas+2776, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSgeqrfBatched, cs_sg_cublasSgeqrfBatched, 2, 1283, cs_call_cublas+2776, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSgeqrfBatched, 1283
-CS_FAST_ENTRY cs_l_cublasSger_v2, cs_sl_cublasSger_v2, 0, 1284, cs_call_cublas+2784, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSger_v2, cs_sd_cublasSger_v2, 1, 1284, cs_call_cublas+2784, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSger_v2, cs_sg_cublasSger_v2, 2, 1284, cs_call_cublas+2784, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSger_v2, cs_sl_cublasSger_v2, 0, 1284, cs_call_cublas+2784, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSger_v2, cs_sd_cublasSger_v2, 1, 1284, cs_call_cublas+2784, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSger_v2, cs_sg_cublasSger_v2, 2, 1284, cs_call_cublas+2784, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSger_v2, 1284
-CS_FAST_ENTRY cs_l_cublasSger_v2_64, cs_sl_cublasSger_v2_64, 0, 1285, cs_call_cublas+2792, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSger_v2_64, cs_sd_cublasSger_v2_64, 1, 1285, cs_call_cublas+2792, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSger_v2_64, cs_sg_cublasSger_v2_64, 2, 1285, cs_call_cublas+2792, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSger_v2_64, cs_sl_cublasSger_v2_64, 0, 1285, cs_call_cublas+2792, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSger_v2_64, cs_sd_cublasSger_v2_64, 1, 1285, cs_call_cublas+2792, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSger_v2_64, cs_sg_cublasSger_v2_64, 2, 1285, cs_call_cublas+2792, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSger_v2_64, 1285
-CS_FAST_ENTRY cs_l_cublasSgetrfBatched, cs_sl_cublasSgetrfBatched, 0, 1286, cs_call_cublas+2800, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSgetrfBatched, cs_sd_cublasSgetrfBatched, 1, 1286, cs_call_cublas+2800, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSgetrfBatched, cs_sg_cublasSgetrfBatched, 2, 1286, cs_call_cublas+2800, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSgetrfBatched, cs_sl_cublasSgetrfBatched, 0, 1286, cs_call_cublas+2800, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSgetrfBatched, cs_sd_cublasSgetrfBatched, 1, 1286, cs_call_cublas+2800, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSgetrfBatched, cs_sg_cublasSgetrfBatched, 2, 1286, cs_call_cublas+2800, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSgetrfBatched, 1286
-CS_FAST_ENTRY cs_l_cublasSgetriBatched, cs_sl_cublasSgetriBatched, 0, 1287, cs_call_cublas+2808, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSgetriBatched, cs_sd_cublasSgetriBatched, 1, 1287, cs_call_cublas+2808, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSgetriBatched, cs_sg_cublasSgetriBatched, 2, 1287, cs_call_cublas+2808, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSgetriBatched, cs_sl_cublasSgetriBatched, 0, 1287, cs_call_cublas+2808, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSgetriBatched, cs_sd_cublasSgetriBatched, 1, 1287, cs_call_cublas+2808, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSgetriBatched, cs_sg_cublasSgetriBatched, 2, 1287, cs_call_cublas+2808, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSgetriBatched, 1287
-CS_FAST_ENTRY cs_l_cublasSgetrsBatched, cs_sl_cublasSgetrsBatched, 0, 1288, cs_call_cublas+2816, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSgetrsBatched, cs_sd_cublasSgetrsBatched, 1, 1288, cs_call_cublas+2816, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSgetrsBatched, cs_sg_cublasSgetrsBatched, 2, 1288, cs_call_cublas+2816, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSgetrsBatched, cs_sl_cublasSgetrsBatched, 0, 1288, cs_call_cublas+2816, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSgetrsBatched, cs_sd_cublasSgetrsBatched, 1, 1288, cs_call_cublas+2816, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSgetrsBatched, cs_sg_cublasSgetrsBatched, 2, 1288, cs_call_cublas+2816, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSgetrsBatched, 1288
-CS_FAST_ENTRY cs_l_cublasSmatinvBatched, cs_sl_cublasSmatinvBatched, 0, 1289, cs_call_cublas+2824, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSmatinvBatched, cs_sd_cublasSmatinvBatched, 1, 1289, cs_call_cublas+2824, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSmatinvBatched, cs_sg_cublasSmatinvBatched, 2, 1289, cs_call_cublas+2824, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSmatinvBatched, cs_sl_cublasSmatinvBatched, 0, 1289, cs_call_cublas+2824, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSmatinvBatched, cs_sd_cublasSmatinvBatched, 1, 1289, cs_call_cublas+2824, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSmatinvBatched, cs_sg_cublasSmatinvBatched, 2, 1289, cs_call_cublas+2824, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSmatinvBatched, 1289
-CS_FAST_ENTRY cs_l_cublasSnrm2_v2, cs_sl_cublasSnrm2_v2, 0, 1290, cs_call_cublas+2832, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSnrm2_v2, cs_sd_cublasSnrm2_v2, 1, 1290, cs_call_cublas+2832, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSnrm2_v2, cs_sg_cublasSnrm2_v2, 2, 1290, cs_call_cublas+2832, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSnrm2_v2, cs_sl_cublasSnrm2_v2, 0, 1290, cs_call_cublas+2832, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSnrm2_v2, cs_sd_cublasSnrm2_v2, 1, 1290, cs_call_cublas+2832, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSnrm2_v2, cs_sg_cublasSnrm2_v2, 2, 1290, cs_call_cublas+2832, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSnrm2_v2, 1290
-CS_FAST_ENTRY cs_l_cublasSnrm2_v2_64, cs_sl_cublasSnrm2_v2_64, 0, 1291, cs_call_cublas+2840, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSnrm2_v2_64, cs_sd_cublasSnrm2_v2_64, 1, 1291, cs_call_cublas+2840, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSnrm2_v2_64, cs_sg_cublasSnrm2_v2_64, 2, 1291, cs_call_cublas+2840, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSnrm2_v2_64, cs_sl_cublasSnrm2_v2_64, 0, 1291, cs_call_cublas+2840, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSnrm2_v2_64, cs_sd_cublasSnrm2_v2_64, 1, 1291, cs_call_cublas+2840, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSnrm2_v2_64, cs_sg_cublasSnrm2_v2_64, 2, 1291, cs_call_cublas+2840, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSnrm2_v2_64, 1291
-CS_FAST_ENTRY cs_l_cublasSrot_v2, cs_sl_cublasSrot_v2, 0, 1292, cs_call_cublas+2848, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSrot_v2, cs_sd_cublasSrot_v2, 1, 1292, cs_call_cublas+2848, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSrot_v2, cs_sg_cublasSrot_v2, 2, 1292, cs_call_cublas+2848, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSrot_v2, cs_sl_cublasSrot_v2, 0, 1292, cs_call_cublas+2848, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSrot_v2, cs_sd_cublasSrot_v2, 1, 1292, cs_call_cublas+2848, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSrot_v2, cs_sg_cublasSrot_v2, 2, 1292, cs_call_cublas+2848, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSrot_v2, 1292
-CS_FAST_ENTRY cs_l_cublasSrot_v2_64, cs_sl_cublasSrot_v2_64, 0, 1293, cs_call_cublas+2856, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSrot_v2_64, cs_sd_cublasSrot_v2_64, 1, 1293, cs_call_cublas+2856, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSrot_v2_64, cs_sg_cublasSrot_v2_64, 2, 1293, cs_call_cublas+2856, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSrot_v2_64, cs_sl_cublasSrot_v2_64, 0, 1293, cs_call_cublas+2856, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSrot_v2_64, cs_sd_cublasSrot_v2_64, 1, 1293, cs_call_cublas+2856, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSrot_v2_64, cs_sg_cublasSrot_v2_64, 2, 1293, cs_call_cublas+2856, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSrot_v2_64, 1293
-CS_FAST_ENTRY cs_l_cublasSrotg_v2, cs_sl_cublasSrotg_v2, 0, 1294, cs_call_cublas+2864, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSrotg_v2, cs_sd_cublasSrotg_v2, 1, 1294, cs_call_cublas+2864, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSrotg_v2, cs_sg_cublasSrotg_v2, 2, 1294, cs_call_cublas+2864, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSrotg_v2, cs_sl_cublasSrotg_v2, 0, 1294, cs_call_cublas+2864, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSrotg_v2, cs_sd_cublasSrotg_v2, 1, 1294, cs_call_cublas+2864, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSrotg_v2, cs_sg_cublasSrotg_v2, 2, 1294, cs_call_cublas+2864, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSrotg_v2, 1294
-CS_FAST_ENTRY cs_l_cublasSrotm_v2, cs_sl_cublasSrotm_v2, 0, 1295, cs_call_cublas+2872, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSrotm_v2, cs_sd_cublasSrotm_v2, 1, 1295, cs_call_cublas+2872, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSrotm_v2, cs_sg_cublasSrotm_v2, 2, 1295, cs_call_cublas+2872, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSrotm_v2, cs_sl_cublasSrotm_v2, 0, 1295, cs_call_cublas+2872, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSrotm_v2, cs_sd_cublasSrotm_v2, 1, 1295, cs_call_cublas+2872, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSrotm_v2, cs_sg_cublasSrotm_v2, 2, 1295, cs_call_cublas+2872, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSrotm_v2, 1295
-CS_FAST_ENTRY cs_l_cublasSrotm_v2_64, cs_sl_cublasSrotm_v2_64, 0, 1296, cs_call_cublas+2880, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSrotm_v2_64, cs_sd_cublasSrotm_v2_64, 1, 1296, cs_call_cublas+2880, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSrotm_v2_64, cs_sg_cublasSrotm_v2_64, 2, 1296, cs_call_cublas+2880, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSrotm_v2_64, cs_sl_cublasSrotm_v2_64, 0, 1296, cs_call_cublas+2880, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSrotm_v2_64, cs_sd_cublasSrotm_v2_64, 1, 1296, cs_call_cublas+2880, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSrotm_v2_64, cs_sg_cublasSrotm_v2_64, 2, 1296, cs_call_cublas+2880, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSrotm_v2_64, 1296
-CS_FAST_ENTRY cs_l_cublasSrotmg_v2, cs_sl_cublasSrotmg_v2, 0, 1297, cs_call_cublas+2888, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSrotmg_v2, cs_sd_cublasSrotmg_v2, 1, 1297, cs_call_cublas+2888, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSrotmg_v2, cs_sg_cublasSrotmg_v2, 2, 1297, cs_call_cublas+2888, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSrotmg_v2, cs_sl_cublasSrotmg_v2, 0, 1297, cs_call_cublas+2888, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSrotmg_v2, cs_sd_cublasSrotmg_v2, 1, 1297, cs_call_cublas+2888, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSrotmg_v2, cs_sg_cublasSrotmg_v2, 2, 1297, cs_call_cublas+2888, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSrotmg_v2, 1297
-CS_FAST_ENTRY cs_l_cublasSsbmv_v2, cs_sl_cublasSsbmv_v2, 0, 1298, cs_call_cublas+2896, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSsbmv_v2, cs_sd_cublasSsbmv_v2, 1, 1298, cs_call_cublas+2896, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSsbmv_v2, cs_sg_cublasSsbmv_v2, 2, 1298, cs_call_cublas+2896, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSsbmv_v2, cs_sl_cublasSsbmv_v2, 0, 1298, cs_call_cublas+2896, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSsbmv_v2, cs_sd_cublasSsbmv_v2, 1, 1298, cs_call_cublas+2896, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSsbmv_v2, cs_sg_cublasSsbmv_v2, 2, 1298, cs_call_cublas+2896, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSsbmv_v2, 1298
-CS_FAST_ENTRY cs_l_cublasSsbmv_v2_64, cs_sl_cublasSsbmv_v2_64, 0, 1299, cs_call_cublas+2904, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSsbmv_v2_64, cs_sd_cublasSsbmv_v2_64, 1, 1299, cs_call_cublas+2904, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSsbmv_v2_64, cs_sg_cublasSsbmv_v2_64, 2, 1299, cs_call_cublas+2904, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSsbmv_v2_64, cs_sl_cublasSsbmv_v2_64, 0, 1299, cs_call_cublas+2904, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSsbmv_v2_64, cs_sd_cublasSsbmv_v2_64, 1, 1299, cs_call_cublas+2904, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSsbmv_v2_64, cs_sg_cublasSsbmv_v2_64, 2, 1299, cs_call_cublas+2904, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSsbmv_v2_64, 1299
-CS_FAST_ENTRY cs_l_cublasSscal_v2, cs_sl_cublasSscal_v2, 0, 1300, cs_call_cublas+2912, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSscal_v2, cs_sd_cublasSscal_v2, 1, 1300, cs_call_cublas+2912, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSscal_v2, cs_sg_cublasSscal_v2, 2, 1300, cs_call_cublas+2912, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSscal_v2, cs_sl_cublasSscal_v2, 0, 1300, cs_call_cublas+2912, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSscal_v2, cs_sd_cublasSscal_v2, 1, 1300, cs_call_cublas+2912, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSscal_v2, cs_sg_cublasSscal_v2, 2, 1300, cs_call_cublas+2912, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSscal_v2, 1300
-CS_FAST_ENTRY cs_l_cublasSscal_v2_64, cs_sl_cublasSscal_v2_64, 0, 1301, cs_call_cublas+2920, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSscal_v2_64, cs_sd_cublasSscal_v2_64, 1, 1301, cs_call_cublas+2920, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSscal_v2_64, cs_sg_cublasSscal_v2_64, 2, 1301, cs_call_cublas+2920, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSscal_v2_64, cs_sl_cublasSscal_v2_64, 0, 1301, cs_call_cublas+2920, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSscal_v2_64, cs_sd_cublasSscal_v2_64, 1, 1301, cs_call_cublas+2920, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSscal_v2_64, cs_sg_cublasSscal_v2_64, 2, 1301, cs_call_cublas+2920, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSscal_v2_64, 1301
-CS_FAST_ENTRY cs_l_cublasSspmv_v2, cs_sl_cublasSspmv_v2, 0, 1302, cs_call_cublas+2928, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSspmv_v2, cs_sd_cublasSspmv_v2, 1, 1302, cs_call_cublas+2928, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSspmv_v2, cs_sg_cublasSspmv_v2, 2, 1302, cs_call_cublas+2928, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSspmv_v2, cs_sl_cublasSspmv_v2, 0, 1302, cs_call_cublas+2928, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSspmv_v2, cs_sd_cublasSspmv_v2, 1, 1302, cs_call_cublas+2928, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSspmv_v2, cs_sg_cublasSspmv_v2, 2, 1302, cs_call_cublas+2928, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSspmv_v2, 1302
-CS_FAST_ENTRY cs_l_cublasSspmv_v2_64, cs_sl_cublasSspmv_v2_64, 0, 1303, cs_call_cublas+2936, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSspmv_v2_64, cs_sd_cublasSspmv_v2_64, 1, 1303, cs_call_cublas+2936, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSspmv_v2_64, cs_sg_cublasSspmv_v2_64, 2, 1303, cs_call_cublas+2936, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSspmv_v2_64, cs_sl_cublasSspmv_v2_64, 0, 1303, cs_call_cublas+2936, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSspmv_v2_64, cs_sd_cublasSspmv_v2_64, 1, 1303, cs_call_cublas+2936, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSspmv_v2_64, cs_sg_cublasSspmv_v2_64, 2, 1303, cs_call_cublas+2936, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSspmv_v2_64, 1303
-CS_FAST_ENTRY cs_l_cublasSspr2_v2, cs_sl_cublasSspr2_v2, 0, 1304, cs_call_cublas+2944, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSspr2_v2, cs_sd_cublasSspr2_v2, 1, 1304, cs_call_cublas+2944, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSspr2_v2, cs_sg_cublasSspr2_v2, 2, 1304, cs_call_cublas+2944, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSspr2_v2, cs_sl_cublasSspr2_v2, 0, 1304, cs_call_cublas+2944, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSspr2_v2, cs_sd_cublasSspr2_v2, 1, 1304, cs_call_cublas+2944, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSspr2_v2, cs_sg_cublasSspr2_v2, 2, 1304, cs_call_cublas+2944, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSspr2_v2, 1304
-CS_FAST_ENTRY cs_l_cublasSspr2_v2_64, cs_sl_cublasSspr2_v2_64, 0, 1305, cs_call_cublas+2952, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSspr2_v2_64, cs_sd_cublasSspr2_v2_64, 1, 1305, cs_call_cublas+2952, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSspr2_v2_64, cs_sg_cublasSspr2_v2_64, 2, 1305, cs_call_cublas+2952, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSspr2_v2_64, cs_sl_cublasSspr2_v2_64, 0, 1305, cs_call_cublas+2952, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSspr2_v2_64, cs_sd_cublasSspr2_v2_64, 1, 1305, cs_call_cublas+2952, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSspr2_v2_64, cs_sg_cublasSspr2_v2_64, 2, 1305, cs_call_cublas+2952, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSspr2_v2_64, 1305
-CS_FAST_ENTRY cs_l_cublasSspr_v2, cs_sl_cublasSspr_v2, 0, 1306, cs_call_cublas+2960, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSspr_v2, cs_sd_cublasSspr_v2, 1, 1306, cs_call_cublas+2960, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSspr_v2, cs_sg_cublasSspr_v2, 2, 1306, cs_call_cublas+2960, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSspr_v2, cs_sl_cublasSspr_v2, 0, 1306, cs_call_cublas+2960, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSspr_v2, cs_sd_cublasSspr_v2, 1, 1306, cs_call_cublas+2960, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSspr_v2, cs_sg_cublasSspr_v2, 2, 1306, cs_call_cublas+2960, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSspr_v2, 1306
-CS_FAST_ENTRY cs_l_cublasSspr_v2_64, cs_sl_cublasSspr_v2_64, 0, 1307, cs_call_cublas+2968, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSspr_v2_64, cs_sd_cublasSspr_v2_64, 1, 1307, cs_call_cublas+2968, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSspr_v2_64, cs_sg_cublasSspr_v2_64, 2, 1307, cs_call_cublas+2968, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSspr_v2_64, cs_sl_cublasSspr_v2_64, 0, 1307, cs_call_cublas+2968, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSspr_v2_64, cs_sd_cublasSspr_v2_64, 1, 1307, cs_call_cublas+2968, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSspr_v2_64, cs_sg_cublasSspr_v2_64, 2, 1307, cs_call_cublas+2968, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSspr_v2_64, 1307
-CS_FAST_ENTRY cs_l_cublasSswap_v2, cs_sl_cublasSswap_v2, 0, 1308, cs_call_cublas+2976, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSswap_v2, cs_sd_cublasSswap_v2, 1, 1308, cs_call_cublas+2976, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSswap_v2, cs_sg_cublasSswap_v2, 2, 1308, cs_call_cublas+2976, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSswap_v2, cs_sl_cublasSswap_v2, 0, 1308, cs_call_cublas+2976, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSswap_v2, cs_sd_cublasSswap_v2, 1, 1308, cs_call_cublas+2976, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSswap_v2, cs_sg_cublasSswap_v2, 2, 1308, cs_call_cublas+2976, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSswap_v2, 1308
-CS_FAST_ENTRY cs_l_cublasSswap_v2_64, cs_sl_cublasSswap_v2_64, 0, 1309, cs_call_cublas+2984, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSswap_v2_64, cs_sd_cublasSswap_v2_64, 1, 1309, cs_call_cublas+2984, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSswap_v2_64, cs_sg_cublasSswap_v2_64, 2, 1309, cs_call_cublas+2984, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSswap_v2_64, cs_sl_cublasSswap_v2_64, 0, 1309, cs_call_cublas+2984, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSswap_v2_64, cs_sd_cublasSswap_v2_64, 1, 1309, cs_call_cublas+2984, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSswap_v2_64, cs_sg_cublasSswap_v2_64, 2, 1309, cs_call_cublas+2984, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSswap_v2_64, 1309
-CS_FAST_ENTRY cs_l_cublasSsymm_v2, cs_sl_cublasSsymm_v2, 0, 1310, cs_call_cublas+2992, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSsymm_v2, cs_sd_cublasSsymm_v2, 1, 1310, cs_call_cublas+2992, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSsymm_v2, cs_sg_cublasSsymm_v2, 2, 1310, cs_call_cublas+2992, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSsymm_v2, cs_sl_cublasSsymm_v2, 0, 1310, cs_call_cublas+2992, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSsymm_v2, cs_sd_cublasSsymm_v2, 1, 1310, cs_call_cublas+2992, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSsymm_v2, cs_sg_cublasSsymm_v2, 2, 1310, cs_call_cublas+2992, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSsymm_v2, 1310
-CS_FAST_ENTRY cs_l_cublasSsymm_v2_64, cs_sl_cublasSsymm_v2_64, 0, 1311, cs_call_cublas+3000, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSsymm_v2_64, cs_sd_cublasSsymm_v2_64, 1, 1311, cs_call_cublas+3000, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSsymm_v2_64, cs_sg_cublasSsymm_v2_64, 2, 1311, cs_call_cublas+3000, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSsymm_v2_64, cs_sl_cublasSsymm_v2_64, 0, 1311, cs_call_cublas+3000, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSsymm_v2_64, cs_sd_cublasSsymm_v2_64, 1, 1311, cs_call_cublas+3000, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSsymm_v2_64, cs_sg_cublasSsymm_v2_64, 2, 1311, cs_call_cublas+3000, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSsymm_v2_64, 1311
-CS_FAST_ENTRY cs_l_cublasSsymv_v2, cs_sl_cublasSsymv_v2, 0, 1312, cs_call_cublas+3008, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSsymv_v2, cs_sd_cublasSsymv_v2, 1, 1312, cs_call_cublas+3008, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSsymv_v2, cs_sg_cublasSsymv_v2, 2, 1312, cs_call_cublas+3008, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSsymv_v2, cs_sl_cublasSsymv_v2, 0, 1312, cs_call_cublas+3008, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSsymv_v2, cs_sd_cublasSsymv_v2, 1, 1312, cs_call_cublas+3008, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSsymv_v2, cs_sg_cublasSsymv_v2, 2, 1312, cs_call_cublas+3008, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSsymv_v2, 1312
-CS_FAST_ENTRY cs_l_cublasSsymv_v2_64, cs_sl_cublasSsymv_v2_64, 0, 1313, cs_call_cublas+3016, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSsymv_v2_64, cs_sd_cublasSsymv_v2_64, 1, 1313, cs_call_cublas+3016, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSsymv_v2_64, cs_sg_cublasSsymv_v2_64, 2, 1313, cs_call_cublas+3016, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSsymv_v2_64, cs_sl_cublasSsymv_v2_64, 0, 1313, cs_call_cublas+3016, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSsymv_v2_64, cs_sd_cublasSsymv_v2_64, 1, 1313, cs_call_cublas+3016, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSsymv_v2_64, cs_sg_cublasSsymv_v2_64, 2, 1313, cs_call_cublas+3016, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSsymv_v2_64, 1313
-CS_FAST_ENTRY cs_l_cublasSsyr2_v2, cs_sl_cublasSsyr2_v2, 0, 1314, cs_call_cublas+3024, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSsyr2_v2, cs_sd_cublasSsyr2_v2, 1, 1314, cs_call_cublas+3024, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSsyr2_v2, cs_sg_cublasSsyr2_v2, 2, 1314, cs_call_cublas+3024, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSsyr2_v2, cs_sl_cublasSsyr2_v2, 0, 1314, cs_call_cublas+3024, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSsyr2_v2, cs_sd_cublasSsyr2_v2, 1, 1314, cs_call_cublas+3024, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSsyr2_v2, cs_sg_cublasSsyr2_v2, 2, 1314, cs_call_cublas+3024, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSsyr2_v2, 1314
-CS_FAST_ENTRY cs_l_cublasSsyr2_v2_64, cs_sl_cublasSsyr2_v2_64, 0, 1315, cs_call_cublas+3032, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSsyr2_v2_64, cs_sd_cublasSsyr2_v2_64, 1, 1315, cs_call_cublas+3032, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSsyr2_v2_64, cs_sg_cublasSsyr2_v2_64, 2, 1315, cs_call_cublas+3032, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSsyr2_v2_64, cs_sl_cublasSsyr2_v2_64, 0, 1315, cs_call_cublas+3032, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSsyr2_v2_64, cs_sd_cublasSsyr2_v2_64, 1, 1315, cs_call_cublas+3032, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSsyr2_v2_64, cs_sg_cublasSsyr2_v2_64, 2, 1315, cs_call_cublas+3032, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSsyr2_v2_64, 1315
-CS_FAST_ENTRY cs_l_cublasSsyr2k_v2, cs_sl_cublasSsyr2k_v2, 0, 1316, cs_call_cublas+3040, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSsyr2k_v2, cs_sd_cublasSsyr2k_v2, 1, 1316, cs_call_cublas+3040, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSsyr2k_v2, cs_sg_cublasSsyr2k_v2, 2, 1316, cs_call_cublas+3040, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSsyr2k_v2, cs_sl_cublasSsyr2k_v2, 0, 1316, cs_call_cublas+3040, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSsyr2k_v2, cs_sd_cublasSsyr2k_v2, 1, 1316, cs_call_cublas+3040, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSsyr2k_v2, cs_sg_cublasSsyr2k_v2, 2, 1316, cs_call_cublas+3040, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSsyr2k_v2, 1316
-CS_FAST_ENTRY cs_l_cublasSsyr2k_v2_64, cs_sl_cublasSsyr2k_v2_64, 0, 1317, cs_call_cublas+3048, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSsyr2k_v2_64, cs_sd_cublasSsyr2k_v2_64, 1, 1317, cs_call_cublas+3048, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSsyr2k_v2_64, cs_sg_cublasSsyr2k_v2_64, 2, 1317, cs_call_cublas+3048, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSsyr2k_v2_64, cs_sl_cublasSsyr2k_v2_64, 0, 1317, cs_call_cublas+3048, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSsyr2k_v2_64, cs_sd_cublasSsyr2k_v2_64, 1, 1317, cs_call_cublas+3048, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSsyr2k_v2_64, cs_sg_cublasSsyr2k_v2_64, 2, 1317, cs_call_cublas+3048, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSsyr2k_v2_64, 1317
-CS_FAST_ENTRY cs_l_cublasSsyr_v2, cs_sl_cublasSsyr_v2, 0, 1318, cs_call_cublas+3056, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSsyr_v2, cs_sd_cublasSsyr_v2, 1, 1318, cs_call_cublas+3056, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSsyr_v2, cs_sg_cublasSsyr_v2, 2, 1318, cs_call_cublas+3056, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSsyr_v2, cs_sl_cublasSsyr_v2, 0, 1318, cs_call_cublas+3056, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSsyr_v2, cs_sd_cublasSsyr_v2, 1, 1318, cs_call_cublas+3056, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSsyr_v2, cs_sg_cublasSsyr_v2, 2, 1318, cs_call_cublas+3056, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSsyr_v2, 1318
-CS_FAST_ENTRY cs_l_cublasSsyr_v2_64, cs_sl_cublasSsyr_v2_64, 0, 1319, cs_call_cublas+3064, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSsyr_v2_64, cs_sd_cublasSsyr_v2_64, 1, 1319, cs_call_cublas+3064, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSsyr_v2_64, cs_sg_cublasSsyr_v2_64, 2, 1319, cs_call_cublas+3064, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSsyr_v2_64, cs_sl_cublasSsyr_v2_64, 0, 1319, cs_call_cublas+3064, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSsyr_v2_64, cs_sd_cublasSsyr_v2_64, 1, 1319, cs_call_cublas+3064, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSsyr_v2_64, cs_sg_cublasSsyr_v2_64, 2, 1319, cs_call_cublas+3064, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSsyr_v2_64, 1319
-CS_FAST_ENTRY cs_l_cublasSsyrk_v2, cs_sl_cublasSsyrk_v2, 0, 1320, cs_call_cublas+3072, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSsyrk_v2, cs_sd_cublasSsyrk_v2, 1, 1320, cs_call_cublas+3072, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSsyrk_v2, cs_sg_cublasSsyrk_v2, 2, 1320, cs_call_cublas+3072, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSsyrk_v2, cs_sl_cublasSsyrk_v2, 0, 1320, cs_call_cublas+3072, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSsyrk_v2, cs_sd_cublasSsyrk_v2, 1, 1320, cs_call_cublas+3072, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSsyrk_v2, cs_sg_cublasSsyrk_v2, 2, 1320, cs_call_cublas+3072, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSsyrk_v2, 1320
-CS_FAST_ENTRY cs_l_cublasSsyrk_v2_64, cs_sl_cublasSsyrk_v2_64, 0, 1321, cs_call_cublas+3080, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSsyrk_v2_64, cs_sd_cublasSsyrk_v2_64, 1, 1321, cs_call_cublas+3080, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSsyrk_v2_64, cs_sg_cublasSsyrk_v2_64, 2, 1321, cs_call_cublas+3080, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSsyrk_v2_64, cs_sl_cublasSsyrk_v2_64, 0, 1321, cs_call_cublas+3080, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSsyrk_v2_64, cs_sd_cublasSsyrk_v2_64, 1, 1321, cs_call_cublas+3080, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSsyrk_v2_64, cs_sg_cublasSsyrk_v2_64, 2, 1321, cs_call_cublas+3080, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSsyrk_v2_64, 1321
-CS_FAST_ENTRY cs_l_cublasSsyrkx, cs_sl_cublasSsyrkx, 0, 1322, cs_call_cublas+3088, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSsyrkx, cs_sd_cublasSsyrkx, 1, 1322, cs_call_cublas+3088, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSsyrkx, cs_sg_cublasSsyrkx, 2, 1322, cs_call_cublas+3088, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSsyrkx, cs_sl_cublasSsyrkx, 0, 1322, cs_call_cublas+3088, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSsyrkx, cs_sd_cublasSsyrkx, 1, 1322, cs_call_cublas+3088, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSsyrkx, cs_sg_cublasSsyrkx, 2, 1322, cs_call_cublas+3088, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSsyrkx, 1322
-CS_FAST_ENTRY cs_l_cublasSsyrkx_64, cs_sl_cublasSsyrkx_64, 0, 1323, cs_call_cublas+3096, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSsyrkx_64, cs_sd_cublasSsyrkx_64, 1, 1323, cs_call_cublas+3096, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSsyrkx_64, cs_sg_cublasSsyrkx_64, 2, 1323, cs_call_cublas+3096, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSsyrkx_64, cs_sl_cublasSsyrkx_64, 0, 1323, cs_call_cublas+3096, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSsyrkx_64, cs_sd_cublasSsyrkx_64, 1, 1323, cs_call_cublas+3096, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSsyrkx_64, cs_sg_cublasSsyrkx_64, 2, 1323, cs_call_cublas+3096, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSsyrkx_64, 1323
-CS_FAST_ENTRY cs_l_cublasStbmv_v2, cs_sl_cublasStbmv_v2, 0, 1324, cs_call_cublas+3104, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasStbmv_v2, cs_sd_cublasStbmv_v2, 1, 1324, cs_call_cublas+3104, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasStbmv_v2, cs_sg_cublasStbmv_v2, 2, 1324, cs_call_cublas+3104, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasStbmv_v2, cs_sl_cublasStbmv_v2, 0, 1324, cs_call_cublas+3104, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasStbmv_v2, cs_sd_cublasStbmv_v2, 1, 1324, cs_call_cublas+3104, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasStbmv_v2, cs_sg_cublasStbmv_v2, 2, 1324, cs_call_cublas+3104, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasStbmv_v2, 1324
-CS_FAST_ENTRY cs_l_cublasStbmv_v2_64, cs_sl_cublasStbmv_v2_64, 0, 1325, cs_call_cublas+3112, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasStbmv_v2_64, cs_sd_cublasStbmv_v2_64, 1, 1325, cs_call_cublas+3112, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasStbmv_v2_64, cs_sg_cublasStbmv_v2_64, 2, 1325, cs_call_cublas+3112, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasStbmv_v2_64, cs_sl_cublasStbmv_v2_64, 0, 1325, cs_call_cublas+3112, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasStbmv_v2_64, cs_sd_cublasStbmv_v2_64, 1, 1325, cs_call_cublas+3112, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasStbmv_v2_64, cs_sg_cublasStbmv_v2_64, 2, 1325, cs_call_cublas+3112, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasStbmv_v2_64, 1325
-CS_FAST_ENTRY cs_l_cublasStbsv_v2, cs_sl_cublasStbsv_v2, 0, 1326, cs_call_cublas+3120, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasStbsv_v2, cs_sd_cublasStbsv_v2, 1, 1326, cs_call_cublas+3120, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasStbsv_v2, cs_sg_cublasStbsv_v2, 2, 1326, cs_call_cublas+3120, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasStbsv_v2, cs_sl_cublasStbsv_v2, 0, 1326, cs_call_cublas+3120, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasStbsv_v2, cs_sd_cublasStbsv_v2, 1, 1326, cs_call_cublas+3120, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasStbsv_v2, cs_sg_cublasStbsv_v2, 2, 1326, cs_call_cublas+3120, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasStbsv_v2, 1326
-CS_FAST_ENTRY cs_l_cublasStbsv_v2_64, cs_sl_cublasStbsv_v2_64, 0, 1327, cs_call_cublas+3128, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasStbsv_v2_64, cs_sd_cublasStbsv_v2_64, 1, 1327, cs_call_cublas+3128, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasStbsv_v2_64, cs_sg_cublasStbsv_v2_64, 2, 1327, cs_call_cublas+3128, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasStbsv_v2_64, cs_sl_cublasStbsv_v2_64, 0, 1327, cs_call_cublas+3128, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasStbsv_v2_64, cs_sd_cublasStbsv_v2_64, 1, 1327, cs_call_cublas+3128, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasStbsv_v2_64, cs_sg_cublasStbsv_v2_64, 2, 1327, cs_call_cublas+3128, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasStbsv_v2_64, 1327
-CS_FAST_ENTRY cs_l_cublasStpmv_v2, cs_sl_cublasStpmv_v2, 0, 1328, cs_call_cublas+3136, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasStpmv_v2, cs_sd_cublasStpmv_v2, 1, 1328, cs_call_cublas+3136, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasStpmv_v2, cs_sg_cublasStpmv_v2, 2, 1328, cs_call_cublas+3136, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasStpmv_v2, cs_sl_cublasStpmv_v2, 0, 1328, cs_call_cublas+3136, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasStpmv_v2, cs_sd_cublasStpmv_v2, 1, 1328, cs_call_cublas+3136, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasStpmv_v2, cs_sg_cublasStpmv_v2, 2, 1328, cs_call_cublas+3136, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasStpmv_v2, 1328
-CS_FAST_ENTRY cs_l_cublasStpmv_v2_64, cs_sl_cublasStpmv_v2_64, 0, 1329, cs_call_cublas+3144, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasStpmv_v2_64, cs_sd_cublasStpmv_v2_64, 1, 1329, cs_call_cublas+3144, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasStpmv_v2_64, cs_sg_cublasStpmv_v2_64, 2, 1329, cs_call_cublas+3144, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasStpmv_v2_64, cs_sl_cublasStpmv_v2_64, 0, 1329, cs_call_cublas+3144, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasStpmv_v2_64, cs_sd_cublasStpmv_v2_64, 1, 1329, cs_call_cublas+3144, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasStpmv_v2_64, cs_sg_cublasStpmv_v2_64, 2, 1329, cs_call_cublas+3144, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasStpmv_v2_64, 1329
-CS_FAST_ENTRY cs_l_cublasStpsv_v2, cs_sl_cublasStpsv_v2, 0, 1330, cs_call_cublas+3152, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasStpsv_v2, cs_sd_cublasStpsv_v2, 1, 1330, cs_call_cublas+3152, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasStpsv_v2, cs_sg_cublasStpsv_v2, 2, 1330, cs_call_cublas+3152, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasStpsv_v2, cs_sl_cublasStpsv_v2, 0, 1330, cs_call_cublas+3152, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasStpsv_v2, cs_sd_cublasStpsv_v2, 1, 1330, cs_call_cublas+3152, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasStpsv_v2, cs_sg_cublasStpsv_v2, 2, 1330, cs_call_cublas+3152, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasStpsv_v2, 1330
-CS_FAST_ENTRY cs_l_cublasStpsv_v2_64, cs_sl_cublasStpsv_v2_64, 0, 1331, cs_call_cublas+3160, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasStpsv_v2_64, cs_sd_cublasStpsv_v2_64, 1, 1331, cs_call_cublas+3160, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasStpsv_v2_64, cs_sg_cublasStpsv_v2_64, 2, 1331, cs_call_cublas+3160, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasStpsv_v2_64, cs_sl_cublasStpsv_v2_64, 0, 1331, cs_call_cublas+3160, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasStpsv_v2_64, cs_sd_cublasStpsv_v2_64, 1, 1331, cs_call_cublas+3160, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasStpsv_v2_64, cs_sg_cublasStpsv_v2_64, 2, 1331, cs_call_cublas+3160, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasStpsv_v2_64, 1331
-CS_FAST_ENTRY cs_l_cublasStpttr, cs_sl_cublasStpttr, 0, 1332, cs_call_cublas+3168, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasStpttr, cs_sd_cublasStpttr, 1, 1332, cs_call_cublas+3168, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasStpttr, cs_sg_cublasStpttr, 2, 1332, cs_call_cublas+3168, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasStpttr, cs_sl_cublasStpttr, 0, 1332, cs_call_cublas+3168, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasStpttr, cs_sd_cublasStpttr, 1, 1332, cs_call_cublas+3168, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasStpttr, cs_sg_cublasStpttr, 2, 1332, cs_call_cublas+3168, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasStpttr, 1332
-CS_FAST_ENTRY cs_l_cublasStrmm_v2, cs_sl_cublasStrmm_v2, 0, 1333, cs_call_cublas+3176, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasStrmm_v2, cs_sd_cublasStrmm_v2, 1, 1333, cs_call_cublas+3176, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasStrmm_v2, cs_sg_cublasStrmm_v2, 2, 1333, cs_call_cublas+3176, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasStrmm_v2, cs_sl_cublasStrmm_v2, 0, 1333, cs_call_cublas+3176, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasStrmm_v2, cs_sd_cublasStrmm_v2, 1, 1333, cs_call_cublas+3176, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasStrmm_v2, cs_sg_cublasStrmm_v2, 2, 1333, cs_call_cublas+3176, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasStrmm_v2, 1333
-CS_FAST_ENTRY cs_l_cublasStrmm_v2_64, cs_sl_cublasStrmm_v2_64, 0, 1334, cs_call_cublas+3184, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasStrmm_v2_64, cs_sd_cublasStrmm_v2_64, 1, 1334, cs_call_cublas+3184, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasStrmm_v2_64, cs_sg_cublasStrmm_v2_64, 2, 1334, cs_call_cublas+3184, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasStrmm_v2_64, cs_sl_cublasStrmm_v2_64, 0, 1334, cs_call_cublas+3184, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasStrmm_v2_64, cs_sd_cublasStrmm_v2_64, 1, 1334, cs_call_cublas+3184, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasStrmm_v2_64, cs_sg_cublasStrmm_v2_64, 2, 1334, cs_call_cublas+3184, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasStrmm_v2_64, 1334
-CS_FAST_ENTRY cs_l_cublasStrmv_v2, cs_sl_cublasStrmv_v2, 0, 1335, cs_call_cublas+3192, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasStrmv_v2, cs_sd_cublasStrmv_v2, 1, 1335, cs_call_cublas+3192, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasStrmv_v2, cs_sg_cublasStrmv_v2, 2, 1335, cs_call_cublas+3192, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasStrmv_v2, cs_sl_cublasStrmv_v2, 0, 1335, cs_call_cublas+3192, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasStrmv_v2, cs_sd_cublasStrmv_v2, 1, 1335, cs_call_cublas+3192, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasStrmv_v2, cs_sg_cublasStrmv_v2, 2, 1335, cs_call_cublas+3192, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasStrmv_v2, 1335
-CS_FAST_ENTRY cs_l_cublasStrmv_v2_64, cs_sl_cublasStrmv_v2_64, 0, 1336, cs_call_cublas+3200, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasStrmv_v2_64, cs_sd_cublasStrmv_v2_64, 1, 1336, cs_call_cublas+3200, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasStrmv_v2_64, cs_sg_cublasStrmv_v2_64, 2, 1336, cs_call_cublas+3200, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasStrmv_v2_64, cs_sl_cublasStrmv_v2_64, 0, 1336, cs_call_cublas+3200, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasStrmv_v2_64, cs_sd_cublasStrmv_v2_64, 1, 1336, cs_call_cublas+3200, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasStrmv_v2_64, cs_sg_cublasStrmv_v2_64, 2, 1336, cs_call_cublas+3200, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasStrmv_v2_64, 1336
-CS_FAST_ENTRY cs_l_cublasStrsmBatched, cs_sl_cublasStrsmBatched, 0, 1337, cs_call_cublas+3208, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasStrsmBatched, cs_sd_cublasStrsmBatched, 1, 1337, cs_call_cublas+3208, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasStrsmBatched, cs_sg_cublasStrsmBatched, 2, 1337, cs_call_cublas+3208, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasStrsmBatched, cs_sl_cublasStrsmBatched, 0, 1337, cs_call_cublas+3208, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasStrsmBatched, cs_sd_cublasStrsmBatched, 1, 1337, cs_call_cublas+3208, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasStrsmBatched, cs_sg_cublasStrsmBatched, 2, 1337, cs_call_cublas+3208, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasStrsmBatched, 1337
-CS_FAST_ENTRY cs_l_cublasStrsmBatched_64, cs_sl_cublasStrsmBatched_64, 0, 1338, cs_call_cublas+3216, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasStrsmBatched_64, cs_sd_cublasStrsmBatched_64, 1, 1338, cs_call_cublas+3216, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasStrsmBatched_64, cs_sg_cublasStrsmBatched_64, 2, 1338, cs_call_cublas+3216, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasStrsmBatched_64, cs_sl_cublasStrsmBatched_64, 0, 1338, cs_call_cublas+3216, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasStrsmBatched_64, cs_sd_cublasStrsmBatched_64, 1, 1338, cs_call_cublas+3216, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasStrsmBatched_64, cs_sg_cublasStrsmBatched_64, 2, 1338, cs_call_cublas+3216, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasStrsmBatched_64, 1338
-CS_FAST_ENTRY cs_l_cublasStrsm_v2, cs_sl_cublasStrsm_v2, 0, 1339, cs_call_cublas+3224, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasStrsm_v2, cs_sd_cublasStrsm_v2, 1, 1339, cs_call_cublas+3224, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasStrsm_v2, cs_sg_cublasStrsm_v2, 2, 1339, cs_call_cublas+3224, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasStrsm_v2, cs_sl_cublasStrsm_v2, 0, 1339, cs_call_cublas+3224, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasStrsm_v2, cs_sd_cublasStrsm_v2, 1, 1339, cs_call_cublas+3224, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasStrsm_v2, cs_sg_cublasStrsm_v2, 2, 1339, cs_call_cublas+3224, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasStrsm_v2, 1339
-CS_FAST_ENTRY cs_l_cublasStrsm_v2_64, cs_sl_cublasStrsm_v2_64, 0, 1340, cs_call_cublas+3232, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasStrsm_v2_64, cs_sd_cublasStrsm_v2_64, 1, 1340, cs_call_cublas+3232, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasStrsm_v2_64, cs_sg_cublasStrsm_v2_64, 2, 1340, cs_call_cublas+3232, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasStrsm_v2_64, cs_sl_cublasStrsm_v2_64, 0, 1340, cs_call_cublas+3232, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasStrsm_v2_64, cs_sd_cublasStrsm_v2_64, 1, 1340, cs_call_cublas+3232, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasStrsm_v2_64, cs_sg_cublasStrsm_v2_64, 2, 1340, cs_call_cublas+3232, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasStrsm_v2_64, 1340
-CS_FAST_ENTRY cs_l_cublasStrsv_v2, cs_sl_cublasStrsv_v2, 0, 1341, cs_call_cublas+3240, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasStrsv_v2, cs_sd_cublasStrsv_v2, 1, 1341, cs_call_cublas+3240, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasStrsv_v2, cs_sg_cublasStrsv_v2, 2, 1341, cs_call_cublas+3240, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasStrsv_v2, cs_sl_cublasStrsv_v2, 0, 1341, cs_call_cublas+3240, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasStrsv_v2, cs_sd_cublasStrsv_v2, 1, 1341, cs_call_cublas+3240, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasStrsv_v2, cs_sg_cublasStrsv_v2, 2, 1341, cs_call_cublas+3240, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasStrsv_v2, 1341
-CS_FAST_ENTRY cs_l_cublasStrsv_v2_64, cs_sl_cublasStrsv_v2_64, 0, 1342, cs_call_cublas+3248, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasStrsv_v2_64, cs_sd_cublasStrsv_v2_64, 1, 1342, cs_call_cublas+3248, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasStrsv_v2_64, cs_sg_cublasStrsv_v2_64, 2, 1342, cs_call_cublas+3248, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasStrsv_v2_64, cs_sl_cublasStrsv_v2_64, 0, 1342, cs_call_cublas+3248, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasStrsv_v2_64, cs_sd_cublasStrsv_v2_64, 1, 1342, cs_call_cublas+3248, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasStrsv_v2_64, cs_sg_cublasStrsv_v2_64, 2, 1342, cs_call_cublas+3248, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasStrsv_v2_64, 1342
-CS_FAST_ENTRY cs_l_cublasStrttp, cs_sl_cublasStrttp, 0, 1343, cs_call_cublas+3256, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasStrttp, cs_sd_cublasStrttp, 1, 1343, cs_call_cublas+3256, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasStrttp, cs_sg_cublasStrttp, 2, 1343, cs_call_cublas+3256, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasStrttp, cs_sl_cublasStrttp, 0, 1343, cs_call_cublas+3256, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasStrttp, cs_sd_cublasStrttp, 1, 1343, cs_call_cublas+3256, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasStrttp, cs_sg_cublasStrttp, 2, 1343, cs_call_cublas+3256, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasStrttp, 1343
-CS_FAST_ENTRY cs_l_cublasSwapEx, cs_sl_cublasSwapEx, 0, 1344, cs_call_cublas+3264, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSwapEx, cs_sd_cublasSwapEx, 1, 1344, cs_call_cublas+3264, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSwapEx, cs_sg_cublasSwapEx, 2, 1344, cs_call_cublas+3264, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSwapEx, cs_sl_cublasSwapEx, 0, 1344, cs_call_cublas+3264, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSwapEx, cs_sd_cublasSwapEx, 1, 1344, cs_call_cublas+3264, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSwapEx, cs_sg_cublasSwapEx, 2, 1344, cs_call_cublas+3264, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSwapEx, 1344
-CS_FAST_ENTRY cs_l_cublasSwapEx_64, cs_sl_cublasSwapEx_64, 0, 1345, cs_call_cublas+3272, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasSwapEx_64, cs_sd_cublasSwapEx_64, 1, 1345, cs_call_cublas+3272, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasSwapEx_64, cs_sg_cublasSwapEx_64, 2, 1345, cs_call_cublas+3272, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasSwapEx_64, cs_sl_cublasSwapEx_64, 0, 1345, cs_call_cublas+3272, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasSwapEx_64, cs_sd_cublasSwapEx_64, 1, 1345, cs_call_cublas+3272, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasSwapEx_64, cs_sg_cublasSwapEx_64, 2, 1345, cs_call_cublas+3272, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSwapEx_64, 1345
-CS_FAST_ENTRY cs_l_cublasUint8gemmBias, cs_sl_cublasUint8gemmBias, 0, 1346, cs_call_cublas+3280, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasUint8gemmBias, cs_sd_cublasUint8gemmBias, 1, 1346, cs_call_cublas+3280, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasUint8gemmBias, cs_sg_cublasUint8gemmBias, 2, 1346, cs_call_cublas+3280, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasUint8gemmBias, cs_sl_cublasUint8gemmBias, 0, 1346, cs_call_cublas+3280, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasUint8gemmBias, cs_sd_cublasUint8gemmBias, 1, 1346, cs_call_cublas+3280, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasUint8gemmBias, cs_sg_cublasUint8gemmBias, 2, 1346, cs_call_cublas+3280, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasUint8gemmBias, 1346
-CS_FAST_ENTRY cs_l_cublasZaxpy_v2, cs_sl_cublasZaxpy_v2, 0, 1347, cs_call_cublas+3288, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZaxpy_v2, cs_sd_cublasZaxpy_v2, 1, 1347, cs_call_cublas+3288, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZaxpy_v2, cs_sg_cublasZaxpy_v2, 2, 1347, cs_call_cublas+3288, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZaxpy_v2, cs_sl_cublasZaxpy_v2, 0, 1347, cs_call_cublas+3288, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZaxpy_v2, cs_sd_cublasZaxpy_v2, 1, 1347, cs_call_cublas+3288, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZaxpy_v2, cs_sg_cublasZaxpy_v2, 2, 1347, cs_call_cublas+3288, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZaxpy_v2, 1347
-CS_FAST_ENTRY cs_l_cublasZaxpy_v2_64, cs_sl_cublasZaxpy_v2_64, 0, 1348, cs_call_cublas+3296, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZaxpy_v2_64, cs_sd_cublasZaxpy_v2_64, 1, 1348, cs_call_cublas+3296, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZaxpy_v2_64, cs_sg_cublasZaxpy_v2_64, 2, 1348, cs_call_cublas+3296, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZaxpy_v2_64, cs_sl_cublasZaxpy_v2_64, 0, 1348, cs_call_cublas+3296, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZaxpy_v2_64, cs_sd_cublasZaxpy_v2_64, 1, 1348, cs_call_cublas+3296, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZaxpy_v2_64, cs_sg_cublasZaxpy_v2_64, 2, 1348, cs_call_cublas+3296, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZaxpy_v2_64, 1348
-CS_FAST_ENTRY cs_l_cublasZcopy_v2, cs_sl_cublasZcopy_v2, 0, 1349, cs_call_cublas+3304, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZcopy_v2, cs_sd_cublasZcopy_v2, 1, 1349, cs_call_cublas+3304, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZcopy_v2, cs_sg_cublasZcopy_v2, 2, 1349, cs_call_cublas+3304, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZcopy_v2, cs_sl_cublasZcopy_v2, 0, 1349, cs_call_cublas+3304, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZcopy_v2, cs_sd_cublasZcopy_v2, 1, 1349, cs_call_cublas+3304, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZcopy_v2, cs_sg_cublasZcopy_v2, 2, 1349, cs_call_cublas+3304, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZcopy_v2, 1349
-CS_FAST_ENTRY cs_l_cublasZcopy_v2_64, cs_sl_cublasZcopy_v2_64, 0, 1350, cs_call_cublas+3312, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZcopy_v2_64, cs_sd_cublasZcopy_v2_64, 1, 1350, cs_call_cublas+3312, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZcopy_v2_64, cs_sg_cublasZcopy_v2_64, 2, 1350, cs_call_cublas+3312, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZcopy_v2_64, cs_sl_cublasZcopy_v2_64, 0, 1350, cs_call_cublas+3312, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZcopy_v2_64, cs_sd_cublasZcopy_v2_64, 1, 1350, cs_call_cublas+3312, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZcopy_v2_64, cs_sg_cublasZcopy_v2_64, 2, 1350, cs_call_cublas+3312, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZcopy_v2_64, 1350
-CS_FAST_ENTRY cs_l_cublasZdgmm, cs_sl_cublasZdgmm, 0, 1351, cs_call_cublas+3320, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZdgmm, cs_sd_cublasZdgmm, 1, 1351, cs_call_cublas+3320, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZdgmm, cs_sg_cublasZdgmm, 2, 1351, cs_call_cublas+3320, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZdgmm, cs_sl_cublasZdgmm, 0, 1351, cs_call_cublas+3320, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZdgmm, cs_sd_cublasZdgmm, 1, 1351, cs_call_cublas+3320, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZdgmm, cs_sg_cublasZdgmm, 2, 1351, cs_call_cublas+3320, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZdgmm, 1351
-CS_FAST_ENTRY cs_l_cublasZdgmm_64, cs_sl_cublasZdgmm_64, 0, 1352, cs_call_cublas+3328, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZdgmm_64, cs_sd_cublasZdgmm_64, 1, 1352, cs_call_cublas+3328, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZdgmm_64, cs_sg_cublasZdgmm_64, 2, 1352, cs_call_cublas+3328, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZdgmm_64, cs_sl_cublasZdgmm_64, 0, 1352, cs_call_cublas+3328, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZdgmm_64, cs_sd_cublasZdgmm_64, 1, 1352, cs_call_cublas+3328, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZdgmm_64, cs_sg_cublasZdgmm_64, 2, 1352, cs_call_cublas+3328, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZdgmm_64, 1352
-CS_FAST_ENTRY cs_l_cublasZdotc_v2, cs_sl_cublasZdotc_v2, 0, 1353, cs_call_cublas+3336, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZdotc_v2, cs_sd_cublasZdotc_v2, 1, 1353, cs_call_cublas+3336, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZdotc_v2, cs_sg_cublasZdotc_v2, 2, 1353, cs_call_cublas+3336, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZdotc_v2, cs_sl_cublasZdotc_v2, 0, 1353, cs_call_cublas+3336, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZdotc_v2, cs_sd_cublasZdotc_v2, 1, 1353, cs_call_cublas+3336, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZdotc_v2, cs_sg_cublasZdotc_v2, 2, 1353, cs_call_cublas+3336, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZdotc_v2, 1353
-CS_FAST_ENTRY cs_l_cublasZdotc_v2_64, cs_sl_cublasZdotc_v2_64, 0, 1354, cs_call_cublas+3344, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZdotc_v2_64, cs_sd_cublasZdotc_v2_64, 1, 1354, cs_call_cublas+3344, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZdotc_v2_64, cs_sg_cublasZdotc_v2_64, 2, 1354, cs_call_cublas+3344, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZdotc_v2_64, cs_sl_cublasZdotc_v2_64, 0, 1354, cs_call_cublas+3344, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZdotc_v2_64, cs_sd_cublasZdotc_v2_64, 1, 1354, cs_call_cublas+3344, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZdotc_v2_64, cs_sg_cublasZdotc_v2_64, 2, 1354, cs_call_cublas+3344, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZdotc_v2_64, 1354
-CS_FAST_ENTRY cs_l_cublasZdotu_v2, cs_sl_cublasZdotu_v2, 0, 1355, cs_call_cublas+3352, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZdotu_v2, cs_sd_cublasZdotu_v2, 1, 1355, cs_call_cublas+3352, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZdotu_v2, cs_sg_cublasZdotu_v2, 2, 1355, cs_call_cublas+3352, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZdotu_v2, cs_sl_cublasZdotu_v2, 0, 1355, cs_call_cublas+3352, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZdotu_v2, cs_sd_cublasZdotu_v2, 1, 1355, cs_call_cublas+3352, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZdotu_v2, cs_sg_cublasZdotu_v2, 2, 1355, cs_call_cublas+3352, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZdotu_v2, 1355
-CS_FAST_ENTRY cs_l_cublasZdotu_v2_64, cs_sl_cublasZdotu_v2_64, 0, 1356, cs_call_cublas+3360, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZdotu_v2_64, cs_sd_cublasZdotu_v2_64, 1, 1356, cs_call_cublas+3360, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZdotu_v2_64, cs_sg_cublasZdotu_v2_64, 2, 1356, cs_call_cublas+3360, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZdotu_v2_64, cs_sl_cublasZdotu_v2_64, 0, 1356, cs_call_cublas+3360, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZdotu_v2_64, cs_sd_cublasZdotu_v2_64, 1, 1356, cs_call_cublas+3360, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZdotu_v2_64, cs_sg_cublasZdotu_v2_64, 2, 1356, cs_call_cublas+3360, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZdotu_v2_64, 1356
-CS_FAST_ENTRY cs_l_cublasZdrot_v2, cs_sl_cublasZdrot_v2, 0, 1357, cs_call_cublas+3368, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZdrot_v2, cs_sd_cublasZdrot_v2, 1, 1357, cs_call_cublas+3368, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZdrot_v2, cs_sg_cublasZdrot_v2, 2, 1357, cs_call_cublas+3368, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZdrot_v2, cs_sl_cublasZdrot_v2, 0, 1357, cs_call_cublas+3368, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZdrot_v2, cs_sd_cublasZdrot_v2, 1, 1357, cs_call_cublas+3368, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZdrot_v2, cs_sg_cublasZdrot_v2, 2, 1357, cs_call_cublas+3368, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZdrot_v2, 1357
-CS_FAST_ENTRY cs_l_cublasZdrot_v2_64, cs_sl_cublasZdrot_v2_64, 0, 1358, cs_call_cublas+3376, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZdrot_v2_64, cs_sd_cublasZdrot_v2_64, 1, 1358, cs_call_cublas+3376, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZdrot_v2_64, cs_sg_cublasZdrot_v2_64, 2, 1358, cs_call_cublas+3376, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZdrot_v2_64, cs_sl_cublasZdrot_v2_64, 0, 1358, cs_call_cublas+3376, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZdrot_v2_64, cs_sd_cublasZdrot_v2_64, 1, 1358, cs_call_cublas+3376, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZdrot_v2_64, cs_sg_cublasZdrot_v2_64, 2, 1358, cs_call_cublas+3376, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZdrot_v2_64, 1358
-CS_FAST_ENTRY cs_l_cublasZdscal_v2, cs_sl_cublasZdscal_v2, 0, 1359, cs_call_cublas+3384, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZdscal_v2, cs_sd_cublasZdscal_v2, 1, 1359, cs_call_cublas+3384, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZdscal_v2, cs_sg_cublasZdscal_v2, 2, 1359, cs_call_cublas+3384, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZdscal_v2, cs_sl_cublasZdscal_v2, 0, 1359, cs_call_cublas+3384, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZdscal_v2, cs_sd_cublasZdscal_v2, 1, 1359, cs_call_cublas+3384, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZdscal_v2, cs_sg_cublasZdscal_v2, 2, 1359, cs_call_cublas+3384, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZdscal_v2, 1359
-CS_FAST_ENTRY cs_l_cublasZdscal_v2_64, cs_sl_cublasZdscal_v2_64, 0, 1360, cs_call_cublas+3392, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZdscal_v2_64, cs_sd_cublasZdscal_v2_64, 1, 1360, cs_call_cublas+3392, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZdscal_v2_64, cs_sg_cublasZdscal_v2_64, 2, 1360, cs_call_cublas+3392, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZdscal_v2_64, cs_sl_cublasZdscal_v2_64, 0, 1360, cs_call_cublas+3392, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZdscal_v2_64, cs_sd_cublasZdscal_v2_64, 1, 1360, cs_call_cublas+3392, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZdscal_v2_64, cs_sg_cublasZdscal_v2_64, 2, 1360, cs_call_cublas+3392, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZdscal_v2_64, 1360
-CS_FAST_ENTRY cs_l_cublasZgbmv_v2, cs_sl_cublasZgbmv_v2, 0, 1361, cs_call_cublas+3400, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZgbmv_v2, cs_sd_cublasZgbmv_v2, 1, 1361, cs_call_cublas+3400, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZgbmv_v2, cs_sg_cublasZgbmv_v2, 2, 1361, cs_call_cublas+3400, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZgbmv_v2, cs_sl_cublasZgbmv_v2, 0, 1361, cs_call_cublas+3400, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZgbmv_v2, cs_sd_cublasZgbmv_v2, 1, 1361, cs_call_cublas+3400, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZgbmv_v2, cs_sg_cublasZgbmv_v2, 2, 1361, cs_call_cublas+3400, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZgbmv_v2, 1361
-CS_FAST_ENTRY cs_l_cublasZgbmv_v2_64, cs_sl_cublasZgbmv_v2_64, 0, 1362, cs_call_cublas+3408, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZgbmv_v2_64, cs_sd_cublasZgbmv_v2_64, 1, 1362, cs_call_cublas+3408, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZgbmv_v2_64, cs_sg_cublasZgbmv_v2_64, 2, 1362, cs_call_cublas+3408, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZgbmv_v2_64, cs_sl_cublasZgbmv_v2_64, 0, 1362, cs_call_cublas+3408, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZgbmv_v2_64, cs_sd_cublasZgbmv_v2_64, 1, 1362, cs_call_cublas+3408, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZgbmv_v2_64, cs_sg_cublasZgbmv_v2_64, 2, 1362, cs_call_cublas+3408, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZgbmv_v2_64, 1362
-CS_FAST_ENTRY cs_l_cublasZgeam, cs_sl_cublasZgeam, 0, 1363, cs_call_cublas+3416, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZgeam, cs_sd_cublasZgeam, 1, 1363, cs_call_cublas+3416, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZgeam, cs_sg_cublasZgeam, 2, 1363, cs_call_cublas+3416, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZgeam, cs_sl_cublasZgeam, 0, 1363, cs_call_cublas+3416, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZgeam, cs_sd_cublasZgeam, 1, 1363, cs_call_cublas+3416, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZgeam, cs_sg_cublasZgeam, 2, 1363, cs_call_cublas+3416, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZgeam, 1363
-CS_FAST_ENTRY cs_l_cublasZgeam_64, cs_sl_cublasZgeam_64, 0, 1364, cs_call_cublas+3424, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZgeam_64, cs_sd_cublasZgeam_64, 1, 1364, cs_call_cublas+3424, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZgeam_64, cs_sg_cublasZgeam_64, 2, 1364, cs_call_cublas+3424, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZgeam_64, cs_sl_cublasZgeam_64, 0, 1364, cs_call_cublas+3424, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZgeam_64, cs_sd_cublasZgeam_64, 1, 1364, cs_call_cublas+3424, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZgeam_64, cs_sg_cublasZgeam_64, 2, 1364, cs_call_cublas+3424, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZgeam_64, 1364
-CS_FAST_ENTRY cs_l_cublasZgelsBatched, cs_sl_cublasZgelsBatched, 0, 1365, cs_call_cublas+3432, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZgelsBatched, cs_sd_cublasZgelsBatched, 1, 1365, cs_call_cublas+3432, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZgelsBatched, cs_sg_cublasZgelsBatched, 2, 1365, cs_call_cublas+3432, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZgelsBatched, cs_sl_cublasZgelsBatched, 0, 1365, cs_call_cublas+3432, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZgelsBatched, cs_sd_cublasZgelsBatched, 1, 1365, cs_call_cublas+3432, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZgelsBatched, cs_sg_cublasZgelsBatched, 2, 1365, cs_call_cublas+3432, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZgelsBatched, 1365
-CS_FAST_ENTRY cs_l_cublasZgemm3m, cs_sl_cublasZgemm3m, 0, 1366, cs_call_cublas+3440, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZgemm3m, cs_sd_cublasZgemm3m, 1, 1366, cs_call_cublas+3440, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZgemm3m, cs_sg_cublasZgemm3m, 2, 1366, cs_call_cublas+3440, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZgemm3m, cs_sl_cublasZgemm3m, 0, 1366, cs_call_cublas+3440, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZgemm3m, cs_sd_cublasZgemm3m, 1, 1366, cs_call_cublas+3440, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZgemm3m, cs_sg_cublasZgemm3m, 2, 1366, cs_call_cublas+3440, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZgemm3m, 1366
-CS_FAST_ENTRY cs_l_cublasZgemm3m_64, cs_sl_cublasZgemm3m_64, 0, 1367, cs_call_cublas+3448, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZgemm3m_64, cs_sd_cublasZgemm3m_64, 1, 1367, cs_call_cublas+3448, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZgemm3m_64, cs_sg_cublasZgemm3m_64, 2, 1367, cs_call_cublas+3448, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZgemm3m_64, cs_sl_cublasZgemm3m_64, 0, 1367, cs_call_cublas+3448, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZgemm3m_64, cs_sd_cublasZgemm3m_64, 1, 1367, cs_call_cublas+3448, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZgemm3m_64, cs_sg_cublasZgemm3m_64, 2, 1367, cs_call_cublas+3448, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZgemm3m_64, 1367
-CS_FAST_ENTRY cs_l_cublasZgemmBatched, cs_sl_cublasZgemmBatched, 0, 1368, cs_call_cublas+3456, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZgemmBatched, cs_sd_cublasZgemmBatched, 1, 1368, cs_call_cublas+3456, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZgemmBatched, cs_sg_cublasZgemmBatched, 2, 1368, cs_call_cublas+3456, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZgemmBatched, cs_sl_cublasZgemmBatched, 0, 1368, cs_call_cublas+3456, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZgemmBatched, cs_sd_cublasZgemmBatched, 1, 1368, cs_call_cublas+3456, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZgemmBatched, cs_sg_cublasZgemmBatched, 2, 1368, cs_call_cublas+3456, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZgemmBatched, 1368
-CS_FAST_ENTRY cs_l_cublasZgemmBatched_64, cs_sl_cublasZgemmBatched_64, 0, 1369, cs_call_cublas+3464, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZgemmBatched_64, cs_sd_cublasZgemmBatched_64, 1, 1369, cs_call_cublas+3464, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZgemmBatched_64, cs_sg_cublasZgemmBatched_64, 2, 1369, cs_call_cublas+3464, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZgemmBatched_64, cs_sl_cublasZgemmBatched_64, 0, 1369, cs_call_cublas+3464, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZgemmBatched_64, cs_sd_cublasZgemmBatched_64, 1, 1369, cs_call_cublas+3464, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZgemmBatched_64, cs_sg_cublasZgemmBatched_64, 2, 1369, cs_call_cublas+3464, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZgemmBatched_64, 1369
-CS_FAST_ENTRY cs_l_cublasZgemmStridedBatched, cs_sl_cublasZgemmStridedBatched, 0, 1370, cs_call_cublas+3472, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZgemmStridedBatched, cs_sd_cublasZgemmStridedBatched, 1, 1370, cs_call_cublas+3472, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZgemmStridedBatched, cs_sg_cublasZgemmStridedBatched, 2, 1370, cs_call_cublas+3472, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZgemmStridedBatched, cs_sl_cublasZgemmStridedBatched, 0, 1370, cs_call_cublas+3472, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZgemmStridedBatched, cs_sd_cublasZgemmStridedBatched, 1, 1370, cs_call_cublas+3472, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZgemmStridedBatched, cs_sg_cublasZgemmStridedBatched, 2, 1370, cs_call_cublas+3472, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZgemmStridedBatched, 1370
-CS_FAST_ENTRY cs_l_cublasZgemmStridedBatched_64, cs_sl_cublasZgemmStridedBatched_64, 0, 1371, cs_call_cublas+3480, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZgemmStridedBatched_64, cs_sd_cublasZgemmStridedBatched_64, 1, 1371, cs_call_cublas+3480, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZgemmStridedBatched_64, cs_sg_cublasZgemmStridedBatched_64, 2, 1371, cs_call_cublas+3480, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZgemmStridedBatched_64, cs_sl_cublasZgemmStridedBatched_64, 0, 1371, cs_call_cublas+3480, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZgemmStridedBatched_64, cs_sd_cublasZgemmStridedBatched_64, 1, 1371, cs_call_cublas+3480, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZgemmStridedBatched_64, cs_sg_cublasZgemmStridedBatched_64, 2, 1371, cs_call_cublas+3480, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZgemmStridedBatched_64, 1371
-CS_FAST_ENTRY cs_l_cublasZgemm_v2, cs_sl_cublasZgemm_v2, 0, 1372, cs_call_cublas+3488, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZgemm_v2, cs_sd_cublasZgemm_v2, 1, 1372, cs_call_cublas+3488, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZgemm_v2, cs_sg_cublasZgemm_v2, 2, 1372, cs_call_cublas+3488, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZgemm_v2, cs_sl_cublasZgemm_v2, 0, 1372, cs_call_cublas+3488, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZgemm_v2, cs_sd_cublasZgemm_v2, 1, 1372, cs_call_cublas+3488, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZgemm_v2, cs_sg_cublasZgemm_v2, 2, 1372, cs_call_cublas+3488, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZgemm_v2, 1372
-CS_FAST_ENTRY cs_l_cublasZgemm_v2_64, cs_sl_cublasZgemm_v2_64, 0, 1373, cs_call_cublas+3496, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZgemm_v2_64, cs_sd_cublasZgemm_v2_64, 1, 1373, cs_call_cublas+3496, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZgemm_v2_64, cs_sg_cublasZgemm_v2_64, 2, 1373, cs_call_cublas+3496, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZgemm_v2_64, cs_sl_cublasZgemm_v2_64, 0, 1373, cs_call_cublas+3496, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZgemm_v2_64, cs_sd_cublasZgemm_v2_64, 1, 1373, cs_call_cublas+3496, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZgemm_v2_64, cs_sg_cublasZgemm_v2_64, 2, 1373, cs_call_cublas+3496, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZgemm_v2_64, 1373
-CS_FAST_ENTRY cs_l_cublasZgemvBatched, cs_sl_cublasZgemvBatched, 0, 1374, cs_call_cublas+3504, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZgemvBatched, cs_sd_cublasZgemvBatched, 1, 1374, cs_call_cublas+3504, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZgemvBatched, cs_sg_cublasZgemvBatched, 2, 1374, cs_call_cublas+3504, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZgemvBatched, cs_sl_cublasZgemvBatched, 0, 1374, cs_call_cublas+3504, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZgemvBatched, cs_sd_cublasZgemvBatched, 1, 1374, cs_call_cublas+3504, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZgemvBatched, cs_sg_cublasZgemvBatched, 2, 1374, cs_call_cublas+3504, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZgemvBatched, 1374
-CS_FAST_ENTRY cs_l_cublasZgemvBatched_64, cs_sl_cublasZgemvBatched_64, 0, 1375, cs_call_cublas+3512, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZgemvBatched_64, cs_sd_cublasZgemvBatched_64, 1, 1375, cs_call_cublas+3512, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZgemvBatched_64, cs_sg_cublasZgemvBatched_64, 2, 1375, cs_call_cublas+3512, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZgemvBatched_64, cs_sl_cublasZgemvBatched_64, 0, 1375, cs_call_cublas+3512, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZgemvBatched_64, cs_sd_cublasZgemvBatched_64, 1, 1375, cs_call_cublas+3512, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZgemvBatched_64, cs_sg_cublasZgemvBatched_64, 2, 1375, cs_call_cublas+3512, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZgemvBatched_64, 1375
-CS_FAST_ENTRY cs_l_cublasZgemvStridedBatched, cs_sl_cublasZgemvStridedBatched, 0, 1376, cs_call_cublas+3520, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZgemvStridedBatched, cs_sd_cublasZgemvStridedBatched, 1, 1376, cs_call_cublas+3520, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZgemvStridedBatched, cs_sg_cublasZgemvStridedBatched, 2, 1376, cs_call_cublas+3520, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZgemvStridedBatched, cs_sl_cublasZgemvStridedBatched, 0, 1376, cs_call_cublas+3520, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZgemvStridedBatched, cs_sd_cublasZgemvStridedBatched, 1, 1376, cs_call_cublas+3520, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZgemvStridedBatched, cs_sg_cublasZgemvStridedBatched, 2, 1376, cs_call_cublas+3520, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZgemvStridedBatched, 1376
-CS_FAST_ENTRY cs_l_cublasZgemvStridedBatched_64, cs_sl_cublasZgemvStridedBatched_64, 0, 1377, cs_call_cublas+3528, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZgemvStridedBatched_64, cs_sd_cublasZgemvStridedBatched_64, 1, 1377, cs_call_cublas+3528, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZgemvStridedBatched_64, cs_sg_cublasZgemvStridedBatched_64, 2, 1377, cs_call_cublas+3528, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZgemvStridedBatched_64, cs_sl_cublasZgemvStridedBatched_64, 0, 1377, cs_call_cublas+3528, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZgemvStridedBatched_64, cs_sd_cublasZgemvStridedBatched_64, 1, 1377, cs_call_cublas+3528, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZgemvStridedBatched_64, cs_sg_cublasZgemvStridedBatched_64, 2, 1377, cs_call_cublas+3528, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZgemvStridedBatched_64, 1377
-CS_FAST_ENTRY cs_l_cublasZgemv_v2, cs_sl_cublasZgemv_v2, 0, 1378, cs_call_cublas+3536, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZgemv_v2, cs_sd_cublasZgemv_v2, 1, 1378, cs_call_cublas+3536, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZgemv_v2, cs_sg_cublasZgemv_v2, 2, 1378, cs_call_cublas+3536, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZgemv_v2, cs_sl_cublasZgemv_v2, 0, 1378, cs_call_cublas+3536, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZgemv_v2, cs_sd_cublasZgemv_v2, 1, 1378, cs_call_cublas+3536, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZgemv_v2, cs_sg_cublasZgemv_v2, 2, 1378, cs_call_cublas+3536, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZgemv_v2, 1378
-CS_FAST_ENTRY cs_l_cublasZgemv_v2_64, cs_sl_cublasZgemv_v2_64, 0, 1379, cs_call_cublas+3544, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZgemv_v2_64, cs_sd_cublasZgemv_v2_64, 1, 1379, cs_call_cublas+3544, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZgemv_v2_64, cs_sg_cublasZgemv_v2_64, 2, 1379, cs_call_cublas+3544, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZgemv_v2_64, cs_sl_cublasZgemv_v2_64, 0, 1379, cs_call_cublas+3544, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZgemv_v2_64, cs_sd_cublasZgemv_v2_64, 1, 1379, cs_call_cublas+3544, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZgemv_v2_64, cs_sg_cublasZgemv_v2_64, 2, 1379, cs_call_cublas+3544, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZgemv_v2_64, 1379
-CS_FAST_ENTRY cs_l_cublasZgeqrfBatched, cs_sl_cublasZgeqrfBatched, 0, 1380, cs_call_cublas+3552, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZgeqrfBatched, cs_sd_cublasZgeqrfBatched, 1, 1380, cs_call_cublas+3552, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZgeqrfBatched, cs_sg_cublasZgeqrfBatched, 2, 1380, cs_call_cublas+3552, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZgeqrfBatched, cs_sl_cublasZgeqrfBatched, 0, 1380, cs_call_cublas+3552, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZgeqrfBatched, cs_sd_cublasZgeqrfBatched, 1, 1380, cs_call_cublas+3552, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZgeqrfBatched, cs_sg_cublasZgeqrfBatched, 2, 1380, cs_call_cublas+3552, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZgeqrfBatched, 1380
-CS_FAST_ENTRY cs_l_cublasZgerc_v2, cs_sl_cublasZgerc_v2, 0, 1381, cs_call_cublas+3560, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZgerc_v2, cs_sd_cublasZgerc_v2, 1, 1381, cs_call_cublas+3560, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZgerc_v2, cs_sg_cublasZgerc_v2, 2, 1381, cs_call_cublas+3560, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZgerc_v2, cs_sl_cublasZgerc_v2, 0, 1381, cs_call_cublas+3560, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZgerc_v2, cs_sd_cublasZgerc_v2, 1, 1381, cs_call_cublas+3560, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZgerc_v2, cs_sg_cublasZgerc_v2, 2, 1381, cs_call_cublas+3560, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZgerc_v2, 1381
-CS_FAST_ENTRY cs_l_cublasZgerc_v2_64, cs_sl_cublasZgerc_v2_64, 0, 1382, cs_call_cublas+3568, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZgerc_v2_64, cs_sd_cublasZgerc_v2_64, 1, 1382, cs_call_cublas+3568, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZgerc_v2_64, cs_sg_cublasZgerc_v2_64, 2, 1382, cs_call_cublas+3568, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZgerc_v2_64, cs_sl_cublasZgerc_v2_64, 0, 1382, cs_call_cublas+3568, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZgerc_v2_64, cs_sd_cublasZgerc_v2_64, 1, 1382, cs_call_cublas+3568, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZgerc_v2_64, cs_sg_cublasZgerc_v2_64, 2, 1382, cs_call_cublas+3568, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZgerc_v2_64, 1382
-CS_FAST_ENTRY cs_l_cublasZgeru_v2, cs_sl_cublasZgeru_v2, 0, 1383, cs_call_cublas+3576, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZgeru_v2, cs_sd_cublasZgeru_v2, 1, 1383, cs_call_cublas+3576, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZgeru_v2, cs_sg_cublasZgeru_v2, 2, 1383, cs_call_cublas+3576, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZgeru_v2, cs_sl_cublasZgeru_v2, 0, 1383, cs_call_cublas+3576, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZgeru_v2, cs_sd_cublasZgeru_v2, 1, 1383, cs_call_cublas+3576, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZgeru_v2, cs_sg_cublasZgeru_v2, 2, 1383, cs_call_cublas+3576, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZgeru_v2, 1383
-CS_FAST_ENTRY cs_l_cublasZgeru_v2_64, cs_sl_cublasZgeru_v2_64, 0, 1384, cs_call_cublas+3584, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZgeru_v2_64, cs_sd_cublasZgeru_v2_64, 1, 1384, cs_call_cublas+3584, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZgeru_v2_64, cs_sg_cublasZgeru_v2_64, 2, 1384, cs_call_cublas+3584, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZgeru_v2_64, cs_sl_cublasZgeru_v2_64, 0, 1384, cs_call_cublas+3584, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZgeru_v2_64, cs_sd_cublasZgeru_v2_64, 1, 1384, cs_call_cublas+3584, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZgeru_v2_64, cs_sg_cublasZgeru_v2_64, 2, 1384, cs_call_cublas+3584, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZgeru_v2_64, 1384
-CS_FAST_ENTRY cs_l_cublasZgetrfBatched, cs_sl_cublasZgetrfBatched, 0, 1385, cs_call_cublas+3592, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZgetrfBatched, cs_sd_cublasZgetrfBatched, 1, 1385, cs_call_cublas+3592, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZgetrfBatched, cs_sg_cublasZgetrfBatched, 2, 1385, cs_call_cublas+3592, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZgetrfBatched, cs_sl_cublasZgetrfBatched, 0, 1385, cs_call_cublas+3592, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZgetrfBatched, cs_sd_cublasZgetrfBatched, 1, 1385, cs_call_cublas+3592, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZgetrfBatched, cs_sg_cublasZgetrfBatched, 2, 1385, cs_call_cublas+3592, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZgetrfBatched, 1385
-CS_FAST_ENTRY cs_l_cublasZgetriBatched, cs_sl_cublasZgetriBatched, 0, 1386, cs_call_cublas+3600, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZgetriBatched, cs_sd_cublasZgetriBatched, 1, 1386, cs_call_cublas+3600, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZgetriBatched, cs_sg_cublasZgetriBatched, 2, 1386, cs_call_cublas+3600, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZgetriBatched, cs_sl_cublasZgetriBatched, 0, 1386, cs_call_cublas+3600, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZgetriBatched, cs_sd_cublasZgetriBatched, 1, 1386, cs_call_cublas+3600, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZgetriBatched, cs_sg_cublasZgetriBatched, 2, 1386, cs_call_cublas+3600, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZgetriBatched, 1386
-CS_FAST_ENTRY cs_l_cublasZgetrsBatched, cs_sl_cublasZgetrsBatched, 0, 1387, cs_call_cublas+3608, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZgetrsBatched, cs_sd_cublasZgetrsBatched, 1, 1387, cs_call_cublas+3608, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZgetrsBatched, cs_sg_cublasZgetrsBatched, 2, 1387, cs_call_cublas+3608, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZgetrsBatched, cs_sl_cublasZgetrsBatched, 0, 1387, cs_call_cublas+3608, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZgetrsBatched, cs_sd_cublasZgetrsBatched, 1, 1387, cs_call_cublas+3608, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZgetrsBatched, cs_sg_cublasZgetrsBatched, 2, 1387, cs_call_cublas+3608, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZgetrsBatched, 1387
-CS_FAST_ENTRY cs_l_cublasZhbmv_v2, cs_sl_cublasZhbmv_v2, 0, 1388, cs_call_cublas+3616, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZhbmv_v2, cs_sd_cublasZhbmv_v2, 1, 1388, cs_call_cublas+3616, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZhbmv_v2, cs_sg_cublasZhbmv_v2, 2, 1388, cs_call_cublas+3616, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZhbmv_v2, cs_sl_cublasZhbmv_v2, 0, 1388, cs_call_cublas+3616, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZhbmv_v2, cs_sd_cublasZhbmv_v2, 1, 1388, cs_call_cublas+3616, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZhbmv_v2, cs_sg_cublasZhbmv_v2, 2, 1388, cs_call_cublas+3616, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZhbmv_v2, 1388
-CS_FAST_ENTRY cs_l_cublasZhbmv_v2_64, cs_sl_cublasZhbmv_v2_64, 0, 1389, cs_call_cublas+3624, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZhbmv_v2_64, cs_sd_cublasZhbmv_v2_64, 1, 1389, cs_call_cublas+3624, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZhbmv_v2_64, cs_sg_cublasZhbmv_v2_64, 2, 1389, cs_call_cublas+3624, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZhbmv_v2_64, cs_sl_cublasZhbmv_v2_64, 0, 1389, cs_call_cublas+3624, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZhbmv_v2_64, cs_sd_cublasZhbmv_v2_64, 1, 1389, cs_call_cublas+3624, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZhbmv_v2_64, cs_sg_cublasZhbmv_v2_64, 2, 1389, cs_call_cublas+3624, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZhbmv_v2_64, 1389
-CS_FAST_ENTRY cs_l_cublasZhemm_v2, cs_sl_cublasZhemm_v2, 0, 1390, cs_call_cublas+3632, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZhemm_v2, cs_sd_cublasZhemm_v2, 1, 1390, cs_call_cublas+3632, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZhemm_v2, cs_sg_cublasZhemm_v2, 2, 1390, cs_call_cublas+3632, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZhemm_v2, cs_sl_cublasZhemm_v2, 0, 1390, cs_call_cublas+3632, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZhemm_v2, cs_sd_cublasZhemm_v2, 1, 1390, cs_call_cublas+3632, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZhemm_v2, cs_sg_cublasZhemm_v2, 2, 1390, cs_call_cublas+3632, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZhemm_v2, 1390
-CS_FAST_ENTRY cs_l_cublasZhemm_v2_64, cs_sl_cublasZhemm_v2_64, 0, 1391, cs_call_cublas+3640, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZhemm_v2_64, cs_sd_cublasZhemm_v2_64, 1, 1391, cs_call_cublas+3640, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZhemm_v2_64, cs_sg_cublasZhemm_v2_64, 2, 1391, cs_call_cublas+3640, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZhemm_v2_64, cs_sl_cublasZhemm_v2_64, 0, 1391, cs_call_cublas+3640, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZhemm_v2_64, cs_sd_cublasZhemm_v2_64, 1, 1391, cs_call_cublas+3640, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZhemm_v2_64, cs_sg_cublasZhemm_v2_64, 2, 1391, cs_call_cublas+3640, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZhemm_v2_64, 1391
-CS_FAST_ENTRY cs_l_cublasZhemv_v2, cs_sl_cublasZhemv_v2, 0, 1392, cs_call_cublas+3648, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZhemv_v2, cs_sd_cublasZhemv_v2, 1, 1392, cs_call_cublas+3648, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZhemv_v2, cs_sg_cublasZhemv_v2, 2, 1392, cs_call_cublas+3648, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZhemv_v2, cs_sl_cublasZhemv_v2, 0, 1392, cs_call_cublas+3648, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZhemv_v2, cs_sd_cublasZhemv_v2, 1, 1392, cs_call_cublas+3648, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZhemv_v2, cs_sg_cublasZhemv_v2, 2, 1392, cs_call_cublas+3648, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZhemv_v2, 1392
-CS_FAST_ENTRY cs_l_cublasZhemv_v2_64, cs_sl_cublasZhemv_v2_64, 0, 1393, cs_call_cublas+3656, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZhemv_v2_64, cs_sd_cublasZhemv_v2_64, 1, 1393, cs_call_cublas+3656, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZhemv_v2_64, cs_sg_cublasZhemv_v2_64, 2, 1393, cs_call_cublas+3656, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZhemv_v2_64, cs_sl_cublasZhemv_v2_64, 0, 1393, cs_call_cublas+3656, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZhemv_v2_64, cs_sd_cublasZhemv_v2_64, 1, 1393, cs_call_cublas+3656, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZhemv_v2_64, cs_sg_cublasZhemv_v2_64, 2, 1393, cs_call_cublas+3656, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZhemv_v2_64, 1393
-CS_FAST_ENTRY cs_l_cublasZher2_v2, cs_sl_cublasZher2_v2, 0, 1394, cs_call_cublas+3664, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZher2_v2, cs_sd_cublasZher2_v2, 1, 1394, cs_call_cublas+3664, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZher2_v2, cs_sg_cublasZher2_v2, 2, 1394, cs_call_cublas+3664, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZher2_v2, cs_sl_cublasZher2_v2, 0, 1394, cs_call_cublas+3664, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZher2_v2, cs_sd_cublasZher2_v2, 1, 1394, cs_call_cublas+3664, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZher2_v2, cs_sg_cublasZher2_v2, 2, 1394, cs_call_cublas+3664, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZher2_v2, 1394
-CS_FAST_ENTRY cs_l_cublasZher2_v2_64, cs_sl_cublasZher2_v2_64, 0, 1395, cs_call_cublas+3672, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZher2_v2_64, cs_sd_cublasZher2_v2_64, 1, 1395, cs_call_cublas+3672, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZher2_v2_64, cs_sg_cublasZher2_v2_64, 2, 1395, cs_call_cublas+3672, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZher2_v2_64, cs_sl_cublasZher2_v2_64, 0, 1395, cs_call_cublas+3672, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZher2_v2_64, cs_sd_cublasZher2_v2_64, 1, 1395, cs_call_cublas+3672, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZher2_v2_64, cs_sg_cublasZher2_v2_64, 2, 1395, cs_call_cublas+3672, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZher2_v2_64, 1395
-CS_FAST_ENTRY cs_l_cublasZher2k_v2, cs_sl_cublasZher2k_v2, 0, 1396, cs_call_cublas+3680, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZher2k_v2, cs_sd_cublasZher2k_v2, 1, 1396, cs_call_cublas+3680, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZher2k_v2, cs_sg_cublasZher2k_v2, 2, 1396, cs_call_cublas+3680, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZher2k_v2, cs_sl_cublasZher2k_v2, 0, 1396, cs_call_cublas+3680, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZher2k_v2, cs_sd_cublasZher2k_v2, 1, 1396, cs_call_cublas+3680, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZher2k_v2, cs_sg_cublasZher2k_v2, 2, 1396, cs_call_cublas+3680, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZher2k_v2, 1396
-CS_FAST_ENTRY cs_l_cublasZher2k_v2_64, cs_sl_cublasZher2k_v2_64, 0, 1397, cs_call_cublas+3688, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZher2k_v2_64, cs_sd_cublasZher2k_v2_64, 1, 1397, cs_call_cublas+3688, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZher2k_v2_64, cs_sg_cublasZher2k_v2_64, 2, 1397, cs_call_cublas+3688, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZher2k_v2_64, cs_sl_cublasZher2k_v2_64, 0, 1397, cs_call_cublas+3688, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZher2k_v2_64, cs_sd_cublasZher2k_v2_64, 1, 1397, cs_call_cublas+3688, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZher2k_v2_64, cs_sg_cublasZher2k_v2_64, 2, 1397, cs_call_cublas+3688, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZher2k_v2_64, 1397
-CS_FAST_ENTRY cs_l_cublasZher_v2, cs_sl_cublasZher_v2, 0, 1398, cs_call_cublas+3696, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZher_v2, cs_sd_cublasZher_v2, 1, 1398, cs_call_cublas+3696, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZher_v2, cs_sg_cublasZher_v2, 2, 1398, cs_call_cublas+3696, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZher_v2, cs_sl_cublasZher_v2, 0, 1398, cs_call_cublas+3696, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZher_v2, cs_sd_cublasZher_v2, 1, 1398, cs_call_cublas+3696, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZher_v2, cs_sg_cublasZher_v2, 2, 1398, cs_call_cublas+3696, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZher_v2, 1398
-CS_FAST_ENTRY cs_l_cublasZher_v2_64, cs_sl_cublasZher_v2_64, 0, 1399, cs_call_cublas+3704, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZher_v2_64, cs_sd_cublasZher_v2_64, 1, 1399, cs_call_cublas+3704, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZher_v2_64, cs_sg_cublasZher_v2_64, 2, 1399, cs_call_cublas+3704, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZher_v2_64, cs_sl_cublasZher_v2_64, 0, 1399, cs_call_cublas+3704, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZher_v2_64, cs_sd_cublasZher_v2_64, 1, 1399, cs_call_cublas+3704, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZher_v2_64, cs_sg_cublasZher_v2_64, 2, 1399, cs_call_cublas+3704, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZher_v2_64, 1399
-CS_FAST_ENTRY cs_l_cublasZherk_v2, cs_sl_cublasZherk_v2, 0, 1400, cs_call_cublas+3712, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZherk_v2, cs_sd_cublasZherk_v2, 1, 1400, cs_call_cublas+3712, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZherk_v2, cs_sg_cublasZherk_v2, 2, 1400, cs_call_cublas+3712, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZherk_v2, cs_sl_cublasZherk_v2, 0, 1400, cs_call_cublas+3712, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZherk_v2, cs_sd_cublasZherk_v2, 1, 1400, cs_call_cublas+3712, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZherk_v2, cs_sg_cublasZherk_v2, 2, 1400, cs_call_cublas+3712, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZherk_v2, 1400
-CS_FAST_ENTRY cs_l_cublasZherk_v2_64, cs_sl_cublasZherk_v2_64, 0, 1401, cs_call_cublas+3720, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZherk_v2_64, cs_sd_cublasZherk_v2_64, 1, 1401, cs_call_cublas+3720, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZherk_v2_64, cs_sg_cublasZherk_v2_64, 2, 1401, cs_call_cublas+3720, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZherk_v2_64, cs_sl_cublasZherk_v2_64, 0, 1401, cs_call_cublas+3720, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZherk_v2_64, cs_sd_cublasZherk_v2_64, 1, 1401, cs_call_cublas+3720, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZherk_v2_64, cs_sg_cublasZherk_v2_64, 2, 1401, cs_call_cublas+3720, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZherk_v2_64, 1401
-CS_FAST_ENTRY cs_l_cublasZherkx, cs_sl_cublasZherkx, 0, 1402, cs_call_cublas+3728, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZherkx, cs_sd_cublasZherkx, 1, 1402, cs_call_cublas+3728, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZherkx, cs_sg_cublasZherkx, 2, 1402, cs_call_cublas+3728, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZherkx, cs_sl_cublasZherkx, 0, 1402, cs_call_cublas+3728, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZherkx, cs_sd_cublasZherkx, 1, 1402, cs_call_cublas+3728, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZherkx, cs_sg_cublasZherkx, 2, 1402, cs_call_cublas+3728, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZherkx, 1402
-CS_FAST_ENTRY cs_l_cublasZherkx_64, cs_sl_cublasZherkx_64, 0, 1403, cs_call_cublas+3736, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZherkx_64, cs_sd_cublasZherkx_64, 1, 1403, cs_call_cublas+3736, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZherkx_64, cs_sg_cublasZherkx_64, 2, 1403, cs_call_cublas+3736, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZherkx_64, cs_sl_cublasZherkx_64, 0, 1403, cs_call_cublas+3736, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZherkx_64, cs_sd_cublasZherkx_64, 1, 1403, cs_call_cublas+3736, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZherkx_64, cs_sg_cublasZherkx_64, 2, 1403, cs_call_cublas+3736, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZherkx_64, 1403
-CS_FAST_ENTRY cs_l_cublasZhpmv_v2, cs_sl_cublasZhpmv_v2, 0, 1404, cs_call_cublas+3744, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZhpmv_v2, cs_sd_cublasZhpmv_v2, 1, 1404, cs_call_cublas+3744, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZhpmv_v2, cs_sg_cublasZhpmv_v2, 2, 1404, cs_call_cublas+3744, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZhpmv_v2, cs_sl_cublasZhpmv_v2, 0, 1404, cs_call_cublas+3744, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZhpmv_v2, cs_sd_cublasZhpmv_v2, 1, 1404, cs_call_cublas+3744, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZhpmv_v2, cs_sg_cublasZhpmv_v2, 2, 1404, cs_call_cublas+3744, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZhpmv_v2, 1404
-CS_FAST_ENTRY cs_l_cublasZhpmv_v2_64, cs_sl_cublasZhpmv_v2_64, 0, 1405, cs_call_cublas+3752, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZhpmv_v2_64, cs_sd_cublasZhpmv_v2_64, 1, 1405, cs_call_cublas+3752, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZhpmv_v2_64, cs_sg_cublasZhpmv_v2_64, 2, 1405, cs_call_cublas+3752, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZhpmv_v2_64, cs_sl_cublasZhpmv_v2_64, 0, 1405, cs_call_cublas+3752, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZhpmv_v2_64, cs_sd_cublasZhpmv_v2_64, 1, 1405, cs_call_cublas+3752, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZhpmv_v2_64, cs_sg_cublasZhpmv_v2_64, 2, 1405, cs_call_cublas+3752, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZhpmv_v2_64, 1405
-CS_FAST_ENTRY cs_l_cublasZhpr2_v2, cs_sl_cublasZhpr2_v2, 0, 1406, cs_call_cublas+3760, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZhpr2_v2, cs_sd_cublasZhpr2_v2, 1, 1406, cs_call_cublas+3760, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZhpr2_v2, cs_sg_cublasZhpr2_v2, 2, 1406, cs_call_cublas+3760, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZhpr2_v2, cs_sl_cublasZhpr2_v2, 0, 1406, cs_call_cublas+3760, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZhpr2_v2, cs_sd_cublasZhpr2_v2, 1, 1406, cs_call_cublas+3760, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZhpr2_v2, cs_sg_cublasZhpr2_v2, 2, 1406, cs_call_cublas+3760, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZhpr2_v2, 1406
-CS_FAST_ENTRY cs_l_cublasZhpr2_v2_64, cs_sl_cublasZhpr2_v2_64, 0, 1407, cs_call_cublas+3768, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZhpr2_v2_64, cs_sd_cublasZhpr2_v2_64, 1, 1407, cs_call_cublas+3768, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZhpr2_v2_64, cs_sg_cublasZhpr2_v2_64, 2, 1407, cs_call_cublas+3768, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZhpr2_v2_64, cs_sl_cublasZhpr2_v2_64, 0, 1407, cs_call_cublas+3768, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZhpr2_v2_64, cs_sd_cublasZhpr2_v2_64, 1, 1407, cs_call_cublas+3768, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZhpr2_v2_64, cs_sg_cublasZhpr2_v2_64, 2, 1407, cs_call_cublas+3768, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZhpr2_v2_64, 1407
-CS_FAST_ENTRY cs_l_cublasZhpr_v2, cs_sl_cublasZhpr_v2, 0, 1408, cs_call_cublas+3776, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZhpr_v2, cs_sd_cublasZhpr_v2, 1, 1408, cs_call_cublas+3776, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZhpr_v2, cs_sg_cublasZhpr_v2, 2, 1408, cs_call_cublas+3776, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZhpr_v2, cs_sl_cublasZhpr_v2, 0, 1408, cs_call_cublas+3776, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZhpr_v2, cs_sd_cublasZhpr_v2, 1, 1408, cs_call_cublas+3776, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZhpr_v2, cs_sg_cublasZhpr_v2, 2, 1408, cs_call_cublas+3776, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZhpr_v2, 1408
-CS_FAST_ENTRY cs_l_cublasZhpr_v2_64, cs_sl_cublasZhpr_v2_64, 0, 1409, cs_call_cublas+3784, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZhpr_v2_64, cs_sd_cublasZhpr_v2_64, 1, 1409, cs_call_cublas+3784, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZhpr_v2_64, cs_sg_cublasZhpr_v2_64, 2, 1409, cs_call_cublas+3784, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZhpr_v2_64, cs_sl_cublasZhpr_v2_64, 0, 1409, cs_call_cublas+3784, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZhpr_v2_64, cs_sd_cublasZhpr_v2_64, 1, 1409, cs_call_cublas+3784, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZhpr_v2_64, cs_sg_cublasZhpr_v2_64, 2, 1409, cs_call_cublas+3784, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZhpr_v2_64, 1409
-CS_FAST_ENTRY cs_l_cublasZmatinvBatched, cs_sl_cublasZmatinvBatched, 0, 1410, cs_call_cublas+3792, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZmatinvBatched, cs_sd_cublasZmatinvBatched, 1, 1410, cs_call_cublas+3792, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZmatinvBatched, cs_sg_cublasZmatinvBatched, 2, 1410, cs_call_cublas+3792, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZmatinvBatched, cs_sl_cublasZmatinvBatched, 0, 1410, cs_call_cublas+3792, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZmatinvBatched, cs_sd_cublasZmatinvBatched, 1, 1410, cs_call_cublas+3792, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZmatinvBatched, cs_sg_cublasZmatinvBatched, 2, 1410, cs_call_cublas+3792, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZmatinvBatched, 1410
-CS_FAST_ENTRY cs_l_cublasZrot_v2, cs_sl_cublasZrot_v2, 0, 1411, cs_call_cublas+3800, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZrot_v2, cs_sd_cublasZrot_v2, 1, 1411, cs_call_cublas+3800, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZrot_v2, cs_sg_cublasZrot_v2, 2, 1411, cs_call_cublas+3800, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZrot_v2, cs_sl_cublasZrot_v2, 0, 1411, cs_call_cublas+3800, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZrot_v2, cs_sd_cublasZrot_v2, 1, 1411, cs_call_cublas+3800, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZrot_v2, cs_sg_cublasZrot_v2, 2, 1411, cs_call_cublas+3800, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZrot_v2, 1411
-CS_FAST_ENTRY cs_l_cublasZrot_v2_64, cs_sl_cublasZrot_v2_64, 0, 1412, cs_call_cublas+3808, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZrot_v2_64, cs_sd_cublasZrot_v2_64, 1, 1412, cs_call_cublas+3808, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZrot_v2_64, cs_sg_cublasZrot_v2_64, 2, 1412, cs_call_cublas+3808, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZrot_v2_64, cs_sl_cublasZrot_v2_64, 0, 1412, cs_call_cublas+3808, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZrot_v2_64, cs_sd_cublasZrot_v2_64, 1, 1412, cs_call_cublas+3808, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZrot_v2_64, cs_sg_cublasZrot_v2_64, 2, 1412, cs_call_cublas+3808, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZrot_v2_64, 1412
-CS_FAST_ENTRY cs_l_cublasZrotg_v2, cs_sl_cublasZrotg_v2, 0, 1413, cs_call_cublas+3816, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZrotg_v2, cs_sd_cublasZrotg_v2, 1, 1413, cs_call_cublas+3816, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZrotg_v2, cs_sg_cublasZrotg_v2, 2, 1413, cs_call_cublas+3816, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZrotg_v2, cs_sl_cublasZrotg_v2, 0, 1413, cs_call_cublas+3816, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZrotg_v2, cs_sd_cublasZrotg_v2, 1, 1413, cs_call_cublas+3816, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZrotg_v2, cs_sg_cublasZrotg_v2, 2, 1413, cs_call_cublas+3816, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZrotg_v2, 1413
-CS_FAST_ENTRY cs_l_cublasZscal_v2, cs_sl_cublasZscal_v2, 0, 1414, cs_call_cublas+3824, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZscal_v2, cs_sd_cublasZscal_v2, 1, 1414, cs_call_cublas+3824, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZscal_v2, cs_sg_cublasZscal_v2, 2, 1414, cs_call_cublas+3824, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZscal_v2, cs_sl_cublasZscal_v2, 0, 1414, cs_call_cublas+3824, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZscal_v2, cs_sd_cublasZscal_v2, 1, 1414, cs_call_cublas+3824, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZscal_v2, cs_sg_cublasZscal_v2, 2, 1414, cs_call_cublas+3824, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZscal_v2, 1414
-CS_FAST_ENTRY cs_l_cublasZscal_v2_64, cs_sl_cublasZscal_v2_64, 0, 1415, cs_call_cublas+3832, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZscal_v2_64, cs_sd_cublasZscal_v2_64, 1, 1415, cs_call_cublas+3832, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZscal_v2_64, cs_sg_cublasZscal_v2_64, 2, 1415, cs_call_cublas+3832, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZscal_v2_64, cs_sl_cublasZscal_v2_64, 0, 1415, cs_call_cublas+3832, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZscal_v2_64, cs_sd_cublasZscal_v2_64, 1, 1415, cs_call_cublas+3832, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZscal_v2_64, cs_sg_cublasZscal_v2_64, 2, 1415, cs_call_cublas+3832, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZscal_v2_64, 1415
-CS_FAST_ENTRY cs_l_cublasZswap_v2, cs_sl_cublasZswap_v2, 0, 1416, cs_call_cublas+3840, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZswap_v2, cs_sd_cublasZswap_v2, 1, 1416, cs_call_cublas+3840, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZswap_v2, cs_sg_cublasZswap_v2, 2, 1416, cs_call_cublas+3840, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZswap_v2, cs_sl_cublasZswap_v2, 0, 1416, cs_call_cublas+3840, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZswap_v2, cs_sd_cublasZswap_v2, 1, 1416, cs_call_cublas+3840, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZswap_v2, cs_sg_cublasZswap_v2, 2, 1416, cs_call_cublas+3840, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZswap_v2, 1416
-CS_FAST_ENTRY cs_l_cublasZswap_v2_64, cs_sl_cublasZswap_v2_64, 0, 1417, cs_call_cublas+3848, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZswap_v2_64, cs_sd_cublasZswap_v2_64, 1, 1417, cs_call_cublas+3848, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZswap_v2_64, cs_sg_cublasZswap_v2_64, 2, 1417, cs_call_cublas+3848, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZswap_v2_64, cs_sl_cublasZswap_v2_64, 0, 1417, cs_call_cublas+3848, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZswap_v2_64, cs_sd_cublasZswap_v2_64, 1, 1417, cs_call_cublas+3848, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZswap_v2_64, cs_sg_cublasZswap_v2_64, 2, 1417, cs_call_cublas+3848, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZswap_v2_64, 1417
-CS_FAST_ENTRY cs_l_cublasZsymm_v2, cs_sl_cublasZsymm_v2, 0, 1418, cs_call_cublas+3856, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZsymm_v2, cs_sd_cublasZsymm_v2, 1, 1418, cs_call_cublas+3856, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZsymm_v2, cs_sg_cublasZsymm_v2, 2, 1418, cs_call_cublas+3856, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZsymm_v2, cs_sl_cublasZsymm_v2, 0, 1418, cs_call_cublas+3856, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZsymm_v2, cs_sd_cublasZsymm_v2, 1, 1418, cs_call_cublas+3856, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZsymm_v2, cs_sg_cublasZsymm_v2, 2, 1418, cs_call_cublas+3856, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZsymm_v2, 1418
-CS_FAST_ENTRY cs_l_cublasZsymm_v2_64, cs_sl_cublasZsymm_v2_64, 0, 1419, cs_call_cublas+3864, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZsymm_v2_64, cs_sd_cublasZsymm_v2_64, 1, 1419, cs_call_cublas+3864, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZsymm_v2_64, cs_sg_cublasZsymm_v2_64, 2, 1419, cs_call_cublas+3864, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZsymm_v2_64, cs_sl_cublasZsymm_v2_64, 0, 1419, cs_call_cublas+3864, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZsymm_v2_64, cs_sd_cublasZsymm_v2_64, 1, 1419, cs_call_cublas+3864, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZsymm_v2_64, cs_sg_cublasZsymm_v2_64, 2, 1419, cs_call_cublas+3864, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZsymm_v2_64, 1419
-CS_FAST_ENTRY cs_l_cublasZsymv_v2, cs_sl_cublasZsymv_v2, 0, 1420, cs_call_cublas+3872, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZsymv_v2, cs_sd_cublasZsymv_v2, 1, 1420, cs_call_cublas+3872, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZsymv_v2, cs_sg_cublasZsymv_v2, 2, 1420, cs_call_cublas+3872, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZsymv_v2, cs_sl_cublasZsymv_v2, 0, 1420, cs_call_cublas+3872, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZsymv_v2, cs_sd_cublasZsymv_v2, 1, 1420, cs_call_cublas+3872, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZsymv_v2, cs_sg_cublasZsymv_v2, 2, 1420, cs_call_cublas+3872, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZsymv_v2, 1420
-CS_FAST_ENTRY cs_l_cublasZsymv_v2_64, cs_sl_cublasZsymv_v2_64, 0, 1421, cs_call_cublas+3880, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZsymv_v2_64, cs_sd_cublasZsymv_v2_64, 1, 1421, cs_call_cublas+3880, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZsymv_v2_64, cs_sg_cublasZsymv_v2_64, 2, 1421, cs_call_cublas+3880, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZsymv_v2_64, cs_sl_cublasZsymv_v2_64, 0, 1421, cs_call_cublas+3880, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZsymv_v2_64, cs_sd_cublasZsymv_v2_64, 1, 1421, cs_call_cublas+3880, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZsymv_v2_64, cs_sg_cublasZsymv_v2_64, 2, 1421, cs_call_cublas+3880, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZsymv_v2_64, 1421
-CS_FAST_ENTRY cs_l_cublasZsyr2_v2, cs_sl_cublasZsyr2_v2, 0, 1422, cs_call_cublas+3888, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZsyr2_v2, cs_sd_cublasZsyr2_v2, 1, 1422, cs_call_cublas+3888, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZsyr2_v2, cs_sg_cublasZsyr2_v2, 2, 1422, cs_call_cublas+3888, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZsyr2_v2, cs_sl_cublasZsyr2_v2, 0, 1422, cs_call_cublas+3888, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZsyr2_v2, cs_sd_cublasZsyr2_v2, 1, 1422, cs_call_cublas+3888, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZsyr2_v2, cs_sg_cublasZsyr2_v2, 2, 1422, cs_call_cublas+3888, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZsyr2_v2, 1422
-CS_FAST_ENTRY cs_l_cublasZsyr2_v2_64, cs_sl_cublasZsyr2_v2_64, 0, 1423, cs_call_cublas+3896, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZsyr2_v2_64, cs_sd_cublasZsyr2_v2_64, 1, 1423, cs_call_cublas+3896, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZsyr2_v2_64, cs_sg_cublasZsyr2_v2_64, 2, 1423, cs_call_cublas+3896, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZsyr2_v2_64, cs_sl_cublasZsyr2_v2_64, 0, 1423, cs_call_cublas+3896, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZsyr2_v2_64, cs_sd_cublasZsyr2_v2_64, 1, 1423, cs_call_cublas+3896, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZsyr2_v2_64, cs_sg_cublasZsyr2_v2_64, 2, 1423, cs_call_cublas+3896, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZsyr2_v2_64, 1423
-CS_FAST_ENTRY cs_l_cublasZsyr2k_v2, cs_sl_cublasZsyr2k_v2, 0, 1424, cs_call_cublas+3904, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZsyr2k_v2, cs_sd_cublasZsyr2k_v2, 1, 1424, cs_call_cublas+3904, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZsyr2k_v2, cs_sg_cublasZsyr2k_v2, 2, 1424, cs_call_cublas+3904, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZsyr2k_v2, cs_sl_cublasZsyr2k_v2, 0, 1424, cs_call_cublas+3904, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZsyr2k_v2, cs_sd_cublasZsyr2k_v2, 1, 1424, cs_call_cublas+3904, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZsyr2k_v2, cs_sg_cublasZsyr2k_v2, 2, 1424, cs_call_cublas+3904, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZsyr2k_v2, 1424
-CS_FAST_ENTRY cs_l_cublasZsyr2k_v2_64, cs_sl_cublasZsyr2k_v2_64, 0, 1425, cs_call_cublas+3912, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZsyr2k_v2_64, cs_sd_cublasZsyr2k_v2_64, 1, 1425, cs_call_cublas+3912, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZsyr2k_v2_64, cs_sg_cublasZsyr2k_v2_64, 2, 1425, cs_call_cublas+3912, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZsyr2k_v2_64, cs_sl_cublasZsyr2k_v2_64, 0, 1425, cs_call_cublas+3912, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZsyr2k_v2_64, cs_sd_cublasZsyr2k_v2_64, 1, 1425, cs_call_cublas+3912, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZsyr2k_v2_64, cs_sg_cublasZsyr2k_v2_64, 2, 1425, cs_call_cublas+3912, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZsyr2k_v2_64, 1425
-CS_FAST_ENTRY cs_l_cublasZsyr_v2, cs_sl_cublasZsyr_v2, 0, 1426, cs_call_cublas+3920, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZsyr_v2, cs_sd_cublasZsyr_v2, 1, 1426, cs_call_cublas+3920, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZsyr_v2, cs_sg_cublasZsyr_v2, 2, 1426, cs_call_cublas+3920, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZsyr_v2, cs_sl_cublasZsyr_v2, 0, 1426, cs_call_cublas+3920, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZsyr_v2, cs_sd_cublasZsyr_v2, 1, 1426, cs_call_cublas+3920, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZsyr_v2, cs_sg_cublasZsyr_v2, 2, 1426, cs_call_cublas+3920, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZsyr_v2, 1426
-CS_FAST_ENTRY cs_l_cublasZsyr_v2_64, cs_sl_cublasZsyr_v2_64, 0, 1427, cs_call_cublas+3928, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZsyr_v2_64, cs_sd_cublasZsyr_v2_64, 1, 1427, cs_call_cublas+3928, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZsyr_v2_64, cs_sg_cublasZsyr_v2_64, 2, 1427, cs_call_cublas+3928, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZsyr_v2_64, cs_sl_cublasZsyr_v2_64, 0, 1427, cs_call_cublas+3928, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZsyr_v2_64, cs_sd_cublasZsyr_v2_64, 1, 1427, cs_call_cublas+3928, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZsyr_v2_64, cs_sg_cublasZsyr_v2_64, 2, 1427, cs_call_cublas+3928, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZsyr_v2_64, 1427
-CS_FAST_ENTRY cs_l_cublasZsyrk_v2, cs_sl_cublasZsyrk_v2, 0, 1428, cs_call_cublas+3936, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZsyrk_v2, cs_sd_cublasZsyrk_v2, 1, 1428, cs_call_cublas+3936, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZsyrk_v2, cs_sg_cublasZsyrk_v2, 2, 1428, cs_call_cublas+3936, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZsyrk_v2, cs_sl_cublasZsyrk_v2, 0, 1428, cs_call_cublas+3936, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZsyrk_v2, cs_sd_cublasZsyrk_v2, 1, 1428, cs_call_cublas+3936, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZsyrk_v2, cs_sg_cublasZsyrk_v2, 2, 1428, cs_call_cublas+3936, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZsyrk_v2, 1428
-CS_FAST_ENTRY cs_l_cublasZsyrk_v2_64, cs_sl_cublasZsyrk_v2_64, 0, 1429, cs_call_cublas+3944, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZsyrk_v2_64, cs_sd_cublasZsyrk_v2_64, 1, 1429, cs_call_cublas+3944, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZsyrk_v2_64, cs_sg_cublasZsyrk_v2_64, 2, 1429, cs_call_cublas+3944, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZsyrk_v2_64, cs_sl_cublasZsyrk_v2_64, 0, 1429, cs_call_cublas+3944, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZsyrk_v2_64, cs_sd_cublasZsyrk_v2_64, 1, 1429, cs_call_cublas+3944, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZsyrk_v2_64, cs_sg_cublasZsyrk_v2_64, 2, 1429, cs_call_cublas+3944, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZsyrk_v2_64, 1429
-CS_FAST_ENTRY cs_l_cublasZsyrkx, cs_sl_cublasZsyrkx, 0, 1430, cs_call_cublas+3952, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZsyrkx, cs_sd_cublasZsyrkx, 1, 1430, cs_call_cublas+3952, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZsyrkx, cs_sg_cublasZsyrkx, 2, 1430, cs_call_cublas+3952, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZsyrkx, cs_sl_cublasZsyrkx, 0, 1430, cs_call_cublas+3952, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZsyrkx, cs_sd_cublasZsyrkx, 1, 1430, cs_call_cublas+3952, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZsyrkx, cs_sg_cublasZsyrkx, 2, 1430, cs_call_cublas+3952, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZsyrkx, 1430
-CS_FAST_ENTRY cs_l_cublasZsyrkx_64, cs_sl_cublasZsyrkx_64, 0, 1431, cs_call_cublas+3960, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZsyrkx_64, cs_sd_cublasZsyrkx_64, 1, 1431, cs_call_cublas+3960, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZsyrkx_64, cs_sg_cublasZsyrkx_64, 2, 1431, cs_call_cublas+3960, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZsyrkx_64, cs_sl_cublasZsyrkx_64, 0, 1431, cs_call_cublas+3960, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZsyrkx_64, cs_sd_cublasZsyrkx_64, 1, 1431, cs_call_cublas+3960, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZsyrkx_64, cs_sg_cublasZsyrkx_64, 2, 1431, cs_call_cublas+3960, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZsyrkx_64, 1431
-CS_FAST_ENTRY cs_l_cublasZtbmv_v2, cs_sl_cublasZtbmv_v2, 0, 1432, cs_call_cublas+3968, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZtbmv_v2, cs_sd_cublasZtbmv_v2, 1, 1432, cs_call_cublas+3968, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZtbmv_v2, cs_sg_cublasZtbmv_v2, 2, 1432, cs_call_cublas+3968, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZtbmv_v2, cs_sl_cublasZtbmv_v2, 0, 1432, cs_call_cublas+3968, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZtbmv_v2, cs_sd_cublasZtbmv_v2, 1, 1432, cs_call_cublas+3968, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZtbmv_v2, cs_sg_cublasZtbmv_v2, 2, 1432, cs_call_cublas+3968, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZtbmv_v2, 1432
-CS_FAST_ENTRY cs_l_cublasZtbmv_v2_64, cs_sl_cublasZtbmv_v2_64, 0, 1433, cs_call_cublas+3976, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZtbmv_v2_64, cs_sd_cublasZtbmv_v2_64, 1, 1433, cs_call_cublas+3976, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZtbmv_v2_64, cs_sg_cublasZtbmv_v2_64, 2, 1433, cs_call_cublas+3976, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZtbmv_v2_64, cs_sl_cublasZtbmv_v2_64, 0, 1433, cs_call_cublas+3976, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZtbmv_v2_64, cs_sd_cublasZtbmv_v2_64, 1, 1433, cs_call_cublas+3976, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZtbmv_v2_64, cs_sg_cublasZtbmv_v2_64, 2, 1433, cs_call_cublas+3976, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZtbmv_v2_64, 1433
-CS_FAST_ENTRY cs_l_cublasZtbsv_v2, cs_sl_cublasZtbsv_v2, 0, 1434, cs_call_cublas+3984, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZtbsv_v2, cs_sd_cublasZtbsv_v2, 1, 1434, cs_call_cublas+3984, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZtbsv_v2, cs_sg_cublasZtbsv_v2, 2, 1434, cs_call_cublas+3984, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZtbsv_v2, cs_sl_cublasZtbsv_v2, 0, 1434, cs_call_cublas+3984, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZtbsv_v2, cs_sd_cublasZtbsv_v2, 1, 1434, cs_call_cublas+3984, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZtbsv_v2, cs_sg_cublasZtbsv_v2, 2, 1434, cs_call_cublas+3984, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZtbsv_v2, 1434
-CS_FAST_ENTRY cs_l_cublasZtbsv_v2_64, cs_sl_cublasZtbsv_v2_64, 0, 1435, cs_call_cublas+3992, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZtbsv_v2_64, cs_sd_cublasZtbsv_v2_64, 1, 1435, cs_call_cublas+3992, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZtbsv_v2_64, cs_sg_cublasZtbsv_v2_64, 2, 1435, cs_call_cublas+3992, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZtbsv_v2_64, cs_sl_cublasZtbsv_v2_64, 0, 1435, cs_call_cublas+3992, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZtbsv_v2_64, cs_sd_cublasZtbsv_v2_64, 1, 1435, cs_call_cublas+3992, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZtbsv_v2_64, cs_sg_cublasZtbsv_v2_64, 2, 1435, cs_call_cublas+3992, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZtbsv_v2_64, 1435
-CS_FAST_ENTRY cs_l_cublasZtpmv_v2, cs_sl_cublasZtpmv_v2, 0, 1436, cs_call_cublas+4000, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZtpmv_v2, cs_sd_cublasZtpmv_v2, 1, 1436, cs_call_cublas+4000, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZtpmv_v2, cs_sg_cublasZtpmv_v2, 2, 1436, cs_call_cublas+4000, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZtpmv_v2, cs_sl_cublasZtpmv_v2, 0, 1436, cs_call_cublas+4000, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZtpmv_v2, cs_sd_cublasZtpmv_v2, 1, 1436, cs_call_cublas+4000, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZtpmv_v2, cs_sg_cublasZtpmv_v2, 2, 1436, cs_call_cublas+4000, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZtpmv_v2, 1436
-CS_FAST_ENTRY cs_l_cublasZtpmv_v2_64, cs_sl_cublasZtpmv_v2_64, 0, 1437, cs_call_cublas+4008, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZtpmv_v2_64, cs_sd_cublasZtpmv_v2_64, 1, 1437, cs_call_cublas+4008, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZtpmv_v2_64, cs_sg_cublasZtpmv_v2_64, 2, 1437, cs_call_cublas+4008, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZtpmv_v2_64, cs_sl_cublasZtpmv_v2_64, 0, 1437, cs_call_cublas+4008, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZtpmv_v2_64, cs_sd_cublasZtpmv_v2_64, 1, 1437, cs_call_cublas+4008, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZtpmv_v2_64, cs_sg_cublasZtpmv_v2_64, 2, 1437, cs_call_cublas+4008, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZtpmv_v2_64, 1437
-CS_FAST_ENTRY cs_l_cublasZtpsv_v2, cs_sl_cublasZtpsv_v2, 0, 1438, cs_call_cublas+4016, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZtpsv_v2, cs_sd_cublasZtpsv_v2, 1, 1438, cs_call_cublas+4016, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZtpsv_v2, cs_sg_cublasZtpsv_v2, 2, 1438, cs_call_cublas+4016, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZtpsv_v2, cs_sl_cublasZtpsv_v2, 0, 1438, cs_call_cublas+4016, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZtpsv_v2, cs_sd_cublasZtpsv_v2, 1, 1438, cs_call_cublas+4016, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZtpsv_v2, cs_sg_cublasZtpsv_v2, 2, 1438, cs_call_cublas+4016, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZtpsv_v2, 1438
-CS_FAST_ENTRY cs_l_cublasZtpsv_v2_64, cs_sl_cublasZtpsv_v2_64, 0, 1439, cs_call_cublas+4024, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZtpsv_v2_64, cs_sd_cublasZtpsv_v2_64, 1, 1439, cs_call_cublas+4024, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZtpsv_v2_64, cs_sg_cublasZtpsv_v2_64, 2, 1439, cs_call_cublas+4024, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZtpsv_v2_64, cs_sl_cublasZtpsv_v2_64, 0, 1439, cs_call_cublas+4024, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZtpsv_v2_64, cs_sd_cublasZtpsv_v2_64, 1, 1439, cs_call_cublas+4024, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZtpsv_v2_64, cs_sg_cublasZtpsv_v2_64, 2, 1439, cs_call_cublas+4024, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZtpsv_v2_64, 1439
-CS_FAST_ENTRY cs_l_cublasZtpttr, cs_sl_cublasZtpttr, 0, 1440, cs_call_cublas+4032, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZtpttr, cs_sd_cublasZtpttr, 1, 1440, cs_call_cublas+4032, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZtpttr, cs_sg_cublasZtpttr, 2, 1440, cs_call_cublas+4032, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZtpttr, cs_sl_cublasZtpttr, 0, 1440, cs_call_cublas+4032, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZtpttr, cs_sd_cublasZtpttr, 1, 1440, cs_call_cublas+4032, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZtpttr, cs_sg_cublasZtpttr, 2, 1440, cs_call_cublas+4032, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZtpttr, 1440
-CS_FAST_ENTRY cs_l_cublasZtrmm_v2, cs_sl_cublasZtrmm_v2, 0, 1441, cs_call_cublas+4040, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZtrmm_v2, cs_sd_cublasZtrmm_v2, 1, 1441, cs_call_cublas+4040, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZtrmm_v2, cs_sg_cublasZtrmm_v2, 2, 1441, cs_call_cublas+4040, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZtrmm_v2, cs_sl_cublasZtrmm_v2, 0, 1441, cs_call_cublas+4040, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZtrmm_v2, cs_sd_cublasZtrmm_v2, 1, 1441, cs_call_cublas+4040, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZtrmm_v2, cs_sg_cublasZtrmm_v2, 2, 1441, cs_call_cublas+4040, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZtrmm_v2, 1441
-CS_FAST_ENTRY cs_l_cublasZtrmm_v2_64, cs_sl_cublasZtrmm_v2_64, 0, 1442, cs_call_cublas+4048, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZtrmm_v2_64, cs_sd_cublasZtrmm_v2_64, 1, 1442, cs_call_cublas+4048, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZtrmm_v2_64, cs_sg_cublasZtrmm_v2_64, 2, 1442, cs_call_cublas+4048, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZtrmm_v2_64, cs_sl_cublasZtrmm_v2_64, 0, 1442, cs_call_cublas+4048, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZtrmm_v2_64, cs_sd_cublasZtrmm_v2_64, 1, 1442, cs_call_cublas+4048, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZtrmm_v2_64, cs_sg_cublasZtrmm_v2_64, 2, 1442, cs_call_cublas+4048, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZtrmm_v2_64, 1442
-CS_FAST_ENTRY cs_l_cublasZtrmv_v2, cs_sl_cublasZtrmv_v2, 0, 1443, cs_call_cublas+4056, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZtrmv_v2, cs_sd_cublasZtrmv_v2, 1, 1443, cs_call_cublas+4056, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZtrmv_v2, cs_sg_cublasZtrmv_v2, 2, 1443, cs_call_cublas+4056, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZtrmv_v2, cs_sl_cublasZtrmv_v2, 0, 1443, cs_call_cublas+4056, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZtrmv_v2, cs_sd_cublasZtrmv_v2, 1, 1443, cs_call_cublas+4056, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZtrmv_v2, cs_sg_cublasZtrmv_v2, 2, 1443, cs_call_cublas+4056, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZtrmv_v2, 1443
-CS_FAST_ENTRY cs_l_cublasZtrmv_v2_64, cs_sl_cublasZtrmv_v2_64, 0, 1444, cs_call_cublas+4064, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZtrmv_v2_64, cs_sd_cublasZtrmv_v2_64, 1, 1444, cs_call_cublas+4064, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZtrmv_v2_64, cs_sg_cublasZtrmv_v2_64, 2, 1444, cs_call_cublas+4064, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZtrmv_v2_64, cs_sl_cublasZtrmv_v2_64, 0, 1444, cs_call_cublas+4064, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZtrmv_v2_64, cs_sd_cublasZtrmv_v2_64, 1, 1444, cs_call_cublas+4064, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZtrmv_v2_64, cs_sg_cublasZtrmv_v2_64, 2, 1444, cs_call_cublas+4064, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZtrmv_v2_64, 1444
-CS_FAST_ENTRY cs_l_cublasZtrsmBatched, cs_sl_cublasZtrsmBatched, 0, 1445, cs_call_cublas+4072, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZtrsmBatched, cs_sd_cublasZtrsmBatched, 1, 1445, cs_call_cublas+4072, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZtrsmBatched, cs_sg_cublasZtrsmBatched, 2, 1445, cs_call_cublas+4072, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZtrsmBatched, cs_sl_cublasZtrsmBatched, 0, 1445, cs_call_cublas+4072, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZtrsmBatched, cs_sd_cublasZtrsmBatched, 1, 1445, cs_call_cublas+4072, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZtrsmBatched, cs_sg_cublasZtrsmBatched, 2, 1445, cs_call_cublas+4072, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZtrsmBatched, 1445
-CS_FAST_ENTRY cs_l_cublasZtrsmBatched_64, cs_sl_cublasZtrsmBatched_64, 0, 1446, cs_call_cublas+4080, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZtrsmBatched_64, cs_sd_cublasZtrsmBatched_64, 1, 1446, cs_call_cublas+4080, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZtrsmBatched_64, cs_sg_cublasZtrsmBatched_64, 2, 1446, cs_call_cublas+4080, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZtrsmBatched_64, cs_sl_cublasZtrsmBatched_64, 0, 1446, cs_call_cublas+4080, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZtrsmBatched_64, cs_sd_cublasZtrsmBatched_64, 1, 1446, cs_call_cublas+4080, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZtrsmBatched_64, cs_sg_cublasZtrsmBatched_64, 2, 1446, cs_call_cublas+4080, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZtrsmBatched_64, 1446
-CS_FAST_ENTRY cs_l_cublasZtrsm_v2, cs_sl_cublasZtrsm_v2, 0, 1447, cs_call_cublas+4088, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZtrsm_v2, cs_sd_cublasZtrsm_v2, 1, 1447, cs_call_cublas+4088, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZtrsm_v2, cs_sg_cublasZtrsm_v2, 2, 1447, cs_call_cublas+4088, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZtrsm_v2, cs_sl_cublasZtrsm_v2, 0, 1447, cs_call_cublas+4088, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZtrsm_v2, cs_sd_cublasZtrsm_v2, 1, 1447, cs_call_cublas+4088, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZtrsm_v2, cs_sg_cublasZtrsm_v2, 2, 1447, cs_call_cublas+4088, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZtrsm_v2, 1447
-CS_FAST_ENTRY cs_l_cublasZtrsm_v2_64, cs_sl_cublasZtrsm_v2_64, 0, 1448, cs_call_cublas+4096, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZtrsm_v2_64, cs_sd_cublasZtrsm_v2_64, 1, 1448, cs_call_cublas+4096, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZtrsm_v2_64, cs_sg_cublasZtrsm_v2_64, 2, 1448, cs_call_cublas+4096, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZtrsm_v2_64, cs_sl_cublasZtrsm_v2_64, 0, 1448, cs_call_cublas+4096, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZtrsm_v2_64, cs_sd_cublasZtrsm_v2_64, 1, 1448, cs_call_cublas+4096, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZtrsm_v2_64, cs_sg_cublasZtrsm_v2_64, 2, 1448, cs_call_cublas+4096, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZtrsm_v2_64, 1448
-CS_FAST_ENTRY cs_l_cublasZtrsv_v2, cs_sl_cublasZtrsv_v2, 0, 1449, cs_call_cublas+4104, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZtrsv_v2, cs_sd_cublasZtrsv_v2, 1, 1449, cs_call_cublas+4104, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZtrsv_v2, cs_sg_cublasZtrsv_v2, 2, 1449, cs_call_cublas+4104, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZtrsv_v2, cs_sl_cublasZtrsv_v2, 0, 1449, cs_call_cublas+4104, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZtrsv_v2, cs_sd_cublasZtrsv_v2, 1, 1449, cs_call_cublas+4104, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZtrsv_v2, cs_sg_cublasZtrsv_v2, 2, 1449, cs_call_cublas+4104, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZtrsv_v2, 1449
-CS_FAST_ENTRY cs_l_cublasZtrsv_v2_64, cs_sl_cublasZtrsv_v2_64, 0, 1450, cs_call_cublas+4112, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZtrsv_v2_64, cs_sd_cublasZtrsv_v2_64, 1, 1450, cs_call_cublas+4112, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZtrsv_v2_64, cs_sg_cublasZtrsv_v2_64, 2, 1450, cs_call_cublas+4112, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZtrsv_v2_64, cs_sl_cublasZtrsv_v2_64, 0, 1450, cs_call_cublas+4112, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZtrsv_v2_64, cs_sd_cublasZtrsv_v2_64, 1, 1450, cs_call_cublas+4112, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZtrsv_v2_64, cs_sg_cublasZtrsv_v2_64, 2, 1450, cs_call_cublas+4112, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZtrsv_v2_64, 1450
-CS_FAST_ENTRY cs_l_cublasZtrttp, cs_sl_cublasZtrttp, 0, 1451, cs_call_cublas+4120, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cublasZtrttp, cs_sd_cublasZtrttp, 1, 1451, cs_call_cublas+4120, cs_api_cublas, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cublasZtrttp, cs_sg_cublasZtrttp, 2, 1451, cs_call_cublas+4120, cs_api_cublas, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cublasZtrttp, cs_sl_cublasZtrttp, 0, 1451, cs_call_cublas+4120, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_d_cublasZtrttp, cs_sd_cublasZtrttp, 1, 1451, cs_call_cublas+4120, cs_api_cublas, 1, 0
+CS_FAST_ENTRY cs_g_cublasZtrttp, cs_sg_cublasZtrttp, 2, 1451, cs_call_cublas+4120, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZtrttp, 1451
 #endif
     .section .note.GNU-stack, "", @progbits

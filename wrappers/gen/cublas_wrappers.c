@@ -39,7 +39,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasAsumEx(uint8_t 
     typedef uint32_t (*fn_t)(void *, int32_t, void *, uint32_t, int32_t, void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasAsumEx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasAsumEx(via, handle, n, x, xType, incx, result, resultType, executiontype);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasAsumEx(via, handle, n, x, xType, incx, result, resultType, executiontype);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasAsumEx(via, handle, n, x, xType, incx, result, resultType, executiontype);
     cs_fast_enter(t, CS_CUBLAS_cublasAsumEx);
     uint32_t r = real(handle, n, x, xType, incx, result, resultType, executiontype);
@@ -94,7 +94,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasAsumEx_64(uint8
     typedef uint32_t (*fn_t)(void *, int64_t, void *, uint32_t, int64_t, void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasAsumEx_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasAsumEx_64(via, handle, n, x, xType, incx, result, resultType, executiontype);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasAsumEx_64(via, handle, n, x, xType, incx, result, resultType, executiontype);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasAsumEx_64(via, handle, n, x, xType, incx, result, resultType, executiontype);
     cs_fast_enter(t, CS_CUBLAS_cublasAsumEx_64);
     uint32_t r = real(handle, n, x, xType, incx, result, resultType, executiontype);
@@ -149,7 +149,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasAxpyEx(uint8_t 
     typedef uint32_t (*fn_t)(void *, int32_t, void *, uint32_t, void *, uint32_t, int32_t, void *, uint32_t, int32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasAxpyEx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasAxpyEx(via, handle, n, alpha, alphaType, x, xType, incx, y, yType, incy, executiontype);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasAxpyEx(via, handle, n, alpha, alphaType, x, xType, incx, y, yType, incy, executiontype);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasAxpyEx(via, handle, n, alpha, alphaType, x, xType, incx, y, yType, incy, executiontype);
     cs_fast_enter(t, CS_CUBLAS_cublasAxpyEx);
     uint32_t r = real(handle, n, alpha, alphaType, x, xType, incx, y, yType, incy, executiontype);
@@ -204,7 +204,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasAxpyEx_64(uint8
     typedef uint32_t (*fn_t)(void *, int64_t, void *, uint32_t, void *, uint32_t, int64_t, void *, uint32_t, int64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasAxpyEx_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasAxpyEx_64(via, handle, n, alpha, alphaType, x, xType, incx, y, yType, incy, executiontype);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasAxpyEx_64(via, handle, n, alpha, alphaType, x, xType, incx, y, yType, incy, executiontype);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasAxpyEx_64(via, handle, n, alpha, alphaType, x, xType, incx, y, yType, incy, executiontype);
     cs_fast_enter(t, CS_CUBLAS_cublasAxpyEx_64);
     uint32_t r = real(handle, n, alpha, alphaType, x, xType, incx, y, yType, incy, executiontype);
@@ -259,7 +259,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCaxpy_v2(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, void *, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCaxpy_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCaxpy_v2(via, handle, n, alpha, x, incx, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCaxpy_v2(via, handle, n, alpha, x, incx, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCaxpy_v2(via, handle, n, alpha, x, incx, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasCaxpy_v2);
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
@@ -314,7 +314,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCaxpy_v2_64(uin
     typedef uint32_t (*fn_t)(void *, int64_t, void *, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCaxpy_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCaxpy_v2_64(via, handle, n, alpha, x, incx, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCaxpy_v2_64(via, handle, n, alpha, x, incx, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCaxpy_v2_64(via, handle, n, alpha, x, incx, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasCaxpy_v2_64);
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
@@ -369,7 +369,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCcopy_v2(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCcopy_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCcopy_v2(via, handle, n, x, incx, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCcopy_v2(via, handle, n, x, incx, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCcopy_v2(via, handle, n, x, incx, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasCcopy_v2);
     uint32_t r = real(handle, n, x, incx, y, incy);
@@ -424,7 +424,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCcopy_v2_64(uin
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCcopy_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCcopy_v2_64(via, handle, n, x, incx, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCcopy_v2_64(via, handle, n, x, incx, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCcopy_v2_64(via, handle, n, x, incx, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasCcopy_v2_64);
     uint32_t r = real(handle, n, x, incx, y, incy);
@@ -479,7 +479,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCdgmm(uint8_t v
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, void *, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCdgmm - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCdgmm(via, handle, mode, m, n, A, lda, x, incx, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCdgmm(via, handle, mode, m, n, A, lda, x, incx, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCdgmm(via, handle, mode, m, n, A, lda, x, incx, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCdgmm);
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
@@ -534,7 +534,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCdgmm_64(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, int64_t, void *, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCdgmm_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCdgmm_64(via, handle, mode, m, n, A, lda, x, incx, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCdgmm_64(via, handle, mode, m, n, A, lda, x, incx, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCdgmm_64(via, handle, mode, m, n, A, lda, x, incx, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCdgmm_64);
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
@@ -589,7 +589,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCdotc_v2(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCdotc_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCdotc_v2(via, handle, n, x, incx, y, incy, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCdotc_v2(via, handle, n, x, incx, y, incy, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCdotc_v2(via, handle, n, x, incx, y, incy, result);
     cs_fast_enter(t, CS_CUBLAS_cublasCdotc_v2);
     uint32_t r = real(handle, n, x, incx, y, incy, result);
@@ -644,7 +644,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCdotc_v2_64(uin
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCdotc_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCdotc_v2_64(via, handle, n, x, incx, y, incy, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCdotc_v2_64(via, handle, n, x, incx, y, incy, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCdotc_v2_64(via, handle, n, x, incx, y, incy, result);
     cs_fast_enter(t, CS_CUBLAS_cublasCdotc_v2_64);
     uint32_t r = real(handle, n, x, incx, y, incy, result);
@@ -699,7 +699,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCdotu_v2(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCdotu_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCdotu_v2(via, handle, n, x, incx, y, incy, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCdotu_v2(via, handle, n, x, incx, y, incy, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCdotu_v2(via, handle, n, x, incx, y, incy, result);
     cs_fast_enter(t, CS_CUBLAS_cublasCdotu_v2);
     uint32_t r = real(handle, n, x, incx, y, incy, result);
@@ -754,7 +754,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCdotu_v2_64(uin
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCdotu_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCdotu_v2_64(via, handle, n, x, incx, y, incy, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCdotu_v2_64(via, handle, n, x, incx, y, incy, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCdotu_v2_64(via, handle, n, x, incx, y, incy, result);
     cs_fast_enter(t, CS_CUBLAS_cublasCdotu_v2_64);
     uint32_t r = real(handle, n, x, incx, y, incy, result);
@@ -809,7 +809,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgbmv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgbmv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgbmv_v2(via, handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgbmv_v2(via, handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgbmv_v2(via, handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasCgbmv_v2);
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
@@ -864,7 +864,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgbmv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, int64_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgbmv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgbmv_v2_64(via, handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgbmv_v2_64(via, handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgbmv_v2_64(via, handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasCgbmv_v2_64);
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
@@ -919,7 +919,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgeam(uint8_t v
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgeam - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgeam(via, handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgeam(via, handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgeam(via, handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCgeam);
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
@@ -974,7 +974,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgeam_64(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgeam_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgeam_64(via, handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgeam_64(via, handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgeam_64(via, handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCgeam_64);
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
@@ -1029,7 +1029,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgelsBatched(ui
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, int32_t, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgelsBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgelsBatched(via, handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgelsBatched(via, handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgelsBatched(via, handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     cs_fast_enter(t, CS_CUBLAS_cublasCgelsBatched);
     uint32_t r = real(handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
@@ -1084,7 +1084,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemm3m(uint8_t
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgemm3m - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgemm3m(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgemm3m(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgemm3m(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCgemm3m);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -1139,7 +1139,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemm3mBatched(
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgemm3mBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgemm3mBatched(via, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgemm3mBatched(via, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgemm3mBatched(via, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasCgemm3mBatched);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
@@ -1194,7 +1194,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemm3mBatched_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgemm3mBatched_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgemm3mBatched_64(via, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgemm3mBatched_64(via, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgemm3mBatched_64(via, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasCgemm3mBatched_64);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
@@ -1249,7 +1249,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemm3mEx(uint8
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, uint32_t, int32_t, void *, uint32_t, int32_t, void *, void *, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgemm3mEx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgemm3mEx(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgemm3mEx(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgemm3mEx(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCgemm3mEx);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
@@ -1304,7 +1304,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemm3mEx_64(ui
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, uint32_t, int64_t, void *, uint32_t, int64_t, void *, void *, uint32_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgemm3mEx_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgemm3mEx_64(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgemm3mEx_64(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgemm3mEx_64(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCgemm3mEx_64);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
@@ -1359,7 +1359,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemm3mStridedB
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, int64_t, void *, int32_t, int64_t, void *, void *, int32_t, int64_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgemm3mStridedBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgemm3mStridedBatched(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgemm3mStridedBatched(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgemm3mStridedBatched(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasCgemm3mStridedBatched);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
@@ -1414,7 +1414,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemm3mStridedB
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, int64_t, int64_t, void *, int64_t, int64_t, void *, void *, int64_t, int64_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgemm3mStridedBatched_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgemm3mStridedBatched_64(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgemm3mStridedBatched_64(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgemm3mStridedBatched_64(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasCgemm3mStridedBatched_64);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
@@ -1469,7 +1469,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemm3m_64(uint
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgemm3m_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgemm3m_64(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgemm3m_64(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgemm3m_64(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCgemm3m_64);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -1524,7 +1524,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemmBatched(ui
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgemmBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgemmBatched(via, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgemmBatched(via, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgemmBatched(via, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasCgemmBatched);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
@@ -1579,7 +1579,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemmBatched_64
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgemmBatched_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgemmBatched_64(via, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgemmBatched_64(via, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgemmBatched_64(via, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasCgemmBatched_64);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
@@ -1634,7 +1634,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemmEx(uint8_t
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, uint32_t, int32_t, void *, uint32_t, int32_t, void *, void *, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgemmEx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgemmEx(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgemmEx(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgemmEx(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCgemmEx);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
@@ -1689,7 +1689,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemmEx_64(uint
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, uint32_t, int64_t, void *, uint32_t, int64_t, void *, void *, uint32_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgemmEx_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgemmEx_64(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgemmEx_64(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgemmEx_64(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCgemmEx_64);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
@@ -1744,7 +1744,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemmStridedBat
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, int64_t, void *, int32_t, int64_t, void *, void *, int32_t, int64_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgemmStridedBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgemmStridedBatched(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgemmStridedBatched(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgemmStridedBatched(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasCgemmStridedBatched);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
@@ -1799,7 +1799,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemmStridedBat
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, int64_t, int64_t, void *, int64_t, int64_t, void *, void *, int64_t, int64_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgemmStridedBatched_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgemmStridedBatched_64(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgemmStridedBatched_64(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgemmStridedBatched_64(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasCgemmStridedBatched_64);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
@@ -1854,7 +1854,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemm_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgemm_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgemm_v2(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgemm_v2(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgemm_v2(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCgemm_v2);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -1909,7 +1909,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemm_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgemm_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgemm_v2_64(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgemm_v2_64(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgemm_v2_64(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCgemm_v2_64);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -1964,7 +1964,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemvBatched(ui
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgemvBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgemvBatched(via, handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgemvBatched(via, handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgemvBatched(via, handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasCgemvBatched);
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
@@ -2019,7 +2019,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemvBatched_64
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgemvBatched_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgemvBatched_64(via, handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgemvBatched_64(via, handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgemvBatched_64(via, handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasCgemvBatched_64);
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
@@ -2074,7 +2074,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemvStridedBat
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, void *, void *, int32_t, int64_t, void *, int32_t, int64_t, void *, void *, int32_t, int64_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgemvStridedBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgemvStridedBatched(via, handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgemvStridedBatched(via, handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgemvStridedBatched(via, handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasCgemvStridedBatched);
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
@@ -2129,7 +2129,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemvStridedBat
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, int64_t, void *, void *, int64_t, int64_t, void *, int64_t, int64_t, void *, void *, int64_t, int64_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgemvStridedBatched_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgemvStridedBatched_64(via, handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgemvStridedBatched_64(via, handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgemvStridedBatched_64(via, handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasCgemvStridedBatched_64);
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
@@ -2184,7 +2184,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgemv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgemv_v2(via, handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgemv_v2(via, handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgemv_v2(via, handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasCgemv_v2);
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
@@ -2239,7 +2239,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgemv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgemv_v2_64(via, handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgemv_v2_64(via, handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgemv_v2_64(via, handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasCgemv_v2_64);
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
@@ -2294,7 +2294,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgeqrfBatched(u
     typedef uint32_t (*fn_t)(void *, int32_t, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgeqrfBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgeqrfBatched(via, handle, m, n, Aarray, lda, TauArray, info, batchSize);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgeqrfBatched(via, handle, m, n, Aarray, lda, TauArray, info, batchSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgeqrfBatched(via, handle, m, n, Aarray, lda, TauArray, info, batchSize);
     cs_fast_enter(t, CS_CUBLAS_cublasCgeqrfBatched);
     uint32_t r = real(handle, m, n, Aarray, lda, TauArray, info, batchSize);
@@ -2349,7 +2349,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgerc_v2(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgerc_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgerc_v2(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgerc_v2(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgerc_v2(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasCgerc_v2);
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
@@ -2404,7 +2404,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgerc_v2_64(uin
     typedef uint32_t (*fn_t)(void *, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgerc_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgerc_v2_64(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgerc_v2_64(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgerc_v2_64(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasCgerc_v2_64);
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
@@ -2459,7 +2459,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgeru_v2(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgeru_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgeru_v2(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgeru_v2(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgeru_v2(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasCgeru_v2);
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
@@ -2514,7 +2514,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgeru_v2_64(uin
     typedef uint32_t (*fn_t)(void *, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgeru_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgeru_v2_64(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgeru_v2_64(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgeru_v2_64(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasCgeru_v2_64);
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
@@ -2569,7 +2569,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgetrfBatched(u
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgetrfBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgetrfBatched(via, handle, n, A, lda, P, info, batchSize);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgetrfBatched(via, handle, n, A, lda, P, info, batchSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgetrfBatched(via, handle, n, A, lda, P, info, batchSize);
     cs_fast_enter(t, CS_CUBLAS_cublasCgetrfBatched);
     uint32_t r = real(handle, n, A, lda, P, info, batchSize);
@@ -2624,7 +2624,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgetriBatched(u
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgetriBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgetriBatched(via, handle, n, A, lda, P, C, ldc, info, batchSize);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgetriBatched(via, handle, n, A, lda, P, C, ldc, info, batchSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgetriBatched(via, handle, n, A, lda, P, C, ldc, info, batchSize);
     cs_fast_enter(t, CS_CUBLAS_cublasCgetriBatched);
     uint32_t r = real(handle, n, A, lda, P, C, ldc, info, batchSize);
@@ -2679,7 +2679,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgetrsBatched(u
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, void *, int32_t, void *, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCgetrsBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCgetrsBatched(via, handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCgetrsBatched(via, handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCgetrsBatched(via, handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     cs_fast_enter(t, CS_CUBLAS_cublasCgetrsBatched);
     uint32_t r = real(handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
@@ -2734,7 +2734,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasChbmv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasChbmv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasChbmv_v2(via, handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasChbmv_v2(via, handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasChbmv_v2(via, handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasChbmv_v2);
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
@@ -2789,7 +2789,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasChbmv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasChbmv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasChbmv_v2_64(via, handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasChbmv_v2_64(via, handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasChbmv_v2_64(via, handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasChbmv_v2_64);
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
@@ -2844,7 +2844,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasChemm_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasChemm_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasChemm_v2(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasChemm_v2(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasChemm_v2(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasChemm_v2);
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -2899,7 +2899,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasChemm_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasChemm_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasChemm_v2_64(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasChemm_v2_64(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasChemm_v2_64(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasChemm_v2_64);
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -2954,7 +2954,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasChemv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasChemv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasChemv_v2(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasChemv_v2(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasChemv_v2(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasChemv_v2);
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
@@ -3009,7 +3009,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasChemv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasChemv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasChemv_v2_64(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasChemv_v2_64(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasChemv_v2_64(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasChemv_v2_64);
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
@@ -3064,7 +3064,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCher2_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCher2_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCher2_v2(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCher2_v2(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCher2_v2(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasCher2_v2);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
@@ -3119,7 +3119,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCher2_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCher2_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCher2_v2_64(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCher2_v2_64(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCher2_v2_64(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasCher2_v2_64);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
@@ -3174,7 +3174,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCher2k_v2(uint8
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCher2k_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCher2k_v2(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCher2k_v2(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCher2k_v2(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCher2k_v2);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -3229,7 +3229,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCher2k_v2_64(ui
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCher2k_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCher2k_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCher2k_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCher2k_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCher2k_v2_64);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -3284,7 +3284,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCher_v2(uint8_t
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCher_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCher_v2(via, handle, uplo, n, alpha, x, incx, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCher_v2(via, handle, uplo, n, alpha, x, incx, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCher_v2(via, handle, uplo, n, alpha, x, incx, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasCher_v2);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
@@ -3339,7 +3339,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCher_v2_64(uint
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, void *, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCher_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCher_v2_64(via, handle, uplo, n, alpha, x, incx, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCher_v2_64(via, handle, uplo, n, alpha, x, incx, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCher_v2_64(via, handle, uplo, n, alpha, x, incx, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasCher_v2_64);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
@@ -3394,7 +3394,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCherk3mEx(uint8
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, void *, void *, uint32_t, int32_t, void *, void *, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCherk3mEx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCherk3mEx(via, handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCherk3mEx(via, handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCherk3mEx(via, handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCherk3mEx);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
@@ -3449,7 +3449,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCherk3mEx_64(ui
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, void *, void *, uint32_t, int64_t, void *, void *, uint32_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCherk3mEx_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCherk3mEx_64(via, handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCherk3mEx_64(via, handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCherk3mEx_64(via, handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCherk3mEx_64);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
@@ -3504,7 +3504,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCherkEx(uint8_t
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, void *, void *, uint32_t, int32_t, void *, void *, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCherkEx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCherkEx(via, handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCherkEx(via, handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCherkEx(via, handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCherkEx);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
@@ -3559,7 +3559,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCherkEx_64(uint
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, void *, void *, uint32_t, int64_t, void *, void *, uint32_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCherkEx_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCherkEx_64(via, handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCherkEx_64(via, handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCherkEx_64(via, handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCherkEx_64);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
@@ -3614,7 +3614,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCherk_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCherk_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCherk_v2(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCherk_v2(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCherk_v2(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCherk_v2);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
@@ -3669,7 +3669,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCherk_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCherk_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCherk_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCherk_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCherk_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCherk_v2_64);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
@@ -3724,7 +3724,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCherkx(uint8_t 
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCherkx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCherkx(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCherkx(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCherkx(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCherkx);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -3779,7 +3779,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCherkx_64(uint8
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCherkx_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCherkx_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCherkx_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCherkx_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCherkx_64);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -3834,7 +3834,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasChpmv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasChpmv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasChpmv_v2(via, handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasChpmv_v2(via, handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasChpmv_v2(via, handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasChpmv_v2);
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
@@ -3889,7 +3889,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasChpmv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, void *, void *, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasChpmv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasChpmv_v2_64(via, handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasChpmv_v2_64(via, handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasChpmv_v2_64(via, handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasChpmv_v2_64);
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
@@ -3944,7 +3944,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasChpr2_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasChpr2_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasChpr2_v2(via, handle, uplo, n, alpha, x, incx, y, incy, AP);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasChpr2_v2(via, handle, uplo, n, alpha, x, incx, y, incy, AP);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasChpr2_v2(via, handle, uplo, n, alpha, x, incx, y, incy, AP);
     cs_fast_enter(t, CS_CUBLAS_cublasChpr2_v2);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
@@ -3999,7 +3999,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasChpr2_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, void *, void *, int64_t, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasChpr2_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasChpr2_v2_64(via, handle, uplo, n, alpha, x, incx, y, incy, AP);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasChpr2_v2_64(via, handle, uplo, n, alpha, x, incx, y, incy, AP);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasChpr2_v2_64(via, handle, uplo, n, alpha, x, incx, y, incy, AP);
     cs_fast_enter(t, CS_CUBLAS_cublasChpr2_v2_64);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
@@ -4054,7 +4054,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasChpr_v2(uint8_t
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasChpr_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasChpr_v2(via, handle, uplo, n, alpha, x, incx, AP);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasChpr_v2(via, handle, uplo, n, alpha, x, incx, AP);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasChpr_v2(via, handle, uplo, n, alpha, x, incx, AP);
     cs_fast_enter(t, CS_CUBLAS_cublasChpr_v2);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
@@ -4109,7 +4109,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasChpr_v2_64(uint
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, void *, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasChpr_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasChpr_v2_64(via, handle, uplo, n, alpha, x, incx, AP);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasChpr_v2_64(via, handle, uplo, n, alpha, x, incx, AP);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasChpr_v2_64(via, handle, uplo, n, alpha, x, incx, AP);
     cs_fast_enter(t, CS_CUBLAS_cublasChpr_v2_64);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
@@ -4164,7 +4164,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCmatinvBatched(
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCmatinvBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCmatinvBatched(via, handle, n, A, lda, Ainv, lda_inv, info, batchSize);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCmatinvBatched(via, handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCmatinvBatched(via, handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     cs_fast_enter(t, CS_CUBLAS_cublasCmatinvBatched);
     uint32_t r = real(handle, n, A, lda, Ainv, lda_inv, info, batchSize);
@@ -4219,7 +4219,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCopyEx(uint8_t 
     typedef uint32_t (*fn_t)(void *, int32_t, void *, uint32_t, int32_t, void *, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCopyEx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCopyEx(via, handle, n, x, xType, incx, y, yType, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCopyEx(via, handle, n, x, xType, incx, y, yType, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCopyEx(via, handle, n, x, xType, incx, y, yType, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasCopyEx);
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy);
@@ -4274,7 +4274,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCopyEx_64(uint8
     typedef uint32_t (*fn_t)(void *, int64_t, void *, uint32_t, int64_t, void *, uint32_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCopyEx_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCopyEx_64(via, handle, n, x, xType, incx, y, yType, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCopyEx_64(via, handle, n, x, xType, incx, y, yType, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCopyEx_64(via, handle, n, x, xType, incx, y, yType, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasCopyEx_64);
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy);
@@ -4361,7 +4361,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCrot_v2(uint8_t
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCrot_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCrot_v2(via, handle, n, x, incx, y, incy, c, s);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCrot_v2(via, handle, n, x, incx, y, incy, c, s);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCrot_v2(via, handle, n, x, incx, y, incy, c, s);
     cs_fast_enter(t, CS_CUBLAS_cublasCrot_v2);
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
@@ -4416,7 +4416,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCrot_v2_64(uint
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *, int64_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCrot_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCrot_v2_64(via, handle, n, x, incx, y, incy, c, s);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCrot_v2_64(via, handle, n, x, incx, y, incy, c, s);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCrot_v2_64(via, handle, n, x, incx, y, incy, c, s);
     cs_fast_enter(t, CS_CUBLAS_cublasCrot_v2_64);
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
@@ -4471,7 +4471,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCrotg_v2(uint8_
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCrotg_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCrotg_v2(via, handle, a, b, c, s);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCrotg_v2(via, handle, a, b, c, s);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCrotg_v2(via, handle, a, b, c, s);
     cs_fast_enter(t, CS_CUBLAS_cublasCrotg_v2);
     uint32_t r = real(handle, a, b, c, s);
@@ -4526,7 +4526,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCscal_v2(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCscal_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCscal_v2(via, handle, n, alpha, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCscal_v2(via, handle, n, alpha, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCscal_v2(via, handle, n, alpha, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasCscal_v2);
     uint32_t r = real(handle, n, alpha, x, incx);
@@ -4581,7 +4581,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCscal_v2_64(uin
     typedef uint32_t (*fn_t)(void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCscal_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCscal_v2_64(via, handle, n, alpha, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCscal_v2_64(via, handle, n, alpha, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCscal_v2_64(via, handle, n, alpha, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasCscal_v2_64);
     uint32_t r = real(handle, n, alpha, x, incx);
@@ -4636,7 +4636,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsrot_v2(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCsrot_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCsrot_v2(via, handle, n, x, incx, y, incy, c, s);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCsrot_v2(via, handle, n, x, incx, y, incy, c, s);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCsrot_v2(via, handle, n, x, incx, y, incy, c, s);
     cs_fast_enter(t, CS_CUBLAS_cublasCsrot_v2);
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
@@ -4691,7 +4691,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsrot_v2_64(uin
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *, int64_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCsrot_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCsrot_v2_64(via, handle, n, x, incx, y, incy, c, s);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCsrot_v2_64(via, handle, n, x, incx, y, incy, c, s);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCsrot_v2_64(via, handle, n, x, incx, y, incy, c, s);
     cs_fast_enter(t, CS_CUBLAS_cublasCsrot_v2_64);
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
@@ -4746,7 +4746,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsscal_v2(uint8
     typedef uint32_t (*fn_t)(void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCsscal_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCsscal_v2(via, handle, n, alpha, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCsscal_v2(via, handle, n, alpha, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCsscal_v2(via, handle, n, alpha, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasCsscal_v2);
     uint32_t r = real(handle, n, alpha, x, incx);
@@ -4801,7 +4801,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsscal_v2_64(ui
     typedef uint32_t (*fn_t)(void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCsscal_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCsscal_v2_64(via, handle, n, alpha, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCsscal_v2_64(via, handle, n, alpha, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCsscal_v2_64(via, handle, n, alpha, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasCsscal_v2_64);
     uint32_t r = real(handle, n, alpha, x, incx);
@@ -4856,7 +4856,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCswap_v2(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCswap_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCswap_v2(via, handle, n, x, incx, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCswap_v2(via, handle, n, x, incx, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCswap_v2(via, handle, n, x, incx, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasCswap_v2);
     uint32_t r = real(handle, n, x, incx, y, incy);
@@ -4911,7 +4911,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCswap_v2_64(uin
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCswap_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCswap_v2_64(via, handle, n, x, incx, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCswap_v2_64(via, handle, n, x, incx, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCswap_v2_64(via, handle, n, x, incx, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasCswap_v2_64);
     uint32_t r = real(handle, n, x, incx, y, incy);
@@ -4966,7 +4966,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsymm_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCsymm_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCsymm_v2(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCsymm_v2(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCsymm_v2(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCsymm_v2);
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -5021,7 +5021,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsymm_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCsymm_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCsymm_v2_64(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCsymm_v2_64(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCsymm_v2_64(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCsymm_v2_64);
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -5076,7 +5076,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsymv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCsymv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCsymv_v2(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCsymv_v2(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCsymv_v2(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasCsymv_v2);
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
@@ -5131,7 +5131,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsymv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCsymv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCsymv_v2_64(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCsymv_v2_64(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCsymv_v2_64(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasCsymv_v2_64);
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
@@ -5186,7 +5186,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsyr2_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCsyr2_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCsyr2_v2(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCsyr2_v2(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCsyr2_v2(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasCsyr2_v2);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
@@ -5241,7 +5241,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsyr2_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCsyr2_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCsyr2_v2_64(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCsyr2_v2_64(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCsyr2_v2_64(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasCsyr2_v2_64);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
@@ -5296,7 +5296,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsyr2k_v2(uint8
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCsyr2k_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCsyr2k_v2(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCsyr2k_v2(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCsyr2k_v2(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCsyr2k_v2);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -5351,7 +5351,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsyr2k_v2_64(ui
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCsyr2k_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCsyr2k_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCsyr2k_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCsyr2k_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCsyr2k_v2_64);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -5406,7 +5406,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsyr_v2(uint8_t
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCsyr_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCsyr_v2(via, handle, uplo, n, alpha, x, incx, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCsyr_v2(via, handle, uplo, n, alpha, x, incx, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCsyr_v2(via, handle, uplo, n, alpha, x, incx, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasCsyr_v2);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
@@ -5461,7 +5461,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsyr_v2_64(uint
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, void *, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCsyr_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCsyr_v2_64(via, handle, uplo, n, alpha, x, incx, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCsyr_v2_64(via, handle, uplo, n, alpha, x, incx, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCsyr_v2_64(via, handle, uplo, n, alpha, x, incx, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasCsyr_v2_64);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
@@ -5516,7 +5516,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsyrk3mEx(uint8
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, void *, void *, uint32_t, int32_t, void *, void *, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCsyrk3mEx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCsyrk3mEx(via, handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCsyrk3mEx(via, handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCsyrk3mEx(via, handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCsyrk3mEx);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
@@ -5571,7 +5571,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsyrk3mEx_64(ui
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, void *, void *, uint32_t, int64_t, void *, void *, uint32_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCsyrk3mEx_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCsyrk3mEx_64(via, handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCsyrk3mEx_64(via, handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCsyrk3mEx_64(via, handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCsyrk3mEx_64);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
@@ -5626,7 +5626,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsyrkEx(uint8_t
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, void *, void *, uint32_t, int32_t, void *, void *, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCsyrkEx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCsyrkEx(via, handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCsyrkEx(via, handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCsyrkEx(via, handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCsyrkEx);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
@@ -5681,7 +5681,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsyrkEx_64(uint
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, void *, void *, uint32_t, int64_t, void *, void *, uint32_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCsyrkEx_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCsyrkEx_64(via, handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCsyrkEx_64(via, handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCsyrkEx_64(via, handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCsyrkEx_64);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
@@ -5736,7 +5736,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsyrk_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCsyrk_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCsyrk_v2(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCsyrk_v2(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCsyrk_v2(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCsyrk_v2);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
@@ -5791,7 +5791,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsyrk_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCsyrk_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCsyrk_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCsyrk_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCsyrk_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCsyrk_v2_64);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
@@ -5846,7 +5846,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsyrkx(uint8_t 
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCsyrkx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCsyrkx(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCsyrkx(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCsyrkx(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCsyrkx);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -5901,7 +5901,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsyrkx_64(uint8
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCsyrkx_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCsyrkx_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCsyrkx_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCsyrkx_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCsyrkx_64);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -5956,7 +5956,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtbmv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int32_t, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCtbmv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCtbmv_v2(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCtbmv_v2(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCtbmv_v2(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasCtbmv_v2);
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
@@ -6011,7 +6011,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtbmv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int64_t, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCtbmv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCtbmv_v2_64(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCtbmv_v2_64(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCtbmv_v2_64(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasCtbmv_v2_64);
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
@@ -6066,7 +6066,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtbsv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int32_t, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCtbsv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCtbsv_v2(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCtbsv_v2(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCtbsv_v2(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasCtbsv_v2);
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
@@ -6121,7 +6121,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtbsv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int64_t, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCtbsv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCtbsv_v2_64(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCtbsv_v2_64(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCtbsv_v2_64(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasCtbsv_v2_64);
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
@@ -6176,7 +6176,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtpmv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCtpmv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCtpmv_v2(via, handle, uplo, trans, diag, n, AP, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCtpmv_v2(via, handle, uplo, trans, diag, n, AP, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCtpmv_v2(via, handle, uplo, trans, diag, n, AP, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasCtpmv_v2);
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
@@ -6231,7 +6231,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtpmv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCtpmv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCtpmv_v2_64(via, handle, uplo, trans, diag, n, AP, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCtpmv_v2_64(via, handle, uplo, trans, diag, n, AP, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCtpmv_v2_64(via, handle, uplo, trans, diag, n, AP, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasCtpmv_v2_64);
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
@@ -6286,7 +6286,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtpsv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCtpsv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCtpsv_v2(via, handle, uplo, trans, diag, n, AP, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCtpsv_v2(via, handle, uplo, trans, diag, n, AP, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCtpsv_v2(via, handle, uplo, trans, diag, n, AP, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasCtpsv_v2);
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
@@ -6341,7 +6341,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtpsv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCtpsv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCtpsv_v2_64(via, handle, uplo, trans, diag, n, AP, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCtpsv_v2_64(via, handle, uplo, trans, diag, n, AP, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCtpsv_v2_64(via, handle, uplo, trans, diag, n, AP, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasCtpsv_v2_64);
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
@@ -6396,7 +6396,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtpttr(uint8_t 
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCtpttr - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCtpttr(via, handle, uplo, n, AP, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCtpttr(via, handle, uplo, n, AP, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCtpttr(via, handle, uplo, n, AP, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasCtpttr);
     uint32_t r = real(handle, uplo, n, AP, A, lda);
@@ -6451,7 +6451,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtrmm_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCtrmm_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCtrmm_v2(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCtrmm_v2(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCtrmm_v2(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCtrmm_v2);
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
@@ -6506,7 +6506,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtrmm_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCtrmm_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCtrmm_v2_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCtrmm_v2_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCtrmm_v2_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasCtrmm_v2_64);
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
@@ -6561,7 +6561,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtrmv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCtrmv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCtrmv_v2(via, handle, uplo, trans, diag, n, A, lda, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCtrmv_v2(via, handle, uplo, trans, diag, n, A, lda, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCtrmv_v2(via, handle, uplo, trans, diag, n, A, lda, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasCtrmv_v2);
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
@@ -6616,7 +6616,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtrmv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCtrmv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCtrmv_v2_64(via, handle, uplo, trans, diag, n, A, lda, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCtrmv_v2_64(via, handle, uplo, trans, diag, n, A, lda, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCtrmv_v2_64(via, handle, uplo, trans, diag, n, A, lda, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasCtrmv_v2_64);
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
@@ -6671,7 +6671,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtrsmBatched(ui
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCtrsmBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCtrsmBatched(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCtrsmBatched(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCtrsmBatched(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasCtrsmBatched);
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
@@ -6726,7 +6726,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtrsmBatched_64
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCtrsmBatched_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCtrsmBatched_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCtrsmBatched_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCtrsmBatched_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasCtrsmBatched_64);
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
@@ -6781,7 +6781,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtrsm_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCtrsm_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCtrsm_v2(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCtrsm_v2(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCtrsm_v2(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     cs_fast_enter(t, CS_CUBLAS_cublasCtrsm_v2);
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
@@ -6836,7 +6836,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtrsm_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCtrsm_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCtrsm_v2_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCtrsm_v2_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCtrsm_v2_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     cs_fast_enter(t, CS_CUBLAS_cublasCtrsm_v2_64);
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
@@ -6891,7 +6891,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtrsv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCtrsv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCtrsv_v2(via, handle, uplo, trans, diag, n, A, lda, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCtrsv_v2(via, handle, uplo, trans, diag, n, A, lda, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCtrsv_v2(via, handle, uplo, trans, diag, n, A, lda, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasCtrsv_v2);
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
@@ -6946,7 +6946,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtrsv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCtrsv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCtrsv_v2_64(via, handle, uplo, trans, diag, n, A, lda, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCtrsv_v2_64(via, handle, uplo, trans, diag, n, A, lda, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCtrsv_v2_64(via, handle, uplo, trans, diag, n, A, lda, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasCtrsv_v2_64);
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
@@ -7001,7 +7001,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtrttp(uint8_t 
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasCtrttp - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasCtrttp(via, handle, uplo, n, A, lda, AP);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasCtrttp(via, handle, uplo, n, A, lda, AP);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasCtrttp(via, handle, uplo, n, A, lda, AP);
     cs_fast_enter(t, CS_CUBLAS_cublasCtrttp);
     uint32_t r = real(handle, uplo, n, A, lda, AP);
@@ -7056,7 +7056,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDasum_v2(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDasum_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDasum_v2(via, handle, n, x, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDasum_v2(via, handle, n, x, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDasum_v2(via, handle, n, x, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasDasum_v2);
     uint32_t r = real(handle, n, x, incx, result);
@@ -7111,7 +7111,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDasum_v2_64(uin
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDasum_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDasum_v2_64(via, handle, n, x, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDasum_v2_64(via, handle, n, x, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDasum_v2_64(via, handle, n, x, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasDasum_v2_64);
     uint32_t r = real(handle, n, x, incx, result);
@@ -7166,7 +7166,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDaxpy_v2(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, void *, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDaxpy_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDaxpy_v2(via, handle, n, alpha, x, incx, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDaxpy_v2(via, handle, n, alpha, x, incx, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDaxpy_v2(via, handle, n, alpha, x, incx, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasDaxpy_v2);
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
@@ -7221,7 +7221,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDaxpy_v2_64(uin
     typedef uint32_t (*fn_t)(void *, int64_t, void *, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDaxpy_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDaxpy_v2_64(via, handle, n, alpha, x, incx, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDaxpy_v2_64(via, handle, n, alpha, x, incx, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDaxpy_v2_64(via, handle, n, alpha, x, incx, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasDaxpy_v2_64);
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
@@ -7276,7 +7276,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDcopy_v2(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDcopy_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDcopy_v2(via, handle, n, x, incx, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDcopy_v2(via, handle, n, x, incx, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDcopy_v2(via, handle, n, x, incx, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasDcopy_v2);
     uint32_t r = real(handle, n, x, incx, y, incy);
@@ -7331,7 +7331,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDcopy_v2_64(uin
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDcopy_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDcopy_v2_64(via, handle, n, x, incx, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDcopy_v2_64(via, handle, n, x, incx, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDcopy_v2_64(via, handle, n, x, incx, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasDcopy_v2_64);
     uint32_t r = real(handle, n, x, incx, y, incy);
@@ -7386,7 +7386,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDdgmm(uint8_t v
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, void *, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDdgmm - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDdgmm(via, handle, mode, m, n, A, lda, x, incx, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDdgmm(via, handle, mode, m, n, A, lda, x, incx, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDdgmm(via, handle, mode, m, n, A, lda, x, incx, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasDdgmm);
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
@@ -7441,7 +7441,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDdgmm_64(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, int64_t, void *, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDdgmm_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDdgmm_64(via, handle, mode, m, n, A, lda, x, incx, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDdgmm_64(via, handle, mode, m, n, A, lda, x, incx, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDdgmm_64(via, handle, mode, m, n, A, lda, x, incx, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasDdgmm_64);
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
@@ -7496,7 +7496,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDdot_v2(uint8_t
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDdot_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDdot_v2(via, handle, n, x, incx, y, incy, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDdot_v2(via, handle, n, x, incx, y, incy, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDdot_v2(via, handle, n, x, incx, y, incy, result);
     cs_fast_enter(t, CS_CUBLAS_cublasDdot_v2);
     uint32_t r = real(handle, n, x, incx, y, incy, result);
@@ -7551,7 +7551,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDdot_v2_64(uint
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDdot_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDdot_v2_64(via, handle, n, x, incx, y, incy, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDdot_v2_64(via, handle, n, x, incx, y, incy, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDdot_v2_64(via, handle, n, x, incx, y, incy, result);
     cs_fast_enter(t, CS_CUBLAS_cublasDdot_v2_64);
     uint32_t r = real(handle, n, x, incx, y, incy, result);
@@ -7636,7 +7636,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgbmv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDgbmv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDgbmv_v2(via, handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDgbmv_v2(via, handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDgbmv_v2(via, handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasDgbmv_v2);
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
@@ -7691,7 +7691,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgbmv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, int64_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDgbmv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDgbmv_v2_64(via, handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDgbmv_v2_64(via, handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDgbmv_v2_64(via, handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasDgbmv_v2_64);
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
@@ -7746,7 +7746,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgeam(uint8_t v
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDgeam - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDgeam(via, handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDgeam(via, handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDgeam(via, handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasDgeam);
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
@@ -7801,7 +7801,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgeam_64(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDgeam_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDgeam_64(via, handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDgeam_64(via, handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDgeam_64(via, handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasDgeam_64);
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
@@ -7856,7 +7856,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgelsBatched(ui
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, int32_t, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDgelsBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDgelsBatched(via, handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDgelsBatched(via, handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDgelsBatched(via, handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     cs_fast_enter(t, CS_CUBLAS_cublasDgelsBatched);
     uint32_t r = real(handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
@@ -7911,7 +7911,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgemmBatched(ui
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDgemmBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDgemmBatched(via, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDgemmBatched(via, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDgemmBatched(via, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasDgemmBatched);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
@@ -7966,7 +7966,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgemmBatched_64
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDgemmBatched_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDgemmBatched_64(via, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDgemmBatched_64(via, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDgemmBatched_64(via, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasDgemmBatched_64);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
@@ -8021,7 +8021,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgemmGroupedBat
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDgemmGroupedBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDgemmGroupedBatched(via, handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDgemmGroupedBatched(via, handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDgemmGroupedBatched(via, handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     cs_fast_enter(t, CS_CUBLAS_cublasDgemmGroupedBatched);
     uint32_t r = real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
@@ -8076,7 +8076,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgemmGroupedBat
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDgemmGroupedBatched_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDgemmGroupedBatched_64(via, handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDgemmGroupedBatched_64(via, handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDgemmGroupedBatched_64(via, handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     cs_fast_enter(t, CS_CUBLAS_cublasDgemmGroupedBatched_64);
     uint32_t r = real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
@@ -8131,7 +8131,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgemmStridedBat
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, int64_t, void *, int32_t, int64_t, void *, void *, int32_t, int64_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDgemmStridedBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDgemmStridedBatched(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDgemmStridedBatched(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDgemmStridedBatched(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasDgemmStridedBatched);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
@@ -8186,7 +8186,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgemmStridedBat
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, int64_t, int64_t, void *, int64_t, int64_t, void *, void *, int64_t, int64_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDgemmStridedBatched_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDgemmStridedBatched_64(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDgemmStridedBatched_64(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDgemmStridedBatched_64(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasDgemmStridedBatched_64);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
@@ -8241,7 +8241,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgemm_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDgemm_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDgemm_v2(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDgemm_v2(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDgemm_v2(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasDgemm_v2);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -8296,7 +8296,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgemm_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDgemm_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDgemm_v2_64(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDgemm_v2_64(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDgemm_v2_64(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasDgemm_v2_64);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -8351,7 +8351,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgemvBatched(ui
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDgemvBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDgemvBatched(via, handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDgemvBatched(via, handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDgemvBatched(via, handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasDgemvBatched);
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
@@ -8406,7 +8406,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgemvBatched_64
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDgemvBatched_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDgemvBatched_64(via, handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDgemvBatched_64(via, handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDgemvBatched_64(via, handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasDgemvBatched_64);
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
@@ -8461,7 +8461,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgemvStridedBat
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, void *, void *, int32_t, int64_t, void *, int32_t, int64_t, void *, void *, int32_t, int64_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDgemvStridedBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDgemvStridedBatched(via, handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDgemvStridedBatched(via, handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDgemvStridedBatched(via, handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasDgemvStridedBatched);
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
@@ -8516,7 +8516,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgemvStridedBat
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, int64_t, void *, void *, int64_t, int64_t, void *, int64_t, int64_t, void *, void *, int64_t, int64_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDgemvStridedBatched_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDgemvStridedBatched_64(via, handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDgemvStridedBatched_64(via, handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDgemvStridedBatched_64(via, handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasDgemvStridedBatched_64);
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
@@ -8571,7 +8571,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgemv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDgemv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDgemv_v2(via, handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDgemv_v2(via, handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDgemv_v2(via, handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasDgemv_v2);
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
@@ -8626,7 +8626,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgemv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDgemv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDgemv_v2_64(via, handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDgemv_v2_64(via, handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDgemv_v2_64(via, handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasDgemv_v2_64);
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
@@ -8681,7 +8681,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgeqrfBatched(u
     typedef uint32_t (*fn_t)(void *, int32_t, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDgeqrfBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDgeqrfBatched(via, handle, m, n, Aarray, lda, TauArray, info, batchSize);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDgeqrfBatched(via, handle, m, n, Aarray, lda, TauArray, info, batchSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDgeqrfBatched(via, handle, m, n, Aarray, lda, TauArray, info, batchSize);
     cs_fast_enter(t, CS_CUBLAS_cublasDgeqrfBatched);
     uint32_t r = real(handle, m, n, Aarray, lda, TauArray, info, batchSize);
@@ -8736,7 +8736,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDger_v2(uint8_t
     typedef uint32_t (*fn_t)(void *, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDger_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDger_v2(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDger_v2(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDger_v2(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasDger_v2);
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
@@ -8791,7 +8791,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDger_v2_64(uint
     typedef uint32_t (*fn_t)(void *, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDger_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDger_v2_64(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDger_v2_64(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDger_v2_64(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasDger_v2_64);
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
@@ -8846,7 +8846,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgetrfBatched(u
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDgetrfBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDgetrfBatched(via, handle, n, A, lda, P, info, batchSize);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDgetrfBatched(via, handle, n, A, lda, P, info, batchSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDgetrfBatched(via, handle, n, A, lda, P, info, batchSize);
     cs_fast_enter(t, CS_CUBLAS_cublasDgetrfBatched);
     uint32_t r = real(handle, n, A, lda, P, info, batchSize);
@@ -8901,7 +8901,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgetriBatched(u
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDgetriBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDgetriBatched(via, handle, n, A, lda, P, C, ldc, info, batchSize);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDgetriBatched(via, handle, n, A, lda, P, C, ldc, info, batchSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDgetriBatched(via, handle, n, A, lda, P, C, ldc, info, batchSize);
     cs_fast_enter(t, CS_CUBLAS_cublasDgetriBatched);
     uint32_t r = real(handle, n, A, lda, P, C, ldc, info, batchSize);
@@ -8956,7 +8956,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgetrsBatched(u
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, void *, int32_t, void *, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDgetrsBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDgetrsBatched(via, handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDgetrsBatched(via, handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDgetrsBatched(via, handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     cs_fast_enter(t, CS_CUBLAS_cublasDgetrsBatched);
     uint32_t r = real(handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
@@ -9011,7 +9011,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDmatinvBatched(
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDmatinvBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDmatinvBatched(via, handle, n, A, lda, Ainv, lda_inv, info, batchSize);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDmatinvBatched(via, handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDmatinvBatched(via, handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     cs_fast_enter(t, CS_CUBLAS_cublasDmatinvBatched);
     uint32_t r = real(handle, n, A, lda, Ainv, lda_inv, info, batchSize);
@@ -9066,7 +9066,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDnrm2_v2(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDnrm2_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDnrm2_v2(via, handle, n, x, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDnrm2_v2(via, handle, n, x, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDnrm2_v2(via, handle, n, x, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasDnrm2_v2);
     uint32_t r = real(handle, n, x, incx, result);
@@ -9121,7 +9121,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDnrm2_v2_64(uin
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDnrm2_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDnrm2_v2_64(via, handle, n, x, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDnrm2_v2_64(via, handle, n, x, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDnrm2_v2_64(via, handle, n, x, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasDnrm2_v2_64);
     uint32_t r = real(handle, n, x, incx, result);
@@ -9176,7 +9176,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDotEx(uint8_t v
     typedef uint32_t (*fn_t)(void *, int32_t, void *, uint32_t, int32_t, void *, uint32_t, int32_t, void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDotEx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDotEx(via, handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDotEx(via, handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDotEx(via, handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     cs_fast_enter(t, CS_CUBLAS_cublasDotEx);
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
@@ -9231,7 +9231,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDotEx_64(uint8_
     typedef uint32_t (*fn_t)(void *, int64_t, void *, uint32_t, int64_t, void *, uint32_t, int64_t, void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDotEx_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDotEx_64(via, handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDotEx_64(via, handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDotEx_64(via, handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     cs_fast_enter(t, CS_CUBLAS_cublasDotEx_64);
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
@@ -9286,7 +9286,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDotcEx(uint8_t 
     typedef uint32_t (*fn_t)(void *, int32_t, void *, uint32_t, int32_t, void *, uint32_t, int32_t, void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDotcEx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDotcEx(via, handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDotcEx(via, handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDotcEx(via, handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     cs_fast_enter(t, CS_CUBLAS_cublasDotcEx);
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
@@ -9341,7 +9341,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDotcEx_64(uint8
     typedef uint32_t (*fn_t)(void *, int64_t, void *, uint32_t, int64_t, void *, uint32_t, int64_t, void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDotcEx_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDotcEx_64(via, handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDotcEx_64(via, handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDotcEx_64(via, handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     cs_fast_enter(t, CS_CUBLAS_cublasDotcEx_64);
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
@@ -9396,7 +9396,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDrot_v2(uint8_t
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDrot_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDrot_v2(via, handle, n, x, incx, y, incy, c, s);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDrot_v2(via, handle, n, x, incx, y, incy, c, s);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDrot_v2(via, handle, n, x, incx, y, incy, c, s);
     cs_fast_enter(t, CS_CUBLAS_cublasDrot_v2);
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
@@ -9451,7 +9451,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDrot_v2_64(uint
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *, int64_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDrot_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDrot_v2_64(via, handle, n, x, incx, y, incy, c, s);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDrot_v2_64(via, handle, n, x, incx, y, incy, c, s);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDrot_v2_64(via, handle, n, x, incx, y, incy, c, s);
     cs_fast_enter(t, CS_CUBLAS_cublasDrot_v2_64);
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
@@ -9506,7 +9506,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDrotg_v2(uint8_
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDrotg_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDrotg_v2(via, handle, a, b, c, s);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDrotg_v2(via, handle, a, b, c, s);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDrotg_v2(via, handle, a, b, c, s);
     cs_fast_enter(t, CS_CUBLAS_cublasDrotg_v2);
     uint32_t r = real(handle, a, b, c, s);
@@ -9561,7 +9561,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDrotm_v2(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDrotm_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDrotm_v2(via, handle, n, x, incx, y, incy, param);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDrotm_v2(via, handle, n, x, incx, y, incy, param);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDrotm_v2(via, handle, n, x, incx, y, incy, param);
     cs_fast_enter(t, CS_CUBLAS_cublasDrotm_v2);
     uint32_t r = real(handle, n, x, incx, y, incy, param);
@@ -9616,7 +9616,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDrotm_v2_64(uin
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDrotm_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDrotm_v2_64(via, handle, n, x, incx, y, incy, param);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDrotm_v2_64(via, handle, n, x, incx, y, incy, param);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDrotm_v2_64(via, handle, n, x, incx, y, incy, param);
     cs_fast_enter(t, CS_CUBLAS_cublasDrotm_v2_64);
     uint32_t r = real(handle, n, x, incx, y, incy, param);
@@ -9671,7 +9671,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDrotmg_v2(uint8
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDrotmg_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDrotmg_v2(via, handle, d1, d2, x1, y1, param);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDrotmg_v2(via, handle, d1, d2, x1, y1, param);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDrotmg_v2(via, handle, d1, d2, x1, y1, param);
     cs_fast_enter(t, CS_CUBLAS_cublasDrotmg_v2);
     uint32_t r = real(handle, d1, d2, x1, y1, param);
@@ -9726,7 +9726,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDsbmv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDsbmv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDsbmv_v2(via, handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDsbmv_v2(via, handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDsbmv_v2(via, handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasDsbmv_v2);
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
@@ -9781,7 +9781,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDsbmv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDsbmv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDsbmv_v2_64(via, handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDsbmv_v2_64(via, handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDsbmv_v2_64(via, handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasDsbmv_v2_64);
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
@@ -9836,7 +9836,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDscal_v2(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDscal_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDscal_v2(via, handle, n, alpha, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDscal_v2(via, handle, n, alpha, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDscal_v2(via, handle, n, alpha, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasDscal_v2);
     uint32_t r = real(handle, n, alpha, x, incx);
@@ -9891,7 +9891,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDscal_v2_64(uin
     typedef uint32_t (*fn_t)(void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDscal_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDscal_v2_64(via, handle, n, alpha, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDscal_v2_64(via, handle, n, alpha, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDscal_v2_64(via, handle, n, alpha, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasDscal_v2_64);
     uint32_t r = real(handle, n, alpha, x, incx);
@@ -9946,7 +9946,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDspmv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDspmv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDspmv_v2(via, handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDspmv_v2(via, handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDspmv_v2(via, handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasDspmv_v2);
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
@@ -10001,7 +10001,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDspmv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, void *, void *, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDspmv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDspmv_v2_64(via, handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDspmv_v2_64(via, handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDspmv_v2_64(via, handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasDspmv_v2_64);
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
@@ -10056,7 +10056,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDspr2_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDspr2_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDspr2_v2(via, handle, uplo, n, alpha, x, incx, y, incy, AP);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDspr2_v2(via, handle, uplo, n, alpha, x, incx, y, incy, AP);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDspr2_v2(via, handle, uplo, n, alpha, x, incx, y, incy, AP);
     cs_fast_enter(t, CS_CUBLAS_cublasDspr2_v2);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
@@ -10111,7 +10111,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDspr2_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, void *, void *, int64_t, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDspr2_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDspr2_v2_64(via, handle, uplo, n, alpha, x, incx, y, incy, AP);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDspr2_v2_64(via, handle, uplo, n, alpha, x, incx, y, incy, AP);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDspr2_v2_64(via, handle, uplo, n, alpha, x, incx, y, incy, AP);
     cs_fast_enter(t, CS_CUBLAS_cublasDspr2_v2_64);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
@@ -10166,7 +10166,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDspr_v2(uint8_t
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDspr_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDspr_v2(via, handle, uplo, n, alpha, x, incx, AP);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDspr_v2(via, handle, uplo, n, alpha, x, incx, AP);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDspr_v2(via, handle, uplo, n, alpha, x, incx, AP);
     cs_fast_enter(t, CS_CUBLAS_cublasDspr_v2);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
@@ -10221,7 +10221,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDspr_v2_64(uint
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, void *, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDspr_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDspr_v2_64(via, handle, uplo, n, alpha, x, incx, AP);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDspr_v2_64(via, handle, uplo, n, alpha, x, incx, AP);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDspr_v2_64(via, handle, uplo, n, alpha, x, incx, AP);
     cs_fast_enter(t, CS_CUBLAS_cublasDspr_v2_64);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
@@ -10276,7 +10276,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDswap_v2(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDswap_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDswap_v2(via, handle, n, x, incx, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDswap_v2(via, handle, n, x, incx, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDswap_v2(via, handle, n, x, incx, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasDswap_v2);
     uint32_t r = real(handle, n, x, incx, y, incy);
@@ -10331,7 +10331,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDswap_v2_64(uin
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDswap_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDswap_v2_64(via, handle, n, x, incx, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDswap_v2_64(via, handle, n, x, incx, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDswap_v2_64(via, handle, n, x, incx, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasDswap_v2_64);
     uint32_t r = real(handle, n, x, incx, y, incy);
@@ -10386,7 +10386,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDsymm_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDsymm_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDsymm_v2(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDsymm_v2(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDsymm_v2(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasDsymm_v2);
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -10441,7 +10441,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDsymm_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDsymm_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDsymm_v2_64(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDsymm_v2_64(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDsymm_v2_64(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasDsymm_v2_64);
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -10496,7 +10496,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDsymv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDsymv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDsymv_v2(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDsymv_v2(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDsymv_v2(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasDsymv_v2);
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
@@ -10551,7 +10551,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDsymv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDsymv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDsymv_v2_64(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDsymv_v2_64(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDsymv_v2_64(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasDsymv_v2_64);
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
@@ -10606,7 +10606,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDsyr2_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDsyr2_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDsyr2_v2(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDsyr2_v2(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDsyr2_v2(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasDsyr2_v2);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
@@ -10661,7 +10661,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDsyr2_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDsyr2_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDsyr2_v2_64(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDsyr2_v2_64(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDsyr2_v2_64(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasDsyr2_v2_64);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
@@ -10716,7 +10716,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDsyr2k_v2(uint8
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDsyr2k_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDsyr2k_v2(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDsyr2k_v2(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDsyr2k_v2(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasDsyr2k_v2);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -10771,7 +10771,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDsyr2k_v2_64(ui
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDsyr2k_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDsyr2k_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDsyr2k_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDsyr2k_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasDsyr2k_v2_64);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -10826,7 +10826,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDsyr_v2(uint8_t
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDsyr_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDsyr_v2(via, handle, uplo, n, alpha, x, incx, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDsyr_v2(via, handle, uplo, n, alpha, x, incx, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDsyr_v2(via, handle, uplo, n, alpha, x, incx, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasDsyr_v2);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
@@ -10881,7 +10881,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDsyr_v2_64(uint
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, void *, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDsyr_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDsyr_v2_64(via, handle, uplo, n, alpha, x, incx, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDsyr_v2_64(via, handle, uplo, n, alpha, x, incx, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDsyr_v2_64(via, handle, uplo, n, alpha, x, incx, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasDsyr_v2_64);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
@@ -10936,7 +10936,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDsyrk_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDsyrk_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDsyrk_v2(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDsyrk_v2(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDsyrk_v2(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasDsyrk_v2);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
@@ -10991,7 +10991,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDsyrk_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDsyrk_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDsyrk_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDsyrk_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDsyrk_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasDsyrk_v2_64);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
@@ -11046,7 +11046,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDsyrkx(uint8_t 
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDsyrkx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDsyrkx(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDsyrkx(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDsyrkx(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasDsyrkx);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -11101,7 +11101,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDsyrkx_64(uint8
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDsyrkx_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDsyrkx_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDsyrkx_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDsyrkx_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasDsyrkx_64);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -11156,7 +11156,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtbmv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int32_t, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDtbmv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDtbmv_v2(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDtbmv_v2(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDtbmv_v2(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasDtbmv_v2);
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
@@ -11211,7 +11211,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtbmv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int64_t, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDtbmv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDtbmv_v2_64(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDtbmv_v2_64(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDtbmv_v2_64(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasDtbmv_v2_64);
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
@@ -11266,7 +11266,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtbsv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int32_t, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDtbsv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDtbsv_v2(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDtbsv_v2(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDtbsv_v2(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasDtbsv_v2);
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
@@ -11321,7 +11321,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtbsv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int64_t, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDtbsv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDtbsv_v2_64(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDtbsv_v2_64(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDtbsv_v2_64(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasDtbsv_v2_64);
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
@@ -11376,7 +11376,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtpmv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDtpmv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDtpmv_v2(via, handle, uplo, trans, diag, n, AP, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDtpmv_v2(via, handle, uplo, trans, diag, n, AP, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDtpmv_v2(via, handle, uplo, trans, diag, n, AP, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasDtpmv_v2);
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
@@ -11431,7 +11431,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtpmv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDtpmv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDtpmv_v2_64(via, handle, uplo, trans, diag, n, AP, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDtpmv_v2_64(via, handle, uplo, trans, diag, n, AP, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDtpmv_v2_64(via, handle, uplo, trans, diag, n, AP, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasDtpmv_v2_64);
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
@@ -11486,7 +11486,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtpsv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDtpsv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDtpsv_v2(via, handle, uplo, trans, diag, n, AP, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDtpsv_v2(via, handle, uplo, trans, diag, n, AP, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDtpsv_v2(via, handle, uplo, trans, diag, n, AP, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasDtpsv_v2);
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
@@ -11541,7 +11541,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtpsv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDtpsv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDtpsv_v2_64(via, handle, uplo, trans, diag, n, AP, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDtpsv_v2_64(via, handle, uplo, trans, diag, n, AP, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDtpsv_v2_64(via, handle, uplo, trans, diag, n, AP, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasDtpsv_v2_64);
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
@@ -11596,7 +11596,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtpttr(uint8_t 
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDtpttr - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDtpttr(via, handle, uplo, n, AP, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDtpttr(via, handle, uplo, n, AP, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDtpttr(via, handle, uplo, n, AP, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasDtpttr);
     uint32_t r = real(handle, uplo, n, AP, A, lda);
@@ -11651,7 +11651,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtrmm_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDtrmm_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDtrmm_v2(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDtrmm_v2(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDtrmm_v2(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasDtrmm_v2);
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
@@ -11706,7 +11706,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtrmm_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDtrmm_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDtrmm_v2_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDtrmm_v2_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDtrmm_v2_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasDtrmm_v2_64);
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
@@ -11761,7 +11761,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtrmv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDtrmv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDtrmv_v2(via, handle, uplo, trans, diag, n, A, lda, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDtrmv_v2(via, handle, uplo, trans, diag, n, A, lda, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDtrmv_v2(via, handle, uplo, trans, diag, n, A, lda, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasDtrmv_v2);
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
@@ -11816,7 +11816,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtrmv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDtrmv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDtrmv_v2_64(via, handle, uplo, trans, diag, n, A, lda, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDtrmv_v2_64(via, handle, uplo, trans, diag, n, A, lda, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDtrmv_v2_64(via, handle, uplo, trans, diag, n, A, lda, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasDtrmv_v2_64);
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
@@ -11871,7 +11871,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtrsmBatched(ui
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDtrsmBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDtrsmBatched(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDtrsmBatched(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDtrsmBatched(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasDtrsmBatched);
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
@@ -11926,7 +11926,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtrsmBatched_64
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDtrsmBatched_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDtrsmBatched_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDtrsmBatched_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDtrsmBatched_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasDtrsmBatched_64);
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
@@ -11981,7 +11981,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtrsm_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDtrsm_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDtrsm_v2(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDtrsm_v2(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDtrsm_v2(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     cs_fast_enter(t, CS_CUBLAS_cublasDtrsm_v2);
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
@@ -12036,7 +12036,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtrsm_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDtrsm_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDtrsm_v2_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDtrsm_v2_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDtrsm_v2_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     cs_fast_enter(t, CS_CUBLAS_cublasDtrsm_v2_64);
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
@@ -12091,7 +12091,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtrsv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDtrsv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDtrsv_v2(via, handle, uplo, trans, diag, n, A, lda, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDtrsv_v2(via, handle, uplo, trans, diag, n, A, lda, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDtrsv_v2(via, handle, uplo, trans, diag, n, A, lda, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasDtrsv_v2);
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
@@ -12146,7 +12146,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtrsv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDtrsv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDtrsv_v2_64(via, handle, uplo, trans, diag, n, A, lda, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDtrsv_v2_64(via, handle, uplo, trans, diag, n, A, lda, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDtrsv_v2_64(via, handle, uplo, trans, diag, n, A, lda, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasDtrsv_v2_64);
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
@@ -12201,7 +12201,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtrttp(uint8_t 
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDtrttp - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDtrttp(via, handle, uplo, n, A, lda, AP);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDtrttp(via, handle, uplo, n, A, lda, AP);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDtrttp(via, handle, uplo, n, A, lda, AP);
     cs_fast_enter(t, CS_CUBLAS_cublasDtrttp);
     uint32_t r = real(handle, uplo, n, A, lda, AP);
@@ -12256,7 +12256,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDzasum_v2(uint8
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDzasum_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDzasum_v2(via, handle, n, x, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDzasum_v2(via, handle, n, x, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDzasum_v2(via, handle, n, x, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasDzasum_v2);
     uint32_t r = real(handle, n, x, incx, result);
@@ -12311,7 +12311,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDzasum_v2_64(ui
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDzasum_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDzasum_v2_64(via, handle, n, x, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDzasum_v2_64(via, handle, n, x, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDzasum_v2_64(via, handle, n, x, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasDzasum_v2_64);
     uint32_t r = real(handle, n, x, incx, result);
@@ -12366,7 +12366,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDznrm2_v2(uint8
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDznrm2_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDznrm2_v2(via, handle, n, x, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDznrm2_v2(via, handle, n, x, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDznrm2_v2(via, handle, n, x, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasDznrm2_v2);
     uint32_t r = real(handle, n, x, incx, result);
@@ -12421,7 +12421,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDznrm2_v2_64(ui
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDznrm2_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasDznrm2_v2_64(via, handle, n, x, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDznrm2_v2_64(via, handle, n, x, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDznrm2_v2_64(via, handle, n, x, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasDznrm2_v2_64);
     uint32_t r = real(handle, n, x, incx, result);
@@ -12476,7 +12476,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGemmBatchedEx(u
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, uint32_t, int32_t, void *, uint32_t, int32_t, void *, void *, uint32_t, int32_t, int32_t, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGemmBatchedEx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasGemmBatchedEx(via, handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGemmBatchedEx(via, handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGemmBatchedEx(via, handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
     cs_fast_enter(t, CS_CUBLAS_cublasGemmBatchedEx);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
@@ -12531,7 +12531,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGemmBatchedEx_6
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, uint32_t, int64_t, void *, uint32_t, int64_t, void *, void *, uint32_t, int64_t, int64_t, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGemmBatchedEx_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasGemmBatchedEx_64(via, handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGemmBatchedEx_64(via, handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGemmBatchedEx_64(via, handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
     cs_fast_enter(t, CS_CUBLAS_cublasGemmBatchedEx_64);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
@@ -12586,7 +12586,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGemmEx(uint8_t 
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, uint32_t, int32_t, void *, uint32_t, int32_t, void *, void *, uint32_t, int32_t, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGemmEx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasGemmEx(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGemmEx(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGemmEx(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
     cs_fast_enter(t, CS_CUBLAS_cublasGemmEx);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
@@ -12641,7 +12641,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGemmEx_64(uint8
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, uint32_t, int64_t, void *, uint32_t, int64_t, void *, void *, uint32_t, int64_t, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGemmEx_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasGemmEx_64(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGemmEx_64(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGemmEx_64(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
     cs_fast_enter(t, CS_CUBLAS_cublasGemmEx_64);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
@@ -12696,7 +12696,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGemmGroupedBatc
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, uint32_t, void *, void *, uint32_t, void *, void *, void *, uint32_t, void *, int32_t, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGemmGroupedBatchedEx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasGemmGroupedBatchedEx(via, handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, Atype, lda_array, Barray, Btype, ldb_array, beta_array, Carray, Ctype, ldc_array, group_count, group_size, computeType);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGemmGroupedBatchedEx(via, handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, Atype, lda_array, Barray, Btype, ldb_array, beta_array, Carray, Ctype, ldc_array, group_count, group_size, computeType);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGemmGroupedBatchedEx(via, handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, Atype, lda_array, Barray, Btype, ldb_array, beta_array, Carray, Ctype, ldc_array, group_count, group_size, computeType);
     cs_fast_enter(t, CS_CUBLAS_cublasGemmGroupedBatchedEx);
     uint32_t r = real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, Atype, lda_array, Barray, Btype, ldb_array, beta_array, Carray, Ctype, ldc_array, group_count, group_size, computeType);
@@ -12751,7 +12751,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGemmGroupedBatc
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, uint32_t, void *, void *, uint32_t, void *, void *, void *, uint32_t, void *, int64_t, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGemmGroupedBatchedEx_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasGemmGroupedBatchedEx_64(via, handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, Atype, lda_array, Barray, Btype, ldb_array, beta_array, Carray, Ctype, ldc_array, group_count, group_size, computeType);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGemmGroupedBatchedEx_64(via, handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, Atype, lda_array, Barray, Btype, ldb_array, beta_array, Carray, Ctype, ldc_array, group_count, group_size, computeType);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGemmGroupedBatchedEx_64(via, handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, Atype, lda_array, Barray, Btype, ldb_array, beta_array, Carray, Ctype, ldc_array, group_count, group_size, computeType);
     cs_fast_enter(t, CS_CUBLAS_cublasGemmGroupedBatchedEx_64);
     uint32_t r = real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, Atype, lda_array, Barray, Btype, ldb_array, beta_array, Carray, Ctype, ldc_array, group_count, group_size, computeType);
@@ -12806,7 +12806,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGemmStridedBatc
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, uint32_t, int32_t, int64_t, void *, uint32_t, int32_t, int64_t, void *, void *, uint32_t, int32_t, int64_t, int32_t, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGemmStridedBatchedEx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasGemmStridedBatchedEx(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGemmStridedBatchedEx(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGemmStridedBatchedEx(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
     cs_fast_enter(t, CS_CUBLAS_cublasGemmStridedBatchedEx);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
@@ -12861,7 +12861,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGemmStridedBatc
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, uint32_t, int64_t, int64_t, void *, uint32_t, int64_t, int64_t, void *, void *, uint32_t, int64_t, int64_t, int64_t, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGemmStridedBatchedEx_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasGemmStridedBatchedEx_64(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGemmStridedBatchedEx_64(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGemmStridedBatchedEx_64(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
     cs_fast_enter(t, CS_CUBLAS_cublasGemmStridedBatchedEx_64);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
@@ -12916,7 +12916,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetAtomicsMode(
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGetAtomicsMode - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasGetAtomicsMode(via, handle, mode);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGetAtomicsMode(via, handle, mode);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGetAtomicsMode(via, handle, mode);
     cs_fast_enter(t, CS_CUBLAS_cublasGetAtomicsMode);
     uint32_t r = real(handle, mode);
@@ -13001,7 +13001,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetEmulationSpe
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGetEmulationSpecialValuesSupport - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasGetEmulationSpecialValuesSupport(via, handle, mask);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGetEmulationSpecialValuesSupport(via, handle, mask);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGetEmulationSpecialValuesSupport(via, handle, mask);
     cs_fast_enter(t, CS_CUBLAS_cublasGetEmulationSpecialValuesSupport);
     uint32_t r = real(handle, mask);
@@ -13056,7 +13056,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetEmulationStr
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGetEmulationStrategy - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasGetEmulationStrategy(via, handle, emulationStrategy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGetEmulationStrategy(via, handle, emulationStrategy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGetEmulationStrategy(via, handle, emulationStrategy);
     cs_fast_enter(t, CS_CUBLAS_cublasGetEmulationStrategy);
     uint32_t r = real(handle, emulationStrategy);
@@ -13111,7 +13111,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetFixedPointEm
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGetFixedPointEmulationMantissaBitCountPointer - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasGetFixedPointEmulationMantissaBitCountPointer(via, handle, mantissaBitCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGetFixedPointEmulationMantissaBitCountPointer(via, handle, mantissaBitCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGetFixedPointEmulationMantissaBitCountPointer(via, handle, mantissaBitCount);
     cs_fast_enter(t, CS_CUBLAS_cublasGetFixedPointEmulationMantissaBitCountPointer);
     uint32_t r = real(handle, mantissaBitCount);
@@ -13166,7 +13166,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetFixedPointEm
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGetFixedPointEmulationMantissaBitOffset - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasGetFixedPointEmulationMantissaBitOffset(via, handle, mantissaBitOffset);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGetFixedPointEmulationMantissaBitOffset(via, handle, mantissaBitOffset);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGetFixedPointEmulationMantissaBitOffset(via, handle, mantissaBitOffset);
     cs_fast_enter(t, CS_CUBLAS_cublasGetFixedPointEmulationMantissaBitOffset);
     uint32_t r = real(handle, mantissaBitOffset);
@@ -13221,7 +13221,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetFixedPointEm
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGetFixedPointEmulationMantissaControl - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasGetFixedPointEmulationMantissaControl(via, handle, mantissaControl);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGetFixedPointEmulationMantissaControl(via, handle, mantissaControl);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGetFixedPointEmulationMantissaControl(via, handle, mantissaControl);
     cs_fast_enter(t, CS_CUBLAS_cublasGetFixedPointEmulationMantissaControl);
     uint32_t r = real(handle, mantissaControl);
@@ -13276,7 +13276,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetFixedPointEm
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGetFixedPointEmulationMaxMantissaBitCount - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasGetFixedPointEmulationMaxMantissaBitCount(via, handle, maxMantissaBitCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGetFixedPointEmulationMaxMantissaBitCount(via, handle, maxMantissaBitCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGetFixedPointEmulationMaxMantissaBitCount(via, handle, maxMantissaBitCount);
     cs_fast_enter(t, CS_CUBLAS_cublasGetFixedPointEmulationMaxMantissaBitCount);
     uint32_t r = real(handle, maxMantissaBitCount);
@@ -13331,7 +13331,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetLoggerCallba
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGetLoggerCallback - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasGetLoggerCallback(via, userCallback);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGetLoggerCallback(via, userCallback);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGetLoggerCallback(via, userCallback);
     cs_fast_enter(t, CS_CUBLAS_cublasGetLoggerCallback);
     uint32_t r = real(userCallback);
@@ -13386,7 +13386,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetMathMode(uin
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGetMathMode - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasGetMathMode(via, handle, mode);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGetMathMode(via, handle, mode);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGetMathMode(via, handle, mode);
     cs_fast_enter(t, CS_CUBLAS_cublasGetMathMode);
     uint32_t r = real(handle, mode);
@@ -13441,7 +13441,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetMatrix(uint8
     typedef uint32_t (*fn_t)(int32_t, int32_t, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGetMatrix - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasGetMatrix(via, rows, cols, elemSize, A, lda, B, ldb);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGetMatrix(via, rows, cols, elemSize, A, lda, B, ldb);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGetMatrix(via, rows, cols, elemSize, A, lda, B, ldb);
     cs_fast_enter(t, CS_CUBLAS_cublasGetMatrix);
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb);
@@ -13496,7 +13496,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetMatrixAsync(
     typedef uint32_t (*fn_t)(int32_t, int32_t, int32_t, void *, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGetMatrixAsync - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasGetMatrixAsync(via, rows, cols, elemSize, A, lda, B, ldb, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGetMatrixAsync(via, rows, cols, elemSize, A, lda, B, ldb, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGetMatrixAsync(via, rows, cols, elemSize, A, lda, B, ldb, stream);
     cs_fast_enter(t, CS_CUBLAS_cublasGetMatrixAsync);
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb, stream);
@@ -13551,7 +13551,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetMatrixAsync_
     typedef uint32_t (*fn_t)(int64_t, int64_t, int64_t, void *, int64_t, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGetMatrixAsync_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasGetMatrixAsync_64(via, rows, cols, elemSize, A, lda, B, ldb, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGetMatrixAsync_64(via, rows, cols, elemSize, A, lda, B, ldb, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGetMatrixAsync_64(via, rows, cols, elemSize, A, lda, B, ldb, stream);
     cs_fast_enter(t, CS_CUBLAS_cublasGetMatrixAsync_64);
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb, stream);
@@ -13606,7 +13606,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetMatrix_64(ui
     typedef uint32_t (*fn_t)(int64_t, int64_t, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGetMatrix_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasGetMatrix_64(via, rows, cols, elemSize, A, lda, B, ldb);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGetMatrix_64(via, rows, cols, elemSize, A, lda, B, ldb);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGetMatrix_64(via, rows, cols, elemSize, A, lda, B, ldb);
     cs_fast_enter(t, CS_CUBLAS_cublasGetMatrix_64);
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb);
@@ -13661,7 +13661,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetPointerMode_
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGetPointerMode_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasGetPointerMode_v2(via, handle, mode);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGetPointerMode_v2(via, handle, mode);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGetPointerMode_v2(via, handle, mode);
     cs_fast_enter(t, CS_CUBLAS_cublasGetPointerMode_v2);
     uint32_t r = real(handle, mode);
@@ -13748,7 +13748,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetSmCountTarge
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGetSmCountTarget - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasGetSmCountTarget(via, handle, smCountTarget);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGetSmCountTarget(via, handle, smCountTarget);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGetSmCountTarget(via, handle, smCountTarget);
     cs_fast_enter(t, CS_CUBLAS_cublasGetSmCountTarget);
     uint32_t r = real(handle, smCountTarget);
@@ -13863,7 +13863,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetStream_v2(ui
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGetStream_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasGetStream_v2(via, handle, streamId);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGetStream_v2(via, handle, streamId);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGetStream_v2(via, handle, streamId);
     cs_fast_enter(t, CS_CUBLAS_cublasGetStream_v2);
     uint32_t r = real(handle, streamId);
@@ -13918,7 +13918,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetVector(uint8
     typedef uint32_t (*fn_t)(int32_t, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGetVector - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasGetVector(via, n, elemSize, x, incx, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGetVector(via, n, elemSize, x, incx, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGetVector(via, n, elemSize, x, incx, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasGetVector);
     uint32_t r = real(n, elemSize, x, incx, y, incy);
@@ -13973,7 +13973,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetVectorAsync(
     typedef uint32_t (*fn_t)(int32_t, int32_t, void *, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGetVectorAsync - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasGetVectorAsync(via, n, elemSize, devicePtr, incx, hostPtr, incy, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGetVectorAsync(via, n, elemSize, devicePtr, incx, hostPtr, incy, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGetVectorAsync(via, n, elemSize, devicePtr, incx, hostPtr, incy, stream);
     cs_fast_enter(t, CS_CUBLAS_cublasGetVectorAsync);
     uint32_t r = real(n, elemSize, devicePtr, incx, hostPtr, incy, stream);
@@ -14028,7 +14028,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetVectorAsync_
     typedef uint32_t (*fn_t)(int64_t, int64_t, void *, int64_t, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGetVectorAsync_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasGetVectorAsync_64(via, n, elemSize, devicePtr, incx, hostPtr, incy, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGetVectorAsync_64(via, n, elemSize, devicePtr, incx, hostPtr, incy, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGetVectorAsync_64(via, n, elemSize, devicePtr, incx, hostPtr, incy, stream);
     cs_fast_enter(t, CS_CUBLAS_cublasGetVectorAsync_64);
     uint32_t r = real(n, elemSize, devicePtr, incx, hostPtr, incy, stream);
@@ -14083,7 +14083,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetVector_64(ui
     typedef uint32_t (*fn_t)(int64_t, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGetVector_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasGetVector_64(via, n, elemSize, x, incx, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGetVector_64(via, n, elemSize, x, incx, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGetVector_64(via, n, elemSize, x, incx, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasGetVector_64);
     uint32_t r = real(n, elemSize, x, incx, y, incy);
@@ -14138,7 +14138,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetVersion_v2(u
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGetVersion_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasGetVersion_v2(via, handle, version);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGetVersion_v2(via, handle, version);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGetVersion_v2(via, handle, version);
     cs_fast_enter(t, CS_CUBLAS_cublasGetVersion_v2);
     uint32_t r = real(handle, version);
@@ -14193,7 +14193,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIamaxEx(uint8_t
     typedef uint32_t (*fn_t)(void *, int32_t, void *, uint32_t, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasIamaxEx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasIamaxEx(via, handle, n, x, xType, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasIamaxEx(via, handle, n, x, xType, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasIamaxEx(via, handle, n, x, xType, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasIamaxEx);
     uint32_t r = real(handle, n, x, xType, incx, result);
@@ -14248,7 +14248,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIamaxEx_64(uint
     typedef uint32_t (*fn_t)(void *, int64_t, void *, uint32_t, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasIamaxEx_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasIamaxEx_64(via, handle, n, x, xType, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasIamaxEx_64(via, handle, n, x, xType, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasIamaxEx_64(via, handle, n, x, xType, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasIamaxEx_64);
     uint32_t r = real(handle, n, x, xType, incx, result);
@@ -14303,7 +14303,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIaminEx(uint8_t
     typedef uint32_t (*fn_t)(void *, int32_t, void *, uint32_t, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasIaminEx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasIaminEx(via, handle, n, x, xType, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasIaminEx(via, handle, n, x, xType, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasIaminEx(via, handle, n, x, xType, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasIaminEx);
     uint32_t r = real(handle, n, x, xType, incx, result);
@@ -14358,7 +14358,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIaminEx_64(uint
     typedef uint32_t (*fn_t)(void *, int64_t, void *, uint32_t, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasIaminEx_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasIaminEx_64(via, handle, n, x, xType, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasIaminEx_64(via, handle, n, x, xType, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasIaminEx_64(via, handle, n, x, xType, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasIaminEx_64);
     uint32_t r = real(handle, n, x, xType, incx, result);
@@ -14413,7 +14413,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIcamax_v2(uint8
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasIcamax_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasIcamax_v2(via, handle, n, x, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasIcamax_v2(via, handle, n, x, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasIcamax_v2(via, handle, n, x, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasIcamax_v2);
     uint32_t r = real(handle, n, x, incx, result);
@@ -14468,7 +14468,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIcamax_v2_64(ui
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasIcamax_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasIcamax_v2_64(via, handle, n, x, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasIcamax_v2_64(via, handle, n, x, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasIcamax_v2_64(via, handle, n, x, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasIcamax_v2_64);
     uint32_t r = real(handle, n, x, incx, result);
@@ -14523,7 +14523,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIcamin_v2(uint8
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasIcamin_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasIcamin_v2(via, handle, n, x, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasIcamin_v2(via, handle, n, x, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasIcamin_v2(via, handle, n, x, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasIcamin_v2);
     uint32_t r = real(handle, n, x, incx, result);
@@ -14578,7 +14578,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIcamin_v2_64(ui
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasIcamin_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasIcamin_v2_64(via, handle, n, x, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasIcamin_v2_64(via, handle, n, x, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasIcamin_v2_64(via, handle, n, x, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasIcamin_v2_64);
     uint32_t r = real(handle, n, x, incx, result);
@@ -14633,7 +14633,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIdamax_v2(uint8
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasIdamax_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasIdamax_v2(via, handle, n, x, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasIdamax_v2(via, handle, n, x, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasIdamax_v2(via, handle, n, x, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasIdamax_v2);
     uint32_t r = real(handle, n, x, incx, result);
@@ -14688,7 +14688,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIdamax_v2_64(ui
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasIdamax_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasIdamax_v2_64(via, handle, n, x, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasIdamax_v2_64(via, handle, n, x, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasIdamax_v2_64(via, handle, n, x, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasIdamax_v2_64);
     uint32_t r = real(handle, n, x, incx, result);
@@ -14743,7 +14743,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIdamin_v2(uint8
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasIdamin_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasIdamin_v2(via, handle, n, x, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasIdamin_v2(via, handle, n, x, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasIdamin_v2(via, handle, n, x, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasIdamin_v2);
     uint32_t r = real(handle, n, x, incx, result);
@@ -14798,7 +14798,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIdamin_v2_64(ui
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasIdamin_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasIdamin_v2_64(via, handle, n, x, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasIdamin_v2_64(via, handle, n, x, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasIdamin_v2_64(via, handle, n, x, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasIdamin_v2_64);
     uint32_t r = real(handle, n, x, incx, result);
@@ -14853,7 +14853,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIsamax_v2(uint8
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasIsamax_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasIsamax_v2(via, handle, n, x, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasIsamax_v2(via, handle, n, x, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasIsamax_v2(via, handle, n, x, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasIsamax_v2);
     uint32_t r = real(handle, n, x, incx, result);
@@ -14908,7 +14908,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIsamax_v2_64(ui
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasIsamax_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasIsamax_v2_64(via, handle, n, x, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasIsamax_v2_64(via, handle, n, x, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasIsamax_v2_64(via, handle, n, x, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasIsamax_v2_64);
     uint32_t r = real(handle, n, x, incx, result);
@@ -14963,7 +14963,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIsamin_v2(uint8
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasIsamin_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasIsamin_v2(via, handle, n, x, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasIsamin_v2(via, handle, n, x, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasIsamin_v2(via, handle, n, x, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasIsamin_v2);
     uint32_t r = real(handle, n, x, incx, result);
@@ -15018,7 +15018,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIsamin_v2_64(ui
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasIsamin_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasIsamin_v2_64(via, handle, n, x, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasIsamin_v2_64(via, handle, n, x, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasIsamin_v2_64(via, handle, n, x, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasIsamin_v2_64);
     uint32_t r = real(handle, n, x, incx, result);
@@ -15073,7 +15073,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIzamax_v2(uint8
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasIzamax_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasIzamax_v2(via, handle, n, x, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasIzamax_v2(via, handle, n, x, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasIzamax_v2(via, handle, n, x, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasIzamax_v2);
     uint32_t r = real(handle, n, x, incx, result);
@@ -15128,7 +15128,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIzamax_v2_64(ui
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasIzamax_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasIzamax_v2_64(via, handle, n, x, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasIzamax_v2_64(via, handle, n, x, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasIzamax_v2_64(via, handle, n, x, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasIzamax_v2_64);
     uint32_t r = real(handle, n, x, incx, result);
@@ -15183,7 +15183,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIzamin_v2(uint8
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasIzamin_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasIzamin_v2(via, handle, n, x, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasIzamin_v2(via, handle, n, x, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasIzamin_v2(via, handle, n, x, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasIzamin_v2);
     uint32_t r = real(handle, n, x, incx, result);
@@ -15238,7 +15238,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIzamin_v2_64(ui
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasIzamin_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasIzamin_v2_64(via, handle, n, x, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasIzamin_v2_64(via, handle, n, x, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasIzamin_v2_64(via, handle, n, x, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasIzamin_v2_64);
     uint32_t r = real(handle, n, x, incx, result);
@@ -15293,7 +15293,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLoggerConfigure
     typedef uint32_t (*fn_t)(int32_t, int32_t, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasLoggerConfigure - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasLoggerConfigure(via, logIsOn, logToStdOut, logToStdErr, logFileName);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLoggerConfigure(via, logIsOn, logToStdOut, logToStdErr, logFileName);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLoggerConfigure(via, logIsOn, logToStdOut, logToStdErr, logFileName);
     cs_fast_enter(t, CS_CUBLAS_cublasLoggerConfigure);
     uint32_t r = real(logIsOn, logToStdOut, logToStdErr, logFileName);
@@ -15348,7 +15348,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasNrm2Ex(uint8_t 
     typedef uint32_t (*fn_t)(void *, int32_t, void *, uint32_t, int32_t, void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasNrm2Ex - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasNrm2Ex(via, handle, n, x, xType, incx, result, resultType, executionType);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasNrm2Ex(via, handle, n, x, xType, incx, result, resultType, executionType);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasNrm2Ex(via, handle, n, x, xType, incx, result, resultType, executionType);
     cs_fast_enter(t, CS_CUBLAS_cublasNrm2Ex);
     uint32_t r = real(handle, n, x, xType, incx, result, resultType, executionType);
@@ -15403,7 +15403,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasNrm2Ex_64(uint8
     typedef uint32_t (*fn_t)(void *, int64_t, void *, uint32_t, int64_t, void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasNrm2Ex_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasNrm2Ex_64(via, handle, n, x, xType, incx, result, resultType, executionType);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasNrm2Ex_64(via, handle, n, x, xType, incx, result, resultType, executionType);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasNrm2Ex_64(via, handle, n, x, xType, incx, result, resultType, executionType);
     cs_fast_enter(t, CS_CUBLAS_cublasNrm2Ex_64);
     uint32_t r = real(handle, n, x, xType, incx, result, resultType, executionType);
@@ -15458,7 +15458,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasRotEx(uint8_t v
     typedef uint32_t (*fn_t)(void *, int32_t, void *, uint32_t, int32_t, void *, uint32_t, int32_t, void *, void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasRotEx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasRotEx(via, handle, n, x, xType, incx, y, yType, incy, c, s, csType, executiontype);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasRotEx(via, handle, n, x, xType, incx, y, yType, incy, c, s, csType, executiontype);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasRotEx(via, handle, n, x, xType, incx, y, yType, incy, c, s, csType, executiontype);
     cs_fast_enter(t, CS_CUBLAS_cublasRotEx);
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, c, s, csType, executiontype);
@@ -15513,7 +15513,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasRotEx_64(uint8_
     typedef uint32_t (*fn_t)(void *, int64_t, void *, uint32_t, int64_t, void *, uint32_t, int64_t, void *, void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasRotEx_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasRotEx_64(via, handle, n, x, xType, incx, y, yType, incy, c, s, csType, executiontype);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasRotEx_64(via, handle, n, x, xType, incx, y, yType, incy, c, s, csType, executiontype);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasRotEx_64(via, handle, n, x, xType, incx, y, yType, incy, c, s, csType, executiontype);
     cs_fast_enter(t, CS_CUBLAS_cublasRotEx_64);
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, c, s, csType, executiontype);
@@ -15568,7 +15568,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasRotgEx(uint8_t 
     typedef uint32_t (*fn_t)(void *, void *, void *, uint32_t, void *, void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasRotgEx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasRotgEx(via, handle, a, b, abType, c, s, csType, executiontype);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasRotgEx(via, handle, a, b, abType, c, s, csType, executiontype);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasRotgEx(via, handle, a, b, abType, c, s, csType, executiontype);
     cs_fast_enter(t, CS_CUBLAS_cublasRotgEx);
     uint32_t r = real(handle, a, b, abType, c, s, csType, executiontype);
@@ -15623,7 +15623,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasRotmEx(uint8_t 
     typedef uint32_t (*fn_t)(void *, int32_t, void *, uint32_t, int32_t, void *, uint32_t, int32_t, void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasRotmEx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasRotmEx(via, handle, n, x, xType, incx, y, yType, incy, param, paramType, executiontype);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasRotmEx(via, handle, n, x, xType, incx, y, yType, incy, param, paramType, executiontype);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasRotmEx(via, handle, n, x, xType, incx, y, yType, incy, param, paramType, executiontype);
     cs_fast_enter(t, CS_CUBLAS_cublasRotmEx);
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, param, paramType, executiontype);
@@ -15678,7 +15678,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasRotmEx_64(uint8
     typedef uint32_t (*fn_t)(void *, int64_t, void *, uint32_t, int64_t, void *, uint32_t, int64_t, void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasRotmEx_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasRotmEx_64(via, handle, n, x, xType, incx, y, yType, incy, param, paramType, executiontype);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasRotmEx_64(via, handle, n, x, xType, incx, y, yType, incy, param, paramType, executiontype);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasRotmEx_64(via, handle, n, x, xType, incx, y, yType, incy, param, paramType, executiontype);
     cs_fast_enter(t, CS_CUBLAS_cublasRotmEx_64);
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, param, paramType, executiontype);
@@ -15733,7 +15733,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasRotmgEx(uint8_t
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *, uint32_t, void *, uint32_t, void *, uint32_t, void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasRotmgEx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasRotmgEx(via, handle, d1, d1Type, d2, d2Type, x1, x1Type, y1, y1Type, param, paramType, executiontype);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasRotmgEx(via, handle, d1, d1Type, d2, d2Type, x1, x1Type, y1, y1Type, param, paramType, executiontype);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasRotmgEx(via, handle, d1, d1Type, d2, d2Type, x1, x1Type, y1, y1Type, param, paramType, executiontype);
     cs_fast_enter(t, CS_CUBLAS_cublasRotmgEx);
     uint32_t r = real(handle, d1, d1Type, d2, d2Type, x1, x1Type, y1, y1Type, param, paramType, executiontype);
@@ -15788,7 +15788,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSasum_v2(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSasum_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSasum_v2(via, handle, n, x, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSasum_v2(via, handle, n, x, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSasum_v2(via, handle, n, x, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasSasum_v2);
     uint32_t r = real(handle, n, x, incx, result);
@@ -15843,7 +15843,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSasum_v2_64(uin
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSasum_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSasum_v2_64(via, handle, n, x, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSasum_v2_64(via, handle, n, x, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSasum_v2_64(via, handle, n, x, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasSasum_v2_64);
     uint32_t r = real(handle, n, x, incx, result);
@@ -15898,7 +15898,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSaxpy_v2(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, void *, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSaxpy_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSaxpy_v2(via, handle, n, alpha, x, incx, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSaxpy_v2(via, handle, n, alpha, x, incx, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSaxpy_v2(via, handle, n, alpha, x, incx, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasSaxpy_v2);
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
@@ -15953,7 +15953,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSaxpy_v2_64(uin
     typedef uint32_t (*fn_t)(void *, int64_t, void *, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSaxpy_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSaxpy_v2_64(via, handle, n, alpha, x, incx, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSaxpy_v2_64(via, handle, n, alpha, x, incx, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSaxpy_v2_64(via, handle, n, alpha, x, incx, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasSaxpy_v2_64);
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
@@ -16008,7 +16008,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasScalEx(uint8_t 
     typedef uint32_t (*fn_t)(void *, int32_t, void *, uint32_t, void *, uint32_t, int32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasScalEx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasScalEx(via, handle, n, alpha, alphaType, x, xType, incx, executionType);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasScalEx(via, handle, n, alpha, alphaType, x, xType, incx, executionType);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasScalEx(via, handle, n, alpha, alphaType, x, xType, incx, executionType);
     cs_fast_enter(t, CS_CUBLAS_cublasScalEx);
     uint32_t r = real(handle, n, alpha, alphaType, x, xType, incx, executionType);
@@ -16063,7 +16063,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasScalEx_64(uint8
     typedef uint32_t (*fn_t)(void *, int64_t, void *, uint32_t, void *, uint32_t, int64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasScalEx_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasScalEx_64(via, handle, n, alpha, alphaType, x, xType, incx, executionType);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasScalEx_64(via, handle, n, alpha, alphaType, x, xType, incx, executionType);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasScalEx_64(via, handle, n, alpha, alphaType, x, xType, incx, executionType);
     cs_fast_enter(t, CS_CUBLAS_cublasScalEx_64);
     uint32_t r = real(handle, n, alpha, alphaType, x, xType, incx, executionType);
@@ -16118,7 +16118,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasScasum_v2(uint8
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasScasum_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasScasum_v2(via, handle, n, x, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasScasum_v2(via, handle, n, x, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasScasum_v2(via, handle, n, x, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasScasum_v2);
     uint32_t r = real(handle, n, x, incx, result);
@@ -16173,7 +16173,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasScasum_v2_64(ui
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasScasum_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasScasum_v2_64(via, handle, n, x, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasScasum_v2_64(via, handle, n, x, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasScasum_v2_64(via, handle, n, x, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasScasum_v2_64);
     uint32_t r = real(handle, n, x, incx, result);
@@ -16228,7 +16228,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasScnrm2_v2(uint8
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasScnrm2_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasScnrm2_v2(via, handle, n, x, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasScnrm2_v2(via, handle, n, x, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasScnrm2_v2(via, handle, n, x, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasScnrm2_v2);
     uint32_t r = real(handle, n, x, incx, result);
@@ -16283,7 +16283,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasScnrm2_v2_64(ui
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasScnrm2_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasScnrm2_v2_64(via, handle, n, x, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasScnrm2_v2_64(via, handle, n, x, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasScnrm2_v2_64(via, handle, n, x, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasScnrm2_v2_64);
     uint32_t r = real(handle, n, x, incx, result);
@@ -16338,7 +16338,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasScopy_v2(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasScopy_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasScopy_v2(via, handle, n, x, incx, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasScopy_v2(via, handle, n, x, incx, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasScopy_v2(via, handle, n, x, incx, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasScopy_v2);
     uint32_t r = real(handle, n, x, incx, y, incy);
@@ -16393,7 +16393,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasScopy_v2_64(uin
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasScopy_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasScopy_v2_64(via, handle, n, x, incx, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasScopy_v2_64(via, handle, n, x, incx, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasScopy_v2_64(via, handle, n, x, incx, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasScopy_v2_64);
     uint32_t r = real(handle, n, x, incx, y, incy);
@@ -16448,7 +16448,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSdgmm(uint8_t v
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, void *, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSdgmm - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSdgmm(via, handle, mode, m, n, A, lda, x, incx, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSdgmm(via, handle, mode, m, n, A, lda, x, incx, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSdgmm(via, handle, mode, m, n, A, lda, x, incx, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasSdgmm);
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
@@ -16503,7 +16503,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSdgmm_64(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, int64_t, void *, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSdgmm_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSdgmm_64(via, handle, mode, m, n, A, lda, x, incx, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSdgmm_64(via, handle, mode, m, n, A, lda, x, incx, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSdgmm_64(via, handle, mode, m, n, A, lda, x, incx, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasSdgmm_64);
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
@@ -16558,7 +16558,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSdot_v2(uint8_t
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSdot_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSdot_v2(via, handle, n, x, incx, y, incy, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSdot_v2(via, handle, n, x, incx, y, incy, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSdot_v2(via, handle, n, x, incx, y, incy, result);
     cs_fast_enter(t, CS_CUBLAS_cublasSdot_v2);
     uint32_t r = real(handle, n, x, incx, y, incy, result);
@@ -16613,7 +16613,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSdot_v2_64(uint
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSdot_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSdot_v2_64(via, handle, n, x, incx, y, incy, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSdot_v2_64(via, handle, n, x, incx, y, incy, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSdot_v2_64(via, handle, n, x, incx, y, incy, result);
     cs_fast_enter(t, CS_CUBLAS_cublasSdot_v2_64);
     uint32_t r = real(handle, n, x, incx, y, incy, result);
@@ -16668,7 +16668,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetAtomicsMode(
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSetAtomicsMode - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSetAtomicsMode(via, handle, mode);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSetAtomicsMode(via, handle, mode);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSetAtomicsMode(via, handle, mode);
     cs_fast_enter(t, CS_CUBLAS_cublasSetAtomicsMode);
     uint32_t r = real(handle, mode);
@@ -16723,7 +16723,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetEmulationSpe
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSetEmulationSpecialValuesSupport - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSetEmulationSpecialValuesSupport(via, handle, mask);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSetEmulationSpecialValuesSupport(via, handle, mask);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSetEmulationSpecialValuesSupport(via, handle, mask);
     cs_fast_enter(t, CS_CUBLAS_cublasSetEmulationSpecialValuesSupport);
     uint32_t r = real(handle, mask);
@@ -16778,7 +16778,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetEmulationStr
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSetEmulationStrategy - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSetEmulationStrategy(via, handle, emulationStrategy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSetEmulationStrategy(via, handle, emulationStrategy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSetEmulationStrategy(via, handle, emulationStrategy);
     cs_fast_enter(t, CS_CUBLAS_cublasSetEmulationStrategy);
     uint32_t r = real(handle, emulationStrategy);
@@ -16833,7 +16833,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetFixedPointEm
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSetFixedPointEmulationMantissaBitCountPointer - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSetFixedPointEmulationMantissaBitCountPointer(via, handle, mantissaBitCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSetFixedPointEmulationMantissaBitCountPointer(via, handle, mantissaBitCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSetFixedPointEmulationMantissaBitCountPointer(via, handle, mantissaBitCount);
     cs_fast_enter(t, CS_CUBLAS_cublasSetFixedPointEmulationMantissaBitCountPointer);
     uint32_t r = real(handle, mantissaBitCount);
@@ -16888,7 +16888,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetFixedPointEm
     typedef uint32_t (*fn_t)(void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSetFixedPointEmulationMantissaBitOffset - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSetFixedPointEmulationMantissaBitOffset(via, handle, mantissaBitOffset);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSetFixedPointEmulationMantissaBitOffset(via, handle, mantissaBitOffset);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSetFixedPointEmulationMantissaBitOffset(via, handle, mantissaBitOffset);
     cs_fast_enter(t, CS_CUBLAS_cublasSetFixedPointEmulationMantissaBitOffset);
     uint32_t r = real(handle, mantissaBitOffset);
@@ -16943,7 +16943,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetFixedPointEm
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSetFixedPointEmulationMantissaControl - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSetFixedPointEmulationMantissaControl(via, handle, mantissaControl);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSetFixedPointEmulationMantissaControl(via, handle, mantissaControl);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSetFixedPointEmulationMantissaControl(via, handle, mantissaControl);
     cs_fast_enter(t, CS_CUBLAS_cublasSetFixedPointEmulationMantissaControl);
     uint32_t r = real(handle, mantissaControl);
@@ -16998,7 +16998,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetFixedPointEm
     typedef uint32_t (*fn_t)(void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSetFixedPointEmulationMaxMantissaBitCount - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSetFixedPointEmulationMaxMantissaBitCount(via, handle, maxMantissaBitCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSetFixedPointEmulationMaxMantissaBitCount(via, handle, maxMantissaBitCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSetFixedPointEmulationMaxMantissaBitCount(via, handle, maxMantissaBitCount);
     cs_fast_enter(t, CS_CUBLAS_cublasSetFixedPointEmulationMaxMantissaBitCount);
     uint32_t r = real(handle, maxMantissaBitCount);
@@ -17053,7 +17053,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetLoggerCallba
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSetLoggerCallback - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSetLoggerCallback(via, userCallback);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSetLoggerCallback(via, userCallback);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSetLoggerCallback(via, userCallback);
     cs_fast_enter(t, CS_CUBLAS_cublasSetLoggerCallback);
     uint32_t r = real(userCallback);
@@ -17140,7 +17140,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetMatrix(uint8
     typedef uint32_t (*fn_t)(int32_t, int32_t, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSetMatrix - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSetMatrix(via, rows, cols, elemSize, A, lda, B, ldb);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSetMatrix(via, rows, cols, elemSize, A, lda, B, ldb);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSetMatrix(via, rows, cols, elemSize, A, lda, B, ldb);
     cs_fast_enter(t, CS_CUBLAS_cublasSetMatrix);
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb);
@@ -17195,7 +17195,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetMatrixAsync(
     typedef uint32_t (*fn_t)(int32_t, int32_t, int32_t, void *, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSetMatrixAsync - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSetMatrixAsync(via, rows, cols, elemSize, A, lda, B, ldb, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSetMatrixAsync(via, rows, cols, elemSize, A, lda, B, ldb, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSetMatrixAsync(via, rows, cols, elemSize, A, lda, B, ldb, stream);
     cs_fast_enter(t, CS_CUBLAS_cublasSetMatrixAsync);
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb, stream);
@@ -17250,7 +17250,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetMatrixAsync_
     typedef uint32_t (*fn_t)(int64_t, int64_t, int64_t, void *, int64_t, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSetMatrixAsync_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSetMatrixAsync_64(via, rows, cols, elemSize, A, lda, B, ldb, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSetMatrixAsync_64(via, rows, cols, elemSize, A, lda, B, ldb, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSetMatrixAsync_64(via, rows, cols, elemSize, A, lda, B, ldb, stream);
     cs_fast_enter(t, CS_CUBLAS_cublasSetMatrixAsync_64);
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb, stream);
@@ -17305,7 +17305,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetMatrix_64(ui
     typedef uint32_t (*fn_t)(int64_t, int64_t, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSetMatrix_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSetMatrix_64(via, rows, cols, elemSize, A, lda, B, ldb);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSetMatrix_64(via, rows, cols, elemSize, A, lda, B, ldb);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSetMatrix_64(via, rows, cols, elemSize, A, lda, B, ldb);
     cs_fast_enter(t, CS_CUBLAS_cublasSetMatrix_64);
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb);
@@ -17360,7 +17360,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetPointerMode_
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSetPointerMode_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSetPointerMode_v2(via, handle, mode);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSetPointerMode_v2(via, handle, mode);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSetPointerMode_v2(via, handle, mode);
     cs_fast_enter(t, CS_CUBLAS_cublasSetPointerMode_v2);
     uint32_t r = real(handle, mode);
@@ -17415,7 +17415,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetSmCountTarge
     typedef uint32_t (*fn_t)(void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSetSmCountTarget - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSetSmCountTarget(via, handle, smCountTarget);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSetSmCountTarget(via, handle, smCountTarget);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSetSmCountTarget(via, handle, smCountTarget);
     cs_fast_enter(t, CS_CUBLAS_cublasSetSmCountTarget);
     uint32_t r = real(handle, smCountTarget);
@@ -17470,7 +17470,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetStream_v2(ui
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSetStream_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSetStream_v2(via, handle, streamId);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSetStream_v2(via, handle, streamId);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSetStream_v2(via, handle, streamId);
     cs_fast_enter(t, CS_CUBLAS_cublasSetStream_v2);
     uint32_t r = real(handle, streamId);
@@ -17525,7 +17525,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetVector(uint8
     typedef uint32_t (*fn_t)(int32_t, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSetVector - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSetVector(via, n, elemSize, x, incx, devicePtr, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSetVector(via, n, elemSize, x, incx, devicePtr, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSetVector(via, n, elemSize, x, incx, devicePtr, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasSetVector);
     uint32_t r = real(n, elemSize, x, incx, devicePtr, incy);
@@ -17580,7 +17580,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetVectorAsync(
     typedef uint32_t (*fn_t)(int32_t, int32_t, void *, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSetVectorAsync - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSetVectorAsync(via, n, elemSize, hostPtr, incx, devicePtr, incy, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSetVectorAsync(via, n, elemSize, hostPtr, incx, devicePtr, incy, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSetVectorAsync(via, n, elemSize, hostPtr, incx, devicePtr, incy, stream);
     cs_fast_enter(t, CS_CUBLAS_cublasSetVectorAsync);
     uint32_t r = real(n, elemSize, hostPtr, incx, devicePtr, incy, stream);
@@ -17635,7 +17635,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetVectorAsync_
     typedef uint32_t (*fn_t)(int64_t, int64_t, void *, int64_t, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSetVectorAsync_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSetVectorAsync_64(via, n, elemSize, hostPtr, incx, devicePtr, incy, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSetVectorAsync_64(via, n, elemSize, hostPtr, incx, devicePtr, incy, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSetVectorAsync_64(via, n, elemSize, hostPtr, incx, devicePtr, incy, stream);
     cs_fast_enter(t, CS_CUBLAS_cublasSetVectorAsync_64);
     uint32_t r = real(n, elemSize, hostPtr, incx, devicePtr, incy, stream);
@@ -17690,7 +17690,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetVector_64(ui
     typedef uint32_t (*fn_t)(int64_t, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSetVector_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSetVector_64(via, n, elemSize, x, incx, devicePtr, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSetVector_64(via, n, elemSize, x, incx, devicePtr, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSetVector_64(via, n, elemSize, x, incx, devicePtr, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasSetVector_64);
     uint32_t r = real(n, elemSize, x, incx, devicePtr, incy);
@@ -17745,7 +17745,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetWorkspace_v2
     typedef uint32_t (*fn_t)(void *, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSetWorkspace_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSetWorkspace_v2(via, handle, workspace, workspaceSizeInBytes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSetWorkspace_v2(via, handle, workspace, workspaceSizeInBytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSetWorkspace_v2(via, handle, workspace, workspaceSizeInBytes);
     cs_fast_enter(t, CS_CUBLAS_cublasSetWorkspace_v2);
     uint32_t r = real(handle, workspace, workspaceSizeInBytes);
@@ -17800,7 +17800,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgbmv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSgbmv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSgbmv_v2(via, handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSgbmv_v2(via, handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSgbmv_v2(via, handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasSgbmv_v2);
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
@@ -17855,7 +17855,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgbmv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, int64_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSgbmv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSgbmv_v2_64(via, handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSgbmv_v2_64(via, handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSgbmv_v2_64(via, handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasSgbmv_v2_64);
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
@@ -17910,7 +17910,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgeam(uint8_t v
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSgeam - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSgeam(via, handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSgeam(via, handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSgeam(via, handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasSgeam);
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
@@ -17965,7 +17965,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgeam_64(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSgeam_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSgeam_64(via, handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSgeam_64(via, handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSgeam_64(via, handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasSgeam_64);
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
@@ -18020,7 +18020,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgelsBatched(ui
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, int32_t, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSgelsBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSgelsBatched(via, handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSgelsBatched(via, handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSgelsBatched(via, handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     cs_fast_enter(t, CS_CUBLAS_cublasSgelsBatched);
     uint32_t r = real(handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
@@ -18075,7 +18075,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemmBatched(ui
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSgemmBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSgemmBatched(via, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSgemmBatched(via, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSgemmBatched(via, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasSgemmBatched);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
@@ -18130,7 +18130,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemmBatched_64
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSgemmBatched_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSgemmBatched_64(via, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSgemmBatched_64(via, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSgemmBatched_64(via, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasSgemmBatched_64);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
@@ -18185,7 +18185,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemmEx(uint8_t
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, uint32_t, int32_t, void *, uint32_t, int32_t, void *, void *, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSgemmEx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSgemmEx(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSgemmEx(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSgemmEx(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasSgemmEx);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
@@ -18240,7 +18240,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemmEx_64(uint
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, uint32_t, int64_t, void *, uint32_t, int64_t, void *, void *, uint32_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSgemmEx_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSgemmEx_64(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSgemmEx_64(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSgemmEx_64(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasSgemmEx_64);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
@@ -18295,7 +18295,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemmGroupedBat
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSgemmGroupedBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSgemmGroupedBatched(via, handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSgemmGroupedBatched(via, handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSgemmGroupedBatched(via, handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     cs_fast_enter(t, CS_CUBLAS_cublasSgemmGroupedBatched);
     uint32_t r = real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
@@ -18350,7 +18350,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemmGroupedBat
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSgemmGroupedBatched_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSgemmGroupedBatched_64(via, handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSgemmGroupedBatched_64(via, handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSgemmGroupedBatched_64(via, handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     cs_fast_enter(t, CS_CUBLAS_cublasSgemmGroupedBatched_64);
     uint32_t r = real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
@@ -18405,7 +18405,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemmStridedBat
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, int64_t, void *, int32_t, int64_t, void *, void *, int32_t, int64_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSgemmStridedBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSgemmStridedBatched(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSgemmStridedBatched(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSgemmStridedBatched(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasSgemmStridedBatched);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
@@ -18460,7 +18460,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemmStridedBat
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, int64_t, int64_t, void *, int64_t, int64_t, void *, void *, int64_t, int64_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSgemmStridedBatched_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSgemmStridedBatched_64(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSgemmStridedBatched_64(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSgemmStridedBatched_64(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasSgemmStridedBatched_64);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
@@ -18515,7 +18515,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemm_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSgemm_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSgemm_v2(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSgemm_v2(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSgemm_v2(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasSgemm_v2);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -18570,7 +18570,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemm_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSgemm_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSgemm_v2_64(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSgemm_v2_64(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSgemm_v2_64(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasSgemm_v2_64);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -18625,7 +18625,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemvBatched(ui
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSgemvBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSgemvBatched(via, handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSgemvBatched(via, handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSgemvBatched(via, handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasSgemvBatched);
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
@@ -18680,7 +18680,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemvBatched_64
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSgemvBatched_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSgemvBatched_64(via, handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSgemvBatched_64(via, handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSgemvBatched_64(via, handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasSgemvBatched_64);
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
@@ -18735,7 +18735,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemvStridedBat
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, void *, void *, int32_t, int64_t, void *, int32_t, int64_t, void *, void *, int32_t, int64_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSgemvStridedBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSgemvStridedBatched(via, handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSgemvStridedBatched(via, handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSgemvStridedBatched(via, handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasSgemvStridedBatched);
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
@@ -18790,7 +18790,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemvStridedBat
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, int64_t, void *, void *, int64_t, int64_t, void *, int64_t, int64_t, void *, void *, int64_t, int64_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSgemvStridedBatched_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSgemvStridedBatched_64(via, handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSgemvStridedBatched_64(via, handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSgemvStridedBatched_64(via, handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasSgemvStridedBatched_64);
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
@@ -18845,7 +18845,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSgemv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSgemv_v2(via, handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSgemv_v2(via, handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSgemv_v2(via, handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasSgemv_v2);
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
@@ -18900,7 +18900,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSgemv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSgemv_v2_64(via, handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSgemv_v2_64(via, handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSgemv_v2_64(via, handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasSgemv_v2_64);
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
@@ -18955,7 +18955,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgeqrfBatched(u
     typedef uint32_t (*fn_t)(void *, int32_t, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSgeqrfBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSgeqrfBatched(via, handle, m, n, Aarray, lda, TauArray, info, batchSize);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSgeqrfBatched(via, handle, m, n, Aarray, lda, TauArray, info, batchSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSgeqrfBatched(via, handle, m, n, Aarray, lda, TauArray, info, batchSize);
     cs_fast_enter(t, CS_CUBLAS_cublasSgeqrfBatched);
     uint32_t r = real(handle, m, n, Aarray, lda, TauArray, info, batchSize);
@@ -19010,7 +19010,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSger_v2(uint8_t
     typedef uint32_t (*fn_t)(void *, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSger_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSger_v2(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSger_v2(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSger_v2(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasSger_v2);
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
@@ -19065,7 +19065,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSger_v2_64(uint
     typedef uint32_t (*fn_t)(void *, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSger_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSger_v2_64(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSger_v2_64(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSger_v2_64(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasSger_v2_64);
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
@@ -19120,7 +19120,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgetrfBatched(u
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSgetrfBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSgetrfBatched(via, handle, n, A, lda, P, info, batchSize);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSgetrfBatched(via, handle, n, A, lda, P, info, batchSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSgetrfBatched(via, handle, n, A, lda, P, info, batchSize);
     cs_fast_enter(t, CS_CUBLAS_cublasSgetrfBatched);
     uint32_t r = real(handle, n, A, lda, P, info, batchSize);
@@ -19175,7 +19175,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgetriBatched(u
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSgetriBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSgetriBatched(via, handle, n, A, lda, P, C, ldc, info, batchSize);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSgetriBatched(via, handle, n, A, lda, P, C, ldc, info, batchSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSgetriBatched(via, handle, n, A, lda, P, C, ldc, info, batchSize);
     cs_fast_enter(t, CS_CUBLAS_cublasSgetriBatched);
     uint32_t r = real(handle, n, A, lda, P, C, ldc, info, batchSize);
@@ -19230,7 +19230,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgetrsBatched(u
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, void *, int32_t, void *, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSgetrsBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSgetrsBatched(via, handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSgetrsBatched(via, handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSgetrsBatched(via, handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     cs_fast_enter(t, CS_CUBLAS_cublasSgetrsBatched);
     uint32_t r = real(handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
@@ -19285,7 +19285,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSmatinvBatched(
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSmatinvBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSmatinvBatched(via, handle, n, A, lda, Ainv, lda_inv, info, batchSize);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSmatinvBatched(via, handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSmatinvBatched(via, handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     cs_fast_enter(t, CS_CUBLAS_cublasSmatinvBatched);
     uint32_t r = real(handle, n, A, lda, Ainv, lda_inv, info, batchSize);
@@ -19340,7 +19340,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSnrm2_v2(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSnrm2_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSnrm2_v2(via, handle, n, x, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSnrm2_v2(via, handle, n, x, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSnrm2_v2(via, handle, n, x, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasSnrm2_v2);
     uint32_t r = real(handle, n, x, incx, result);
@@ -19395,7 +19395,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSnrm2_v2_64(uin
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSnrm2_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSnrm2_v2_64(via, handle, n, x, incx, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSnrm2_v2_64(via, handle, n, x, incx, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSnrm2_v2_64(via, handle, n, x, incx, result);
     cs_fast_enter(t, CS_CUBLAS_cublasSnrm2_v2_64);
     uint32_t r = real(handle, n, x, incx, result);
@@ -19450,7 +19450,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSrot_v2(uint8_t
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSrot_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSrot_v2(via, handle, n, x, incx, y, incy, c, s);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSrot_v2(via, handle, n, x, incx, y, incy, c, s);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSrot_v2(via, handle, n, x, incx, y, incy, c, s);
     cs_fast_enter(t, CS_CUBLAS_cublasSrot_v2);
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
@@ -19505,7 +19505,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSrot_v2_64(uint
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *, int64_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSrot_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSrot_v2_64(via, handle, n, x, incx, y, incy, c, s);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSrot_v2_64(via, handle, n, x, incx, y, incy, c, s);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSrot_v2_64(via, handle, n, x, incx, y, incy, c, s);
     cs_fast_enter(t, CS_CUBLAS_cublasSrot_v2_64);
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
@@ -19560,7 +19560,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSrotg_v2(uint8_
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSrotg_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSrotg_v2(via, handle, a, b, c, s);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSrotg_v2(via, handle, a, b, c, s);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSrotg_v2(via, handle, a, b, c, s);
     cs_fast_enter(t, CS_CUBLAS_cublasSrotg_v2);
     uint32_t r = real(handle, a, b, c, s);
@@ -19615,7 +19615,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSrotm_v2(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSrotm_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSrotm_v2(via, handle, n, x, incx, y, incy, param);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSrotm_v2(via, handle, n, x, incx, y, incy, param);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSrotm_v2(via, handle, n, x, incx, y, incy, param);
     cs_fast_enter(t, CS_CUBLAS_cublasSrotm_v2);
     uint32_t r = real(handle, n, x, incx, y, incy, param);
@@ -19670,7 +19670,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSrotm_v2_64(uin
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSrotm_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSrotm_v2_64(via, handle, n, x, incx, y, incy, param);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSrotm_v2_64(via, handle, n, x, incx, y, incy, param);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSrotm_v2_64(via, handle, n, x, incx, y, incy, param);
     cs_fast_enter(t, CS_CUBLAS_cublasSrotm_v2_64);
     uint32_t r = real(handle, n, x, incx, y, incy, param);
@@ -19725,7 +19725,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSrotmg_v2(uint8
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSrotmg_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSrotmg_v2(via, handle, d1, d2, x1, y1, param);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSrotmg_v2(via, handle, d1, d2, x1, y1, param);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSrotmg_v2(via, handle, d1, d2, x1, y1, param);
     cs_fast_enter(t, CS_CUBLAS_cublasSrotmg_v2);
     uint32_t r = real(handle, d1, d2, x1, y1, param);
@@ -19780,7 +19780,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSsbmv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSsbmv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSsbmv_v2(via, handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSsbmv_v2(via, handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSsbmv_v2(via, handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasSsbmv_v2);
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
@@ -19835,7 +19835,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSsbmv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSsbmv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSsbmv_v2_64(via, handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSsbmv_v2_64(via, handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSsbmv_v2_64(via, handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasSsbmv_v2_64);
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
@@ -19890,7 +19890,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSscal_v2(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSscal_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSscal_v2(via, handle, n, alpha, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSscal_v2(via, handle, n, alpha, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSscal_v2(via, handle, n, alpha, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasSscal_v2);
     uint32_t r = real(handle, n, alpha, x, incx);
@@ -19945,7 +19945,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSscal_v2_64(uin
     typedef uint32_t (*fn_t)(void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSscal_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSscal_v2_64(via, handle, n, alpha, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSscal_v2_64(via, handle, n, alpha, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSscal_v2_64(via, handle, n, alpha, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasSscal_v2_64);
     uint32_t r = real(handle, n, alpha, x, incx);
@@ -20000,7 +20000,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSspmv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSspmv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSspmv_v2(via, handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSspmv_v2(via, handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSspmv_v2(via, handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasSspmv_v2);
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
@@ -20055,7 +20055,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSspmv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, void *, void *, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSspmv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSspmv_v2_64(via, handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSspmv_v2_64(via, handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSspmv_v2_64(via, handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasSspmv_v2_64);
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
@@ -20110,7 +20110,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSspr2_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSspr2_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSspr2_v2(via, handle, uplo, n, alpha, x, incx, y, incy, AP);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSspr2_v2(via, handle, uplo, n, alpha, x, incx, y, incy, AP);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSspr2_v2(via, handle, uplo, n, alpha, x, incx, y, incy, AP);
     cs_fast_enter(t, CS_CUBLAS_cublasSspr2_v2);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
@@ -20165,7 +20165,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSspr2_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, void *, void *, int64_t, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSspr2_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSspr2_v2_64(via, handle, uplo, n, alpha, x, incx, y, incy, AP);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSspr2_v2_64(via, handle, uplo, n, alpha, x, incx, y, incy, AP);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSspr2_v2_64(via, handle, uplo, n, alpha, x, incx, y, incy, AP);
     cs_fast_enter(t, CS_CUBLAS_cublasSspr2_v2_64);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
@@ -20220,7 +20220,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSspr_v2(uint8_t
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSspr_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSspr_v2(via, handle, uplo, n, alpha, x, incx, AP);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSspr_v2(via, handle, uplo, n, alpha, x, incx, AP);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSspr_v2(via, handle, uplo, n, alpha, x, incx, AP);
     cs_fast_enter(t, CS_CUBLAS_cublasSspr_v2);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
@@ -20275,7 +20275,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSspr_v2_64(uint
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, void *, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSspr_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSspr_v2_64(via, handle, uplo, n, alpha, x, incx, AP);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSspr_v2_64(via, handle, uplo, n, alpha, x, incx, AP);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSspr_v2_64(via, handle, uplo, n, alpha, x, incx, AP);
     cs_fast_enter(t, CS_CUBLAS_cublasSspr_v2_64);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
@@ -20330,7 +20330,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSswap_v2(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSswap_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSswap_v2(via, handle, n, x, incx, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSswap_v2(via, handle, n, x, incx, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSswap_v2(via, handle, n, x, incx, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasSswap_v2);
     uint32_t r = real(handle, n, x, incx, y, incy);
@@ -20385,7 +20385,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSswap_v2_64(uin
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSswap_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSswap_v2_64(via, handle, n, x, incx, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSswap_v2_64(via, handle, n, x, incx, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSswap_v2_64(via, handle, n, x, incx, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasSswap_v2_64);
     uint32_t r = real(handle, n, x, incx, y, incy);
@@ -20440,7 +20440,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSsymm_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSsymm_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSsymm_v2(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSsymm_v2(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSsymm_v2(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasSsymm_v2);
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -20495,7 +20495,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSsymm_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSsymm_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSsymm_v2_64(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSsymm_v2_64(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSsymm_v2_64(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasSsymm_v2_64);
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -20550,7 +20550,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSsymv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSsymv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSsymv_v2(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSsymv_v2(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSsymv_v2(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasSsymv_v2);
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
@@ -20605,7 +20605,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSsymv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSsymv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSsymv_v2_64(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSsymv_v2_64(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSsymv_v2_64(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasSsymv_v2_64);
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
@@ -20660,7 +20660,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSsyr2_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSsyr2_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSsyr2_v2(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSsyr2_v2(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSsyr2_v2(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasSsyr2_v2);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
@@ -20715,7 +20715,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSsyr2_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSsyr2_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSsyr2_v2_64(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSsyr2_v2_64(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSsyr2_v2_64(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasSsyr2_v2_64);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
@@ -20770,7 +20770,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSsyr2k_v2(uint8
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSsyr2k_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSsyr2k_v2(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSsyr2k_v2(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSsyr2k_v2(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasSsyr2k_v2);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -20825,7 +20825,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSsyr2k_v2_64(ui
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSsyr2k_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSsyr2k_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSsyr2k_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSsyr2k_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasSsyr2k_v2_64);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -20880,7 +20880,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSsyr_v2(uint8_t
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSsyr_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSsyr_v2(via, handle, uplo, n, alpha, x, incx, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSsyr_v2(via, handle, uplo, n, alpha, x, incx, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSsyr_v2(via, handle, uplo, n, alpha, x, incx, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasSsyr_v2);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
@@ -20935,7 +20935,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSsyr_v2_64(uint
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, void *, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSsyr_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSsyr_v2_64(via, handle, uplo, n, alpha, x, incx, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSsyr_v2_64(via, handle, uplo, n, alpha, x, incx, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSsyr_v2_64(via, handle, uplo, n, alpha, x, incx, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasSsyr_v2_64);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
@@ -20990,7 +20990,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSsyrk_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSsyrk_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSsyrk_v2(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSsyrk_v2(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSsyrk_v2(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasSsyrk_v2);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
@@ -21045,7 +21045,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSsyrk_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSsyrk_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSsyrk_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSsyrk_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSsyrk_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasSsyrk_v2_64);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
@@ -21100,7 +21100,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSsyrkx(uint8_t 
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSsyrkx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSsyrkx(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSsyrkx(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSsyrkx(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasSsyrkx);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -21155,7 +21155,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSsyrkx_64(uint8
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSsyrkx_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSsyrkx_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSsyrkx_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSsyrkx_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasSsyrkx_64);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -21210,7 +21210,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStbmv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int32_t, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasStbmv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasStbmv_v2(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasStbmv_v2(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasStbmv_v2(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasStbmv_v2);
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
@@ -21265,7 +21265,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStbmv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int64_t, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasStbmv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasStbmv_v2_64(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasStbmv_v2_64(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasStbmv_v2_64(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasStbmv_v2_64);
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
@@ -21320,7 +21320,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStbsv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int32_t, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasStbsv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasStbsv_v2(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasStbsv_v2(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasStbsv_v2(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasStbsv_v2);
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
@@ -21375,7 +21375,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStbsv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int64_t, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasStbsv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasStbsv_v2_64(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasStbsv_v2_64(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasStbsv_v2_64(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasStbsv_v2_64);
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
@@ -21430,7 +21430,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStpmv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasStpmv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasStpmv_v2(via, handle, uplo, trans, diag, n, AP, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasStpmv_v2(via, handle, uplo, trans, diag, n, AP, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasStpmv_v2(via, handle, uplo, trans, diag, n, AP, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasStpmv_v2);
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
@@ -21485,7 +21485,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStpmv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasStpmv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasStpmv_v2_64(via, handle, uplo, trans, diag, n, AP, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasStpmv_v2_64(via, handle, uplo, trans, diag, n, AP, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasStpmv_v2_64(via, handle, uplo, trans, diag, n, AP, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasStpmv_v2_64);
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
@@ -21540,7 +21540,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStpsv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasStpsv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasStpsv_v2(via, handle, uplo, trans, diag, n, AP, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasStpsv_v2(via, handle, uplo, trans, diag, n, AP, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasStpsv_v2(via, handle, uplo, trans, diag, n, AP, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasStpsv_v2);
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
@@ -21595,7 +21595,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStpsv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasStpsv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasStpsv_v2_64(via, handle, uplo, trans, diag, n, AP, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasStpsv_v2_64(via, handle, uplo, trans, diag, n, AP, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasStpsv_v2_64(via, handle, uplo, trans, diag, n, AP, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasStpsv_v2_64);
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
@@ -21650,7 +21650,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStpttr(uint8_t 
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasStpttr - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasStpttr(via, handle, uplo, n, AP, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasStpttr(via, handle, uplo, n, AP, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasStpttr(via, handle, uplo, n, AP, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasStpttr);
     uint32_t r = real(handle, uplo, n, AP, A, lda);
@@ -21705,7 +21705,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStrmm_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasStrmm_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasStrmm_v2(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasStrmm_v2(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasStrmm_v2(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasStrmm_v2);
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
@@ -21760,7 +21760,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStrmm_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasStrmm_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasStrmm_v2_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasStrmm_v2_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasStrmm_v2_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasStrmm_v2_64);
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
@@ -21815,7 +21815,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStrmv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasStrmv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasStrmv_v2(via, handle, uplo, trans, diag, n, A, lda, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasStrmv_v2(via, handle, uplo, trans, diag, n, A, lda, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasStrmv_v2(via, handle, uplo, trans, diag, n, A, lda, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasStrmv_v2);
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
@@ -21870,7 +21870,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStrmv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasStrmv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasStrmv_v2_64(via, handle, uplo, trans, diag, n, A, lda, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasStrmv_v2_64(via, handle, uplo, trans, diag, n, A, lda, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasStrmv_v2_64(via, handle, uplo, trans, diag, n, A, lda, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasStrmv_v2_64);
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
@@ -21925,7 +21925,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStrsmBatched(ui
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasStrsmBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasStrsmBatched(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasStrsmBatched(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasStrsmBatched(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasStrsmBatched);
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
@@ -21980,7 +21980,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStrsmBatched_64
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasStrsmBatched_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasStrsmBatched_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasStrsmBatched_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasStrsmBatched_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasStrsmBatched_64);
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
@@ -22035,7 +22035,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStrsm_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasStrsm_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasStrsm_v2(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasStrsm_v2(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasStrsm_v2(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     cs_fast_enter(t, CS_CUBLAS_cublasStrsm_v2);
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
@@ -22090,7 +22090,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStrsm_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasStrsm_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasStrsm_v2_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasStrsm_v2_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasStrsm_v2_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     cs_fast_enter(t, CS_CUBLAS_cublasStrsm_v2_64);
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
@@ -22145,7 +22145,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStrsv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasStrsv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasStrsv_v2(via, handle, uplo, trans, diag, n, A, lda, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasStrsv_v2(via, handle, uplo, trans, diag, n, A, lda, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasStrsv_v2(via, handle, uplo, trans, diag, n, A, lda, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasStrsv_v2);
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
@@ -22200,7 +22200,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStrsv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasStrsv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasStrsv_v2_64(via, handle, uplo, trans, diag, n, A, lda, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasStrsv_v2_64(via, handle, uplo, trans, diag, n, A, lda, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasStrsv_v2_64(via, handle, uplo, trans, diag, n, A, lda, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasStrsv_v2_64);
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
@@ -22255,7 +22255,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStrttp(uint8_t 
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasStrttp - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasStrttp(via, handle, uplo, n, A, lda, AP);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasStrttp(via, handle, uplo, n, A, lda, AP);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasStrttp(via, handle, uplo, n, A, lda, AP);
     cs_fast_enter(t, CS_CUBLAS_cublasStrttp);
     uint32_t r = real(handle, uplo, n, A, lda, AP);
@@ -22310,7 +22310,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSwapEx(uint8_t 
     typedef uint32_t (*fn_t)(void *, int32_t, void *, uint32_t, int32_t, void *, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSwapEx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSwapEx(via, handle, n, x, xType, incx, y, yType, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSwapEx(via, handle, n, x, xType, incx, y, yType, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSwapEx(via, handle, n, x, xType, incx, y, yType, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasSwapEx);
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy);
@@ -22365,7 +22365,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSwapEx_64(uint8
     typedef uint32_t (*fn_t)(void *, int64_t, void *, uint32_t, int64_t, void *, uint32_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSwapEx_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasSwapEx_64(via, handle, n, x, xType, incx, y, yType, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSwapEx_64(via, handle, n, x, xType, incx, y, yType, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSwapEx_64(via, handle, n, x, xType, incx, y, yType, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasSwapEx_64);
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy);
@@ -22420,7 +22420,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasUint8gemmBias(u
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, int32_t, int32_t, void *, int32_t, int32_t, void *, int32_t, int32_t, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasUint8gemmBias - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasUint8gemmBias(via, handle, transa, transb, transc, m, n, k, A, A_bias, lda, B, B_bias, ldb, C, C_bias, ldc, C_mult, C_shift);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasUint8gemmBias(via, handle, transa, transb, transc, m, n, k, A, A_bias, lda, B, B_bias, ldb, C, C_bias, ldc, C_mult, C_shift);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasUint8gemmBias(via, handle, transa, transb, transc, m, n, k, A, A_bias, lda, B, B_bias, ldb, C, C_bias, ldc, C_mult, C_shift);
     cs_fast_enter(t, CS_CUBLAS_cublasUint8gemmBias);
     uint32_t r = real(handle, transa, transb, transc, m, n, k, A, A_bias, lda, B, B_bias, ldb, C, C_bias, ldc, C_mult, C_shift);
@@ -22475,7 +22475,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZaxpy_v2(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, void *, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZaxpy_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZaxpy_v2(via, handle, n, alpha, x, incx, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZaxpy_v2(via, handle, n, alpha, x, incx, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZaxpy_v2(via, handle, n, alpha, x, incx, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasZaxpy_v2);
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
@@ -22530,7 +22530,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZaxpy_v2_64(uin
     typedef uint32_t (*fn_t)(void *, int64_t, void *, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZaxpy_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZaxpy_v2_64(via, handle, n, alpha, x, incx, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZaxpy_v2_64(via, handle, n, alpha, x, incx, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZaxpy_v2_64(via, handle, n, alpha, x, incx, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasZaxpy_v2_64);
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
@@ -22585,7 +22585,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZcopy_v2(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZcopy_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZcopy_v2(via, handle, n, x, incx, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZcopy_v2(via, handle, n, x, incx, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZcopy_v2(via, handle, n, x, incx, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasZcopy_v2);
     uint32_t r = real(handle, n, x, incx, y, incy);
@@ -22640,7 +22640,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZcopy_v2_64(uin
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZcopy_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZcopy_v2_64(via, handle, n, x, incx, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZcopy_v2_64(via, handle, n, x, incx, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZcopy_v2_64(via, handle, n, x, incx, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasZcopy_v2_64);
     uint32_t r = real(handle, n, x, incx, y, incy);
@@ -22695,7 +22695,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZdgmm(uint8_t v
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, void *, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZdgmm - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZdgmm(via, handle, mode, m, n, A, lda, x, incx, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZdgmm(via, handle, mode, m, n, A, lda, x, incx, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZdgmm(via, handle, mode, m, n, A, lda, x, incx, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasZdgmm);
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
@@ -22750,7 +22750,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZdgmm_64(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, int64_t, void *, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZdgmm_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZdgmm_64(via, handle, mode, m, n, A, lda, x, incx, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZdgmm_64(via, handle, mode, m, n, A, lda, x, incx, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZdgmm_64(via, handle, mode, m, n, A, lda, x, incx, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasZdgmm_64);
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
@@ -22805,7 +22805,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZdotc_v2(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZdotc_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZdotc_v2(via, handle, n, x, incx, y, incy, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZdotc_v2(via, handle, n, x, incx, y, incy, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZdotc_v2(via, handle, n, x, incx, y, incy, result);
     cs_fast_enter(t, CS_CUBLAS_cublasZdotc_v2);
     uint32_t r = real(handle, n, x, incx, y, incy, result);
@@ -22860,7 +22860,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZdotc_v2_64(uin
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZdotc_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZdotc_v2_64(via, handle, n, x, incx, y, incy, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZdotc_v2_64(via, handle, n, x, incx, y, incy, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZdotc_v2_64(via, handle, n, x, incx, y, incy, result);
     cs_fast_enter(t, CS_CUBLAS_cublasZdotc_v2_64);
     uint32_t r = real(handle, n, x, incx, y, incy, result);
@@ -22915,7 +22915,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZdotu_v2(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZdotu_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZdotu_v2(via, handle, n, x, incx, y, incy, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZdotu_v2(via, handle, n, x, incx, y, incy, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZdotu_v2(via, handle, n, x, incx, y, incy, result);
     cs_fast_enter(t, CS_CUBLAS_cublasZdotu_v2);
     uint32_t r = real(handle, n, x, incx, y, incy, result);
@@ -22970,7 +22970,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZdotu_v2_64(uin
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZdotu_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZdotu_v2_64(via, handle, n, x, incx, y, incy, result);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZdotu_v2_64(via, handle, n, x, incx, y, incy, result);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZdotu_v2_64(via, handle, n, x, incx, y, incy, result);
     cs_fast_enter(t, CS_CUBLAS_cublasZdotu_v2_64);
     uint32_t r = real(handle, n, x, incx, y, incy, result);
@@ -23025,7 +23025,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZdrot_v2(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZdrot_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZdrot_v2(via, handle, n, x, incx, y, incy, c, s);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZdrot_v2(via, handle, n, x, incx, y, incy, c, s);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZdrot_v2(via, handle, n, x, incx, y, incy, c, s);
     cs_fast_enter(t, CS_CUBLAS_cublasZdrot_v2);
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
@@ -23080,7 +23080,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZdrot_v2_64(uin
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *, int64_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZdrot_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZdrot_v2_64(via, handle, n, x, incx, y, incy, c, s);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZdrot_v2_64(via, handle, n, x, incx, y, incy, c, s);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZdrot_v2_64(via, handle, n, x, incx, y, incy, c, s);
     cs_fast_enter(t, CS_CUBLAS_cublasZdrot_v2_64);
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
@@ -23135,7 +23135,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZdscal_v2(uint8
     typedef uint32_t (*fn_t)(void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZdscal_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZdscal_v2(via, handle, n, alpha, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZdscal_v2(via, handle, n, alpha, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZdscal_v2(via, handle, n, alpha, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasZdscal_v2);
     uint32_t r = real(handle, n, alpha, x, incx);
@@ -23190,7 +23190,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZdscal_v2_64(ui
     typedef uint32_t (*fn_t)(void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZdscal_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZdscal_v2_64(via, handle, n, alpha, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZdscal_v2_64(via, handle, n, alpha, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZdscal_v2_64(via, handle, n, alpha, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasZdscal_v2_64);
     uint32_t r = real(handle, n, alpha, x, incx);
@@ -23245,7 +23245,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgbmv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZgbmv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZgbmv_v2(via, handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZgbmv_v2(via, handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZgbmv_v2(via, handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasZgbmv_v2);
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
@@ -23300,7 +23300,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgbmv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, int64_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZgbmv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZgbmv_v2_64(via, handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZgbmv_v2_64(via, handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZgbmv_v2_64(via, handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasZgbmv_v2_64);
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
@@ -23355,7 +23355,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgeam(uint8_t v
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZgeam - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZgeam(via, handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZgeam(via, handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZgeam(via, handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasZgeam);
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
@@ -23410,7 +23410,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgeam_64(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZgeam_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZgeam_64(via, handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZgeam_64(via, handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZgeam_64(via, handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasZgeam_64);
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
@@ -23465,7 +23465,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgelsBatched(ui
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, int32_t, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZgelsBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZgelsBatched(via, handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZgelsBatched(via, handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZgelsBatched(via, handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     cs_fast_enter(t, CS_CUBLAS_cublasZgelsBatched);
     uint32_t r = real(handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
@@ -23520,7 +23520,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgemm3m(uint8_t
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZgemm3m - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZgemm3m(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZgemm3m(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZgemm3m(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasZgemm3m);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -23575,7 +23575,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgemm3m_64(uint
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZgemm3m_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZgemm3m_64(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZgemm3m_64(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZgemm3m_64(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasZgemm3m_64);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -23630,7 +23630,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgemmBatched(ui
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZgemmBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZgemmBatched(via, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZgemmBatched(via, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZgemmBatched(via, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasZgemmBatched);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
@@ -23685,7 +23685,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgemmBatched_64
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZgemmBatched_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZgemmBatched_64(via, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZgemmBatched_64(via, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZgemmBatched_64(via, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasZgemmBatched_64);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
@@ -23740,7 +23740,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgemmStridedBat
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, int64_t, void *, int32_t, int64_t, void *, void *, int32_t, int64_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZgemmStridedBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZgemmStridedBatched(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZgemmStridedBatched(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZgemmStridedBatched(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasZgemmStridedBatched);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
@@ -23795,7 +23795,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgemmStridedBat
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, int64_t, int64_t, void *, int64_t, int64_t, void *, void *, int64_t, int64_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZgemmStridedBatched_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZgemmStridedBatched_64(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZgemmStridedBatched_64(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZgemmStridedBatched_64(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasZgemmStridedBatched_64);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
@@ -23850,7 +23850,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgemm_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZgemm_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZgemm_v2(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZgemm_v2(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZgemm_v2(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasZgemm_v2);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -23905,7 +23905,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgemm_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZgemm_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZgemm_v2_64(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZgemm_v2_64(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZgemm_v2_64(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasZgemm_v2_64);
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -23960,7 +23960,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgemvBatched(ui
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZgemvBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZgemvBatched(via, handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZgemvBatched(via, handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZgemvBatched(via, handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasZgemvBatched);
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
@@ -24015,7 +24015,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgemvBatched_64
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZgemvBatched_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZgemvBatched_64(via, handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZgemvBatched_64(via, handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZgemvBatched_64(via, handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasZgemvBatched_64);
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
@@ -24070,7 +24070,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgemvStridedBat
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, void *, void *, int32_t, int64_t, void *, int32_t, int64_t, void *, void *, int32_t, int64_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZgemvStridedBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZgemvStridedBatched(via, handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZgemvStridedBatched(via, handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZgemvStridedBatched(via, handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasZgemvStridedBatched);
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
@@ -24125,7 +24125,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgemvStridedBat
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, int64_t, void *, void *, int64_t, int64_t, void *, int64_t, int64_t, void *, void *, int64_t, int64_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZgemvStridedBatched_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZgemvStridedBatched_64(via, handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZgemvStridedBatched_64(via, handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZgemvStridedBatched_64(via, handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasZgemvStridedBatched_64);
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
@@ -24180,7 +24180,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgemv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZgemv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZgemv_v2(via, handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZgemv_v2(via, handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZgemv_v2(via, handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasZgemv_v2);
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
@@ -24235,7 +24235,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgemv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZgemv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZgemv_v2_64(via, handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZgemv_v2_64(via, handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZgemv_v2_64(via, handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasZgemv_v2_64);
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
@@ -24290,7 +24290,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgeqrfBatched(u
     typedef uint32_t (*fn_t)(void *, int32_t, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZgeqrfBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZgeqrfBatched(via, handle, m, n, Aarray, lda, TauArray, info, batchSize);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZgeqrfBatched(via, handle, m, n, Aarray, lda, TauArray, info, batchSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZgeqrfBatched(via, handle, m, n, Aarray, lda, TauArray, info, batchSize);
     cs_fast_enter(t, CS_CUBLAS_cublasZgeqrfBatched);
     uint32_t r = real(handle, m, n, Aarray, lda, TauArray, info, batchSize);
@@ -24345,7 +24345,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgerc_v2(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZgerc_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZgerc_v2(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZgerc_v2(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZgerc_v2(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasZgerc_v2);
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
@@ -24400,7 +24400,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgerc_v2_64(uin
     typedef uint32_t (*fn_t)(void *, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZgerc_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZgerc_v2_64(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZgerc_v2_64(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZgerc_v2_64(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasZgerc_v2_64);
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
@@ -24455,7 +24455,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgeru_v2(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZgeru_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZgeru_v2(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZgeru_v2(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZgeru_v2(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasZgeru_v2);
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
@@ -24510,7 +24510,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgeru_v2_64(uin
     typedef uint32_t (*fn_t)(void *, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZgeru_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZgeru_v2_64(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZgeru_v2_64(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZgeru_v2_64(via, handle, m, n, alpha, x, incx, y, incy, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasZgeru_v2_64);
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
@@ -24565,7 +24565,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgetrfBatched(u
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZgetrfBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZgetrfBatched(via, handle, n, A, lda, P, info, batchSize);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZgetrfBatched(via, handle, n, A, lda, P, info, batchSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZgetrfBatched(via, handle, n, A, lda, P, info, batchSize);
     cs_fast_enter(t, CS_CUBLAS_cublasZgetrfBatched);
     uint32_t r = real(handle, n, A, lda, P, info, batchSize);
@@ -24620,7 +24620,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgetriBatched(u
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZgetriBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZgetriBatched(via, handle, n, A, lda, P, C, ldc, info, batchSize);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZgetriBatched(via, handle, n, A, lda, P, C, ldc, info, batchSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZgetriBatched(via, handle, n, A, lda, P, C, ldc, info, batchSize);
     cs_fast_enter(t, CS_CUBLAS_cublasZgetriBatched);
     uint32_t r = real(handle, n, A, lda, P, C, ldc, info, batchSize);
@@ -24675,7 +24675,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgetrsBatched(u
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, void *, int32_t, void *, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZgetrsBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZgetrsBatched(via, handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZgetrsBatched(via, handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZgetrsBatched(via, handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     cs_fast_enter(t, CS_CUBLAS_cublasZgetrsBatched);
     uint32_t r = real(handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
@@ -24730,7 +24730,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZhbmv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZhbmv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZhbmv_v2(via, handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZhbmv_v2(via, handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZhbmv_v2(via, handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasZhbmv_v2);
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
@@ -24785,7 +24785,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZhbmv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZhbmv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZhbmv_v2_64(via, handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZhbmv_v2_64(via, handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZhbmv_v2_64(via, handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasZhbmv_v2_64);
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
@@ -24840,7 +24840,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZhemm_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZhemm_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZhemm_v2(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZhemm_v2(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZhemm_v2(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasZhemm_v2);
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -24895,7 +24895,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZhemm_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZhemm_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZhemm_v2_64(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZhemm_v2_64(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZhemm_v2_64(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasZhemm_v2_64);
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -24950,7 +24950,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZhemv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZhemv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZhemv_v2(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZhemv_v2(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZhemv_v2(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasZhemv_v2);
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
@@ -25005,7 +25005,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZhemv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZhemv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZhemv_v2_64(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZhemv_v2_64(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZhemv_v2_64(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasZhemv_v2_64);
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
@@ -25060,7 +25060,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZher2_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZher2_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZher2_v2(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZher2_v2(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZher2_v2(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasZher2_v2);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
@@ -25115,7 +25115,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZher2_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZher2_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZher2_v2_64(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZher2_v2_64(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZher2_v2_64(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasZher2_v2_64);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
@@ -25170,7 +25170,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZher2k_v2(uint8
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZher2k_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZher2k_v2(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZher2k_v2(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZher2k_v2(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasZher2k_v2);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -25225,7 +25225,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZher2k_v2_64(ui
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZher2k_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZher2k_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZher2k_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZher2k_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasZher2k_v2_64);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -25280,7 +25280,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZher_v2(uint8_t
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZher_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZher_v2(via, handle, uplo, n, alpha, x, incx, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZher_v2(via, handle, uplo, n, alpha, x, incx, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZher_v2(via, handle, uplo, n, alpha, x, incx, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasZher_v2);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
@@ -25335,7 +25335,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZher_v2_64(uint
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, void *, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZher_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZher_v2_64(via, handle, uplo, n, alpha, x, incx, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZher_v2_64(via, handle, uplo, n, alpha, x, incx, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZher_v2_64(via, handle, uplo, n, alpha, x, incx, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasZher_v2_64);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
@@ -25390,7 +25390,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZherk_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZherk_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZherk_v2(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZherk_v2(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZherk_v2(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasZherk_v2);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
@@ -25445,7 +25445,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZherk_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZherk_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZherk_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZherk_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZherk_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasZherk_v2_64);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
@@ -25500,7 +25500,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZherkx(uint8_t 
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZherkx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZherkx(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZherkx(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZherkx(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasZherkx);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -25555,7 +25555,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZherkx_64(uint8
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZherkx_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZherkx_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZherkx_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZherkx_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasZherkx_64);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -25610,7 +25610,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZhpmv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZhpmv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZhpmv_v2(via, handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZhpmv_v2(via, handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZhpmv_v2(via, handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasZhpmv_v2);
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
@@ -25665,7 +25665,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZhpmv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, void *, void *, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZhpmv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZhpmv_v2_64(via, handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZhpmv_v2_64(via, handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZhpmv_v2_64(via, handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasZhpmv_v2_64);
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
@@ -25720,7 +25720,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZhpr2_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZhpr2_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZhpr2_v2(via, handle, uplo, n, alpha, x, incx, y, incy, AP);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZhpr2_v2(via, handle, uplo, n, alpha, x, incx, y, incy, AP);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZhpr2_v2(via, handle, uplo, n, alpha, x, incx, y, incy, AP);
     cs_fast_enter(t, CS_CUBLAS_cublasZhpr2_v2);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
@@ -25775,7 +25775,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZhpr2_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, void *, void *, int64_t, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZhpr2_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZhpr2_v2_64(via, handle, uplo, n, alpha, x, incx, y, incy, AP);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZhpr2_v2_64(via, handle, uplo, n, alpha, x, incx, y, incy, AP);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZhpr2_v2_64(via, handle, uplo, n, alpha, x, incx, y, incy, AP);
     cs_fast_enter(t, CS_CUBLAS_cublasZhpr2_v2_64);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
@@ -25830,7 +25830,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZhpr_v2(uint8_t
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZhpr_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZhpr_v2(via, handle, uplo, n, alpha, x, incx, AP);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZhpr_v2(via, handle, uplo, n, alpha, x, incx, AP);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZhpr_v2(via, handle, uplo, n, alpha, x, incx, AP);
     cs_fast_enter(t, CS_CUBLAS_cublasZhpr_v2);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
@@ -25885,7 +25885,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZhpr_v2_64(uint
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, void *, void *, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZhpr_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZhpr_v2_64(via, handle, uplo, n, alpha, x, incx, AP);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZhpr_v2_64(via, handle, uplo, n, alpha, x, incx, AP);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZhpr_v2_64(via, handle, uplo, n, alpha, x, incx, AP);
     cs_fast_enter(t, CS_CUBLAS_cublasZhpr_v2_64);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
@@ -25940,7 +25940,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZmatinvBatched(
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZmatinvBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZmatinvBatched(via, handle, n, A, lda, Ainv, lda_inv, info, batchSize);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZmatinvBatched(via, handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZmatinvBatched(via, handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     cs_fast_enter(t, CS_CUBLAS_cublasZmatinvBatched);
     uint32_t r = real(handle, n, A, lda, Ainv, lda_inv, info, batchSize);
@@ -25995,7 +25995,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZrot_v2(uint8_t
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZrot_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZrot_v2(via, handle, n, x, incx, y, incy, c, s);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZrot_v2(via, handle, n, x, incx, y, incy, c, s);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZrot_v2(via, handle, n, x, incx, y, incy, c, s);
     cs_fast_enter(t, CS_CUBLAS_cublasZrot_v2);
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
@@ -26050,7 +26050,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZrot_v2_64(uint
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *, int64_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZrot_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZrot_v2_64(via, handle, n, x, incx, y, incy, c, s);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZrot_v2_64(via, handle, n, x, incx, y, incy, c, s);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZrot_v2_64(via, handle, n, x, incx, y, incy, c, s);
     cs_fast_enter(t, CS_CUBLAS_cublasZrot_v2_64);
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
@@ -26105,7 +26105,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZrotg_v2(uint8_
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZrotg_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZrotg_v2(via, handle, a, b, c, s);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZrotg_v2(via, handle, a, b, c, s);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZrotg_v2(via, handle, a, b, c, s);
     cs_fast_enter(t, CS_CUBLAS_cublasZrotg_v2);
     uint32_t r = real(handle, a, b, c, s);
@@ -26160,7 +26160,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZscal_v2(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZscal_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZscal_v2(via, handle, n, alpha, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZscal_v2(via, handle, n, alpha, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZscal_v2(via, handle, n, alpha, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasZscal_v2);
     uint32_t r = real(handle, n, alpha, x, incx);
@@ -26215,7 +26215,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZscal_v2_64(uin
     typedef uint32_t (*fn_t)(void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZscal_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZscal_v2_64(via, handle, n, alpha, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZscal_v2_64(via, handle, n, alpha, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZscal_v2_64(via, handle, n, alpha, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasZscal_v2_64);
     uint32_t r = real(handle, n, alpha, x, incx);
@@ -26270,7 +26270,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZswap_v2(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZswap_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZswap_v2(via, handle, n, x, incx, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZswap_v2(via, handle, n, x, incx, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZswap_v2(via, handle, n, x, incx, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasZswap_v2);
     uint32_t r = real(handle, n, x, incx, y, incy);
@@ -26325,7 +26325,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZswap_v2_64(uin
     typedef uint32_t (*fn_t)(void *, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZswap_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZswap_v2_64(via, handle, n, x, incx, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZswap_v2_64(via, handle, n, x, incx, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZswap_v2_64(via, handle, n, x, incx, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasZswap_v2_64);
     uint32_t r = real(handle, n, x, incx, y, incy);
@@ -26380,7 +26380,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZsymm_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZsymm_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZsymm_v2(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZsymm_v2(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZsymm_v2(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasZsymm_v2);
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -26435,7 +26435,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZsymm_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZsymm_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZsymm_v2_64(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZsymm_v2_64(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZsymm_v2_64(via, handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasZsymm_v2_64);
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -26490,7 +26490,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZsymv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZsymv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZsymv_v2(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZsymv_v2(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZsymv_v2(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasZsymv_v2);
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
@@ -26545,7 +26545,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZsymv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZsymv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZsymv_v2_64(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZsymv_v2_64(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZsymv_v2_64(via, handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     cs_fast_enter(t, CS_CUBLAS_cublasZsymv_v2_64);
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
@@ -26600,7 +26600,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZsyr2_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZsyr2_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZsyr2_v2(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZsyr2_v2(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZsyr2_v2(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasZsyr2_v2);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
@@ -26655,7 +26655,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZsyr2_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZsyr2_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZsyr2_v2_64(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZsyr2_v2_64(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZsyr2_v2_64(via, handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasZsyr2_v2_64);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
@@ -26710,7 +26710,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZsyr2k_v2(uint8
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZsyr2k_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZsyr2k_v2(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZsyr2k_v2(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZsyr2k_v2(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasZsyr2k_v2);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -26765,7 +26765,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZsyr2k_v2_64(ui
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZsyr2k_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZsyr2k_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZsyr2k_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZsyr2k_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasZsyr2k_v2_64);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -26820,7 +26820,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZsyr_v2(uint8_t
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZsyr_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZsyr_v2(via, handle, uplo, n, alpha, x, incx, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZsyr_v2(via, handle, uplo, n, alpha, x, incx, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZsyr_v2(via, handle, uplo, n, alpha, x, incx, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasZsyr_v2);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
@@ -26875,7 +26875,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZsyr_v2_64(uint
     typedef uint32_t (*fn_t)(void *, uint32_t, int64_t, void *, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZsyr_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZsyr_v2_64(via, handle, uplo, n, alpha, x, incx, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZsyr_v2_64(via, handle, uplo, n, alpha, x, incx, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZsyr_v2_64(via, handle, uplo, n, alpha, x, incx, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasZsyr_v2_64);
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
@@ -26930,7 +26930,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZsyrk_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZsyrk_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZsyrk_v2(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZsyrk_v2(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZsyrk_v2(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasZsyrk_v2);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
@@ -26985,7 +26985,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZsyrk_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZsyrk_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZsyrk_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZsyrk_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZsyrk_v2_64(via, handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasZsyrk_v2_64);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
@@ -27040,7 +27040,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZsyrkx(uint8_t 
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZsyrkx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZsyrkx(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZsyrkx(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZsyrkx(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasZsyrkx);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -27095,7 +27095,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZsyrkx_64(uint8
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZsyrkx_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZsyrkx_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZsyrkx_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZsyrkx_64(via, handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasZsyrkx_64);
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
@@ -27150,7 +27150,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtbmv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int32_t, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZtbmv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZtbmv_v2(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZtbmv_v2(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZtbmv_v2(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasZtbmv_v2);
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
@@ -27205,7 +27205,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtbmv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int64_t, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZtbmv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZtbmv_v2_64(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZtbmv_v2_64(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZtbmv_v2_64(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasZtbmv_v2_64);
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
@@ -27260,7 +27260,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtbsv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int32_t, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZtbsv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZtbsv_v2(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZtbsv_v2(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZtbsv_v2(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasZtbsv_v2);
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
@@ -27315,7 +27315,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtbsv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int64_t, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZtbsv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZtbsv_v2_64(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZtbsv_v2_64(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZtbsv_v2_64(via, handle, uplo, trans, diag, n, k, A, lda, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasZtbsv_v2_64);
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
@@ -27370,7 +27370,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtpmv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZtpmv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZtpmv_v2(via, handle, uplo, trans, diag, n, AP, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZtpmv_v2(via, handle, uplo, trans, diag, n, AP, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZtpmv_v2(via, handle, uplo, trans, diag, n, AP, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasZtpmv_v2);
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
@@ -27425,7 +27425,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtpmv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZtpmv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZtpmv_v2_64(via, handle, uplo, trans, diag, n, AP, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZtpmv_v2_64(via, handle, uplo, trans, diag, n, AP, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZtpmv_v2_64(via, handle, uplo, trans, diag, n, AP, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasZtpmv_v2_64);
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
@@ -27480,7 +27480,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtpsv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZtpsv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZtpsv_v2(via, handle, uplo, trans, diag, n, AP, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZtpsv_v2(via, handle, uplo, trans, diag, n, AP, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZtpsv_v2(via, handle, uplo, trans, diag, n, AP, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasZtpsv_v2);
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
@@ -27535,7 +27535,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtpsv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int64_t, void *, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZtpsv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZtpsv_v2_64(via, handle, uplo, trans, diag, n, AP, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZtpsv_v2_64(via, handle, uplo, trans, diag, n, AP, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZtpsv_v2_64(via, handle, uplo, trans, diag, n, AP, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasZtpsv_v2_64);
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
@@ -27590,7 +27590,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtpttr(uint8_t 
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZtpttr - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZtpttr(via, handle, uplo, n, AP, A, lda);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZtpttr(via, handle, uplo, n, AP, A, lda);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZtpttr(via, handle, uplo, n, AP, A, lda);
     cs_fast_enter(t, CS_CUBLAS_cublasZtpttr);
     uint32_t r = real(handle, uplo, n, AP, A, lda);
@@ -27645,7 +27645,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtrmm_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZtrmm_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZtrmm_v2(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZtrmm_v2(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZtrmm_v2(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasZtrmm_v2);
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
@@ -27700,7 +27700,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtrmm_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZtrmm_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZtrmm_v2_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZtrmm_v2_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZtrmm_v2_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     cs_fast_enter(t, CS_CUBLAS_cublasZtrmm_v2_64);
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
@@ -27755,7 +27755,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtrmv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZtrmv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZtrmv_v2(via, handle, uplo, trans, diag, n, A, lda, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZtrmv_v2(via, handle, uplo, trans, diag, n, A, lda, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZtrmv_v2(via, handle, uplo, trans, diag, n, A, lda, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasZtrmv_v2);
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
@@ -27810,7 +27810,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtrmv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZtrmv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZtrmv_v2_64(via, handle, uplo, trans, diag, n, A, lda, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZtrmv_v2_64(via, handle, uplo, trans, diag, n, A, lda, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZtrmv_v2_64(via, handle, uplo, trans, diag, n, A, lda, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasZtrmv_v2_64);
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
@@ -27865,7 +27865,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtrsmBatched(ui
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZtrsmBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZtrsmBatched(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZtrsmBatched(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZtrsmBatched(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasZtrsmBatched);
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
@@ -27920,7 +27920,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtrsmBatched_64
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZtrsmBatched_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZtrsmBatched_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZtrsmBatched_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZtrsmBatched_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     cs_fast_enter(t, CS_CUBLAS_cublasZtrsmBatched_64);
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
@@ -27975,7 +27975,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtrsm_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZtrsm_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZtrsm_v2(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZtrsm_v2(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZtrsm_v2(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     cs_fast_enter(t, CS_CUBLAS_cublasZtrsm_v2);
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
@@ -28030,7 +28030,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtrsm_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZtrsm_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZtrsm_v2_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZtrsm_v2_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZtrsm_v2_64(via, handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     cs_fast_enter(t, CS_CUBLAS_cublasZtrsm_v2_64);
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
@@ -28085,7 +28085,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtrsv_v2(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int32_t, void *, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZtrsv_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZtrsv_v2(via, handle, uplo, trans, diag, n, A, lda, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZtrsv_v2(via, handle, uplo, trans, diag, n, A, lda, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZtrsv_v2(via, handle, uplo, trans, diag, n, A, lda, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasZtrsv_v2);
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
@@ -28140,7 +28140,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtrsv_v2_64(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int64_t, void *, int64_t, void *, int64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZtrsv_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZtrsv_v2_64(via, handle, uplo, trans, diag, n, A, lda, x, incx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZtrsv_v2_64(via, handle, uplo, trans, diag, n, A, lda, x, incx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZtrsv_v2_64(via, handle, uplo, trans, diag, n, A, lda, x, incx);
     cs_fast_enter(t, CS_CUBLAS_cublasZtrsv_v2_64);
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
@@ -28195,7 +28195,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtrttp(uint8_t 
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasZtrttp - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cublasZtrttp(via, handle, uplo, n, A, lda, AP);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasZtrttp(via, handle, uplo, n, A, lda, AP);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasZtrttp(via, handle, uplo, n, A, lda, AP);
     cs_fast_enter(t, CS_CUBLAS_cublasZtrttp);
     uint32_t r = real(handle, uplo, n, A, lda, AP);

@@ -2,2357 +2,2357 @@
 #include "../../shim/fast_asm.h"
 #if CS_FAST_ASM
     .text
-CS_FAST_ENTRY cs_l_cuArray3DCreate, cs_sl_cuArray3DCreate, 0, 0, cs_call_cuda+0, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuArray3DCreate, cs_sd_cuArray3DCreate, 1, 0, cs_call_cuda+0, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuArray3DCreate, cs_sg_cuArray3DCreate, 2, 0, cs_call_cuda+0, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuArray3DCreate, cs_sl_cuArray3DCreate, 0, 0, cs_call_cuda+0, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuArray3DCreate, cs_sd_cuArray3DCreate, 1, 0, cs_call_cuda+0, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuArray3DCreate, cs_sg_cuArray3DCreate, 2, 0, cs_call_cuda+0, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuArray3DCreate, 0
-CS_FAST_ENTRY cs_l_cuArray3DCreate_v2, cs_sl_cuArray3DCreate_v2, 0, 1, cs_call_cuda+8, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuArray3DCreate_v2, cs_sd_cuArray3DCreate_v2, 1, 1, cs_call_cuda+8, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuArray3DCreate_v2, cs_sg_cuArray3DCreate_v2, 2, 1, cs_call_cuda+8, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuArray3DCreate_v2, cs_sl_cuArray3DCreate_v2, 0, 1, cs_call_cuda+8, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuArray3DCreate_v2, cs_sd_cuArray3DCreate_v2, 1, 1, cs_call_cuda+8, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuArray3DCreate_v2, cs_sg_cuArray3DCreate_v2, 2, 1, cs_call_cuda+8, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuArray3DCreate_v2, 1
-CS_FAST_ENTRY cs_l_cuArray3DGetDescriptor, cs_sl_cuArray3DGetDescriptor, 0, 2, cs_call_cuda+16, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuArray3DGetDescriptor, cs_sd_cuArray3DGetDescriptor, 1, 2, cs_call_cuda+16, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuArray3DGetDescriptor, cs_sg_cuArray3DGetDescriptor, 2, 2, cs_call_cuda+16, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuArray3DGetDescriptor, cs_sl_cuArray3DGetDescriptor, 0, 2, cs_call_cuda+16, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuArray3DGetDescriptor, cs_sd_cuArray3DGetDescriptor, 1, 2, cs_call_cuda+16, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuArray3DGetDescriptor, cs_sg_cuArray3DGetDescriptor, 2, 2, cs_call_cuda+16, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuArray3DGetDescriptor, 2
-CS_FAST_ENTRY cs_l_cuArray3DGetDescriptor_v2, cs_sl_cuArray3DGetDescriptor_v2, 0, 3, cs_call_cuda+24, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuArray3DGetDescriptor_v2, cs_sd_cuArray3DGetDescriptor_v2, 1, 3, cs_call_cuda+24, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuArray3DGetDescriptor_v2, cs_sg_cuArray3DGetDescriptor_v2, 2, 3, cs_call_cuda+24, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuArray3DGetDescriptor_v2, cs_sl_cuArray3DGetDescriptor_v2, 0, 3, cs_call_cuda+24, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuArray3DGetDescriptor_v2, cs_sd_cuArray3DGetDescriptor_v2, 1, 3, cs_call_cuda+24, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuArray3DGetDescriptor_v2, cs_sg_cuArray3DGetDescriptor_v2, 2, 3, cs_call_cuda+24, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuArray3DGetDescriptor_v2, 3
-CS_FAST_ENTRY cs_l_cuArrayCreate, cs_sl_cuArrayCreate, 0, 4, cs_call_cuda+32, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuArrayCreate, cs_sd_cuArrayCreate, 1, 4, cs_call_cuda+32, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuArrayCreate, cs_sg_cuArrayCreate, 2, 4, cs_call_cuda+32, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuArrayCreate, cs_sl_cuArrayCreate, 0, 4, cs_call_cuda+32, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuArrayCreate, cs_sd_cuArrayCreate, 1, 4, cs_call_cuda+32, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuArrayCreate, cs_sg_cuArrayCreate, 2, 4, cs_call_cuda+32, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuArrayCreate, 4
-CS_FAST_ENTRY cs_l_cuArrayCreate_v2, cs_sl_cuArrayCreate_v2, 0, 5, cs_call_cuda+40, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuArrayCreate_v2, cs_sd_cuArrayCreate_v2, 1, 5, cs_call_cuda+40, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuArrayCreate_v2, cs_sg_cuArrayCreate_v2, 2, 5, cs_call_cuda+40, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuArrayCreate_v2, cs_sl_cuArrayCreate_v2, 0, 5, cs_call_cuda+40, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuArrayCreate_v2, cs_sd_cuArrayCreate_v2, 1, 5, cs_call_cuda+40, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuArrayCreate_v2, cs_sg_cuArrayCreate_v2, 2, 5, cs_call_cuda+40, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuArrayCreate_v2, 5
-CS_FAST_ENTRY cs_l_cuArrayDestroy, cs_sl_cuArrayDestroy, 0, 6, cs_call_cuda+48, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuArrayDestroy, cs_sd_cuArrayDestroy, 1, 6, cs_call_cuda+48, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuArrayDestroy, cs_sg_cuArrayDestroy, 2, 6, cs_call_cuda+48, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuArrayDestroy, cs_sl_cuArrayDestroy, 0, 6, cs_call_cuda+48, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuArrayDestroy, cs_sd_cuArrayDestroy, 1, 6, cs_call_cuda+48, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuArrayDestroy, cs_sg_cuArrayDestroy, 2, 6, cs_call_cuda+48, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuArrayDestroy, 6
-CS_FAST_ENTRY cs_l_cuArrayGetDescriptor, cs_sl_cuArrayGetDescriptor, 0, 7, cs_call_cuda+56, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuArrayGetDescriptor, cs_sd_cuArrayGetDescriptor, 1, 7, cs_call_cuda+56, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuArrayGetDescriptor, cs_sg_cuArrayGetDescriptor, 2, 7, cs_call_cuda+56, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuArrayGetDescriptor, cs_sl_cuArrayGetDescriptor, 0, 7, cs_call_cuda+56, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuArrayGetDescriptor, cs_sd_cuArrayGetDescriptor, 1, 7, cs_call_cuda+56, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuArrayGetDescriptor, cs_sg_cuArrayGetDescriptor, 2, 7, cs_call_cuda+56, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuArrayGetDescriptor, 7
-CS_FAST_ENTRY cs_l_cuArrayGetDescriptor_v2, cs_sl_cuArrayGetDescriptor_v2, 0, 8, cs_call_cuda+64, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuArrayGetDescriptor_v2, cs_sd_cuArrayGetDescriptor_v2, 1, 8, cs_call_cuda+64, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuArrayGetDescriptor_v2, cs_sg_cuArrayGetDescriptor_v2, 2, 8, cs_call_cuda+64, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuArrayGetDescriptor_v2, cs_sl_cuArrayGetDescriptor_v2, 0, 8, cs_call_cuda+64, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuArrayGetDescriptor_v2, cs_sd_cuArrayGetDescriptor_v2, 1, 8, cs_call_cuda+64, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuArrayGetDescriptor_v2, cs_sg_cuArrayGetDescriptor_v2, 2, 8, cs_call_cuda+64, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuArrayGetDescriptor_v2, 8
-CS_FAST_ENTRY cs_l_cuArrayGetMemoryRequirements, cs_sl_cuArrayGetMemoryRequirements, 0, 9, cs_call_cuda+72, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuArrayGetMemoryRequirements, cs_sd_cuArrayGetMemoryRequirements, 1, 9, cs_call_cuda+72, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuArrayGetMemoryRequirements, cs_sg_cuArrayGetMemoryRequirements, 2, 9, cs_call_cuda+72, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuArrayGetMemoryRequirements, cs_sl_cuArrayGetMemoryRequirements, 0, 9, cs_call_cuda+72, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuArrayGetMemoryRequirements, cs_sd_cuArrayGetMemoryRequirements, 1, 9, cs_call_cuda+72, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuArrayGetMemoryRequirements, cs_sg_cuArrayGetMemoryRequirements, 2, 9, cs_call_cuda+72, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuArrayGetMemoryRequirements, 9
-CS_FAST_ENTRY cs_l_cuArrayGetPlane, cs_sl_cuArrayGetPlane, 0, 10, cs_call_cuda+80, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuArrayGetPlane, cs_sd_cuArrayGetPlane, 1, 10, cs_call_cuda+80, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuArrayGetPlane, cs_sg_cuArrayGetPlane, 2, 10, cs_call_cuda+80, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuArrayGetPlane, cs_sl_cuArrayGetPlane, 0, 10, cs_call_cuda+80, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuArrayGetPlane, cs_sd_cuArrayGetPlane, 1, 10, cs_call_cuda+80, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuArrayGetPlane, cs_sg_cuArrayGetPlane, 2, 10, cs_call_cuda+80, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuArrayGetPlane, 10
-CS_FAST_ENTRY cs_l_cuArrayGetSparseProperties, cs_sl_cuArrayGetSparseProperties, 0, 11, cs_call_cuda+88, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuArrayGetSparseProperties, cs_sd_cuArrayGetSparseProperties, 1, 11, cs_call_cuda+88, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuArrayGetSparseProperties, cs_sg_cuArrayGetSparseProperties, 2, 11, cs_call_cuda+88, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuArrayGetSparseProperties, cs_sl_cuArrayGetSparseProperties, 0, 11, cs_call_cuda+88, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuArrayGetSparseProperties, cs_sd_cuArrayGetSparseProperties, 1, 11, cs_call_cuda+88, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuArrayGetSparseProperties, cs_sg_cuArrayGetSparseProperties, 2, 11, cs_call_cuda+88, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuArrayGetSparseProperties, 11
-CS_FAST_ENTRY cs_l_cuCheckpointProcessCheckpoint, cs_sl_cuCheckpointProcessCheckpoint, 0, 12, cs_call_cuda+96, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCheckpointProcessCheckpoint, cs_sd_cuCheckpointProcessCheckpoint, 1, 12, cs_call_cuda+96, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCheckpointProcessCheckpoint, cs_sg_cuCheckpointProcessCheckpoint, 2, 12, cs_call_cuda+96, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCheckpointProcessCheckpoint, cs_sl_cuCheckpointProcessCheckpoint, 0, 12, cs_call_cuda+96, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCheckpointProcessCheckpoint, cs_sd_cuCheckpointProcessCheckpoint, 1, 12, cs_call_cuda+96, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCheckpointProcessCheckpoint, cs_sg_cuCheckpointProcessCheckpoint, 2, 12, cs_call_cuda+96, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCheckpointProcessCheckpoint, 12
-CS_FAST_ENTRY cs_l_cuCheckpointProcessGetRestoreThreadId, cs_sl_cuCheckpointProcessGetRestoreThreadId, 0, 13, cs_call_cuda+104, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCheckpointProcessGetRestoreThreadId, cs_sd_cuCheckpointProcessGetRestoreThreadId, 1, 13, cs_call_cuda+104, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCheckpointProcessGetRestoreThreadId, cs_sg_cuCheckpointProcessGetRestoreThreadId, 2, 13, cs_call_cuda+104, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCheckpointProcessGetRestoreThreadId, cs_sl_cuCheckpointProcessGetRestoreThreadId, 0, 13, cs_call_cuda+104, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCheckpointProcessGetRestoreThreadId, cs_sd_cuCheckpointProcessGetRestoreThreadId, 1, 13, cs_call_cuda+104, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCheckpointProcessGetRestoreThreadId, cs_sg_cuCheckpointProcessGetRestoreThreadId, 2, 13, cs_call_cuda+104, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCheckpointProcessGetRestoreThreadId, 13
-CS_FAST_ENTRY cs_l_cuCheckpointProcessGetState, cs_sl_cuCheckpointProcessGetState, 0, 14, cs_call_cuda+112, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCheckpointProcessGetState, cs_sd_cuCheckpointProcessGetState, 1, 14, cs_call_cuda+112, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCheckpointProcessGetState, cs_sg_cuCheckpointProcessGetState, 2, 14, cs_call_cuda+112, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCheckpointProcessGetState, cs_sl_cuCheckpointProcessGetState, 0, 14, cs_call_cuda+112, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCheckpointProcessGetState, cs_sd_cuCheckpointProcessGetState, 1, 14, cs_call_cuda+112, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCheckpointProcessGetState, cs_sg_cuCheckpointProcessGetState, 2, 14, cs_call_cuda+112, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCheckpointProcessGetState, 14
-CS_FAST_ENTRY cs_l_cuCheckpointProcessLock, cs_sl_cuCheckpointProcessLock, 0, 15, cs_call_cuda+120, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCheckpointProcessLock, cs_sd_cuCheckpointProcessLock, 1, 15, cs_call_cuda+120, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCheckpointProcessLock, cs_sg_cuCheckpointProcessLock, 2, 15, cs_call_cuda+120, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCheckpointProcessLock, cs_sl_cuCheckpointProcessLock, 0, 15, cs_call_cuda+120, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCheckpointProcessLock, cs_sd_cuCheckpointProcessLock, 1, 15, cs_call_cuda+120, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCheckpointProcessLock, cs_sg_cuCheckpointProcessLock, 2, 15, cs_call_cuda+120, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCheckpointProcessLock, 15
-CS_FAST_ENTRY cs_l_cuCheckpointProcessRestore, cs_sl_cuCheckpointProcessRestore, 0, 16, cs_call_cuda+128, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCheckpointProcessRestore, cs_sd_cuCheckpointProcessRestore, 1, 16, cs_call_cuda+128, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCheckpointProcessRestore, cs_sg_cuCheckpointProcessRestore, 2, 16, cs_call_cuda+128, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCheckpointProcessRestore, cs_sl_cuCheckpointProcessRestore, 0, 16, cs_call_cuda+128, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCheckpointProcessRestore, cs_sd_cuCheckpointProcessRestore, 1, 16, cs_call_cuda+128, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCheckpointProcessRestore, cs_sg_cuCheckpointProcessRestore, 2, 16, cs_call_cuda+128, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCheckpointProcessRestore, 16
-CS_FAST_ENTRY cs_l_cuCheckpointProcessUnlock, cs_sl_cuCheckpointProcessUnlock, 0, 17, cs_call_cuda+136, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCheckpointProcessUnlock, cs_sd_cuCheckpointProcessUnlock, 1, 17, cs_call_cuda+136, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCheckpointProcessUnlock, cs_sg_cuCheckpointProcessUnlock, 2, 17, cs_call_cuda+136, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCheckpointProcessUnlock, cs_sl_cuCheckpointProcessUnlock, 0, 17, cs_call_cuda+136, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCheckpointProcessUnlock, cs_sd_cuCheckpointProcessUnlock, 1, 17, cs_call_cuda+136, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCheckpointProcessUnlock, cs_sg_cuCheckpointProcessUnlock, 2, 17, cs_call_cuda+136, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCheckpointProcessUnlock, 17
-CS_FAST_ENTRY cs_l_cuCoredumpGetAttribute, cs_sl_cuCoredumpGetAttribute, 0, 18, cs_call_cuda+144, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCoredumpGetAttribute, cs_sd_cuCoredumpGetAttribute, 1, 18, cs_call_cuda+144, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCoredumpGetAttribute, cs_sg_cuCoredumpGetAttribute, 2, 18, cs_call_cuda+144, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCoredumpGetAttribute, cs_sl_cuCoredumpGetAttribute, 0, 18, cs_call_cuda+144, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCoredumpGetAttribute, cs_sd_cuCoredumpGetAttribute, 1, 18, cs_call_cuda+144, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCoredumpGetAttribute, cs_sg_cuCoredumpGetAttribute, 2, 18, cs_call_cuda+144, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCoredumpGetAttribute, 18
-CS_FAST_ENTRY cs_l_cuCoredumpGetAttributeGlobal, cs_sl_cuCoredumpGetAttributeGlobal, 0, 19, cs_call_cuda+152, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCoredumpGetAttributeGlobal, cs_sd_cuCoredumpGetAttributeGlobal, 1, 19, cs_call_cuda+152, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCoredumpGetAttributeGlobal, cs_sg_cuCoredumpGetAttributeGlobal, 2, 19, cs_call_cuda+152, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCoredumpGetAttributeGlobal, cs_sl_cuCoredumpGetAttributeGlobal, 0, 19, cs_call_cuda+152, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCoredumpGetAttributeGlobal, cs_sd_cuCoredumpGetAttributeGlobal, 1, 19, cs_call_cuda+152, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCoredumpGetAttributeGlobal, cs_sg_cuCoredumpGetAttributeGlobal, 2, 19, cs_call_cuda+152, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCoredumpGetAttributeGlobal, 19
-CS_FAST_ENTRY cs_l_cuCoredumpSetAttribute, cs_sl_cuCoredumpSetAttribute, 0, 20, cs_call_cuda+160, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCoredumpSetAttribute, cs_sd_cuCoredumpSetAttribute, 1, 20, cs_call_cuda+160, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCoredumpSetAttribute, cs_sg_cuCoredumpSetAttribute, 2, 20, cs_call_cuda+160, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCoredumpSetAttribute, cs_sl_cuCoredumpSetAttribute, 0, 20, cs_call_cuda+160, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCoredumpSetAttribute, cs_sd_cuCoredumpSetAttribute, 1, 20, cs_call_cuda+160, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCoredumpSetAttribute, cs_sg_cuCoredumpSetAttribute, 2, 20, cs_call_cuda+160, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCoredumpSetAttribute, 20
-CS_FAST_ENTRY cs_l_cuCoredumpSetAttributeGlobal, cs_sl_cuCoredumpSetAttributeGlobal, 0, 21, cs_call_cuda+168, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCoredumpSetAttributeGlobal, cs_sd_cuCoredumpSetAttributeGlobal, 1, 21, cs_call_cuda+168, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCoredumpSetAttributeGlobal, cs_sg_cuCoredumpSetAttributeGlobal, 2, 21, cs_call_cuda+168, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCoredumpSetAttributeGlobal, cs_sl_cuCoredumpSetAttributeGlobal, 0, 21, cs_call_cuda+168, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCoredumpSetAttributeGlobal, cs_sd_cuCoredumpSetAttributeGlobal, 1, 21, cs_call_cuda+168, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCoredumpSetAttributeGlobal, cs_sg_cuCoredumpSetAttributeGlobal, 2, 21, cs_call_cuda+168, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCoredumpSetAttributeGlobal, 21
-CS_FAST_ENTRY cs_l_cuCtxAttach, cs_sl_cuCtxAttach, 0, 22, cs_call_cuda+176, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCtxAttach, cs_sd_cuCtxAttach, 1, 22, cs_call_cuda+176, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCtxAttach, cs_sg_cuCtxAttach, 2, 22, cs_call_cuda+176, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCtxAttach, cs_sl_cuCtxAttach, 0, 22, cs_call_cuda+176, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCtxAttach, cs_sd_cuCtxAttach, 1, 22, cs_call_cuda+176, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCtxAttach, cs_sg_cuCtxAttach, 2, 22, cs_call_cuda+176, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCtxAttach, 22
-CS_FAST_ENTRY cs_l_cuCtxCreate, cs_sl_cuCtxCreate, 0, 23, cs_call_cuda+184, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCtxCreate, cs_sd_cuCtxCreate, 1, 23, cs_call_cuda+184, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCtxCreate, cs_sg_cuCtxCreate, 2, 23, cs_call_cuda+184, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCtxCreate, cs_sl_cuCtxCreate, 0, 23, cs_call_cuda+184, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCtxCreate, cs_sd_cuCtxCreate, 1, 23, cs_call_cuda+184, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCtxCreate, cs_sg_cuCtxCreate, 2, 23, cs_call_cuda+184, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCtxCreate, 23
-CS_FAST_ENTRY cs_l_cuCtxDestroy, cs_sl_cuCtxDestroy, 0, 27, cs_call_cuda+216, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCtxDestroy, cs_sd_cuCtxDestroy, 1, 27, cs_call_cuda+216, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCtxDestroy, cs_sg_cuCtxDestroy, 2, 27, cs_call_cuda+216, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCtxDestroy, cs_sl_cuCtxDestroy, 0, 27, cs_call_cuda+216, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCtxDestroy, cs_sd_cuCtxDestroy, 1, 27, cs_call_cuda+216, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCtxDestroy, cs_sg_cuCtxDestroy, 2, 27, cs_call_cuda+216, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCtxDestroy, 27
-CS_FAST_ENTRY cs_l_cuCtxDestroy_v2, cs_sl_cuCtxDestroy_v2, 0, 28, cs_call_cuda+224, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCtxDestroy_v2, cs_sd_cuCtxDestroy_v2, 1, 28, cs_call_cuda+224, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCtxDestroy_v2, cs_sg_cuCtxDestroy_v2, 2, 28, cs_call_cuda+224, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCtxDestroy_v2, cs_sl_cuCtxDestroy_v2, 0, 28, cs_call_cuda+224, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCtxDestroy_v2, cs_sd_cuCtxDestroy_v2, 1, 28, cs_call_cuda+224, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCtxDestroy_v2, cs_sg_cuCtxDestroy_v2, 2, 28, cs_call_cuda+224, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCtxDestroy_v2, 28
-CS_FAST_ENTRY cs_l_cuCtxDetach, cs_sl_cuCtxDetach, 0, 29, cs_call_cuda+232, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCtxDetach, cs_sd_cuCtxDetach, 1, 29, cs_call_cuda+232, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCtxDetach, cs_sg_cuCtxDetach, 2, 29, cs_call_cuda+232, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCtxDetach, cs_sl_cuCtxDetach, 0, 29, cs_call_cuda+232, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCtxDetach, cs_sd_cuCtxDetach, 1, 29, cs_call_cuda+232, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCtxDetach, cs_sg_cuCtxDetach, 2, 29, cs_call_cuda+232, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCtxDetach, 29
-CS_FAST_ENTRY cs_l_cuCtxDisablePeerAccess, cs_sl_cuCtxDisablePeerAccess, 0, 30, cs_call_cuda+240, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCtxDisablePeerAccess, cs_sd_cuCtxDisablePeerAccess, 1, 30, cs_call_cuda+240, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCtxDisablePeerAccess, cs_sg_cuCtxDisablePeerAccess, 2, 30, cs_call_cuda+240, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCtxDisablePeerAccess, cs_sl_cuCtxDisablePeerAccess, 0, 30, cs_call_cuda+240, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCtxDisablePeerAccess, cs_sd_cuCtxDisablePeerAccess, 1, 30, cs_call_cuda+240, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCtxDisablePeerAccess, cs_sg_cuCtxDisablePeerAccess, 2, 30, cs_call_cuda+240, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCtxDisablePeerAccess, 30
-CS_FAST_ENTRY cs_l_cuCtxEnablePeerAccess, cs_sl_cuCtxEnablePeerAccess, 0, 31, cs_call_cuda+248, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCtxEnablePeerAccess, cs_sd_cuCtxEnablePeerAccess, 1, 31, cs_call_cuda+248, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCtxEnablePeerAccess, cs_sg_cuCtxEnablePeerAccess, 2, 31, cs_call_cuda+248, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCtxEnablePeerAccess, cs_sl_cuCtxEnablePeerAccess, 0, 31, cs_call_cuda+248, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCtxEnablePeerAccess, cs_sd_cuCtxEnablePeerAccess, 1, 31, cs_call_cuda+248, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCtxEnablePeerAccess, cs_sg_cuCtxEnablePeerAccess, 2, 31, cs_call_cuda+248, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCtxEnablePeerAccess, 31
-CS_FAST_ENTRY cs_l_cuCtxFromGreenCtx, cs_sl_cuCtxFromGreenCtx, 0, 32, cs_call_cuda+256, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCtxFromGreenCtx, cs_sd_cuCtxFromGreenCtx, 1, 32, cs_call_cuda+256, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCtxFromGreenCtx, cs_sg_cuCtxFromGreenCtx, 2, 32, cs_call_cuda+256, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCtxFromGreenCtx, cs_sl_cuCtxFromGreenCtx, 0, 32, cs_call_cuda+256, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCtxFromGreenCtx, cs_sd_cuCtxFromGreenCtx, 1, 32, cs_call_cuda+256, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCtxFromGreenCtx, cs_sg_cuCtxFromGreenCtx, 2, 32, cs_call_cuda+256, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCtxFromGreenCtx, 32
-CS_FAST_ENTRY cs_l_cuCtxGetApiVersion, cs_sl_cuCtxGetApiVersion, 0, 33, cs_call_cuda+264, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCtxGetApiVersion, cs_sd_cuCtxGetApiVersion, 1, 33, cs_call_cuda+264, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCtxGetApiVersion, cs_sg_cuCtxGetApiVersion, 2, 33, cs_call_cuda+264, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCtxGetApiVersion, cs_sl_cuCtxGetApiVersion, 0, 33, cs_call_cuda+264, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCtxGetApiVersion, cs_sd_cuCtxGetApiVersion, 1, 33, cs_call_cuda+264, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCtxGetApiVersion, cs_sg_cuCtxGetApiVersion, 2, 33, cs_call_cuda+264, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCtxGetApiVersion, 33
-CS_FAST_ENTRY cs_l_cuCtxGetCacheConfig, cs_sl_cuCtxGetCacheConfig, 0, 34, cs_call_cuda+272, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCtxGetCacheConfig, cs_sd_cuCtxGetCacheConfig, 1, 34, cs_call_cuda+272, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCtxGetCacheConfig, cs_sg_cuCtxGetCacheConfig, 2, 34, cs_call_cuda+272, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCtxGetCacheConfig, cs_sl_cuCtxGetCacheConfig, 0, 34, cs_call_cuda+272, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCtxGetCacheConfig, cs_sd_cuCtxGetCacheConfig, 1, 34, cs_call_cuda+272, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCtxGetCacheConfig, cs_sg_cuCtxGetCacheConfig, 2, 34, cs_call_cuda+272, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCtxGetCacheConfig, 34
-CS_FAST_ENTRY cs_l_cuCtxGetCurrent, cs_sl_cuCtxGetCurrent, 0, 35, cs_call_cuda+280, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCtxGetCurrent, cs_sd_cuCtxGetCurrent, 1, 35, cs_call_cuda+280, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCtxGetCurrent, cs_sg_cuCtxGetCurrent, 2, 35, cs_call_cuda+280, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCtxGetCurrent, cs_sl_cuCtxGetCurrent, 0, 35, cs_call_cuda+280, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCtxGetCurrent, cs_sd_cuCtxGetCurrent, 1, 35, cs_call_cuda+280, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCtxGetCurrent, cs_sg_cuCtxGetCurrent, 2, 35, cs_call_cuda+280, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCtxGetCurrent, 35
-CS_FAST_ENTRY cs_l_cuCtxGetDevResource, cs_sl_cuCtxGetDevResource, 0, 36, cs_call_cuda+288, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCtxGetDevResource, cs_sd_cuCtxGetDevResource, 1, 36, cs_call_cuda+288, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCtxGetDevResource, cs_sg_cuCtxGetDevResource, 2, 36, cs_call_cuda+288, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCtxGetDevResource, cs_sl_cuCtxGetDevResource, 0, 36, cs_call_cuda+288, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCtxGetDevResource, cs_sd_cuCtxGetDevResource, 1, 36, cs_call_cuda+288, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCtxGetDevResource, cs_sg_cuCtxGetDevResource, 2, 36, cs_call_cuda+288, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCtxGetDevResource, 36
-CS_FAST_ENTRY cs_l_cuCtxGetDevice, cs_sl_cuCtxGetDevice, 0, 37, cs_call_cuda+296, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCtxGetDevice, cs_sd_cuCtxGetDevice, 1, 37, cs_call_cuda+296, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCtxGetDevice, cs_sg_cuCtxGetDevice, 2, 37, cs_call_cuda+296, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCtxGetDevice, cs_sl_cuCtxGetDevice, 0, 37, cs_call_cuda+296, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCtxGetDevice, cs_sd_cuCtxGetDevice, 1, 37, cs_call_cuda+296, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCtxGetDevice, cs_sg_cuCtxGetDevice, 2, 37, cs_call_cuda+296, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCtxGetDevice, 37
-CS_FAST_ENTRY cs_l_cuCtxGetDevice_v2, cs_sl_cuCtxGetDevice_v2, 0, 38, cs_call_cuda+304, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCtxGetDevice_v2, cs_sd_cuCtxGetDevice_v2, 1, 38, cs_call_cuda+304, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCtxGetDevice_v2, cs_sg_cuCtxGetDevice_v2, 2, 38, cs_call_cuda+304, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCtxGetDevice_v2, cs_sl_cuCtxGetDevice_v2, 0, 38, cs_call_cuda+304, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCtxGetDevice_v2, cs_sd_cuCtxGetDevice_v2, 1, 38, cs_call_cuda+304, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCtxGetDevice_v2, cs_sg_cuCtxGetDevice_v2, 2, 38, cs_call_cuda+304, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCtxGetDevice_v2, 38
-CS_FAST_ENTRY cs_l_cuCtxGetExecAffinity, cs_sl_cuCtxGetExecAffinity, 0, 39, cs_call_cuda+312, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCtxGetExecAffinity, cs_sd_cuCtxGetExecAffinity, 1, 39, cs_call_cuda+312, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCtxGetExecAffinity, cs_sg_cuCtxGetExecAffinity, 2, 39, cs_call_cuda+312, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCtxGetExecAffinity, cs_sl_cuCtxGetExecAffinity, 0, 39, cs_call_cuda+312, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCtxGetExecAffinity, cs_sd_cuCtxGetExecAffinity, 1, 39, cs_call_cuda+312, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCtxGetExecAffinity, cs_sg_cuCtxGetExecAffinity, 2, 39, cs_call_cuda+312, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCtxGetExecAffinity, 39
-CS_FAST_ENTRY cs_l_cuCtxGetFlags, cs_sl_cuCtxGetFlags, 0, 40, cs_call_cuda+320, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCtxGetFlags, cs_sd_cuCtxGetFlags, 1, 40, cs_call_cuda+320, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCtxGetFlags, cs_sg_cuCtxGetFlags, 2, 40, cs_call_cuda+320, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCtxGetFlags, cs_sl_cuCtxGetFlags, 0, 40, cs_call_cuda+320, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCtxGetFlags, cs_sd_cuCtxGetFlags, 1, 40, cs_call_cuda+320, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCtxGetFlags, cs_sg_cuCtxGetFlags, 2, 40, cs_call_cuda+320, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCtxGetFlags, 40
-CS_FAST_ENTRY cs_l_cuCtxGetId, cs_sl_cuCtxGetId, 0, 41, cs_call_cuda+328, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCtxGetId, cs_sd_cuCtxGetId, 1, 41, cs_call_cuda+328, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCtxGetId, cs_sg_cuCtxGetId, 2, 41, cs_call_cuda+328, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCtxGetId, cs_sl_cuCtxGetId, 0, 41, cs_call_cuda+328, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCtxGetId, cs_sd_cuCtxGetId, 1, 41, cs_call_cuda+328, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCtxGetId, cs_sg_cuCtxGetId, 2, 41, cs_call_cuda+328, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCtxGetId, 41
-CS_FAST_ENTRY cs_l_cuCtxGetLimit, cs_sl_cuCtxGetLimit, 0, 42, cs_call_cuda+336, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCtxGetLimit, cs_sd_cuCtxGetLimit, 1, 42, cs_call_cuda+336, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCtxGetLimit, cs_sg_cuCtxGetLimit, 2, 42, cs_call_cuda+336, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCtxGetLimit, cs_sl_cuCtxGetLimit, 0, 42, cs_call_cuda+336, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCtxGetLimit, cs_sd_cuCtxGetLimit, 1, 42, cs_call_cuda+336, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCtxGetLimit, cs_sg_cuCtxGetLimit, 2, 42, cs_call_cuda+336, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCtxGetLimit, 42
-CS_FAST_ENTRY cs_l_cuCtxGetSharedMemConfig, cs_sl_cuCtxGetSharedMemConfig, 0, 43, cs_call_cuda+344, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCtxGetSharedMemConfig, cs_sd_cuCtxGetSharedMemConfig, 1, 43, cs_call_cuda+344, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCtxGetSharedMemConfig, cs_sg_cuCtxGetSharedMemConfig, 2, 43, cs_call_cuda+344, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCtxGetSharedMemConfig, cs_sl_cuCtxGetSharedMemConfig, 0, 43, cs_call_cuda+344, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCtxGetSharedMemConfig, cs_sd_cuCtxGetSharedMemConfig, 1, 43, cs_call_cuda+344, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCtxGetSharedMemConfig, cs_sg_cuCtxGetSharedMemConfig, 2, 43, cs_call_cuda+344, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCtxGetSharedMemConfig, 43
-CS_FAST_ENTRY cs_l_cuCtxGetStreamPriorityRange, cs_sl_cuCtxGetStreamPriorityRange, 0, 44, cs_call_cuda+352, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCtxGetStreamPriorityRange, cs_sd_cuCtxGetStreamPriorityRange, 1, 44, cs_call_cuda+352, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCtxGetStreamPriorityRange, cs_sg_cuCtxGetStreamPriorityRange, 2, 44, cs_call_cuda+352, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCtxGetStreamPriorityRange, cs_sl_cuCtxGetStreamPriorityRange, 0, 44, cs_call_cuda+352, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCtxGetStreamPriorityRange, cs_sd_cuCtxGetStreamPriorityRange, 1, 44, cs_call_cuda+352, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCtxGetStreamPriorityRange, cs_sg_cuCtxGetStreamPriorityRange, 2, 44, cs_call_cuda+352, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCtxGetStreamPriorityRange, 44
-CS_FAST_ENTRY cs_l_cuCtxPopCurrent, cs_sl_cuCtxPopCurrent, 0, 45, cs_call_cuda+360, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCtxPopCurrent, cs_sd_cuCtxPopCurrent, 1, 45, cs_call_cuda+360, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCtxPopCurrent, cs_sg_cuCtxPopCurrent, 2, 45, cs_call_cuda+360, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCtxPopCurrent, cs_sl_cuCtxPopCurrent, 0, 45, cs_call_cuda+360, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCtxPopCurrent, cs_sd_cuCtxPopCurrent, 1, 45, cs_call_cuda+360, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCtxPopCurrent, cs_sg_cuCtxPopCurrent, 2, 45, cs_call_cuda+360, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCtxPopCurrent, 45
-CS_FAST_ENTRY cs_l_cuCtxPopCurrent_v2, cs_sl_cuCtxPopCurrent_v2, 0, 46, cs_call_cuda+368, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCtxPopCurrent_v2, cs_sd_cuCtxPopCurrent_v2, 1, 46, cs_call_cuda+368, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCtxPopCurrent_v2, cs_sg_cuCtxPopCurrent_v2, 2, 46, cs_call_cuda+368, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCtxPopCurrent_v2, cs_sl_cuCtxPopCurrent_v2, 0, 46, cs_call_cuda+368, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCtxPopCurrent_v2, cs_sd_cuCtxPopCurrent_v2, 1, 46, cs_call_cuda+368, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCtxPopCurrent_v2, cs_sg_cuCtxPopCurrent_v2, 2, 46, cs_call_cuda+368, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCtxPopCurrent_v2, 46
-CS_FAST_ENTRY cs_l_cuCtxPushCurrent, cs_sl_cuCtxPushCurrent, 0, 47, cs_call_cuda+376, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCtxPushCurrent, cs_sd_cuCtxPushCurrent, 1, 47, cs_call_cuda+376, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCtxPushCurrent, cs_sg_cuCtxPushCurrent, 2, 47, cs_call_cuda+376, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCtxPushCurrent, cs_sl_cuCtxPushCurrent, 0, 47, cs_call_cuda+376, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCtxPushCurrent, cs_sd_cuCtxPushCurrent, 1, 47, cs_call_cuda+376, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCtxPushCurrent, cs_sg_cuCtxPushCurrent, 2, 47, cs_call_cuda+376, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCtxPushCurrent, 47
-CS_FAST_ENTRY cs_l_cuCtxPushCurrent_v2, cs_sl_cuCtxPushCurrent_v2, 0, 48, cs_call_cuda+384, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCtxPushCurrent_v2, cs_sd_cuCtxPushCurrent_v2, 1, 48, cs_call_cuda+384, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCtxPushCurrent_v2, cs_sg_cuCtxPushCurrent_v2, 2, 48, cs_call_cuda+384, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCtxPushCurrent_v2, cs_sl_cuCtxPushCurrent_v2, 0, 48, cs_call_cuda+384, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCtxPushCurrent_v2, cs_sd_cuCtxPushCurrent_v2, 1, 48, cs_call_cuda+384, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCtxPushCurrent_v2, cs_sg_cuCtxPushCurrent_v2, 2, 48, cs_call_cuda+384, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCtxPushCurrent_v2, 48
-CS_FAST_ENTRY cs_l_cuCtxRecordEvent, cs_sl_cuCtxRecordEvent, 0, 49, cs_call_cuda+392, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCtxRecordEvent, cs_sd_cuCtxRecordEvent, 1, 49, cs_call_cuda+392, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCtxRecordEvent, cs_sg_cuCtxRecordEvent, 2, 49, cs_call_cuda+392, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCtxRecordEvent, cs_sl_cuCtxRecordEvent, 0, 49, cs_call_cuda+392, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCtxRecordEvent, cs_sd_cuCtxRecordEvent, 1, 49, cs_call_cuda+392, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCtxRecordEvent, cs_sg_cuCtxRecordEvent, 2, 49, cs_call_cuda+392, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCtxRecordEvent, 49
-CS_FAST_ENTRY cs_l_cuCtxResetPersistingL2Cache, cs_sl_cuCtxResetPersistingL2Cache, 0, 50, cs_call_cuda+400, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCtxResetPersistingL2Cache, cs_sd_cuCtxResetPersistingL2Cache, 1, 50, cs_call_cuda+400, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCtxResetPersistingL2Cache, cs_sg_cuCtxResetPersistingL2Cache, 2, 50, cs_call_cuda+400, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCtxResetPersistingL2Cache, cs_sl_cuCtxResetPersistingL2Cache, 0, 50, cs_call_cuda+400, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCtxResetPersistingL2Cache, cs_sd_cuCtxResetPersistingL2Cache, 1, 50, cs_call_cuda+400, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCtxResetPersistingL2Cache, cs_sg_cuCtxResetPersistingL2Cache, 2, 50, cs_call_cuda+400, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCtxResetPersistingL2Cache, 50
-CS_FAST_ENTRY cs_l_cuCtxSetCacheConfig, cs_sl_cuCtxSetCacheConfig, 0, 51, cs_call_cuda+408, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCtxSetCacheConfig, cs_sd_cuCtxSetCacheConfig, 1, 51, cs_call_cuda+408, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCtxSetCacheConfig, cs_sg_cuCtxSetCacheConfig, 2, 51, cs_call_cuda+408, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCtxSetCacheConfig, cs_sl_cuCtxSetCacheConfig, 0, 51, cs_call_cuda+408, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCtxSetCacheConfig, cs_sd_cuCtxSetCacheConfig, 1, 51, cs_call_cuda+408, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCtxSetCacheConfig, cs_sg_cuCtxSetCacheConfig, 2, 51, cs_call_cuda+408, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCtxSetCacheConfig, 51
-CS_FAST_ENTRY cs_l_cuCtxSetCurrent, cs_sl_cuCtxSetCurrent, 0, 52, cs_call_cuda+416, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCtxSetCurrent, cs_sd_cuCtxSetCurrent, 1, 52, cs_call_cuda+416, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCtxSetCurrent, cs_sg_cuCtxSetCurrent, 2, 52, cs_call_cuda+416, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCtxSetCurrent, cs_sl_cuCtxSetCurrent, 0, 52, cs_call_cuda+416, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCtxSetCurrent, cs_sd_cuCtxSetCurrent, 1, 52, cs_call_cuda+416, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCtxSetCurrent, cs_sg_cuCtxSetCurrent, 2, 52, cs_call_cuda+416, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCtxSetCurrent, 52
-CS_FAST_ENTRY cs_l_cuCtxSetFlags, cs_sl_cuCtxSetFlags, 0, 53, cs_call_cuda+424, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCtxSetFlags, cs_sd_cuCtxSetFlags, 1, 53, cs_call_cuda+424, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCtxSetFlags, cs_sg_cuCtxSetFlags, 2, 53, cs_call_cuda+424, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCtxSetFlags, cs_sl_cuCtxSetFlags, 0, 53, cs_call_cuda+424, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCtxSetFlags, cs_sd_cuCtxSetFlags, 1, 53, cs_call_cuda+424, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCtxSetFlags, cs_sg_cuCtxSetFlags, 2, 53, cs_call_cuda+424, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCtxSetFlags, 53
-CS_FAST_ENTRY cs_l_cuCtxSetLimit, cs_sl_cuCtxSetLimit, 0, 54, cs_call_cuda+432, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCtxSetLimit, cs_sd_cuCtxSetLimit, 1, 54, cs_call_cuda+432, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCtxSetLimit, cs_sg_cuCtxSetLimit, 2, 54, cs_call_cuda+432, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCtxSetLimit, cs_sl_cuCtxSetLimit, 0, 54, cs_call_cuda+432, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCtxSetLimit, cs_sd_cuCtxSetLimit, 1, 54, cs_call_cuda+432, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCtxSetLimit, cs_sg_cuCtxSetLimit, 2, 54, cs_call_cuda+432, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCtxSetLimit, 54
-CS_FAST_ENTRY cs_l_cuCtxSetSharedMemConfig, cs_sl_cuCtxSetSharedMemConfig, 0, 55, cs_call_cuda+440, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCtxSetSharedMemConfig, cs_sd_cuCtxSetSharedMemConfig, 1, 55, cs_call_cuda+440, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCtxSetSharedMemConfig, cs_sg_cuCtxSetSharedMemConfig, 2, 55, cs_call_cuda+440, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCtxSetSharedMemConfig, cs_sl_cuCtxSetSharedMemConfig, 0, 55, cs_call_cuda+440, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCtxSetSharedMemConfig, cs_sd_cuCtxSetSharedMemConfig, 1, 55, cs_call_cuda+440, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCtxSetSharedMemConfig, cs_sg_cuCtxSetSharedMemConfig, 2, 55, cs_call_cuda+440, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCtxSetSharedMemConfig, 55
-CS_FAST_ENTRY cs_l_cuCtxWaitEvent, cs_sl_cuCtxWaitEvent, 0, 58, cs_call_cuda+464, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuCtxWaitEvent, cs_sd_cuCtxWaitEvent, 1, 58, cs_call_cuda+464, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuCtxWaitEvent, cs_sg_cuCtxWaitEvent, 2, 58, cs_call_cuda+464, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuCtxWaitEvent, cs_sl_cuCtxWaitEvent, 0, 58, cs_call_cuda+464, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuCtxWaitEvent, cs_sd_cuCtxWaitEvent, 1, 58, cs_call_cuda+464, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuCtxWaitEvent, cs_sg_cuCtxWaitEvent, 2, 58, cs_call_cuda+464, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuCtxWaitEvent, 58
-CS_FAST_ENTRY cs_l_cuDestroyExternalMemory, cs_sl_cuDestroyExternalMemory, 0, 59, cs_call_cuda+472, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuDestroyExternalMemory, cs_sd_cuDestroyExternalMemory, 1, 59, cs_call_cuda+472, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuDestroyExternalMemory, cs_sg_cuDestroyExternalMemory, 2, 59, cs_call_cuda+472, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuDestroyExternalMemory, cs_sl_cuDestroyExternalMemory, 0, 59, cs_call_cuda+472, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuDestroyExternalMemory, cs_sd_cuDestroyExternalMemory, 1, 59, cs_call_cuda+472, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuDestroyExternalMemory, cs_sg_cuDestroyExternalMemory, 2, 59, cs_call_cuda+472, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuDestroyExternalMemory, 59
-CS_FAST_ENTRY cs_l_cuDestroyExternalSemaphore, cs_sl_cuDestroyExternalSemaphore, 0, 60, cs_call_cuda+480, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuDestroyExternalSemaphore, cs_sd_cuDestroyExternalSemaphore, 1, 60, cs_call_cuda+480, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuDestroyExternalSemaphore, cs_sg_cuDestroyExternalSemaphore, 2, 60, cs_call_cuda+480, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuDestroyExternalSemaphore, cs_sl_cuDestroyExternalSemaphore, 0, 60, cs_call_cuda+480, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuDestroyExternalSemaphore, cs_sd_cuDestroyExternalSemaphore, 1, 60, cs_call_cuda+480, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuDestroyExternalSemaphore, cs_sg_cuDestroyExternalSemaphore, 2, 60, cs_call_cuda+480, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuDestroyExternalSemaphore, 60
-CS_FAST_ENTRY cs_l_cuDevResourceGenerateDesc, cs_sl_cuDevResourceGenerateDesc, 0, 61, cs_call_cuda+488, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuDevResourceGenerateDesc, cs_sd_cuDevResourceGenerateDesc, 1, 61, cs_call_cuda+488, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuDevResourceGenerateDesc, cs_sg_cuDevResourceGenerateDesc, 2, 61, cs_call_cuda+488, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuDevResourceGenerateDesc, cs_sl_cuDevResourceGenerateDesc, 0, 61, cs_call_cuda+488, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuDevResourceGenerateDesc, cs_sd_cuDevResourceGenerateDesc, 1, 61, cs_call_cuda+488, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuDevResourceGenerateDesc, cs_sg_cuDevResourceGenerateDesc, 2, 61, cs_call_cuda+488, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuDevResourceGenerateDesc, 61
-CS_FAST_ENTRY cs_l_cuDevSmResourceSplitByCount, cs_sl_cuDevSmResourceSplitByCount, 0, 62, cs_call_cuda+496, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuDevSmResourceSplitByCount, cs_sd_cuDevSmResourceSplitByCount, 1, 62, cs_call_cuda+496, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuDevSmResourceSplitByCount, cs_sg_cuDevSmResourceSplitByCount, 2, 62, cs_call_cuda+496, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuDevSmResourceSplitByCount, cs_sl_cuDevSmResourceSplitByCount, 0, 62, cs_call_cuda+496, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuDevSmResourceSplitByCount, cs_sd_cuDevSmResourceSplitByCount, 1, 62, cs_call_cuda+496, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuDevSmResourceSplitByCount, cs_sg_cuDevSmResourceSplitByCount, 2, 62, cs_call_cuda+496, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuDevSmResourceSplitByCount, 62
-CS_FAST_ENTRY cs_l_cuDeviceCanAccessPeer, cs_sl_cuDeviceCanAccessPeer, 0, 63, cs_call_cuda+504, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuDeviceCanAccessPeer, cs_sd_cuDeviceCanAccessPeer, 1, 63, cs_call_cuda+504, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuDeviceCanAccessPeer, cs_sg_cuDeviceCanAccessPeer, 2, 63, cs_call_cuda+504, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuDeviceCanAccessPeer, cs_sl_cuDeviceCanAccessPeer, 0, 63, cs_call_cuda+504, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuDeviceCanAccessPeer, cs_sd_cuDeviceCanAccessPeer, 1, 63, cs_call_cuda+504, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuDeviceCanAccessPeer, cs_sg_cuDeviceCanAccessPeer, 2, 63, cs_call_cuda+504, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuDeviceCanAccessPeer, 63
-CS_FAST_ENTRY cs_l_cuDeviceGetByPCIBusId, cs_sl_cuDeviceGetByPCIBusId, 0, 67, cs_call_cuda+536, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuDeviceGetByPCIBusId, cs_sd_cuDeviceGetByPCIBusId, 1, 67, cs_call_cuda+536, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuDeviceGetByPCIBusId, cs_sg_cuDeviceGetByPCIBusId, 2, 67, cs_call_cuda+536, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuDeviceGetByPCIBusId, cs_sl_cuDeviceGetByPCIBusId, 0, 67, cs_call_cuda+536, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuDeviceGetByPCIBusId, cs_sd_cuDeviceGetByPCIBusId, 1, 67, cs_call_cuda+536, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuDeviceGetByPCIBusId, cs_sg_cuDeviceGetByPCIBusId, 2, 67, cs_call_cuda+536, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuDeviceGetByPCIBusId, 67
-CS_FAST_ENTRY cs_l_cuDeviceGetDefaultMemPool, cs_sl_cuDeviceGetDefaultMemPool, 0, 69, cs_call_cuda+552, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuDeviceGetDefaultMemPool, cs_sd_cuDeviceGetDefaultMemPool, 1, 69, cs_call_cuda+552, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuDeviceGetDefaultMemPool, cs_sg_cuDeviceGetDefaultMemPool, 2, 69, cs_call_cuda+552, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuDeviceGetDefaultMemPool, cs_sl_cuDeviceGetDefaultMemPool, 0, 69, cs_call_cuda+552, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuDeviceGetDefaultMemPool, cs_sd_cuDeviceGetDefaultMemPool, 1, 69, cs_call_cuda+552, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuDeviceGetDefaultMemPool, cs_sg_cuDeviceGetDefaultMemPool, 2, 69, cs_call_cuda+552, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuDeviceGetDefaultMemPool, 69
-CS_FAST_ENTRY cs_l_cuDeviceGetDevResource, cs_sl_cuDeviceGetDevResource, 0, 70, cs_call_cuda+560, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuDeviceGetDevResource, cs_sd_cuDeviceGetDevResource, 1, 70, cs_call_cuda+560, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuDeviceGetDevResource, cs_sg_cuDeviceGetDevResource, 2, 70, cs_call_cuda+560, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuDeviceGetDevResource, cs_sl_cuDeviceGetDevResource, 0, 70, cs_call_cuda+560, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuDeviceGetDevResource, cs_sd_cuDeviceGetDevResource, 1, 70, cs_call_cuda+560, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuDeviceGetDevResource, cs_sg_cuDeviceGetDevResource, 2, 70, cs_call_cuda+560, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuDeviceGetDevResource, 70
-CS_FAST_ENTRY cs_l_cuDeviceGetExecAffinitySupport, cs_sl_cuDeviceGetExecAffinitySupport, 0, 71, cs_call_cuda+568, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuDeviceGetExecAffinitySupport, cs_sd_cuDeviceGetExecAffinitySupport, 1, 71, cs_call_cuda+568, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuDeviceGetExecAffinitySupport, cs_sg_cuDeviceGetExecAffinitySupport, 2, 71, cs_call_cuda+568, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuDeviceGetExecAffinitySupport, cs_sl_cuDeviceGetExecAffinitySupport, 0, 71, cs_call_cuda+568, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuDeviceGetExecAffinitySupport, cs_sd_cuDeviceGetExecAffinitySupport, 1, 71, cs_call_cuda+568, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuDeviceGetExecAffinitySupport, cs_sg_cuDeviceGetExecAffinitySupport, 2, 71, cs_call_cuda+568, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuDeviceGetExecAffinitySupport, 71
-CS_FAST_ENTRY cs_l_cuDeviceGetGraphMemAttribute, cs_sl_cuDeviceGetGraphMemAttribute, 0, 72, cs_call_cuda+576, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuDeviceGetGraphMemAttribute, cs_sd_cuDeviceGetGraphMemAttribute, 1, 72, cs_call_cuda+576, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuDeviceGetGraphMemAttribute, cs_sg_cuDeviceGetGraphMemAttribute, 2, 72, cs_call_cuda+576, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuDeviceGetGraphMemAttribute, cs_sl_cuDeviceGetGraphMemAttribute, 0, 72, cs_call_cuda+576, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuDeviceGetGraphMemAttribute, cs_sd_cuDeviceGetGraphMemAttribute, 1, 72, cs_call_cuda+576, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuDeviceGetGraphMemAttribute, cs_sg_cuDeviceGetGraphMemAttribute, 2, 72, cs_call_cuda+576, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuDeviceGetGraphMemAttribute, 72
-CS_FAST_ENTRY cs_l_cuDeviceGetHostAtomicCapabilities, cs_sl_cuDeviceGetHostAtomicCapabilities, 0, 73, cs_call_cuda+584, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuDeviceGetHostAtomicCapabilities, cs_sd_cuDeviceGetHostAtomicCapabilities, 1, 73, cs_call_cuda+584, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuDeviceGetHostAtomicCapabilities, cs_sg_cuDeviceGetHostAtomicCapabilities, 2, 73, cs_call_cuda+584, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuDeviceGetHostAtomicCapabilities, cs_sl_cuDeviceGetHostAtomicCapabilities, 0, 73, cs_call_cuda+584, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuDeviceGetHostAtomicCapabilities, cs_sd_cuDeviceGetHostAtomicCapabilities, 1, 73, cs_call_cuda+584, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuDeviceGetHostAtomicCapabilities, cs_sg_cuDeviceGetHostAtomicCapabilities, 2, 73, cs_call_cuda+584, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuDeviceGetHostAtomicCapabilities, 73
-CS_FAST_ENTRY cs_l_cuDeviceGetLuid, cs_sl_cuDeviceGetLuid, 0, 74, cs_call_cuda+592, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuDeviceGetLuid, cs_sd_cuDeviceGetLuid, 1, 74, cs_call_cuda+592, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuDeviceGetLuid, cs_sg_cuDeviceGetLuid, 2, 74, cs_call_cuda+592, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuDeviceGetLuid, cs_sl_cuDeviceGetLuid, 0, 74, cs_call_cuda+592, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuDeviceGetLuid, cs_sd_cuDeviceGetLuid, 1, 74, cs_call_cuda+592, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuDeviceGetLuid, cs_sg_cuDeviceGetLuid, 2, 74, cs_call_cuda+592, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuDeviceGetLuid, 74
-CS_FAST_ENTRY cs_l_cuDeviceGetMemPool, cs_sl_cuDeviceGetMemPool, 0, 75, cs_call_cuda+600, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuDeviceGetMemPool, cs_sd_cuDeviceGetMemPool, 1, 75, cs_call_cuda+600, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuDeviceGetMemPool, cs_sg_cuDeviceGetMemPool, 2, 75, cs_call_cuda+600, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuDeviceGetMemPool, cs_sl_cuDeviceGetMemPool, 0, 75, cs_call_cuda+600, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuDeviceGetMemPool, cs_sd_cuDeviceGetMemPool, 1, 75, cs_call_cuda+600, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuDeviceGetMemPool, cs_sg_cuDeviceGetMemPool, 2, 75, cs_call_cuda+600, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuDeviceGetMemPool, 75
-CS_FAST_ENTRY cs_l_cuDeviceGetNvSciSyncAttributes, cs_sl_cuDeviceGetNvSciSyncAttributes, 0, 77, cs_call_cuda+616, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuDeviceGetNvSciSyncAttributes, cs_sd_cuDeviceGetNvSciSyncAttributes, 1, 77, cs_call_cuda+616, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuDeviceGetNvSciSyncAttributes, cs_sg_cuDeviceGetNvSciSyncAttributes, 2, 77, cs_call_cuda+616, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuDeviceGetNvSciSyncAttributes, cs_sl_cuDeviceGetNvSciSyncAttributes, 0, 77, cs_call_cuda+616, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuDeviceGetNvSciSyncAttributes, cs_sd_cuDeviceGetNvSciSyncAttributes, 1, 77, cs_call_cuda+616, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuDeviceGetNvSciSyncAttributes, cs_sg_cuDeviceGetNvSciSyncAttributes, 2, 77, cs_call_cuda+616, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuDeviceGetNvSciSyncAttributes, 77
-CS_FAST_ENTRY cs_l_cuDeviceGetP2PAtomicCapabilities, cs_sl_cuDeviceGetP2PAtomicCapabilities, 0, 78, cs_call_cuda+624, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuDeviceGetP2PAtomicCapabilities, cs_sd_cuDeviceGetP2PAtomicCapabilities, 1, 78, cs_call_cuda+624, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuDeviceGetP2PAtomicCapabilities, cs_sg_cuDeviceGetP2PAtomicCapabilities, 2, 78, cs_call_cuda+624, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuDeviceGetP2PAtomicCapabilities, cs_sl_cuDeviceGetP2PAtomicCapabilities, 0, 78, cs_call_cuda+624, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuDeviceGetP2PAtomicCapabilities, cs_sd_cuDeviceGetP2PAtomicCapabilities, 1, 78, cs_call_cuda+624, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuDeviceGetP2PAtomicCapabilities, cs_sg_cuDeviceGetP2PAtomicCapabilities, 2, 78, cs_call_cuda+624, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuDeviceGetP2PAtomicCapabilities, 78
-CS_FAST_ENTRY cs_l_cuDeviceGetP2PAttribute, cs_sl_cuDeviceGetP2PAttribute, 0, 79, cs_call_cuda+632, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuDeviceGetP2PAttribute, cs_sd_cuDeviceGetP2PAttribute, 1, 79, cs_call_cuda+632, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuDeviceGetP2PAttribute, cs_sg_cuDeviceGetP2PAttribute, 2, 79, cs_call_cuda+632, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuDeviceGetP2PAttribute, cs_sl_cuDeviceGetP2PAttribute, 0, 79, cs_call_cuda+632, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuDeviceGetP2PAttribute, cs_sd_cuDeviceGetP2PAttribute, 1, 79, cs_call_cuda+632, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuDeviceGetP2PAttribute, cs_sg_cuDeviceGetP2PAttribute, 2, 79, cs_call_cuda+632, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuDeviceGetP2PAttribute, 79
-CS_FAST_ENTRY cs_l_cuDeviceGetPCIBusId, cs_sl_cuDeviceGetPCIBusId, 0, 80, cs_call_cuda+640, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuDeviceGetPCIBusId, cs_sd_cuDeviceGetPCIBusId, 1, 80, cs_call_cuda+640, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuDeviceGetPCIBusId, cs_sg_cuDeviceGetPCIBusId, 2, 80, cs_call_cuda+640, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuDeviceGetPCIBusId, cs_sl_cuDeviceGetPCIBusId, 0, 80, cs_call_cuda+640, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuDeviceGetPCIBusId, cs_sd_cuDeviceGetPCIBusId, 1, 80, cs_call_cuda+640, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuDeviceGetPCIBusId, cs_sg_cuDeviceGetPCIBusId, 2, 80, cs_call_cuda+640, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuDeviceGetPCIBusId, 80
-CS_FAST_ENTRY cs_l_cuDeviceGetProperties, cs_sl_cuDeviceGetProperties, 0, 81, cs_call_cuda+648, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuDeviceGetProperties, cs_sd_cuDeviceGetProperties, 1, 81, cs_call_cuda+648, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuDeviceGetProperties, cs_sg_cuDeviceGetProperties, 2, 81, cs_call_cuda+648, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuDeviceGetProperties, cs_sl_cuDeviceGetProperties, 0, 81, cs_call_cuda+648, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuDeviceGetProperties, cs_sd_cuDeviceGetProperties, 1, 81, cs_call_cuda+648, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuDeviceGetProperties, cs_sg_cuDeviceGetProperties, 2, 81, cs_call_cuda+648, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuDeviceGetProperties, 81
-CS_FAST_ENTRY cs_l_cuDeviceGetTexture1DLinearMaxWidth, cs_sl_cuDeviceGetTexture1DLinearMaxWidth, 0, 82, cs_call_cuda+656, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuDeviceGetTexture1DLinearMaxWidth, cs_sd_cuDeviceGetTexture1DLinearMaxWidth, 1, 82, cs_call_cuda+656, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuDeviceGetTexture1DLinearMaxWidth, cs_sg_cuDeviceGetTexture1DLinearMaxWidth, 2, 82, cs_call_cuda+656, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuDeviceGetTexture1DLinearMaxWidth, cs_sl_cuDeviceGetTexture1DLinearMaxWidth, 0, 82, cs_call_cuda+656, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuDeviceGetTexture1DLinearMaxWidth, cs_sd_cuDeviceGetTexture1DLinearMaxWidth, 1, 82, cs_call_cuda+656, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuDeviceGetTexture1DLinearMaxWidth, cs_sg_cuDeviceGetTexture1DLinearMaxWidth, 2, 82, cs_call_cuda+656, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuDeviceGetTexture1DLinearMaxWidth, 82
-CS_FAST_ENTRY cs_l_cuDeviceGraphMemTrim, cs_sl_cuDeviceGraphMemTrim, 0, 85, cs_call_cuda+680, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuDeviceGraphMemTrim, cs_sd_cuDeviceGraphMemTrim, 1, 85, cs_call_cuda+680, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuDeviceGraphMemTrim, cs_sg_cuDeviceGraphMemTrim, 2, 85, cs_call_cuda+680, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuDeviceGraphMemTrim, cs_sl_cuDeviceGraphMemTrim, 0, 85, cs_call_cuda+680, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuDeviceGraphMemTrim, cs_sd_cuDeviceGraphMemTrim, 1, 85, cs_call_cuda+680, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuDeviceGraphMemTrim, cs_sg_cuDeviceGraphMemTrim, 2, 85, cs_call_cuda+680, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuDeviceGraphMemTrim, 85
-CS_FAST_ENTRY cs_l_cuDevicePrimaryCtxGetState, cs_sl_cuDevicePrimaryCtxGetState, 0, 86, cs_call_cuda+688, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuDevicePrimaryCtxGetState, cs_sd_cuDevicePrimaryCtxGetState, 1, 86, cs_call_cuda+688, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuDevicePrimaryCtxGetState, cs_sg_cuDevicePrimaryCtxGetState, 2, 86, cs_call_cuda+688, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuDevicePrimaryCtxGetState, cs_sl_cuDevicePrimaryCtxGetState, 0, 86, cs_call_cuda+688, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuDevicePrimaryCtxGetState, cs_sd_cuDevicePrimaryCtxGetState, 1, 86, cs_call_cuda+688, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuDevicePrimaryCtxGetState, cs_sg_cuDevicePrimaryCtxGetState, 2, 86, cs_call_cuda+688, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuDevicePrimaryCtxGetState, 86
-CS_FAST_ENTRY cs_l_cuDevicePrimaryCtxRelease, cs_sl_cuDevicePrimaryCtxRelease, 0, 87, cs_call_cuda+696, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuDevicePrimaryCtxRelease, cs_sd_cuDevicePrimaryCtxRelease, 1, 87, cs_call_cuda+696, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuDevicePrimaryCtxRelease, cs_sg_cuDevicePrimaryCtxRelease, 2, 87, cs_call_cuda+696, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuDevicePrimaryCtxRelease, cs_sl_cuDevicePrimaryCtxRelease, 0, 87, cs_call_cuda+696, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuDevicePrimaryCtxRelease, cs_sd_cuDevicePrimaryCtxRelease, 1, 87, cs_call_cuda+696, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuDevicePrimaryCtxRelease, cs_sg_cuDevicePrimaryCtxRelease, 2, 87, cs_call_cuda+696, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuDevicePrimaryCtxRelease, 87
-CS_FAST_ENTRY cs_l_cuDevicePrimaryCtxRelease_v2, cs_sl_cuDevicePrimaryCtxRelease_v2, 0, 88, cs_call_cuda+704, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuDevicePrimaryCtxRelease_v2, cs_sd_cuDevicePrimaryCtxRelease_v2, 1, 88, cs_call_cuda+704, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuDevicePrimaryCtxRelease_v2, cs_sg_cuDevicePrimaryCtxRelease_v2, 2, 88, cs_call_cuda+704, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuDevicePrimaryCtxRelease_v2, cs_sl_cuDevicePrimaryCtxRelease_v2, 0, 88, cs_call_cuda+704, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuDevicePrimaryCtxRelease_v2, cs_sd_cuDevicePrimaryCtxRelease_v2, 1, 88, cs_call_cuda+704, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuDevicePrimaryCtxRelease_v2, cs_sg_cuDevicePrimaryCtxRelease_v2, 2, 88, cs_call_cuda+704, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuDevicePrimaryCtxRelease_v2, 88
-CS_FAST_ENTRY cs_l_cuDevicePrimaryCtxReset, cs_sl_cuDevicePrimaryCtxReset, 0, 89, cs_call_cuda+712, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuDevicePrimaryCtxReset, cs_sd_cuDevicePrimaryCtxReset, 1, 89, cs_call_cuda+712, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuDevicePrimaryCtxReset, cs_sg_cuDevicePrimaryCtxReset, 2, 89, cs_call_cuda+712, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuDevicePrimaryCtxReset, cs_sl_cuDevicePrimaryCtxReset, 0, 89, cs_call_cuda+712, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuDevicePrimaryCtxReset, cs_sd_cuDevicePrimaryCtxReset, 1, 89, cs_call_cuda+712, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuDevicePrimaryCtxReset, cs_sg_cuDevicePrimaryCtxReset, 2, 89, cs_call_cuda+712, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuDevicePrimaryCtxReset, 89
-CS_FAST_ENTRY cs_l_cuDevicePrimaryCtxReset_v2, cs_sl_cuDevicePrimaryCtxReset_v2, 0, 90, cs_call_cuda+720, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuDevicePrimaryCtxReset_v2, cs_sd_cuDevicePrimaryCtxReset_v2, 1, 90, cs_call_cuda+720, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuDevicePrimaryCtxReset_v2, cs_sg_cuDevicePrimaryCtxReset_v2, 2, 90, cs_call_cuda+720, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuDevicePrimaryCtxReset_v2, cs_sl_cuDevicePrimaryCtxReset_v2, 0, 90, cs_call_cuda+720, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuDevicePrimaryCtxReset_v2, cs_sd_cuDevicePrimaryCtxReset_v2, 1, 90, cs_call_cuda+720, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuDevicePrimaryCtxReset_v2, cs_sg_cuDevicePrimaryCtxReset_v2, 2, 90, cs_call_cuda+720, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuDevicePrimaryCtxReset_v2, 90
-CS_FAST_ENTRY cs_l_cuDevicePrimaryCtxSetFlags, cs_sl_cuDevicePrimaryCtxSetFlags, 0, 92, cs_call_cuda+736, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuDevicePrimaryCtxSetFlags, cs_sd_cuDevicePrimaryCtxSetFlags, 1, 92, cs_call_cuda+736, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuDevicePrimaryCtxSetFlags, cs_sg_cuDevicePrimaryCtxSetFlags, 2, 92, cs_call_cuda+736, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuDevicePrimaryCtxSetFlags, cs_sl_cuDevicePrimaryCtxSetFlags, 0, 92, cs_call_cuda+736, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuDevicePrimaryCtxSetFlags, cs_sd_cuDevicePrimaryCtxSetFlags, 1, 92, cs_call_cuda+736, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuDevicePrimaryCtxSetFlags, cs_sg_cuDevicePrimaryCtxSetFlags, 2, 92, cs_call_cuda+736, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuDevicePrimaryCtxSetFlags, 92
-CS_FAST_ENTRY cs_l_cuDevicePrimaryCtxSetFlags_v2, cs_sl_cuDevicePrimaryCtxSetFlags_v2, 0, 93, cs_call_cuda+744, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuDevicePrimaryCtxSetFlags_v2, cs_sd_cuDevicePrimaryCtxSetFlags_v2, 1, 93, cs_call_cuda+744, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuDevicePrimaryCtxSetFlags_v2, cs_sg_cuDevicePrimaryCtxSetFlags_v2, 2, 93, cs_call_cuda+744, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuDevicePrimaryCtxSetFlags_v2, cs_sl_cuDevicePrimaryCtxSetFlags_v2, 0, 93, cs_call_cuda+744, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuDevicePrimaryCtxSetFlags_v2, cs_sd_cuDevicePrimaryCtxSetFlags_v2, 1, 93, cs_call_cuda+744, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuDevicePrimaryCtxSetFlags_v2, cs_sg_cuDevicePrimaryCtxSetFlags_v2, 2, 93, cs_call_cuda+744, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuDevicePrimaryCtxSetFlags_v2, 93
-CS_FAST_ENTRY cs_l_cuDeviceRegisterAsyncNotification, cs_sl_cuDeviceRegisterAsyncNotification, 0, 94, cs_call_cuda+752, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuDeviceRegisterAsyncNotification, cs_sd_cuDeviceRegisterAsyncNotification, 1, 94, cs_call_cuda+752, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuDeviceRegisterAsyncNotification, cs_sg_cuDeviceRegisterAsyncNotification, 2, 94, cs_call_cuda+752, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuDeviceRegisterAsyncNotification, cs_sl_cuDeviceRegisterAsyncNotification, 0, 94, cs_call_cuda+752, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuDeviceRegisterAsyncNotification, cs_sd_cuDeviceRegisterAsyncNotification, 1, 94, cs_call_cuda+752, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuDeviceRegisterAsyncNotification, cs_sg_cuDeviceRegisterAsyncNotification, 2, 94, cs_call_cuda+752, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuDeviceRegisterAsyncNotification, 94
-CS_FAST_ENTRY cs_l_cuDeviceSetGraphMemAttribute, cs_sl_cuDeviceSetGraphMemAttribute, 0, 95, cs_call_cuda+760, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuDeviceSetGraphMemAttribute, cs_sd_cuDeviceSetGraphMemAttribute, 1, 95, cs_call_cuda+760, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuDeviceSetGraphMemAttribute, cs_sg_cuDeviceSetGraphMemAttribute, 2, 95, cs_call_cuda+760, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuDeviceSetGraphMemAttribute, cs_sl_cuDeviceSetGraphMemAttribute, 0, 95, cs_call_cuda+760, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuDeviceSetGraphMemAttribute, cs_sd_cuDeviceSetGraphMemAttribute, 1, 95, cs_call_cuda+760, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuDeviceSetGraphMemAttribute, cs_sg_cuDeviceSetGraphMemAttribute, 2, 95, cs_call_cuda+760, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuDeviceSetGraphMemAttribute, 95
-CS_FAST_ENTRY cs_l_cuDeviceSetMemPool, cs_sl_cuDeviceSetMemPool, 0, 96, cs_call_cuda+768, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuDeviceSetMemPool, cs_sd_cuDeviceSetMemPool, 1, 96, cs_call_cuda+768, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuDeviceSetMemPool, cs_sg_cuDeviceSetMemPool, 2, 96, cs_call_cuda+768, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuDeviceSetMemPool, cs_sl_cuDeviceSetMemPool, 0, 96, cs_call_cuda+768, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuDeviceSetMemPool, cs_sd_cuDeviceSetMemPool, 1, 96, cs_call_cuda+768, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuDeviceSetMemPool, cs_sg_cuDeviceSetMemPool, 2, 96, cs_call_cuda+768, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuDeviceSetMemPool, 96
-CS_FAST_ENTRY cs_l_cuDeviceTotalMem, cs_sl_cuDeviceTotalMem, 0, 97, cs_call_cuda+776, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuDeviceTotalMem, cs_sd_cuDeviceTotalMem, 1, 97, cs_call_cuda+776, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuDeviceTotalMem, cs_sg_cuDeviceTotalMem, 2, 97, cs_call_cuda+776, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuDeviceTotalMem, cs_sl_cuDeviceTotalMem, 0, 97, cs_call_cuda+776, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuDeviceTotalMem, cs_sd_cuDeviceTotalMem, 1, 97, cs_call_cuda+776, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuDeviceTotalMem, cs_sg_cuDeviceTotalMem, 2, 97, cs_call_cuda+776, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuDeviceTotalMem, 97
-CS_FAST_ENTRY cs_l_cuDeviceUnregisterAsyncNotification, cs_sl_cuDeviceUnregisterAsyncNotification, 0, 99, cs_call_cuda+792, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuDeviceUnregisterAsyncNotification, cs_sd_cuDeviceUnregisterAsyncNotification, 1, 99, cs_call_cuda+792, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuDeviceUnregisterAsyncNotification, cs_sg_cuDeviceUnregisterAsyncNotification, 2, 99, cs_call_cuda+792, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuDeviceUnregisterAsyncNotification, cs_sl_cuDeviceUnregisterAsyncNotification, 0, 99, cs_call_cuda+792, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuDeviceUnregisterAsyncNotification, cs_sd_cuDeviceUnregisterAsyncNotification, 1, 99, cs_call_cuda+792, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuDeviceUnregisterAsyncNotification, cs_sg_cuDeviceUnregisterAsyncNotification, 2, 99, cs_call_cuda+792, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuDeviceUnregisterAsyncNotification, 99
-CS_FAST_ENTRY cs_l_cuEventCreate, cs_sl_cuEventCreate, 0, 101, cs_call_cuda+808, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuEventCreate, cs_sd_cuEventCreate, 1, 101, cs_call_cuda+808, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuEventCreate, cs_sg_cuEventCreate, 2, 101, cs_call_cuda+808, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuEventCreate, cs_sl_cuEventCreate, 0, 101, cs_call_cuda+808, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuEventCreate, cs_sd_cuEventCreate, 1, 101, cs_call_cuda+808, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuEventCreate, cs_sg_cuEventCreate, 2, 101, cs_call_cuda+808, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuEventCreate, 101
-CS_FAST_ENTRY cs_l_cuEventDestroy, cs_sl_cuEventDestroy, 0, 102, cs_call_cuda+816, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuEventDestroy, cs_sd_cuEventDestroy, 1, 102, cs_call_cuda+816, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuEventDestroy, cs_sg_cuEventDestroy, 2, 102, cs_call_cuda+816, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuEventDestroy, cs_sl_cuEventDestroy, 0, 102, cs_call_cuda+816, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuEventDestroy, cs_sd_cuEventDestroy, 1, 102, cs_call_cuda+816, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuEventDestroy, cs_sg_cuEventDestroy, 2, 102, cs_call_cuda+816, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuEventDestroy, 102
-CS_FAST_ENTRY cs_l_cuEventDestroy_v2, cs_sl_cuEventDestroy_v2, 0, 103, cs_call_cuda+824, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuEventDestroy_v2, cs_sd_cuEventDestroy_v2, 1, 103, cs_call_cuda+824, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuEventDestroy_v2, cs_sg_cuEventDestroy_v2, 2, 103, cs_call_cuda+824, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuEventDestroy_v2, cs_sl_cuEventDestroy_v2, 0, 103, cs_call_cuda+824, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuEventDestroy_v2, cs_sd_cuEventDestroy_v2, 1, 103, cs_call_cuda+824, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuEventDestroy_v2, cs_sg_cuEventDestroy_v2, 2, 103, cs_call_cuda+824, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuEventDestroy_v2, 103
-CS_FAST_ENTRY cs_l_cuEventElapsedTime, cs_sl_cuEventElapsedTime, 0, 104, cs_call_cuda+832, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuEventElapsedTime, cs_sd_cuEventElapsedTime, 1, 104, cs_call_cuda+832, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuEventElapsedTime, cs_sg_cuEventElapsedTime, 2, 104, cs_call_cuda+832, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuEventElapsedTime, cs_sl_cuEventElapsedTime, 0, 104, cs_call_cuda+832, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuEventElapsedTime, cs_sd_cuEventElapsedTime, 1, 104, cs_call_cuda+832, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuEventElapsedTime, cs_sg_cuEventElapsedTime, 2, 104, cs_call_cuda+832, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuEventElapsedTime, 104
-CS_FAST_ENTRY cs_l_cuEventElapsedTime_v2, cs_sl_cuEventElapsedTime_v2, 0, 105, cs_call_cuda+840, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuEventElapsedTime_v2, cs_sd_cuEventElapsedTime_v2, 1, 105, cs_call_cuda+840, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuEventElapsedTime_v2, cs_sg_cuEventElapsedTime_v2, 2, 105, cs_call_cuda+840, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuEventElapsedTime_v2, cs_sl_cuEventElapsedTime_v2, 0, 105, cs_call_cuda+840, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuEventElapsedTime_v2, cs_sd_cuEventElapsedTime_v2, 1, 105, cs_call_cuda+840, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuEventElapsedTime_v2, cs_sg_cuEventElapsedTime_v2, 2, 105, cs_call_cuda+840, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuEventElapsedTime_v2, 105
-CS_FAST_ENTRY cs_l_cuEventQuery, cs_sl_cuEventQuery, 0, 106, cs_call_cuda+848, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuEventQuery, cs_sd_cuEventQuery, 1, 106, cs_call_cuda+848, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuEventQuery, cs_sg_cuEventQuery, 2, 106, cs_call_cuda+848, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuEventQuery, cs_sl_cuEventQuery, 0, 106, cs_call_cuda+848, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuEventQuery, cs_sd_cuEventQuery, 1, 106, cs_call_cuda+848, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuEventQuery, cs_sg_cuEventQuery, 2, 106, cs_call_cuda+848, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuEventQuery, 106
-CS_FAST_ENTRY cs_l_cuEventRecord, cs_sl_cuEventRecord, 0, 107, cs_call_cuda+856, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuEventRecord, cs_sd_cuEventRecord, 1, 107, cs_call_cuda+856, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuEventRecord, cs_sg_cuEventRecord, 2, 107, cs_call_cuda+856, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuEventRecord, cs_sl_cuEventRecord, 0, 107, cs_call_cuda+856, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuEventRecord, cs_sd_cuEventRecord, 1, 107, cs_call_cuda+856, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuEventRecord, cs_sg_cuEventRecord, 2, 107, cs_call_cuda+856, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuEventRecord, 107
-CS_FAST_ENTRY cs_l_cuEventRecordWithFlags, cs_sl_cuEventRecordWithFlags, 0, 108, cs_call_cuda+864, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuEventRecordWithFlags, cs_sd_cuEventRecordWithFlags, 1, 108, cs_call_cuda+864, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuEventRecordWithFlags, cs_sg_cuEventRecordWithFlags, 2, 108, cs_call_cuda+864, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuEventRecordWithFlags, cs_sl_cuEventRecordWithFlags, 0, 108, cs_call_cuda+864, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuEventRecordWithFlags, cs_sd_cuEventRecordWithFlags, 1, 108, cs_call_cuda+864, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuEventRecordWithFlags, cs_sg_cuEventRecordWithFlags, 2, 108, cs_call_cuda+864, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuEventRecordWithFlags, 108
-CS_FAST_ENTRY cs_l_cuEventRecordWithFlags_ptsz, cs_sl_cuEventRecordWithFlags_ptsz, 0, 109, cs_call_cuda+872, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuEventRecordWithFlags_ptsz, cs_sd_cuEventRecordWithFlags_ptsz, 1, 109, cs_call_cuda+872, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuEventRecordWithFlags_ptsz, cs_sg_cuEventRecordWithFlags_ptsz, 2, 109, cs_call_cuda+872, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuEventRecordWithFlags_ptsz, cs_sl_cuEventRecordWithFlags_ptsz, 0, 109, cs_call_cuda+872, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuEventRecordWithFlags_ptsz, cs_sd_cuEventRecordWithFlags_ptsz, 1, 109, cs_call_cuda+872, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuEventRecordWithFlags_ptsz, cs_sg_cuEventRecordWithFlags_ptsz, 2, 109, cs_call_cuda+872, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuEventRecordWithFlags_ptsz, 109
-CS_FAST_ENTRY cs_l_cuEventRecord_ptsz, cs_sl_cuEventRecord_ptsz, 0, 110, cs_call_cuda+880, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuEventRecord_ptsz, cs_sd_cuEventRecord_ptsz, 1, 110, cs_call_cuda+880, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuEventRecord_ptsz, cs_sg_cuEventRecord_ptsz, 2, 110, cs_call_cuda+880, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuEventRecord_ptsz, cs_sl_cuEventRecord_ptsz, 0, 110, cs_call_cuda+880, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuEventRecord_ptsz, cs_sd_cuEventRecord_ptsz, 1, 110, cs_call_cuda+880, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuEventRecord_ptsz, cs_sg_cuEventRecord_ptsz, 2, 110, cs_call_cuda+880, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuEventRecord_ptsz, 110
-CS_FAST_ENTRY cs_l_cuExternalMemoryGetMappedBuffer, cs_sl_cuExternalMemoryGetMappedBuffer, 0, 112, cs_call_cuda+896, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuExternalMemoryGetMappedBuffer, cs_sd_cuExternalMemoryGetMappedBuffer, 1, 112, cs_call_cuda+896, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuExternalMemoryGetMappedBuffer, cs_sg_cuExternalMemoryGetMappedBuffer, 2, 112, cs_call_cuda+896, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuExternalMemoryGetMappedBuffer, cs_sl_cuExternalMemoryGetMappedBuffer, 0, 112, cs_call_cuda+896, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuExternalMemoryGetMappedBuffer, cs_sd_cuExternalMemoryGetMappedBuffer, 1, 112, cs_call_cuda+896, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuExternalMemoryGetMappedBuffer, cs_sg_cuExternalMemoryGetMappedBuffer, 2, 112, cs_call_cuda+896, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuExternalMemoryGetMappedBuffer, 112
-CS_FAST_ENTRY cs_l_cuExternalMemoryGetMappedMipmappedArray, cs_sl_cuExternalMemoryGetMappedMipmappedArray, 0, 113, cs_call_cuda+904, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuExternalMemoryGetMappedMipmappedArray, cs_sd_cuExternalMemoryGetMappedMipmappedArray, 1, 113, cs_call_cuda+904, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuExternalMemoryGetMappedMipmappedArray, cs_sg_cuExternalMemoryGetMappedMipmappedArray, 2, 113, cs_call_cuda+904, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuExternalMemoryGetMappedMipmappedArray, cs_sl_cuExternalMemoryGetMappedMipmappedArray, 0, 113, cs_call_cuda+904, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuExternalMemoryGetMappedMipmappedArray, cs_sd_cuExternalMemoryGetMappedMipmappedArray, 1, 113, cs_call_cuda+904, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuExternalMemoryGetMappedMipmappedArray, cs_sg_cuExternalMemoryGetMappedMipmappedArray, 2, 113, cs_call_cuda+904, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuExternalMemoryGetMappedMipmappedArray, 113
-CS_FAST_ENTRY cs_l_cuFlushGPUDirectRDMAWrites, cs_sl_cuFlushGPUDirectRDMAWrites, 0, 114, cs_call_cuda+912, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuFlushGPUDirectRDMAWrites, cs_sd_cuFlushGPUDirectRDMAWrites, 1, 114, cs_call_cuda+912, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuFlushGPUDirectRDMAWrites, cs_sg_cuFlushGPUDirectRDMAWrites, 2, 114, cs_call_cuda+912, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuFlushGPUDirectRDMAWrites, cs_sl_cuFlushGPUDirectRDMAWrites, 0, 114, cs_call_cuda+912, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuFlushGPUDirectRDMAWrites, cs_sd_cuFlushGPUDirectRDMAWrites, 1, 114, cs_call_cuda+912, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuFlushGPUDirectRDMAWrites, cs_sg_cuFlushGPUDirectRDMAWrites, 2, 114, cs_call_cuda+912, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuFlushGPUDirectRDMAWrites, 114
-CS_FAST_ENTRY cs_l_cuFuncGetAttribute, cs_sl_cuFuncGetAttribute, 0, 115, cs_call_cuda+920, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuFuncGetAttribute, cs_sd_cuFuncGetAttribute, 1, 115, cs_call_cuda+920, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuFuncGetAttribute, cs_sg_cuFuncGetAttribute, 2, 115, cs_call_cuda+920, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuFuncGetAttribute, cs_sl_cuFuncGetAttribute, 0, 115, cs_call_cuda+920, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuFuncGetAttribute, cs_sd_cuFuncGetAttribute, 1, 115, cs_call_cuda+920, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuFuncGetAttribute, cs_sg_cuFuncGetAttribute, 2, 115, cs_call_cuda+920, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuFuncGetAttribute, 115
-CS_FAST_ENTRY cs_l_cuFuncGetModule, cs_sl_cuFuncGetModule, 0, 116, cs_call_cuda+928, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuFuncGetModule, cs_sd_cuFuncGetModule, 1, 116, cs_call_cuda+928, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuFuncGetModule, cs_sg_cuFuncGetModule, 2, 116, cs_call_cuda+928, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuFuncGetModule, cs_sl_cuFuncGetModule, 0, 116, cs_call_cuda+928, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuFuncGetModule, cs_sd_cuFuncGetModule, 1, 116, cs_call_cuda+928, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuFuncGetModule, cs_sg_cuFuncGetModule, 2, 116, cs_call_cuda+928, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuFuncGetModule, 116
-CS_FAST_ENTRY cs_l_cuFuncGetName, cs_sl_cuFuncGetName, 0, 117, cs_call_cuda+936, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuFuncGetName, cs_sd_cuFuncGetName, 1, 117, cs_call_cuda+936, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuFuncGetName, cs_sg_cuFuncGetName, 2, 117, cs_call_cuda+936, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuFuncGetName, cs_sl_cuFuncGetName, 0, 117, cs_call_cuda+936, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuFuncGetName, cs_sd_cuFuncGetName, 1, 117, cs_call_cuda+936, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuFuncGetName, cs_sg_cuFuncGetName, 2, 117, cs_call_cuda+936, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuFuncGetName, 117
-CS_FAST_ENTRY cs_l_cuFuncGetParamInfo, cs_sl_cuFuncGetParamInfo, 0, 118, cs_call_cuda+944, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuFuncGetParamInfo, cs_sd_cuFuncGetParamInfo, 1, 118, cs_call_cuda+944, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuFuncGetParamInfo, cs_sg_cuFuncGetParamInfo, 2, 118, cs_call_cuda+944, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuFuncGetParamInfo, cs_sl_cuFuncGetParamInfo, 0, 118, cs_call_cuda+944, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuFuncGetParamInfo, cs_sd_cuFuncGetParamInfo, 1, 118, cs_call_cuda+944, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuFuncGetParamInfo, cs_sg_cuFuncGetParamInfo, 2, 118, cs_call_cuda+944, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuFuncGetParamInfo, 118
-CS_FAST_ENTRY cs_l_cuFuncIsLoaded, cs_sl_cuFuncIsLoaded, 0, 119, cs_call_cuda+952, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuFuncIsLoaded, cs_sd_cuFuncIsLoaded, 1, 119, cs_call_cuda+952, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuFuncIsLoaded, cs_sg_cuFuncIsLoaded, 2, 119, cs_call_cuda+952, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuFuncIsLoaded, cs_sl_cuFuncIsLoaded, 0, 119, cs_call_cuda+952, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuFuncIsLoaded, cs_sd_cuFuncIsLoaded, 1, 119, cs_call_cuda+952, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuFuncIsLoaded, cs_sg_cuFuncIsLoaded, 2, 119, cs_call_cuda+952, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuFuncIsLoaded, 119
-CS_FAST_ENTRY cs_l_cuFuncLoad, cs_sl_cuFuncLoad, 0, 120, cs_call_cuda+960, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuFuncLoad, cs_sd_cuFuncLoad, 1, 120, cs_call_cuda+960, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuFuncLoad, cs_sg_cuFuncLoad, 2, 120, cs_call_cuda+960, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuFuncLoad, cs_sl_cuFuncLoad, 0, 120, cs_call_cuda+960, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuFuncLoad, cs_sd_cuFuncLoad, 1, 120, cs_call_cuda+960, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuFuncLoad, cs_sg_cuFuncLoad, 2, 120, cs_call_cuda+960, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuFuncLoad, 120
-CS_FAST_ENTRY cs_l_cuFuncSetAttribute, cs_sl_cuFuncSetAttribute, 0, 121, cs_call_cuda+968, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuFuncSetAttribute, cs_sd_cuFuncSetAttribute, 1, 121, cs_call_cuda+968, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuFuncSetAttribute, cs_sg_cuFuncSetAttribute, 2, 121, cs_call_cuda+968, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuFuncSetAttribute, cs_sl_cuFuncSetAttribute, 0, 121, cs_call_cuda+968, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuFuncSetAttribute, cs_sd_cuFuncSetAttribute, 1, 121, cs_call_cuda+968, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuFuncSetAttribute, cs_sg_cuFuncSetAttribute, 2, 121, cs_call_cuda+968, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuFuncSetAttribute, 121
-CS_FAST_ENTRY cs_l_cuFuncSetBlockShape, cs_sl_cuFuncSetBlockShape, 0, 122, cs_call_cuda+976, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuFuncSetBlockShape, cs_sd_cuFuncSetBlockShape, 1, 122, cs_call_cuda+976, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuFuncSetBlockShape, cs_sg_cuFuncSetBlockShape, 2, 122, cs_call_cuda+976, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuFuncSetBlockShape, cs_sl_cuFuncSetBlockShape, 0, 122, cs_call_cuda+976, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuFuncSetBlockShape, cs_sd_cuFuncSetBlockShape, 1, 122, cs_call_cuda+976, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuFuncSetBlockShape, cs_sg_cuFuncSetBlockShape, 2, 122, cs_call_cuda+976, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuFuncSetBlockShape, 122
-CS_FAST_ENTRY cs_l_cuFuncSetCacheConfig, cs_sl_cuFuncSetCacheConfig, 0, 123, cs_call_cuda+984, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuFuncSetCacheConfig, cs_sd_cuFuncSetCacheConfig, 1, 123, cs_call_cuda+984, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuFuncSetCacheConfig, cs_sg_cuFuncSetCacheConfig, 2, 123, cs_call_cuda+984, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuFuncSetCacheConfig, cs_sl_cuFuncSetCacheConfig, 0, 123, cs_call_cuda+984, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuFuncSetCacheConfig, cs_sd_cuFuncSetCacheConfig, 1, 123, cs_call_cuda+984, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuFuncSetCacheConfig, cs_sg_cuFuncSetCacheConfig, 2, 123, cs_call_cuda+984, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuFuncSetCacheConfig, 123
-CS_FAST_ENTRY cs_l_cuFuncSetSharedMemConfig, cs_sl_cuFuncSetSharedMemConfig, 0, 124, cs_call_cuda+992, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuFuncSetSharedMemConfig, cs_sd_cuFuncSetSharedMemConfig, 1, 124, cs_call_cuda+992, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuFuncSetSharedMemConfig, cs_sg_cuFuncSetSharedMemConfig, 2, 124, cs_call_cuda+992, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuFuncSetSharedMemConfig, cs_sl_cuFuncSetSharedMemConfig, 0, 124, cs_call_cuda+992, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuFuncSetSharedMemConfig, cs_sd_cuFuncSetSharedMemConfig, 1, 124, cs_call_cuda+992, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuFuncSetSharedMemConfig, cs_sg_cuFuncSetSharedMemConfig, 2, 124, cs_call_cuda+992, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuFuncSetSharedMemConfig, 124
-CS_FAST_ENTRY cs_l_cuFuncSetSharedSize, cs_sl_cuFuncSetSharedSize, 0, 125, cs_call_cuda+1000, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuFuncSetSharedSize, cs_sd_cuFuncSetSharedSize, 1, 125, cs_call_cuda+1000, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuFuncSetSharedSize, cs_sg_cuFuncSetSharedSize, 2, 125, cs_call_cuda+1000, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuFuncSetSharedSize, cs_sl_cuFuncSetSharedSize, 0, 125, cs_call_cuda+1000, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuFuncSetSharedSize, cs_sd_cuFuncSetSharedSize, 1, 125, cs_call_cuda+1000, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuFuncSetSharedSize, cs_sg_cuFuncSetSharedSize, 2, 125, cs_call_cuda+1000, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuFuncSetSharedSize, 125
-CS_FAST_ENTRY cs_l_cuGetErrorName, cs_sl_cuGetErrorName, 0, 126, cs_call_cuda+1008, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGetErrorName, cs_sd_cuGetErrorName, 1, 126, cs_call_cuda+1008, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGetErrorName, cs_sg_cuGetErrorName, 2, 126, cs_call_cuda+1008, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGetErrorName, cs_sl_cuGetErrorName, 0, 126, cs_call_cuda+1008, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGetErrorName, cs_sd_cuGetErrorName, 1, 126, cs_call_cuda+1008, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGetErrorName, cs_sg_cuGetErrorName, 2, 126, cs_call_cuda+1008, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGetErrorName, 126
-CS_FAST_ENTRY cs_l_cuGetErrorString, cs_sl_cuGetErrorString, 0, 127, cs_call_cuda+1016, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGetErrorString, cs_sd_cuGetErrorString, 1, 127, cs_call_cuda+1016, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGetErrorString, cs_sg_cuGetErrorString, 2, 127, cs_call_cuda+1016, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGetErrorString, cs_sl_cuGetErrorString, 0, 127, cs_call_cuda+1016, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGetErrorString, cs_sd_cuGetErrorString, 1, 127, cs_call_cuda+1016, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGetErrorString, cs_sg_cuGetErrorString, 2, 127, cs_call_cuda+1016, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGetErrorString, 127
-CS_FAST_ENTRY cs_l_cuGraphAddBatchMemOpNode, cs_sl_cuGraphAddBatchMemOpNode, 0, 131, cs_call_cuda+1048, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphAddBatchMemOpNode, cs_sd_cuGraphAddBatchMemOpNode, 1, 131, cs_call_cuda+1048, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphAddBatchMemOpNode, cs_sg_cuGraphAddBatchMemOpNode, 2, 131, cs_call_cuda+1048, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphAddBatchMemOpNode, cs_sl_cuGraphAddBatchMemOpNode, 0, 131, cs_call_cuda+1048, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphAddBatchMemOpNode, cs_sd_cuGraphAddBatchMemOpNode, 1, 131, cs_call_cuda+1048, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphAddBatchMemOpNode, cs_sg_cuGraphAddBatchMemOpNode, 2, 131, cs_call_cuda+1048, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphAddBatchMemOpNode, 131
-CS_FAST_ENTRY cs_l_cuGraphAddChildGraphNode, cs_sl_cuGraphAddChildGraphNode, 0, 132, cs_call_cuda+1056, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphAddChildGraphNode, cs_sd_cuGraphAddChildGraphNode, 1, 132, cs_call_cuda+1056, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphAddChildGraphNode, cs_sg_cuGraphAddChildGraphNode, 2, 132, cs_call_cuda+1056, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphAddChildGraphNode, cs_sl_cuGraphAddChildGraphNode, 0, 132, cs_call_cuda+1056, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphAddChildGraphNode, cs_sd_cuGraphAddChildGraphNode, 1, 132, cs_call_cuda+1056, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphAddChildGraphNode, cs_sg_cuGraphAddChildGraphNode, 2, 132, cs_call_cuda+1056, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphAddChildGraphNode, 132
-CS_FAST_ENTRY cs_l_cuGraphAddDependencies, cs_sl_cuGraphAddDependencies, 0, 133, cs_call_cuda+1064, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphAddDependencies, cs_sd_cuGraphAddDependencies, 1, 133, cs_call_cuda+1064, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphAddDependencies, cs_sg_cuGraphAddDependencies, 2, 133, cs_call_cuda+1064, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphAddDependencies, cs_sl_cuGraphAddDependencies, 0, 133, cs_call_cuda+1064, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphAddDependencies, cs_sd_cuGraphAddDependencies, 1, 133, cs_call_cuda+1064, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphAddDependencies, cs_sg_cuGraphAddDependencies, 2, 133, cs_call_cuda+1064, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphAddDependencies, 133
-CS_FAST_ENTRY cs_l_cuGraphAddDependencies_v2, cs_sl_cuGraphAddDependencies_v2, 0, 134, cs_call_cuda+1072, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphAddDependencies_v2, cs_sd_cuGraphAddDependencies_v2, 1, 134, cs_call_cuda+1072, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphAddDependencies_v2, cs_sg_cuGraphAddDependencies_v2, 2, 134, cs_call_cuda+1072, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphAddDependencies_v2, cs_sl_cuGraphAddDependencies_v2, 0, 134, cs_call_cuda+1072, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphAddDependencies_v2, cs_sd_cuGraphAddDependencies_v2, 1, 134, cs_call_cuda+1072, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphAddDependencies_v2, cs_sg_cuGraphAddDependencies_v2, 2, 134, cs_call_cuda+1072, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphAddDependencies_v2, 134
-CS_FAST_ENTRY cs_l_cuGraphAddEmptyNode, cs_sl_cuGraphAddEmptyNode, 0, 135, cs_call_cuda+1080, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphAddEmptyNode, cs_sd_cuGraphAddEmptyNode, 1, 135, cs_call_cuda+1080, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphAddEmptyNode, cs_sg_cuGraphAddEmptyNode, 2, 135, cs_call_cuda+1080, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphAddEmptyNode, cs_sl_cuGraphAddEmptyNode, 0, 135, cs_call_cuda+1080, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphAddEmptyNode, cs_sd_cuGraphAddEmptyNode, 1, 135, cs_call_cuda+1080, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphAddEmptyNode, cs_sg_cuGraphAddEmptyNode, 2, 135, cs_call_cuda+1080, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphAddEmptyNode, 135
-CS_FAST_ENTRY cs_l_cuGraphAddEventRecordNode, cs_sl_cuGraphAddEventRecordNode, 0, 136, cs_call_cuda+1088, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphAddEventRecordNode, cs_sd_cuGraphAddEventRecordNode, 1, 136, cs_call_cuda+1088, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphAddEventRecordNode, cs_sg_cuGraphAddEventRecordNode, 2, 136, cs_call_cuda+1088, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphAddEventRecordNode, cs_sl_cuGraphAddEventRecordNode, 0, 136, cs_call_cuda+1088, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphAddEventRecordNode, cs_sd_cuGraphAddEventRecordNode, 1, 136, cs_call_cuda+1088, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphAddEventRecordNode, cs_sg_cuGraphAddEventRecordNode, 2, 136, cs_call_cuda+1088, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphAddEventRecordNode, 136
-CS_FAST_ENTRY cs_l_cuGraphAddEventWaitNode, cs_sl_cuGraphAddEventWaitNode, 0, 137, cs_call_cuda+1096, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphAddEventWaitNode, cs_sd_cuGraphAddEventWaitNode, 1, 137, cs_call_cuda+1096, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphAddEventWaitNode, cs_sg_cuGraphAddEventWaitNode, 2, 137, cs_call_cuda+1096, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphAddEventWaitNode, cs_sl_cuGraphAddEventWaitNode, 0, 137, cs_call_cuda+1096, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphAddEventWaitNode, cs_sd_cuGraphAddEventWaitNode, 1, 137, cs_call_cuda+1096, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphAddEventWaitNode, cs_sg_cuGraphAddEventWaitNode, 2, 137, cs_call_cuda+1096, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphAddEventWaitNode, 137
-CS_FAST_ENTRY cs_l_cuGraphAddExternalSemaphoresSignalNode, cs_sl_cuGraphAddExternalSemaphoresSignalNode, 0, 138, cs_call_cuda+1104, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphAddExternalSemaphoresSignalNode, cs_sd_cuGraphAddExternalSemaphoresSignalNode, 1, 138, cs_call_cuda+1104, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphAddExternalSemaphoresSignalNode, cs_sg_cuGraphAddExternalSemaphoresSignalNode, 2, 138, cs_call_cuda+1104, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphAddExternalSemaphoresSignalNode, cs_sl_cuGraphAddExternalSemaphoresSignalNode, 0, 138, cs_call_cuda+1104, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphAddExternalSemaphoresSignalNode, cs_sd_cuGraphAddExternalSemaphoresSignalNode, 1, 138, cs_call_cuda+1104, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphAddExternalSemaphoresSignalNode, cs_sg_cuGraphAddExternalSemaphoresSignalNode, 2, 138, cs_call_cuda+1104, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphAddExternalSemaphoresSignalNode, 138
-CS_FAST_ENTRY cs_l_cuGraphAddExternalSemaphoresWaitNode, cs_sl_cuGraphAddExternalSemaphoresWaitNode, 0, 139, cs_call_cuda+1112, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphAddExternalSemaphoresWaitNode, cs_sd_cuGraphAddExternalSemaphoresWaitNode, 1, 139, cs_call_cuda+1112, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphAddExternalSemaphoresWaitNode, cs_sg_cuGraphAddExternalSemaphoresWaitNode, 2, 139, cs_call_cuda+1112, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphAddExternalSemaphoresWaitNode, cs_sl_cuGraphAddExternalSemaphoresWaitNode, 0, 139, cs_call_cuda+1112, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphAddExternalSemaphoresWaitNode, cs_sd_cuGraphAddExternalSemaphoresWaitNode, 1, 139, cs_call_cuda+1112, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphAddExternalSemaphoresWaitNode, cs_sg_cuGraphAddExternalSemaphoresWaitNode, 2, 139, cs_call_cuda+1112, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphAddExternalSemaphoresWaitNode, 139
-CS_FAST_ENTRY cs_l_cuGraphAddHostNode, cs_sl_cuGraphAddHostNode, 0, 140, cs_call_cuda+1120, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphAddHostNode, cs_sd_cuGraphAddHostNode, 1, 140, cs_call_cuda+1120, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphAddHostNode, cs_sg_cuGraphAddHostNode, 2, 140, cs_call_cuda+1120, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphAddHostNode, cs_sl_cuGraphAddHostNode, 0, 140, cs_call_cuda+1120, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphAddHostNode, cs_sd_cuGraphAddHostNode, 1, 140, cs_call_cuda+1120, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphAddHostNode, cs_sg_cuGraphAddHostNode, 2, 140, cs_call_cuda+1120, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphAddHostNode, 140
-CS_FAST_ENTRY cs_l_cuGraphAddKernelNode, cs_sl_cuGraphAddKernelNode, 0, 141, cs_call_cuda+1128, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphAddKernelNode, cs_sd_cuGraphAddKernelNode, 1, 141, cs_call_cuda+1128, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphAddKernelNode, cs_sg_cuGraphAddKernelNode, 2, 141, cs_call_cuda+1128, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphAddKernelNode, cs_sl_cuGraphAddKernelNode, 0, 141, cs_call_cuda+1128, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphAddKernelNode, cs_sd_cuGraphAddKernelNode, 1, 141, cs_call_cuda+1128, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphAddKernelNode, cs_sg_cuGraphAddKernelNode, 2, 141, cs_call_cuda+1128, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphAddKernelNode, 141
-CS_FAST_ENTRY cs_l_cuGraphAddKernelNode_v2, cs_sl_cuGraphAddKernelNode_v2, 0, 142, cs_call_cuda+1136, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphAddKernelNode_v2, cs_sd_cuGraphAddKernelNode_v2, 1, 142, cs_call_cuda+1136, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphAddKernelNode_v2, cs_sg_cuGraphAddKernelNode_v2, 2, 142, cs_call_cuda+1136, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphAddKernelNode_v2, cs_sl_cuGraphAddKernelNode_v2, 0, 142, cs_call_cuda+1136, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphAddKernelNode_v2, cs_sd_cuGraphAddKernelNode_v2, 1, 142, cs_call_cuda+1136, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphAddKernelNode_v2, cs_sg_cuGraphAddKernelNode_v2, 2, 142, cs_call_cuda+1136, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphAddKernelNode_v2, 142
-CS_FAST_ENTRY cs_l_cuGraphAddMemAllocNode, cs_sl_cuGraphAddMemAllocNode, 0, 143, cs_call_cuda+1144, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphAddMemAllocNode, cs_sd_cuGraphAddMemAllocNode, 1, 143, cs_call_cuda+1144, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphAddMemAllocNode, cs_sg_cuGraphAddMemAllocNode, 2, 143, cs_call_cuda+1144, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphAddMemAllocNode, cs_sl_cuGraphAddMemAllocNode, 0, 143, cs_call_cuda+1144, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphAddMemAllocNode, cs_sd_cuGraphAddMemAllocNode, 1, 143, cs_call_cuda+1144, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphAddMemAllocNode, cs_sg_cuGraphAddMemAllocNode, 2, 143, cs_call_cuda+1144, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphAddMemAllocNode, 143
-CS_FAST_ENTRY cs_l_cuGraphAddMemFreeNode, cs_sl_cuGraphAddMemFreeNode, 0, 144, cs_call_cuda+1152, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphAddMemFreeNode, cs_sd_cuGraphAddMemFreeNode, 1, 144, cs_call_cuda+1152, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphAddMemFreeNode, cs_sg_cuGraphAddMemFreeNode, 2, 144, cs_call_cuda+1152, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphAddMemFreeNode, cs_sl_cuGraphAddMemFreeNode, 0, 144, cs_call_cuda+1152, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphAddMemFreeNode, cs_sd_cuGraphAddMemFreeNode, 1, 144, cs_call_cuda+1152, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphAddMemFreeNode, cs_sg_cuGraphAddMemFreeNode, 2, 144, cs_call_cuda+1152, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphAddMemFreeNode, 144
-CS_FAST_ENTRY cs_l_cuGraphAddMemcpyNode, cs_sl_cuGraphAddMemcpyNode, 0, 145, cs_call_cuda+1160, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphAddMemcpyNode, cs_sd_cuGraphAddMemcpyNode, 1, 145, cs_call_cuda+1160, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphAddMemcpyNode, cs_sg_cuGraphAddMemcpyNode, 2, 145, cs_call_cuda+1160, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphAddMemcpyNode, cs_sl_cuGraphAddMemcpyNode, 0, 145, cs_call_cuda+1160, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphAddMemcpyNode, cs_sd_cuGraphAddMemcpyNode, 1, 145, cs_call_cuda+1160, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphAddMemcpyNode, cs_sg_cuGraphAddMemcpyNode, 2, 145, cs_call_cuda+1160, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphAddMemcpyNode, 145
-CS_FAST_ENTRY cs_l_cuGraphAddMemsetNode, cs_sl_cuGraphAddMemsetNode, 0, 146, cs_call_cuda+1168, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphAddMemsetNode, cs_sd_cuGraphAddMemsetNode, 1, 146, cs_call_cuda+1168, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphAddMemsetNode, cs_sg_cuGraphAddMemsetNode, 2, 146, cs_call_cuda+1168, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphAddMemsetNode, cs_sl_cuGraphAddMemsetNode, 0, 146, cs_call_cuda+1168, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphAddMemsetNode, cs_sd_cuGraphAddMemsetNode, 1, 146, cs_call_cuda+1168, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphAddMemsetNode, cs_sg_cuGraphAddMemsetNode, 2, 146, cs_call_cuda+1168, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphAddMemsetNode, 146
-CS_FAST_ENTRY cs_l_cuGraphAddNode, cs_sl_cuGraphAddNode, 0, 147, cs_call_cuda+1176, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphAddNode, cs_sd_cuGraphAddNode, 1, 147, cs_call_cuda+1176, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphAddNode, cs_sg_cuGraphAddNode, 2, 147, cs_call_cuda+1176, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphAddNode, cs_sl_cuGraphAddNode, 0, 147, cs_call_cuda+1176, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphAddNode, cs_sd_cuGraphAddNode, 1, 147, cs_call_cuda+1176, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphAddNode, cs_sg_cuGraphAddNode, 2, 147, cs_call_cuda+1176, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphAddNode, 147
-CS_FAST_ENTRY cs_l_cuGraphAddNode_v2, cs_sl_cuGraphAddNode_v2, 0, 148, cs_call_cuda+1184, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphAddNode_v2, cs_sd_cuGraphAddNode_v2, 1, 148, cs_call_cuda+1184, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphAddNode_v2, cs_sg_cuGraphAddNode_v2, 2, 148, cs_call_cuda+1184, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphAddNode_v2, cs_sl_cuGraphAddNode_v2, 0, 148, cs_call_cuda+1184, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphAddNode_v2, cs_sd_cuGraphAddNode_v2, 1, 148, cs_call_cuda+1184, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphAddNode_v2, cs_sg_cuGraphAddNode_v2, 2, 148, cs_call_cuda+1184, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphAddNode_v2, 148
-CS_FAST_ENTRY cs_l_cuGraphBatchMemOpNodeGetParams, cs_sl_cuGraphBatchMemOpNodeGetParams, 0, 149, cs_call_cuda+1192, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphBatchMemOpNodeGetParams, cs_sd_cuGraphBatchMemOpNodeGetParams, 1, 149, cs_call_cuda+1192, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphBatchMemOpNodeGetParams, cs_sg_cuGraphBatchMemOpNodeGetParams, 2, 149, cs_call_cuda+1192, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphBatchMemOpNodeGetParams, cs_sl_cuGraphBatchMemOpNodeGetParams, 0, 149, cs_call_cuda+1192, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphBatchMemOpNodeGetParams, cs_sd_cuGraphBatchMemOpNodeGetParams, 1, 149, cs_call_cuda+1192, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphBatchMemOpNodeGetParams, cs_sg_cuGraphBatchMemOpNodeGetParams, 2, 149, cs_call_cuda+1192, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphBatchMemOpNodeGetParams, 149
-CS_FAST_ENTRY cs_l_cuGraphBatchMemOpNodeSetParams, cs_sl_cuGraphBatchMemOpNodeSetParams, 0, 150, cs_call_cuda+1200, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphBatchMemOpNodeSetParams, cs_sd_cuGraphBatchMemOpNodeSetParams, 1, 150, cs_call_cuda+1200, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphBatchMemOpNodeSetParams, cs_sg_cuGraphBatchMemOpNodeSetParams, 2, 150, cs_call_cuda+1200, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphBatchMemOpNodeSetParams, cs_sl_cuGraphBatchMemOpNodeSetParams, 0, 150, cs_call_cuda+1200, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphBatchMemOpNodeSetParams, cs_sd_cuGraphBatchMemOpNodeSetParams, 1, 150, cs_call_cuda+1200, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphBatchMemOpNodeSetParams, cs_sg_cuGraphBatchMemOpNodeSetParams, 2, 150, cs_call_cuda+1200, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphBatchMemOpNodeSetParams, 150
-CS_FAST_ENTRY cs_l_cuGraphChildGraphNodeGetGraph, cs_sl_cuGraphChildGraphNodeGetGraph, 0, 151, cs_call_cuda+1208, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphChildGraphNodeGetGraph, cs_sd_cuGraphChildGraphNodeGetGraph, 1, 151, cs_call_cuda+1208, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphChildGraphNodeGetGraph, cs_sg_cuGraphChildGraphNodeGetGraph, 2, 151, cs_call_cuda+1208, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphChildGraphNodeGetGraph, cs_sl_cuGraphChildGraphNodeGetGraph, 0, 151, cs_call_cuda+1208, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphChildGraphNodeGetGraph, cs_sd_cuGraphChildGraphNodeGetGraph, 1, 151, cs_call_cuda+1208, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphChildGraphNodeGetGraph, cs_sg_cuGraphChildGraphNodeGetGraph, 2, 151, cs_call_cuda+1208, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphChildGraphNodeGetGraph, 151
-CS_FAST_ENTRY cs_l_cuGraphClone, cs_sl_cuGraphClone, 0, 152, cs_call_cuda+1216, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphClone, cs_sd_cuGraphClone, 1, 152, cs_call_cuda+1216, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphClone, cs_sg_cuGraphClone, 2, 152, cs_call_cuda+1216, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphClone, cs_sl_cuGraphClone, 0, 152, cs_call_cuda+1216, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphClone, cs_sd_cuGraphClone, 1, 152, cs_call_cuda+1216, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphClone, cs_sg_cuGraphClone, 2, 152, cs_call_cuda+1216, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphClone, 152
-CS_FAST_ENTRY cs_l_cuGraphConditionalHandleCreate, cs_sl_cuGraphConditionalHandleCreate, 0, 153, cs_call_cuda+1224, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphConditionalHandleCreate, cs_sd_cuGraphConditionalHandleCreate, 1, 153, cs_call_cuda+1224, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphConditionalHandleCreate, cs_sg_cuGraphConditionalHandleCreate, 2, 153, cs_call_cuda+1224, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphConditionalHandleCreate, cs_sl_cuGraphConditionalHandleCreate, 0, 153, cs_call_cuda+1224, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphConditionalHandleCreate, cs_sd_cuGraphConditionalHandleCreate, 1, 153, cs_call_cuda+1224, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphConditionalHandleCreate, cs_sg_cuGraphConditionalHandleCreate, 2, 153, cs_call_cuda+1224, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphConditionalHandleCreate, 153
-CS_FAST_ENTRY cs_l_cuGraphCreate, cs_sl_cuGraphCreate, 0, 154, cs_call_cuda+1232, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphCreate, cs_sd_cuGraphCreate, 1, 154, cs_call_cuda+1232, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphCreate, cs_sg_cuGraphCreate, 2, 154, cs_call_cuda+1232, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphCreate, cs_sl_cuGraphCreate, 0, 154, cs_call_cuda+1232, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphCreate, cs_sd_cuGraphCreate, 1, 154, cs_call_cuda+1232, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphCreate, cs_sg_cuGraphCreate, 2, 154, cs_call_cuda+1232, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphCreate, 154
-CS_FAST_ENTRY cs_l_cuGraphDebugDotPrint, cs_sl_cuGraphDebugDotPrint, 0, 155, cs_call_cuda+1240, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphDebugDotPrint, cs_sd_cuGraphDebugDotPrint, 1, 155, cs_call_cuda+1240, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphDebugDotPrint, cs_sg_cuGraphDebugDotPrint, 2, 155, cs_call_cuda+1240, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphDebugDotPrint, cs_sl_cuGraphDebugDotPrint, 0, 155, cs_call_cuda+1240, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphDebugDotPrint, cs_sd_cuGraphDebugDotPrint, 1, 155, cs_call_cuda+1240, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphDebugDotPrint, cs_sg_cuGraphDebugDotPrint, 2, 155, cs_call_cuda+1240, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphDebugDotPrint, 155
-CS_FAST_ENTRY cs_l_cuGraphDestroy, cs_sl_cuGraphDestroy, 0, 156, cs_call_cuda+1248, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphDestroy, cs_sd_cuGraphDestroy, 1, 156, cs_call_cuda+1248, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphDestroy, cs_sg_cuGraphDestroy, 2, 156, cs_call_cuda+1248, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphDestroy, cs_sl_cuGraphDestroy, 0, 156, cs_call_cuda+1248, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphDestroy, cs_sd_cuGraphDestroy, 1, 156, cs_call_cuda+1248, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphDestroy, cs_sg_cuGraphDestroy, 2, 156, cs_call_cuda+1248, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphDestroy, 156
-CS_FAST_ENTRY cs_l_cuGraphDestroyNode, cs_sl_cuGraphDestroyNode, 0, 157, cs_call_cuda+1256, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphDestroyNode, cs_sd_cuGraphDestroyNode, 1, 157, cs_call_cuda+1256, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphDestroyNode, cs_sg_cuGraphDestroyNode, 2, 157, cs_call_cuda+1256, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphDestroyNode, cs_sl_cuGraphDestroyNode, 0, 157, cs_call_cuda+1256, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphDestroyNode, cs_sd_cuGraphDestroyNode, 1, 157, cs_call_cuda+1256, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphDestroyNode, cs_sg_cuGraphDestroyNode, 2, 157, cs_call_cuda+1256, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphDestroyNode, 157
-CS_FAST_ENTRY cs_l_cuGraphEventRecordNodeGetEvent, cs_sl_cuGraphEventRecordNodeGetEvent, 0, 158, cs_call_cuda+1264, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphEventRecordNodeGetEvent, cs_sd_cuGraphEventRecordNodeGetEvent, 1, 158, cs_call_cuda+1264, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphEventRecordNodeGetEvent, cs_sg_cuGraphEventRecordNodeGetEvent, 2, 158, cs_call_cuda+1264, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphEventRecordNodeGetEvent, cs_sl_cuGraphEventRecordNodeGetEvent, 0, 158, cs_call_cuda+1264, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphEventRecordNodeGetEvent, cs_sd_cuGraphEventRecordNodeGetEvent, 1, 158, cs_call_cuda+1264, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphEventRecordNodeGetEvent, cs_sg_cuGraphEventRecordNodeGetEvent, 2, 158, cs_call_cuda+1264, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphEventRecordNodeGetEvent, 158
-CS_FAST_ENTRY cs_l_cuGraphEventRecordNodeSetEvent, cs_sl_cuGraphEventRecordNodeSetEvent, 0, 159, cs_call_cuda+1272, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphEventRecordNodeSetEvent, cs_sd_cuGraphEventRecordNodeSetEvent, 1, 159, cs_call_cuda+1272, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphEventRecordNodeSetEvent, cs_sg_cuGraphEventRecordNodeSetEvent, 2, 159, cs_call_cuda+1272, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphEventRecordNodeSetEvent, cs_sl_cuGraphEventRecordNodeSetEvent, 0, 159, cs_call_cuda+1272, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphEventRecordNodeSetEvent, cs_sd_cuGraphEventRecordNodeSetEvent, 1, 159, cs_call_cuda+1272, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphEventRecordNodeSetEvent, cs_sg_cuGraphEventRecordNodeSetEvent, 2, 159, cs_call_cuda+1272, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphEventRecordNodeSetEvent, 159
-CS_FAST_ENTRY cs_l_cuGraphEventWaitNodeGetEvent, cs_sl_cuGraphEventWaitNodeGetEvent, 0, 160, cs_call_cuda+1280, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphEventWaitNodeGetEvent, cs_sd_cuGraphEventWaitNodeGetEvent, 1, 160, cs_call_cuda+1280, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphEventWaitNodeGetEvent, cs_sg_cuGraphEventWaitNodeGetEvent, 2, 160, cs_call_cuda+1280, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphEventWaitNodeGetEvent, cs_sl_cuGraphEventWaitNodeGetEvent, 0, 160, cs_call_cuda+1280, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphEventWaitNodeGetEvent, cs_sd_cuGraphEventWaitNodeGetEvent, 1, 160, cs_call_cuda+1280, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphEventWaitNodeGetEvent, cs_sg_cuGraphEventWaitNodeGetEvent, 2, 160, cs_call_cuda+1280, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphEventWaitNodeGetEvent, 160
-CS_FAST_ENTRY cs_l_cuGraphEventWaitNodeSetEvent, cs_sl_cuGraphEventWaitNodeSetEvent, 0, 161, cs_call_cuda+1288, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphEventWaitNodeSetEvent, cs_sd_cuGraphEventWaitNodeSetEvent, 1, 161, cs_call_cuda+1288, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphEventWaitNodeSetEvent, cs_sg_cuGraphEventWaitNodeSetEvent, 2, 161, cs_call_cuda+1288, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphEventWaitNodeSetEvent, cs_sl_cuGraphEventWaitNodeSetEvent, 0, 161, cs_call_cuda+1288, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphEventWaitNodeSetEvent, cs_sd_cuGraphEventWaitNodeSetEvent, 1, 161, cs_call_cuda+1288, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphEventWaitNodeSetEvent, cs_sg_cuGraphEventWaitNodeSetEvent, 2, 161, cs_call_cuda+1288, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphEventWaitNodeSetEvent, 161
-CS_FAST_ENTRY cs_l_cuGraphExecBatchMemOpNodeSetParams, cs_sl_cuGraphExecBatchMemOpNodeSetParams, 0, 162, cs_call_cuda+1296, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphExecBatchMemOpNodeSetParams, cs_sd_cuGraphExecBatchMemOpNodeSetParams, 1, 162, cs_call_cuda+1296, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphExecBatchMemOpNodeSetParams, cs_sg_cuGraphExecBatchMemOpNodeSetParams, 2, 162, cs_call_cuda+1296, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphExecBatchMemOpNodeSetParams, cs_sl_cuGraphExecBatchMemOpNodeSetParams, 0, 162, cs_call_cuda+1296, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphExecBatchMemOpNodeSetParams, cs_sd_cuGraphExecBatchMemOpNodeSetParams, 1, 162, cs_call_cuda+1296, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphExecBatchMemOpNodeSetParams, cs_sg_cuGraphExecBatchMemOpNodeSetParams, 2, 162, cs_call_cuda+1296, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphExecBatchMemOpNodeSetParams, 162
-CS_FAST_ENTRY cs_l_cuGraphExecChildGraphNodeSetParams, cs_sl_cuGraphExecChildGraphNodeSetParams, 0, 163, cs_call_cuda+1304, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphExecChildGraphNodeSetParams, cs_sd_cuGraphExecChildGraphNodeSetParams, 1, 163, cs_call_cuda+1304, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphExecChildGraphNodeSetParams, cs_sg_cuGraphExecChildGraphNodeSetParams, 2, 163, cs_call_cuda+1304, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphExecChildGraphNodeSetParams, cs_sl_cuGraphExecChildGraphNodeSetParams, 0, 163, cs_call_cuda+1304, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphExecChildGraphNodeSetParams, cs_sd_cuGraphExecChildGraphNodeSetParams, 1, 163, cs_call_cuda+1304, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphExecChildGraphNodeSetParams, cs_sg_cuGraphExecChildGraphNodeSetParams, 2, 163, cs_call_cuda+1304, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphExecChildGraphNodeSetParams, 163
-CS_FAST_ENTRY cs_l_cuGraphExecDestroy, cs_sl_cuGraphExecDestroy, 0, 164, cs_call_cuda+1312, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphExecDestroy, cs_sd_cuGraphExecDestroy, 1, 164, cs_call_cuda+1312, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphExecDestroy, cs_sg_cuGraphExecDestroy, 2, 164, cs_call_cuda+1312, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphExecDestroy, cs_sl_cuGraphExecDestroy, 0, 164, cs_call_cuda+1312, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphExecDestroy, cs_sd_cuGraphExecDestroy, 1, 164, cs_call_cuda+1312, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphExecDestroy, cs_sg_cuGraphExecDestroy, 2, 164, cs_call_cuda+1312, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphExecDestroy, 164
-CS_FAST_ENTRY cs_l_cuGraphExecEventRecordNodeSetEvent, cs_sl_cuGraphExecEventRecordNodeSetEvent, 0, 165, cs_call_cuda+1320, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphExecEventRecordNodeSetEvent, cs_sd_cuGraphExecEventRecordNodeSetEvent, 1, 165, cs_call_cuda+1320, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphExecEventRecordNodeSetEvent, cs_sg_cuGraphExecEventRecordNodeSetEvent, 2, 165, cs_call_cuda+1320, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphExecEventRecordNodeSetEvent, cs_sl_cuGraphExecEventRecordNodeSetEvent, 0, 165, cs_call_cuda+1320, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphExecEventRecordNodeSetEvent, cs_sd_cuGraphExecEventRecordNodeSetEvent, 1, 165, cs_call_cuda+1320, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphExecEventRecordNodeSetEvent, cs_sg_cuGraphExecEventRecordNodeSetEvent, 2, 165, cs_call_cuda+1320, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphExecEventRecordNodeSetEvent, 165
-CS_FAST_ENTRY cs_l_cuGraphExecEventWaitNodeSetEvent, cs_sl_cuGraphExecEventWaitNodeSetEvent, 0, 166, cs_call_cuda+1328, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphExecEventWaitNodeSetEvent, cs_sd_cuGraphExecEventWaitNodeSetEvent, 1, 166, cs_call_cuda+1328, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphExecEventWaitNodeSetEvent, cs_sg_cuGraphExecEventWaitNodeSetEvent, 2, 166, cs_call_cuda+1328, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphExecEventWaitNodeSetEvent, cs_sl_cuGraphExecEventWaitNodeSetEvent, 0, 166, cs_call_cuda+1328, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphExecEventWaitNodeSetEvent, cs_sd_cuGraphExecEventWaitNodeSetEvent, 1, 166, cs_call_cuda+1328, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphExecEventWaitNodeSetEvent, cs_sg_cuGraphExecEventWaitNodeSetEvent, 2, 166, cs_call_cuda+1328, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphExecEventWaitNodeSetEvent, 166
-CS_FAST_ENTRY cs_l_cuGraphExecExternalSemaphoresSignalNodeSetParams, cs_sl_cuGraphExecExternalSemaphoresSignalNodeSetParams, 0, 167, cs_call_cuda+1336, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphExecExternalSemaphoresSignalNodeSetParams, cs_sd_cuGraphExecExternalSemaphoresSignalNodeSetParams, 1, 167, cs_call_cuda+1336, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphExecExternalSemaphoresSignalNodeSetParams, cs_sg_cuGraphExecExternalSemaphoresSignalNodeSetParams, 2, 167, cs_call_cuda+1336, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphExecExternalSemaphoresSignalNodeSetParams, cs_sl_cuGraphExecExternalSemaphoresSignalNodeSetParams, 0, 167, cs_call_cuda+1336, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphExecExternalSemaphoresSignalNodeSetParams, cs_sd_cuGraphExecExternalSemaphoresSignalNodeSetParams, 1, 167, cs_call_cuda+1336, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphExecExternalSemaphoresSignalNodeSetParams, cs_sg_cuGraphExecExternalSemaphoresSignalNodeSetParams, 2, 167, cs_call_cuda+1336, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphExecExternalSemaphoresSignalNodeSetParams, 167
-CS_FAST_ENTRY cs_l_cuGraphExecExternalSemaphoresWaitNodeSetParams, cs_sl_cuGraphExecExternalSemaphoresWaitNodeSetParams, 0, 168, cs_call_cuda+1344, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphExecExternalSemaphoresWaitNodeSetParams, cs_sd_cuGraphExecExternalSemaphoresWaitNodeSetParams, 1, 168, cs_call_cuda+1344, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphExecExternalSemaphoresWaitNodeSetParams, cs_sg_cuGraphExecExternalSemaphoresWaitNodeSetParams, 2, 168, cs_call_cuda+1344, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphExecExternalSemaphoresWaitNodeSetParams, cs_sl_cuGraphExecExternalSemaphoresWaitNodeSetParams, 0, 168, cs_call_cuda+1344, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphExecExternalSemaphoresWaitNodeSetParams, cs_sd_cuGraphExecExternalSemaphoresWaitNodeSetParams, 1, 168, cs_call_cuda+1344, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphExecExternalSemaphoresWaitNodeSetParams, cs_sg_cuGraphExecExternalSemaphoresWaitNodeSetParams, 2, 168, cs_call_cuda+1344, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphExecExternalSemaphoresWaitNodeSetParams, 168
-CS_FAST_ENTRY cs_l_cuGraphExecGetFlags, cs_sl_cuGraphExecGetFlags, 0, 169, cs_call_cuda+1352, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphExecGetFlags, cs_sd_cuGraphExecGetFlags, 1, 169, cs_call_cuda+1352, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphExecGetFlags, cs_sg_cuGraphExecGetFlags, 2, 169, cs_call_cuda+1352, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphExecGetFlags, cs_sl_cuGraphExecGetFlags, 0, 169, cs_call_cuda+1352, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphExecGetFlags, cs_sd_cuGraphExecGetFlags, 1, 169, cs_call_cuda+1352, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphExecGetFlags, cs_sg_cuGraphExecGetFlags, 2, 169, cs_call_cuda+1352, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphExecGetFlags, 169
-CS_FAST_ENTRY cs_l_cuGraphExecHostNodeSetParams, cs_sl_cuGraphExecHostNodeSetParams, 0, 170, cs_call_cuda+1360, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphExecHostNodeSetParams, cs_sd_cuGraphExecHostNodeSetParams, 1, 170, cs_call_cuda+1360, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphExecHostNodeSetParams, cs_sg_cuGraphExecHostNodeSetParams, 2, 170, cs_call_cuda+1360, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphExecHostNodeSetParams, cs_sl_cuGraphExecHostNodeSetParams, 0, 170, cs_call_cuda+1360, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphExecHostNodeSetParams, cs_sd_cuGraphExecHostNodeSetParams, 1, 170, cs_call_cuda+1360, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphExecHostNodeSetParams, cs_sg_cuGraphExecHostNodeSetParams, 2, 170, cs_call_cuda+1360, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphExecHostNodeSetParams, 170
-CS_FAST_ENTRY cs_l_cuGraphExecKernelNodeSetParams, cs_sl_cuGraphExecKernelNodeSetParams, 0, 171, cs_call_cuda+1368, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphExecKernelNodeSetParams, cs_sd_cuGraphExecKernelNodeSetParams, 1, 171, cs_call_cuda+1368, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphExecKernelNodeSetParams, cs_sg_cuGraphExecKernelNodeSetParams, 2, 171, cs_call_cuda+1368, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphExecKernelNodeSetParams, cs_sl_cuGraphExecKernelNodeSetParams, 0, 171, cs_call_cuda+1368, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphExecKernelNodeSetParams, cs_sd_cuGraphExecKernelNodeSetParams, 1, 171, cs_call_cuda+1368, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphExecKernelNodeSetParams, cs_sg_cuGraphExecKernelNodeSetParams, 2, 171, cs_call_cuda+1368, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphExecKernelNodeSetParams, 171
-CS_FAST_ENTRY cs_l_cuGraphExecKernelNodeSetParams_v2, cs_sl_cuGraphExecKernelNodeSetParams_v2, 0, 172, cs_call_cuda+1376, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphExecKernelNodeSetParams_v2, cs_sd_cuGraphExecKernelNodeSetParams_v2, 1, 172, cs_call_cuda+1376, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphExecKernelNodeSetParams_v2, cs_sg_cuGraphExecKernelNodeSetParams_v2, 2, 172, cs_call_cuda+1376, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphExecKernelNodeSetParams_v2, cs_sl_cuGraphExecKernelNodeSetParams_v2, 0, 172, cs_call_cuda+1376, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphExecKernelNodeSetParams_v2, cs_sd_cuGraphExecKernelNodeSetParams_v2, 1, 172, cs_call_cuda+1376, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphExecKernelNodeSetParams_v2, cs_sg_cuGraphExecKernelNodeSetParams_v2, 2, 172, cs_call_cuda+1376, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphExecKernelNodeSetParams_v2, 172
-CS_FAST_ENTRY cs_l_cuGraphExecMemcpyNodeSetParams, cs_sl_cuGraphExecMemcpyNodeSetParams, 0, 173, cs_call_cuda+1384, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphExecMemcpyNodeSetParams, cs_sd_cuGraphExecMemcpyNodeSetParams, 1, 173, cs_call_cuda+1384, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphExecMemcpyNodeSetParams, cs_sg_cuGraphExecMemcpyNodeSetParams, 2, 173, cs_call_cuda+1384, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphExecMemcpyNodeSetParams, cs_sl_cuGraphExecMemcpyNodeSetParams, 0, 173, cs_call_cuda+1384, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphExecMemcpyNodeSetParams, cs_sd_cuGraphExecMemcpyNodeSetParams, 1, 173, cs_call_cuda+1384, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphExecMemcpyNodeSetParams, cs_sg_cuGraphExecMemcpyNodeSetParams, 2, 173, cs_call_cuda+1384, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphExecMemcpyNodeSetParams, 173
-CS_FAST_ENTRY cs_l_cuGraphExecMemsetNodeSetParams, cs_sl_cuGraphExecMemsetNodeSetParams, 0, 174, cs_call_cuda+1392, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphExecMemsetNodeSetParams, cs_sd_cuGraphExecMemsetNodeSetParams, 1, 174, cs_call_cuda+1392, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphExecMemsetNodeSetParams, cs_sg_cuGraphExecMemsetNodeSetParams, 2, 174, cs_call_cuda+1392, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphExecMemsetNodeSetParams, cs_sl_cuGraphExecMemsetNodeSetParams, 0, 174, cs_call_cuda+1392, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphExecMemsetNodeSetParams, cs_sd_cuGraphExecMemsetNodeSetParams, 1, 174, cs_call_cuda+1392, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphExecMemsetNodeSetParams, cs_sg_cuGraphExecMemsetNodeSetParams, 2, 174, cs_call_cuda+1392, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphExecMemsetNodeSetParams, 174
-CS_FAST_ENTRY cs_l_cuGraphExecNodeSetParams, cs_sl_cuGraphExecNodeSetParams, 0, 175, cs_call_cuda+1400, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphExecNodeSetParams, cs_sd_cuGraphExecNodeSetParams, 1, 175, cs_call_cuda+1400, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphExecNodeSetParams, cs_sg_cuGraphExecNodeSetParams, 2, 175, cs_call_cuda+1400, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphExecNodeSetParams, cs_sl_cuGraphExecNodeSetParams, 0, 175, cs_call_cuda+1400, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphExecNodeSetParams, cs_sd_cuGraphExecNodeSetParams, 1, 175, cs_call_cuda+1400, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphExecNodeSetParams, cs_sg_cuGraphExecNodeSetParams, 2, 175, cs_call_cuda+1400, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphExecNodeSetParams, 175
-CS_FAST_ENTRY cs_l_cuGraphExecUpdate, cs_sl_cuGraphExecUpdate, 0, 176, cs_call_cuda+1408, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphExecUpdate, cs_sd_cuGraphExecUpdate, 1, 176, cs_call_cuda+1408, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphExecUpdate, cs_sg_cuGraphExecUpdate, 2, 176, cs_call_cuda+1408, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphExecUpdate, cs_sl_cuGraphExecUpdate, 0, 176, cs_call_cuda+1408, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphExecUpdate, cs_sd_cuGraphExecUpdate, 1, 176, cs_call_cuda+1408, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphExecUpdate, cs_sg_cuGraphExecUpdate, 2, 176, cs_call_cuda+1408, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphExecUpdate, 176
-CS_FAST_ENTRY cs_l_cuGraphExecUpdate_v2, cs_sl_cuGraphExecUpdate_v2, 0, 177, cs_call_cuda+1416, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphExecUpdate_v2, cs_sd_cuGraphExecUpdate_v2, 1, 177, cs_call_cuda+1416, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphExecUpdate_v2, cs_sg_cuGraphExecUpdate_v2, 2, 177, cs_call_cuda+1416, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphExecUpdate_v2, cs_sl_cuGraphExecUpdate_v2, 0, 177, cs_call_cuda+1416, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphExecUpdate_v2, cs_sd_cuGraphExecUpdate_v2, 1, 177, cs_call_cuda+1416, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphExecUpdate_v2, cs_sg_cuGraphExecUpdate_v2, 2, 177, cs_call_cuda+1416, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphExecUpdate_v2, 177
-CS_FAST_ENTRY cs_l_cuGraphExternalSemaphoresSignalNodeGetParams, cs_sl_cuGraphExternalSemaphoresSignalNodeGetParams, 0, 178, cs_call_cuda+1424, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphExternalSemaphoresSignalNodeGetParams, cs_sd_cuGraphExternalSemaphoresSignalNodeGetParams, 1, 178, cs_call_cuda+1424, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphExternalSemaphoresSignalNodeGetParams, cs_sg_cuGraphExternalSemaphoresSignalNodeGetParams, 2, 178, cs_call_cuda+1424, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphExternalSemaphoresSignalNodeGetParams, cs_sl_cuGraphExternalSemaphoresSignalNodeGetParams, 0, 178, cs_call_cuda+1424, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphExternalSemaphoresSignalNodeGetParams, cs_sd_cuGraphExternalSemaphoresSignalNodeGetParams, 1, 178, cs_call_cuda+1424, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphExternalSemaphoresSignalNodeGetParams, cs_sg_cuGraphExternalSemaphoresSignalNodeGetParams, 2, 178, cs_call_cuda+1424, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphExternalSemaphoresSignalNodeGetParams, 178
-CS_FAST_ENTRY cs_l_cuGraphExternalSemaphoresSignalNodeSetParams, cs_sl_cuGraphExternalSemaphoresSignalNodeSetParams, 0, 179, cs_call_cuda+1432, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphExternalSemaphoresSignalNodeSetParams, cs_sd_cuGraphExternalSemaphoresSignalNodeSetParams, 1, 179, cs_call_cuda+1432, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphExternalSemaphoresSignalNodeSetParams, cs_sg_cuGraphExternalSemaphoresSignalNodeSetParams, 2, 179, cs_call_cuda+1432, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphExternalSemaphoresSignalNodeSetParams, cs_sl_cuGraphExternalSemaphoresSignalNodeSetParams, 0, 179, cs_call_cuda+1432, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphExternalSemaphoresSignalNodeSetParams, cs_sd_cuGraphExternalSemaphoresSignalNodeSetParams, 1, 179, cs_call_cuda+1432, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphExternalSemaphoresSignalNodeSetParams, cs_sg_cuGraphExternalSemaphoresSignalNodeSetParams, 2, 179, cs_call_cuda+1432, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphExternalSemaphoresSignalNodeSetParams, 179
-CS_FAST_ENTRY cs_l_cuGraphExternalSemaphoresWaitNodeGetParams, cs_sl_cuGraphExternalSemaphoresWaitNodeGetParams, 0, 180, cs_call_cuda+1440, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphExternalSemaphoresWaitNodeGetParams, cs_sd_cuGraphExternalSemaphoresWaitNodeGetParams, 1, 180, cs_call_cuda+1440, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphExternalSemaphoresWaitNodeGetParams, cs_sg_cuGraphExternalSemaphoresWaitNodeGetParams, 2, 180, cs_call_cuda+1440, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphExternalSemaphoresWaitNodeGetParams, cs_sl_cuGraphExternalSemaphoresWaitNodeGetParams, 0, 180, cs_call_cuda+1440, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphExternalSemaphoresWaitNodeGetParams, cs_sd_cuGraphExternalSemaphoresWaitNodeGetParams, 1, 180, cs_call_cuda+1440, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphExternalSemaphoresWaitNodeGetParams, cs_sg_cuGraphExternalSemaphoresWaitNodeGetParams, 2, 180, cs_call_cuda+1440, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphExternalSemaphoresWaitNodeGetParams, 180
-CS_FAST_ENTRY cs_l_cuGraphExternalSemaphoresWaitNodeSetParams, cs_sl_cuGraphExternalSemaphoresWaitNodeSetParams, 0, 181, cs_call_cuda+1448, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphExternalSemaphoresWaitNodeSetParams, cs_sd_cuGraphExternalSemaphoresWaitNodeSetParams, 1, 181, cs_call_cuda+1448, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphExternalSemaphoresWaitNodeSetParams, cs_sg_cuGraphExternalSemaphoresWaitNodeSetParams, 2, 181, cs_call_cuda+1448, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphExternalSemaphoresWaitNodeSetParams, cs_sl_cuGraphExternalSemaphoresWaitNodeSetParams, 0, 181, cs_call_cuda+1448, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphExternalSemaphoresWaitNodeSetParams, cs_sd_cuGraphExternalSemaphoresWaitNodeSetParams, 1, 181, cs_call_cuda+1448, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphExternalSemaphoresWaitNodeSetParams, cs_sg_cuGraphExternalSemaphoresWaitNodeSetParams, 2, 181, cs_call_cuda+1448, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphExternalSemaphoresWaitNodeSetParams, 181
-CS_FAST_ENTRY cs_l_cuGraphGetEdges, cs_sl_cuGraphGetEdges, 0, 182, cs_call_cuda+1456, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphGetEdges, cs_sd_cuGraphGetEdges, 1, 182, cs_call_cuda+1456, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphGetEdges, cs_sg_cuGraphGetEdges, 2, 182, cs_call_cuda+1456, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphGetEdges, cs_sl_cuGraphGetEdges, 0, 182, cs_call_cuda+1456, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphGetEdges, cs_sd_cuGraphGetEdges, 1, 182, cs_call_cuda+1456, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphGetEdges, cs_sg_cuGraphGetEdges, 2, 182, cs_call_cuda+1456, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphGetEdges, 182
-CS_FAST_ENTRY cs_l_cuGraphGetEdges_v2, cs_sl_cuGraphGetEdges_v2, 0, 183, cs_call_cuda+1464, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphGetEdges_v2, cs_sd_cuGraphGetEdges_v2, 1, 183, cs_call_cuda+1464, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphGetEdges_v2, cs_sg_cuGraphGetEdges_v2, 2, 183, cs_call_cuda+1464, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphGetEdges_v2, cs_sl_cuGraphGetEdges_v2, 0, 183, cs_call_cuda+1464, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphGetEdges_v2, cs_sd_cuGraphGetEdges_v2, 1, 183, cs_call_cuda+1464, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphGetEdges_v2, cs_sg_cuGraphGetEdges_v2, 2, 183, cs_call_cuda+1464, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphGetEdges_v2, 183
-CS_FAST_ENTRY cs_l_cuGraphGetNodes, cs_sl_cuGraphGetNodes, 0, 184, cs_call_cuda+1472, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphGetNodes, cs_sd_cuGraphGetNodes, 1, 184, cs_call_cuda+1472, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphGetNodes, cs_sg_cuGraphGetNodes, 2, 184, cs_call_cuda+1472, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphGetNodes, cs_sl_cuGraphGetNodes, 0, 184, cs_call_cuda+1472, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphGetNodes, cs_sd_cuGraphGetNodes, 1, 184, cs_call_cuda+1472, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphGetNodes, cs_sg_cuGraphGetNodes, 2, 184, cs_call_cuda+1472, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphGetNodes, 184
-CS_FAST_ENTRY cs_l_cuGraphGetRootNodes, cs_sl_cuGraphGetRootNodes, 0, 185, cs_call_cuda+1480, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphGetRootNodes, cs_sd_cuGraphGetRootNodes, 1, 185, cs_call_cuda+1480, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphGetRootNodes, cs_sg_cuGraphGetRootNodes, 2, 185, cs_call_cuda+1480, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphGetRootNodes, cs_sl_cuGraphGetRootNodes, 0, 185, cs_call_cuda+1480, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphGetRootNodes, cs_sd_cuGraphGetRootNodes, 1, 185, cs_call_cuda+1480, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphGetRootNodes, cs_sg_cuGraphGetRootNodes, 2, 185, cs_call_cuda+1480, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphGetRootNodes, 185
-CS_FAST_ENTRY cs_l_cuGraphHostNodeGetParams, cs_sl_cuGraphHostNodeGetParams, 0, 186, cs_call_cuda+1488, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphHostNodeGetParams, cs_sd_cuGraphHostNodeGetParams, 1, 186, cs_call_cuda+1488, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphHostNodeGetParams, cs_sg_cuGraphHostNodeGetParams, 2, 186, cs_call_cuda+1488, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphHostNodeGetParams, cs_sl_cuGraphHostNodeGetParams, 0, 186, cs_call_cuda+1488, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphHostNodeGetParams, cs_sd_cuGraphHostNodeGetParams, 1, 186, cs_call_cuda+1488, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphHostNodeGetParams, cs_sg_cuGraphHostNodeGetParams, 2, 186, cs_call_cuda+1488, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphHostNodeGetParams, 186
-CS_FAST_ENTRY cs_l_cuGraphHostNodeSetParams, cs_sl_cuGraphHostNodeSetParams, 0, 187, cs_call_cuda+1496, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphHostNodeSetParams, cs_sd_cuGraphHostNodeSetParams, 1, 187, cs_call_cuda+1496, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphHostNodeSetParams, cs_sg_cuGraphHostNodeSetParams, 2, 187, cs_call_cuda+1496, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphHostNodeSetParams, cs_sl_cuGraphHostNodeSetParams, 0, 187, cs_call_cuda+1496, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphHostNodeSetParams, cs_sd_cuGraphHostNodeSetParams, 1, 187, cs_call_cuda+1496, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphHostNodeSetParams, cs_sg_cuGraphHostNodeSetParams, 2, 187, cs_call_cuda+1496, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphHostNodeSetParams, 187
-CS_FAST_ENTRY cs_l_cuGraphInstantiate, cs_sl_cuGraphInstantiate, 0, 188, cs_call_cuda+1504, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphInstantiate, cs_sd_cuGraphInstantiate, 1, 188, cs_call_cuda+1504, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphInstantiate, cs_sg_cuGraphInstantiate, 2, 188, cs_call_cuda+1504, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphInstantiate, cs_sl_cuGraphInstantiate, 0, 188, cs_call_cuda+1504, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphInstantiate, cs_sd_cuGraphInstantiate, 1, 188, cs_call_cuda+1504, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphInstantiate, cs_sg_cuGraphInstantiate, 2, 188, cs_call_cuda+1504, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphInstantiate, 188
-CS_FAST_ENTRY cs_l_cuGraphInstantiateWithFlags, cs_sl_cuGraphInstantiateWithFlags, 0, 189, cs_call_cuda+1512, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphInstantiateWithFlags, cs_sd_cuGraphInstantiateWithFlags, 1, 189, cs_call_cuda+1512, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphInstantiateWithFlags, cs_sg_cuGraphInstantiateWithFlags, 2, 189, cs_call_cuda+1512, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphInstantiateWithFlags, cs_sl_cuGraphInstantiateWithFlags, 0, 189, cs_call_cuda+1512, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphInstantiateWithFlags, cs_sd_cuGraphInstantiateWithFlags, 1, 189, cs_call_cuda+1512, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphInstantiateWithFlags, cs_sg_cuGraphInstantiateWithFlags, 2, 189, cs_call_cuda+1512, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphInstantiateWithFlags, 189
-CS_FAST_ENTRY cs_l_cuGraphInstantiateWithParams, cs_sl_cuGraphInstantiateWithParams, 0, 190, cs_call_cuda+1520, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphInstantiateWithParams, cs_sd_cuGraphInstantiateWithParams, 1, 190, cs_call_cuda+1520, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphInstantiateWithParams, cs_sg_cuGraphInstantiateWithParams, 2, 190, cs_call_cuda+1520, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphInstantiateWithParams, cs_sl_cuGraphInstantiateWithParams, 0, 190, cs_call_cuda+1520, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphInstantiateWithParams, cs_sd_cuGraphInstantiateWithParams, 1, 190, cs_call_cuda+1520, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphInstantiateWithParams, cs_sg_cuGraphInstantiateWithParams, 2, 190, cs_call_cuda+1520, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphInstantiateWithParams, 190
-CS_FAST_ENTRY cs_l_cuGraphInstantiateWithParams_ptsz, cs_sl_cuGraphInstantiateWithParams_ptsz, 0, 191, cs_call_cuda+1528, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphInstantiateWithParams_ptsz, cs_sd_cuGraphInstantiateWithParams_ptsz, 1, 191, cs_call_cuda+1528, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphInstantiateWithParams_ptsz, cs_sg_cuGraphInstantiateWithParams_ptsz, 2, 191, cs_call_cuda+1528, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphInstantiateWithParams_ptsz, cs_sl_cuGraphInstantiateWithParams_ptsz, 0, 191, cs_call_cuda+1528, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphInstantiateWithParams_ptsz, cs_sd_cuGraphInstantiateWithParams_ptsz, 1, 191, cs_call_cuda+1528, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphInstantiateWithParams_ptsz, cs_sg_cuGraphInstantiateWithParams_ptsz, 2, 191, cs_call_cuda+1528, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphInstantiateWithParams_ptsz, 191
-CS_FAST_ENTRY cs_l_cuGraphInstantiate_v2, cs_sl_cuGraphInstantiate_v2, 0, 192, cs_call_cuda+1536, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphInstantiate_v2, cs_sd_cuGraphInstantiate_v2, 1, 192, cs_call_cuda+1536, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphInstantiate_v2, cs_sg_cuGraphInstantiate_v2, 2, 192, cs_call_cuda+1536, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphInstantiate_v2, cs_sl_cuGraphInstantiate_v2, 0, 192, cs_call_cuda+1536, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphInstantiate_v2, cs_sd_cuGraphInstantiate_v2, 1, 192, cs_call_cuda+1536, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphInstantiate_v2, cs_sg_cuGraphInstantiate_v2, 2, 192, cs_call_cuda+1536, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphInstantiate_v2, 192
-CS_FAST_ENTRY cs_l_cuGraphKernelNodeCopyAttributes, cs_sl_cuGraphKernelNodeCopyAttributes, 0, 193, cs_call_cuda+1544, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphKernelNodeCopyAttributes, cs_sd_cuGraphKernelNodeCopyAttributes, 1, 193, cs_call_cuda+1544, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphKernelNodeCopyAttributes, cs_sg_cuGraphKernelNodeCopyAttributes, 2, 193, cs_call_cuda+1544, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphKernelNodeCopyAttributes, cs_sl_cuGraphKernelNodeCopyAttributes, 0, 193, cs_call_cuda+1544, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphKernelNodeCopyAttributes, cs_sd_cuGraphKernelNodeCopyAttributes, 1, 193, cs_call_cuda+1544, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphKernelNodeCopyAttributes, cs_sg_cuGraphKernelNodeCopyAttributes, 2, 193, cs_call_cuda+1544, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphKernelNodeCopyAttributes, 193
-CS_FAST_ENTRY cs_l_cuGraphKernelNodeGetAttribute, cs_sl_cuGraphKernelNodeGetAttribute, 0, 194, cs_call_cuda+1552, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphKernelNodeGetAttribute, cs_sd_cuGraphKernelNodeGetAttribute, 1, 194, cs_call_cuda+1552, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphKernelNodeGetAttribute, cs_sg_cuGraphKernelNodeGetAttribute, 2, 194, cs_call_cuda+1552, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphKernelNodeGetAttribute, cs_sl_cuGraphKernelNodeGetAttribute, 0, 194, cs_call_cuda+1552, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphKernelNodeGetAttribute, cs_sd_cuGraphKernelNodeGetAttribute, 1, 194, cs_call_cuda+1552, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphKernelNodeGetAttribute, cs_sg_cuGraphKernelNodeGetAttribute, 2, 194, cs_call_cuda+1552, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphKernelNodeGetAttribute, 194
-CS_FAST_ENTRY cs_l_cuGraphKernelNodeGetParams, cs_sl_cuGraphKernelNodeGetParams, 0, 195, cs_call_cuda+1560, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphKernelNodeGetParams, cs_sd_cuGraphKernelNodeGetParams, 1, 195, cs_call_cuda+1560, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphKernelNodeGetParams, cs_sg_cuGraphKernelNodeGetParams, 2, 195, cs_call_cuda+1560, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphKernelNodeGetParams, cs_sl_cuGraphKernelNodeGetParams, 0, 195, cs_call_cuda+1560, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphKernelNodeGetParams, cs_sd_cuGraphKernelNodeGetParams, 1, 195, cs_call_cuda+1560, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphKernelNodeGetParams, cs_sg_cuGraphKernelNodeGetParams, 2, 195, cs_call_cuda+1560, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphKernelNodeGetParams, 195
-CS_FAST_ENTRY cs_l_cuGraphKernelNodeGetParams_v2, cs_sl_cuGraphKernelNodeGetParams_v2, 0, 196, cs_call_cuda+1568, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphKernelNodeGetParams_v2, cs_sd_cuGraphKernelNodeGetParams_v2, 1, 196, cs_call_cuda+1568, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphKernelNodeGetParams_v2, cs_sg_cuGraphKernelNodeGetParams_v2, 2, 196, cs_call_cuda+1568, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphKernelNodeGetParams_v2, cs_sl_cuGraphKernelNodeGetParams_v2, 0, 196, cs_call_cuda+1568, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphKernelNodeGetParams_v2, cs_sd_cuGraphKernelNodeGetParams_v2, 1, 196, cs_call_cuda+1568, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphKernelNodeGetParams_v2, cs_sg_cuGraphKernelNodeGetParams_v2, 2, 196, cs_call_cuda+1568, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphKernelNodeGetParams_v2, 196
-CS_FAST_ENTRY cs_l_cuGraphKernelNodeSetAttribute, cs_sl_cuGraphKernelNodeSetAttribute, 0, 197, cs_call_cuda+1576, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphKernelNodeSetAttribute, cs_sd_cuGraphKernelNodeSetAttribute, 1, 197, cs_call_cuda+1576, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphKernelNodeSetAttribute, cs_sg_cuGraphKernelNodeSetAttribute, 2, 197, cs_call_cuda+1576, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphKernelNodeSetAttribute, cs_sl_cuGraphKernelNodeSetAttribute, 0, 197, cs_call_cuda+1576, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphKernelNodeSetAttribute, cs_sd_cuGraphKernelNodeSetAttribute, 1, 197, cs_call_cuda+1576, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphKernelNodeSetAttribute, cs_sg_cuGraphKernelNodeSetAttribute, 2, 197, cs_call_cuda+1576, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphKernelNodeSetAttribute, 197
-CS_FAST_ENTRY cs_l_cuGraphKernelNodeSetParams, cs_sl_cuGraphKernelNodeSetParams, 0, 198, cs_call_cuda+1584, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphKernelNodeSetParams, cs_sd_cuGraphKernelNodeSetParams, 1, 198, cs_call_cuda+1584, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphKernelNodeSetParams, cs_sg_cuGraphKernelNodeSetParams, 2, 198, cs_call_cuda+1584, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphKernelNodeSetParams, cs_sl_cuGraphKernelNodeSetParams, 0, 198, cs_call_cuda+1584, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphKernelNodeSetParams, cs_sd_cuGraphKernelNodeSetParams, 1, 198, cs_call_cuda+1584, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphKernelNodeSetParams, cs_sg_cuGraphKernelNodeSetParams, 2, 198, cs_call_cuda+1584, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphKernelNodeSetParams, 198
-CS_FAST_ENTRY cs_l_cuGraphKernelNodeSetParams_v2, cs_sl_cuGraphKernelNodeSetParams_v2, 0, 199, cs_call_cuda+1592, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphKernelNodeSetParams_v2, cs_sd_cuGraphKernelNodeSetParams_v2, 1, 199, cs_call_cuda+1592, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphKernelNodeSetParams_v2, cs_sg_cuGraphKernelNodeSetParams_v2, 2, 199, cs_call_cuda+1592, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphKernelNodeSetParams_v2, cs_sl_cuGraphKernelNodeSetParams_v2, 0, 199, cs_call_cuda+1592, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphKernelNodeSetParams_v2, cs_sd_cuGraphKernelNodeSetParams_v2, 1, 199, cs_call_cuda+1592, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphKernelNodeSetParams_v2, cs_sg_cuGraphKernelNodeSetParams_v2, 2, 199, cs_call_cuda+1592, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphKernelNodeSetParams_v2, 199
-CS_FAST_ENTRY cs_l_cuGraphMemAllocNodeGetParams, cs_sl_cuGraphMemAllocNodeGetParams, 0, 202, cs_call_cuda+1616, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphMemAllocNodeGetParams, cs_sd_cuGraphMemAllocNodeGetParams, 1, 202, cs_call_cuda+1616, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphMemAllocNodeGetParams, cs_sg_cuGraphMemAllocNodeGetParams, 2, 202, cs_call_cuda+1616, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphMemAllocNodeGetParams, cs_sl_cuGraphMemAllocNodeGetParams, 0, 202, cs_call_cuda+1616, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphMemAllocNodeGetParams, cs_sd_cuGraphMemAllocNodeGetParams, 1, 202, cs_call_cuda+1616, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphMemAllocNodeGetParams, cs_sg_cuGraphMemAllocNodeGetParams, 2, 202, cs_call_cuda+1616, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphMemAllocNodeGetParams, 202
-CS_FAST_ENTRY cs_l_cuGraphMemFreeNodeGetParams, cs_sl_cuGraphMemFreeNodeGetParams, 0, 203, cs_call_cuda+1624, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphMemFreeNodeGetParams, cs_sd_cuGraphMemFreeNodeGetParams, 1, 203, cs_call_cuda+1624, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphMemFreeNodeGetParams, cs_sg_cuGraphMemFreeNodeGetParams, 2, 203, cs_call_cuda+1624, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphMemFreeNodeGetParams, cs_sl_cuGraphMemFreeNodeGetParams, 0, 203, cs_call_cuda+1624, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphMemFreeNodeGetParams, cs_sd_cuGraphMemFreeNodeGetParams, 1, 203, cs_call_cuda+1624, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphMemFreeNodeGetParams, cs_sg_cuGraphMemFreeNodeGetParams, 2, 203, cs_call_cuda+1624, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphMemFreeNodeGetParams, 203
-CS_FAST_ENTRY cs_l_cuGraphMemcpyNodeGetParams, cs_sl_cuGraphMemcpyNodeGetParams, 0, 204, cs_call_cuda+1632, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphMemcpyNodeGetParams, cs_sd_cuGraphMemcpyNodeGetParams, 1, 204, cs_call_cuda+1632, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphMemcpyNodeGetParams, cs_sg_cuGraphMemcpyNodeGetParams, 2, 204, cs_call_cuda+1632, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphMemcpyNodeGetParams, cs_sl_cuGraphMemcpyNodeGetParams, 0, 204, cs_call_cuda+1632, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphMemcpyNodeGetParams, cs_sd_cuGraphMemcpyNodeGetParams, 1, 204, cs_call_cuda+1632, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphMemcpyNodeGetParams, cs_sg_cuGraphMemcpyNodeGetParams, 2, 204, cs_call_cuda+1632, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphMemcpyNodeGetParams, 204
-CS_FAST_ENTRY cs_l_cuGraphMemcpyNodeSetParams, cs_sl_cuGraphMemcpyNodeSetParams, 0, 205, cs_call_cuda+1640, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphMemcpyNodeSetParams, cs_sd_cuGraphMemcpyNodeSetParams, 1, 205, cs_call_cuda+1640, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphMemcpyNodeSetParams, cs_sg_cuGraphMemcpyNodeSetParams, 2, 205, cs_call_cuda+1640, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphMemcpyNodeSetParams, cs_sl_cuGraphMemcpyNodeSetParams, 0, 205, cs_call_cuda+1640, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphMemcpyNodeSetParams, cs_sd_cuGraphMemcpyNodeSetParams, 1, 205, cs_call_cuda+1640, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphMemcpyNodeSetParams, cs_sg_cuGraphMemcpyNodeSetParams, 2, 205, cs_call_cuda+1640, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphMemcpyNodeSetParams, 205
-CS_FAST_ENTRY cs_l_cuGraphMemsetNodeGetParams, cs_sl_cuGraphMemsetNodeGetParams, 0, 206, cs_call_cuda+1648, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphMemsetNodeGetParams, cs_sd_cuGraphMemsetNodeGetParams, 1, 206, cs_call_cuda+1648, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphMemsetNodeGetParams, cs_sg_cuGraphMemsetNodeGetParams, 2, 206, cs_call_cuda+1648, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphMemsetNodeGetParams, cs_sl_cuGraphMemsetNodeGetParams, 0, 206, cs_call_cuda+1648, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphMemsetNodeGetParams, cs_sd_cuGraphMemsetNodeGetParams, 1, 206, cs_call_cuda+1648, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphMemsetNodeGetParams, cs_sg_cuGraphMemsetNodeGetParams, 2, 206, cs_call_cuda+1648, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphMemsetNodeGetParams, 206
-CS_FAST_ENTRY cs_l_cuGraphMemsetNodeSetParams, cs_sl_cuGraphMemsetNodeSetParams, 0, 207, cs_call_cuda+1656, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphMemsetNodeSetParams, cs_sd_cuGraphMemsetNodeSetParams, 1, 207, cs_call_cuda+1656, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphMemsetNodeSetParams, cs_sg_cuGraphMemsetNodeSetParams, 2, 207, cs_call_cuda+1656, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphMemsetNodeSetParams, cs_sl_cuGraphMemsetNodeSetParams, 0, 207, cs_call_cuda+1656, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphMemsetNodeSetParams, cs_sd_cuGraphMemsetNodeSetParams, 1, 207, cs_call_cuda+1656, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphMemsetNodeSetParams, cs_sg_cuGraphMemsetNodeSetParams, 2, 207, cs_call_cuda+1656, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphMemsetNodeSetParams, 207
-CS_FAST_ENTRY cs_l_cuGraphNodeFindInClone, cs_sl_cuGraphNodeFindInClone, 0, 208, cs_call_cuda+1664, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphNodeFindInClone, cs_sd_cuGraphNodeFindInClone, 1, 208, cs_call_cuda+1664, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphNodeFindInClone, cs_sg_cuGraphNodeFindInClone, 2, 208, cs_call_cuda+1664, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphNodeFindInClone, cs_sl_cuGraphNodeFindInClone, 0, 208, cs_call_cuda+1664, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphNodeFindInClone, cs_sd_cuGraphNodeFindInClone, 1, 208, cs_call_cuda+1664, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphNodeFindInClone, cs_sg_cuGraphNodeFindInClone, 2, 208, cs_call_cuda+1664, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphNodeFindInClone, 208
-CS_FAST_ENTRY cs_l_cuGraphNodeGetDependencies, cs_sl_cuGraphNodeGetDependencies, 0, 209, cs_call_cuda+1672, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphNodeGetDependencies, cs_sd_cuGraphNodeGetDependencies, 1, 209, cs_call_cuda+1672, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphNodeGetDependencies, cs_sg_cuGraphNodeGetDependencies, 2, 209, cs_call_cuda+1672, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphNodeGetDependencies, cs_sl_cuGraphNodeGetDependencies, 0, 209, cs_call_cuda+1672, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphNodeGetDependencies, cs_sd_cuGraphNodeGetDependencies, 1, 209, cs_call_cuda+1672, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphNodeGetDependencies, cs_sg_cuGraphNodeGetDependencies, 2, 209, cs_call_cuda+1672, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphNodeGetDependencies, 209
-CS_FAST_ENTRY cs_l_cuGraphNodeGetDependencies_v2, cs_sl_cuGraphNodeGetDependencies_v2, 0, 210, cs_call_cuda+1680, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphNodeGetDependencies_v2, cs_sd_cuGraphNodeGetDependencies_v2, 1, 210, cs_call_cuda+1680, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphNodeGetDependencies_v2, cs_sg_cuGraphNodeGetDependencies_v2, 2, 210, cs_call_cuda+1680, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphNodeGetDependencies_v2, cs_sl_cuGraphNodeGetDependencies_v2, 0, 210, cs_call_cuda+1680, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphNodeGetDependencies_v2, cs_sd_cuGraphNodeGetDependencies_v2, 1, 210, cs_call_cuda+1680, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphNodeGetDependencies_v2, cs_sg_cuGraphNodeGetDependencies_v2, 2, 210, cs_call_cuda+1680, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphNodeGetDependencies_v2, 210
-CS_FAST_ENTRY cs_l_cuGraphNodeGetDependentNodes, cs_sl_cuGraphNodeGetDependentNodes, 0, 211, cs_call_cuda+1688, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphNodeGetDependentNodes, cs_sd_cuGraphNodeGetDependentNodes, 1, 211, cs_call_cuda+1688, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphNodeGetDependentNodes, cs_sg_cuGraphNodeGetDependentNodes, 2, 211, cs_call_cuda+1688, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphNodeGetDependentNodes, cs_sl_cuGraphNodeGetDependentNodes, 0, 211, cs_call_cuda+1688, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphNodeGetDependentNodes, cs_sd_cuGraphNodeGetDependentNodes, 1, 211, cs_call_cuda+1688, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphNodeGetDependentNodes, cs_sg_cuGraphNodeGetDependentNodes, 2, 211, cs_call_cuda+1688, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphNodeGetDependentNodes, 211
-CS_FAST_ENTRY cs_l_cuGraphNodeGetDependentNodes_v2, cs_sl_cuGraphNodeGetDependentNodes_v2, 0, 212, cs_call_cuda+1696, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphNodeGetDependentNodes_v2, cs_sd_cuGraphNodeGetDependentNodes_v2, 1, 212, cs_call_cuda+1696, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphNodeGetDependentNodes_v2, cs_sg_cuGraphNodeGetDependentNodes_v2, 2, 212, cs_call_cuda+1696, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphNodeGetDependentNodes_v2, cs_sl_cuGraphNodeGetDependentNodes_v2, 0, 212, cs_call_cuda+1696, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphNodeGetDependentNodes_v2, cs_sd_cuGraphNodeGetDependentNodes_v2, 1, 212, cs_call_cuda+1696, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphNodeGetDependentNodes_v2, cs_sg_cuGraphNodeGetDependentNodes_v2, 2, 212, cs_call_cuda+1696, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphNodeGetDependentNodes_v2, 212
-CS_FAST_ENTRY cs_l_cuGraphNodeGetEnabled, cs_sl_cuGraphNodeGetEnabled, 0, 213, cs_call_cuda+1704, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphNodeGetEnabled, cs_sd_cuGraphNodeGetEnabled, 1, 213, cs_call_cuda+1704, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphNodeGetEnabled, cs_sg_cuGraphNodeGetEnabled, 2, 213, cs_call_cuda+1704, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphNodeGetEnabled, cs_sl_cuGraphNodeGetEnabled, 0, 213, cs_call_cuda+1704, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphNodeGetEnabled, cs_sd_cuGraphNodeGetEnabled, 1, 213, cs_call_cuda+1704, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphNodeGetEnabled, cs_sg_cuGraphNodeGetEnabled, 2, 213, cs_call_cuda+1704, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphNodeGetEnabled, 213
-CS_FAST_ENTRY cs_l_cuGraphNodeGetType, cs_sl_cuGraphNodeGetType, 0, 214, cs_call_cuda+1712, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphNodeGetType, cs_sd_cuGraphNodeGetType, 1, 214, cs_call_cuda+1712, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphNodeGetType, cs_sg_cuGraphNodeGetType, 2, 214, cs_call_cuda+1712, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphNodeGetType, cs_sl_cuGraphNodeGetType, 0, 214, cs_call_cuda+1712, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphNodeGetType, cs_sd_cuGraphNodeGetType, 1, 214, cs_call_cuda+1712, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphNodeGetType, cs_sg_cuGraphNodeGetType, 2, 214, cs_call_cuda+1712, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphNodeGetType, 214
-CS_FAST_ENTRY cs_l_cuGraphNodeSetEnabled, cs_sl_cuGraphNodeSetEnabled, 0, 215, cs_call_cuda+1720, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphNodeSetEnabled, cs_sd_cuGraphNodeSetEnabled, 1, 215, cs_call_cuda+1720, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphNodeSetEnabled, cs_sg_cuGraphNodeSetEnabled, 2, 215, cs_call_cuda+1720, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphNodeSetEnabled, cs_sl_cuGraphNodeSetEnabled, 0, 215, cs_call_cuda+1720, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphNodeSetEnabled, cs_sd_cuGraphNodeSetEnabled, 1, 215, cs_call_cuda+1720, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphNodeSetEnabled, cs_sg_cuGraphNodeSetEnabled, 2, 215, cs_call_cuda+1720, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphNodeSetEnabled, 215
-CS_FAST_ENTRY cs_l_cuGraphNodeSetParams, cs_sl_cuGraphNodeSetParams, 0, 216, cs_call_cuda+1728, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphNodeSetParams, cs_sd_cuGraphNodeSetParams, 1, 216, cs_call_cuda+1728, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphNodeSetParams, cs_sg_cuGraphNodeSetParams, 2, 216, cs_call_cuda+1728, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphNodeSetParams, cs_sl_cuGraphNodeSetParams, 0, 216, cs_call_cuda+1728, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphNodeSetParams, cs_sd_cuGraphNodeSetParams, 1, 216, cs_call_cuda+1728, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphNodeSetParams, cs_sg_cuGraphNodeSetParams, 2, 216, cs_call_cuda+1728, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphNodeSetParams, 216
-CS_FAST_ENTRY cs_l_cuGraphReleaseUserObject, cs_sl_cuGraphReleaseUserObject, 0, 217, cs_call_cuda+1736, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphReleaseUserObject, cs_sd_cuGraphReleaseUserObject, 1, 217, cs_call_cuda+1736, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphReleaseUserObject, cs_sg_cuGraphReleaseUserObject, 2, 217, cs_call_cuda+1736, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphReleaseUserObject, cs_sl_cuGraphReleaseUserObject, 0, 217, cs_call_cuda+1736, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphReleaseUserObject, cs_sd_cuGraphReleaseUserObject, 1, 217, cs_call_cuda+1736, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphReleaseUserObject, cs_sg_cuGraphReleaseUserObject, 2, 217, cs_call_cuda+1736, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphReleaseUserObject, 217
-CS_FAST_ENTRY cs_l_cuGraphRemoveDependencies, cs_sl_cuGraphRemoveDependencies, 0, 218, cs_call_cuda+1744, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphRemoveDependencies, cs_sd_cuGraphRemoveDependencies, 1, 218, cs_call_cuda+1744, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphRemoveDependencies, cs_sg_cuGraphRemoveDependencies, 2, 218, cs_call_cuda+1744, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphRemoveDependencies, cs_sl_cuGraphRemoveDependencies, 0, 218, cs_call_cuda+1744, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphRemoveDependencies, cs_sd_cuGraphRemoveDependencies, 1, 218, cs_call_cuda+1744, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphRemoveDependencies, cs_sg_cuGraphRemoveDependencies, 2, 218, cs_call_cuda+1744, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphRemoveDependencies, 218
-CS_FAST_ENTRY cs_l_cuGraphRemoveDependencies_v2, cs_sl_cuGraphRemoveDependencies_v2, 0, 219, cs_call_cuda+1752, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphRemoveDependencies_v2, cs_sd_cuGraphRemoveDependencies_v2, 1, 219, cs_call_cuda+1752, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphRemoveDependencies_v2, cs_sg_cuGraphRemoveDependencies_v2, 2, 219, cs_call_cuda+1752, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphRemoveDependencies_v2, cs_sl_cuGraphRemoveDependencies_v2, 0, 219, cs_call_cuda+1752, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphRemoveDependencies_v2, cs_sd_cuGraphRemoveDependencies_v2, 1, 219, cs_call_cuda+1752, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphRemoveDependencies_v2, cs_sg_cuGraphRemoveDependencies_v2, 2, 219, cs_call_cuda+1752, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphRemoveDependencies_v2, 219
-CS_FAST_ENTRY cs_l_cuGraphRetainUserObject, cs_sl_cuGraphRetainUserObject, 0, 220, cs_call_cuda+1760, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphRetainUserObject, cs_sd_cuGraphRetainUserObject, 1, 220, cs_call_cuda+1760, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphRetainUserObject, cs_sg_cuGraphRetainUserObject, 2, 220, cs_call_cuda+1760, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphRetainUserObject, cs_sl_cuGraphRetainUserObject, 0, 220, cs_call_cuda+1760, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphRetainUserObject, cs_sd_cuGraphRetainUserObject, 1, 220, cs_call_cuda+1760, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphRetainUserObject, cs_sg_cuGraphRetainUserObject, 2, 220, cs_call_cuda+1760, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphRetainUserObject, 220
-CS_FAST_ENTRY cs_l_cuGraphUpload, cs_sl_cuGraphUpload, 0, 221, cs_call_cuda+1768, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphUpload, cs_sd_cuGraphUpload, 1, 221, cs_call_cuda+1768, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphUpload, cs_sg_cuGraphUpload, 2, 221, cs_call_cuda+1768, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphUpload, cs_sl_cuGraphUpload, 0, 221, cs_call_cuda+1768, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphUpload, cs_sd_cuGraphUpload, 1, 221, cs_call_cuda+1768, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphUpload, cs_sg_cuGraphUpload, 2, 221, cs_call_cuda+1768, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphUpload, 221
-CS_FAST_ENTRY cs_l_cuGraphUpload_ptsz, cs_sl_cuGraphUpload_ptsz, 0, 222, cs_call_cuda+1776, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphUpload_ptsz, cs_sd_cuGraphUpload_ptsz, 1, 222, cs_call_cuda+1776, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphUpload_ptsz, cs_sg_cuGraphUpload_ptsz, 2, 222, cs_call_cuda+1776, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphUpload_ptsz, cs_sl_cuGraphUpload_ptsz, 0, 222, cs_call_cuda+1776, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphUpload_ptsz, cs_sd_cuGraphUpload_ptsz, 1, 222, cs_call_cuda+1776, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphUpload_ptsz, cs_sg_cuGraphUpload_ptsz, 2, 222, cs_call_cuda+1776, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphUpload_ptsz, 222
-CS_FAST_ENTRY cs_l_cuGraphicsMapResources, cs_sl_cuGraphicsMapResources, 0, 223, cs_call_cuda+1784, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphicsMapResources, cs_sd_cuGraphicsMapResources, 1, 223, cs_call_cuda+1784, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphicsMapResources, cs_sg_cuGraphicsMapResources, 2, 223, cs_call_cuda+1784, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphicsMapResources, cs_sl_cuGraphicsMapResources, 0, 223, cs_call_cuda+1784, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphicsMapResources, cs_sd_cuGraphicsMapResources, 1, 223, cs_call_cuda+1784, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphicsMapResources, cs_sg_cuGraphicsMapResources, 2, 223, cs_call_cuda+1784, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphicsMapResources, 223
-CS_FAST_ENTRY cs_l_cuGraphicsMapResources_ptsz, cs_sl_cuGraphicsMapResources_ptsz, 0, 224, cs_call_cuda+1792, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphicsMapResources_ptsz, cs_sd_cuGraphicsMapResources_ptsz, 1, 224, cs_call_cuda+1792, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphicsMapResources_ptsz, cs_sg_cuGraphicsMapResources_ptsz, 2, 224, cs_call_cuda+1792, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphicsMapResources_ptsz, cs_sl_cuGraphicsMapResources_ptsz, 0, 224, cs_call_cuda+1792, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphicsMapResources_ptsz, cs_sd_cuGraphicsMapResources_ptsz, 1, 224, cs_call_cuda+1792, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphicsMapResources_ptsz, cs_sg_cuGraphicsMapResources_ptsz, 2, 224, cs_call_cuda+1792, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphicsMapResources_ptsz, 224
-CS_FAST_ENTRY cs_l_cuGraphicsResourceGetMappedMipmappedArray, cs_sl_cuGraphicsResourceGetMappedMipmappedArray, 0, 225, cs_call_cuda+1800, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphicsResourceGetMappedMipmappedArray, cs_sd_cuGraphicsResourceGetMappedMipmappedArray, 1, 225, cs_call_cuda+1800, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphicsResourceGetMappedMipmappedArray, cs_sg_cuGraphicsResourceGetMappedMipmappedArray, 2, 225, cs_call_cuda+1800, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphicsResourceGetMappedMipmappedArray, cs_sl_cuGraphicsResourceGetMappedMipmappedArray, 0, 225, cs_call_cuda+1800, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphicsResourceGetMappedMipmappedArray, cs_sd_cuGraphicsResourceGetMappedMipmappedArray, 1, 225, cs_call_cuda+1800, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphicsResourceGetMappedMipmappedArray, cs_sg_cuGraphicsResourceGetMappedMipmappedArray, 2, 225, cs_call_cuda+1800, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphicsResourceGetMappedMipmappedArray, 225
-CS_FAST_ENTRY cs_l_cuGraphicsResourceGetMappedPointer, cs_sl_cuGraphicsResourceGetMappedPointer, 0, 226, cs_call_cuda+1808, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphicsResourceGetMappedPointer, cs_sd_cuGraphicsResourceGetMappedPointer, 1, 226, cs_call_cuda+1808, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphicsResourceGetMappedPointer, cs_sg_cuGraphicsResourceGetMappedPointer, 2, 226, cs_call_cuda+1808, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphicsResourceGetMappedPointer, cs_sl_cuGraphicsResourceGetMappedPointer, 0, 226, cs_call_cuda+1808, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphicsResourceGetMappedPointer, cs_sd_cuGraphicsResourceGetMappedPointer, 1, 226, cs_call_cuda+1808, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphicsResourceGetMappedPointer, cs_sg_cuGraphicsResourceGetMappedPointer, 2, 226, cs_call_cuda+1808, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphicsResourceGetMappedPointer, 226
-CS_FAST_ENTRY cs_l_cuGraphicsResourceGetMappedPointer_v2, cs_sl_cuGraphicsResourceGetMappedPointer_v2, 0, 227, cs_call_cuda+1816, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphicsResourceGetMappedPointer_v2, cs_sd_cuGraphicsResourceGetMappedPointer_v2, 1, 227, cs_call_cuda+1816, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphicsResourceGetMappedPointer_v2, cs_sg_cuGraphicsResourceGetMappedPointer_v2, 2, 227, cs_call_cuda+1816, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphicsResourceGetMappedPointer_v2, cs_sl_cuGraphicsResourceGetMappedPointer_v2, 0, 227, cs_call_cuda+1816, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphicsResourceGetMappedPointer_v2, cs_sd_cuGraphicsResourceGetMappedPointer_v2, 1, 227, cs_call_cuda+1816, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphicsResourceGetMappedPointer_v2, cs_sg_cuGraphicsResourceGetMappedPointer_v2, 2, 227, cs_call_cuda+1816, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphicsResourceGetMappedPointer_v2, 227
-CS_FAST_ENTRY cs_l_cuGraphicsResourceSetMapFlags, cs_sl_cuGraphicsResourceSetMapFlags, 0, 228, cs_call_cuda+1824, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphicsResourceSetMapFlags, cs_sd_cuGraphicsResourceSetMapFlags, 1, 228, cs_call_cuda+1824, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphicsResourceSetMapFlags, cs_sg_cuGraphicsResourceSetMapFlags, 2, 228, cs_call_cuda+1824, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphicsResourceSetMapFlags, cs_sl_cuGraphicsResourceSetMapFlags, 0, 228, cs_call_cuda+1824, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphicsResourceSetMapFlags, cs_sd_cuGraphicsResourceSetMapFlags, 1, 228, cs_call_cuda+1824, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphicsResourceSetMapFlags, cs_sg_cuGraphicsResourceSetMapFlags, 2, 228, cs_call_cuda+1824, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphicsResourceSetMapFlags, 228
-CS_FAST_ENTRY cs_l_cuGraphicsResourceSetMapFlags_v2, cs_sl_cuGraphicsResourceSetMapFlags_v2, 0, 229, cs_call_cuda+1832, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphicsResourceSetMapFlags_v2, cs_sd_cuGraphicsResourceSetMapFlags_v2, 1, 229, cs_call_cuda+1832, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphicsResourceSetMapFlags_v2, cs_sg_cuGraphicsResourceSetMapFlags_v2, 2, 229, cs_call_cuda+1832, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphicsResourceSetMapFlags_v2, cs_sl_cuGraphicsResourceSetMapFlags_v2, 0, 229, cs_call_cuda+1832, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphicsResourceSetMapFlags_v2, cs_sd_cuGraphicsResourceSetMapFlags_v2, 1, 229, cs_call_cuda+1832, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphicsResourceSetMapFlags_v2, cs_sg_cuGraphicsResourceSetMapFlags_v2, 2, 229, cs_call_cuda+1832, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphicsResourceSetMapFlags_v2, 229
-CS_FAST_ENTRY cs_l_cuGraphicsSubResourceGetMappedArray, cs_sl_cuGraphicsSubResourceGetMappedArray, 0, 230, cs_call_cuda+1840, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphicsSubResourceGetMappedArray, cs_sd_cuGraphicsSubResourceGetMappedArray, 1, 230, cs_call_cuda+1840, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphicsSubResourceGetMappedArray, cs_sg_cuGraphicsSubResourceGetMappedArray, 2, 230, cs_call_cuda+1840, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphicsSubResourceGetMappedArray, cs_sl_cuGraphicsSubResourceGetMappedArray, 0, 230, cs_call_cuda+1840, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphicsSubResourceGetMappedArray, cs_sd_cuGraphicsSubResourceGetMappedArray, 1, 230, cs_call_cuda+1840, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphicsSubResourceGetMappedArray, cs_sg_cuGraphicsSubResourceGetMappedArray, 2, 230, cs_call_cuda+1840, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphicsSubResourceGetMappedArray, 230
-CS_FAST_ENTRY cs_l_cuGraphicsUnmapResources, cs_sl_cuGraphicsUnmapResources, 0, 231, cs_call_cuda+1848, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphicsUnmapResources, cs_sd_cuGraphicsUnmapResources, 1, 231, cs_call_cuda+1848, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphicsUnmapResources, cs_sg_cuGraphicsUnmapResources, 2, 231, cs_call_cuda+1848, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphicsUnmapResources, cs_sl_cuGraphicsUnmapResources, 0, 231, cs_call_cuda+1848, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphicsUnmapResources, cs_sd_cuGraphicsUnmapResources, 1, 231, cs_call_cuda+1848, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphicsUnmapResources, cs_sg_cuGraphicsUnmapResources, 2, 231, cs_call_cuda+1848, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphicsUnmapResources, 231
-CS_FAST_ENTRY cs_l_cuGraphicsUnmapResources_ptsz, cs_sl_cuGraphicsUnmapResources_ptsz, 0, 232, cs_call_cuda+1856, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphicsUnmapResources_ptsz, cs_sd_cuGraphicsUnmapResources_ptsz, 1, 232, cs_call_cuda+1856, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphicsUnmapResources_ptsz, cs_sg_cuGraphicsUnmapResources_ptsz, 2, 232, cs_call_cuda+1856, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphicsUnmapResources_ptsz, cs_sl_cuGraphicsUnmapResources_ptsz, 0, 232, cs_call_cuda+1856, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphicsUnmapResources_ptsz, cs_sd_cuGraphicsUnmapResources_ptsz, 1, 232, cs_call_cuda+1856, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphicsUnmapResources_ptsz, cs_sg_cuGraphicsUnmapResources_ptsz, 2, 232, cs_call_cuda+1856, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphicsUnmapResources_ptsz, 232
-CS_FAST_ENTRY cs_l_cuGraphicsUnregisterResource, cs_sl_cuGraphicsUnregisterResource, 0, 233, cs_call_cuda+1864, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGraphicsUnregisterResource, cs_sd_cuGraphicsUnregisterResource, 1, 233, cs_call_cuda+1864, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGraphicsUnregisterResource, cs_sg_cuGraphicsUnregisterResource, 2, 233, cs_call_cuda+1864, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGraphicsUnregisterResource, cs_sl_cuGraphicsUnregisterResource, 0, 233, cs_call_cuda+1864, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGraphicsUnregisterResource, cs_sd_cuGraphicsUnregisterResource, 1, 233, cs_call_cuda+1864, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGraphicsUnregisterResource, cs_sg_cuGraphicsUnregisterResource, 2, 233, cs_call_cuda+1864, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGraphicsUnregisterResource, 233
-CS_FAST_ENTRY cs_l_cuGreenCtxCreate, cs_sl_cuGreenCtxCreate, 0, 234, cs_call_cuda+1872, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGreenCtxCreate, cs_sd_cuGreenCtxCreate, 1, 234, cs_call_cuda+1872, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGreenCtxCreate, cs_sg_cuGreenCtxCreate, 2, 234, cs_call_cuda+1872, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGreenCtxCreate, cs_sl_cuGreenCtxCreate, 0, 234, cs_call_cuda+1872, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGreenCtxCreate, cs_sd_cuGreenCtxCreate, 1, 234, cs_call_cuda+1872, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGreenCtxCreate, cs_sg_cuGreenCtxCreate, 2, 234, cs_call_cuda+1872, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGreenCtxCreate, 234
-CS_FAST_ENTRY cs_l_cuGreenCtxDestroy, cs_sl_cuGreenCtxDestroy, 0, 235, cs_call_cuda+1880, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGreenCtxDestroy, cs_sd_cuGreenCtxDestroy, 1, 235, cs_call_cuda+1880, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGreenCtxDestroy, cs_sg_cuGreenCtxDestroy, 2, 235, cs_call_cuda+1880, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGreenCtxDestroy, cs_sl_cuGreenCtxDestroy, 0, 235, cs_call_cuda+1880, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGreenCtxDestroy, cs_sd_cuGreenCtxDestroy, 1, 235, cs_call_cuda+1880, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGreenCtxDestroy, cs_sg_cuGreenCtxDestroy, 2, 235, cs_call_cuda+1880, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGreenCtxDestroy, 235
-CS_FAST_ENTRY cs_l_cuGreenCtxGetDevResource, cs_sl_cuGreenCtxGetDevResource, 0, 236, cs_call_cuda+1888, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGreenCtxGetDevResource, cs_sd_cuGreenCtxGetDevResource, 1, 236, cs_call_cuda+1888, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGreenCtxGetDevResource, cs_sg_cuGreenCtxGetDevResource, 2, 236, cs_call_cuda+1888, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGreenCtxGetDevResource, cs_sl_cuGreenCtxGetDevResource, 0, 236, cs_call_cuda+1888, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGreenCtxGetDevResource, cs_sd_cuGreenCtxGetDevResource, 1, 236, cs_call_cuda+1888, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGreenCtxGetDevResource, cs_sg_cuGreenCtxGetDevResource, 2, 236, cs_call_cuda+1888, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGreenCtxGetDevResource, 236
-CS_FAST_ENTRY cs_l_cuGreenCtxGetId, cs_sl_cuGreenCtxGetId, 0, 237, cs_call_cuda+1896, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGreenCtxGetId, cs_sd_cuGreenCtxGetId, 1, 237, cs_call_cuda+1896, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGreenCtxGetId, cs_sg_cuGreenCtxGetId, 2, 237, cs_call_cuda+1896, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGreenCtxGetId, cs_sl_cuGreenCtxGetId, 0, 237, cs_call_cuda+1896, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGreenCtxGetId, cs_sd_cuGreenCtxGetId, 1, 237, cs_call_cuda+1896, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGreenCtxGetId, cs_sg_cuGreenCtxGetId, 2, 237, cs_call_cuda+1896, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGreenCtxGetId, 237
-CS_FAST_ENTRY cs_l_cuGreenCtxRecordEvent, cs_sl_cuGreenCtxRecordEvent, 0, 238, cs_call_cuda+1904, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGreenCtxRecordEvent, cs_sd_cuGreenCtxRecordEvent, 1, 238, cs_call_cuda+1904, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGreenCtxRecordEvent, cs_sg_cuGreenCtxRecordEvent, 2, 238, cs_call_cuda+1904, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGreenCtxRecordEvent, cs_sl_cuGreenCtxRecordEvent, 0, 238, cs_call_cuda+1904, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGreenCtxRecordEvent, cs_sd_cuGreenCtxRecordEvent, 1, 238, cs_call_cuda+1904, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGreenCtxRecordEvent, cs_sg_cuGreenCtxRecordEvent, 2, 238, cs_call_cuda+1904, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGreenCtxRecordEvent, 238
-CS_FAST_ENTRY cs_l_cuGreenCtxStreamCreate, cs_sl_cuGreenCtxStreamCreate, 0, 239, cs_call_cuda+1912, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGreenCtxStreamCreate, cs_sd_cuGreenCtxStreamCreate, 1, 239, cs_call_cuda+1912, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGreenCtxStreamCreate, cs_sg_cuGreenCtxStreamCreate, 2, 239, cs_call_cuda+1912, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGreenCtxStreamCreate, cs_sl_cuGreenCtxStreamCreate, 0, 239, cs_call_cuda+1912, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGreenCtxStreamCreate, cs_sd_cuGreenCtxStreamCreate, 1, 239, cs_call_cuda+1912, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGreenCtxStreamCreate, cs_sg_cuGreenCtxStreamCreate, 2, 239, cs_call_cuda+1912, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGreenCtxStreamCreate, 239
-CS_FAST_ENTRY cs_l_cuGreenCtxWaitEvent, cs_sl_cuGreenCtxWaitEvent, 0, 240, cs_call_cuda+1920, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuGreenCtxWaitEvent, cs_sd_cuGreenCtxWaitEvent, 1, 240, cs_call_cuda+1920, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuGreenCtxWaitEvent, cs_sg_cuGreenCtxWaitEvent, 2, 240, cs_call_cuda+1920, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuGreenCtxWaitEvent, cs_sl_cuGreenCtxWaitEvent, 0, 240, cs_call_cuda+1920, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuGreenCtxWaitEvent, cs_sd_cuGreenCtxWaitEvent, 1, 240, cs_call_cuda+1920, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuGreenCtxWaitEvent, cs_sg_cuGreenCtxWaitEvent, 2, 240, cs_call_cuda+1920, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuGreenCtxWaitEvent, 240
-CS_FAST_ENTRY cs_l_cuImportExternalMemory, cs_sl_cuImportExternalMemory, 0, 241, cs_call_cuda+1928, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuImportExternalMemory, cs_sd_cuImportExternalMemory, 1, 241, cs_call_cuda+1928, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuImportExternalMemory, cs_sg_cuImportExternalMemory, 2, 241, cs_call_cuda+1928, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuImportExternalMemory, cs_sl_cuImportExternalMemory, 0, 241, cs_call_cuda+1928, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuImportExternalMemory, cs_sd_cuImportExternalMemory, 1, 241, cs_call_cuda+1928, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuImportExternalMemory, cs_sg_cuImportExternalMemory, 2, 241, cs_call_cuda+1928, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuImportExternalMemory, 241
-CS_FAST_ENTRY cs_l_cuImportExternalSemaphore, cs_sl_cuImportExternalSemaphore, 0, 242, cs_call_cuda+1936, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuImportExternalSemaphore, cs_sd_cuImportExternalSemaphore, 1, 242, cs_call_cuda+1936, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuImportExternalSemaphore, cs_sg_cuImportExternalSemaphore, 2, 242, cs_call_cuda+1936, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuImportExternalSemaphore, cs_sl_cuImportExternalSemaphore, 0, 242, cs_call_cuda+1936, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuImportExternalSemaphore, cs_sd_cuImportExternalSemaphore, 1, 242, cs_call_cuda+1936, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuImportExternalSemaphore, cs_sg_cuImportExternalSemaphore, 2, 242, cs_call_cuda+1936, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuImportExternalSemaphore, 242
-CS_FAST_ENTRY cs_l_cuIpcCloseMemHandle, cs_sl_cuIpcCloseMemHandle, 0, 244, cs_call_cuda+1952, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuIpcCloseMemHandle, cs_sd_cuIpcCloseMemHandle, 1, 244, cs_call_cuda+1952, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuIpcCloseMemHandle, cs_sg_cuIpcCloseMemHandle, 2, 244, cs_call_cuda+1952, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuIpcCloseMemHandle, cs_sl_cuIpcCloseMemHandle, 0, 244, cs_call_cuda+1952, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuIpcCloseMemHandle, cs_sd_cuIpcCloseMemHandle, 1, 244, cs_call_cuda+1952, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuIpcCloseMemHandle, cs_sg_cuIpcCloseMemHandle, 2, 244, cs_call_cuda+1952, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuIpcCloseMemHandle, 244
-CS_FAST_ENTRY cs_l_cuIpcGetEventHandle, cs_sl_cuIpcGetEventHandle, 0, 245, cs_call_cuda+1960, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuIpcGetEventHandle, cs_sd_cuIpcGetEventHandle, 1, 245, cs_call_cuda+1960, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuIpcGetEventHandle, cs_sg_cuIpcGetEventHandle, 2, 245, cs_call_cuda+1960, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuIpcGetEventHandle, cs_sl_cuIpcGetEventHandle, 0, 245, cs_call_cuda+1960, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuIpcGetEventHandle, cs_sd_cuIpcGetEventHandle, 1, 245, cs_call_cuda+1960, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuIpcGetEventHandle, cs_sg_cuIpcGetEventHandle, 2, 245, cs_call_cuda+1960, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuIpcGetEventHandle, 245
-CS_FAST_ENTRY cs_l_cuIpcGetMemHandle, cs_sl_cuIpcGetMemHandle, 0, 246, cs_call_cuda+1968, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuIpcGetMemHandle, cs_sd_cuIpcGetMemHandle, 1, 246, cs_call_cuda+1968, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuIpcGetMemHandle, cs_sg_cuIpcGetMemHandle, 2, 246, cs_call_cuda+1968, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuIpcGetMemHandle, cs_sl_cuIpcGetMemHandle, 0, 246, cs_call_cuda+1968, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuIpcGetMemHandle, cs_sd_cuIpcGetMemHandle, 1, 246, cs_call_cuda+1968, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuIpcGetMemHandle, cs_sg_cuIpcGetMemHandle, 2, 246, cs_call_cuda+1968, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuIpcGetMemHandle, 246
-CS_FAST_ENTRY cs_l_cuIpcOpenEventHandle, cs_sl_cuIpcOpenEventHandle, 0, 247, cs_call_cuda+1976, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuIpcOpenEventHandle, cs_sd_cuIpcOpenEventHandle, 1, 247, cs_call_cuda+1976, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuIpcOpenEventHandle, cs_sg_cuIpcOpenEventHandle, 2, 247, cs_call_cuda+1976, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuIpcOpenEventHandle, cs_sl_cuIpcOpenEventHandle, 0, 247, cs_call_cuda+1976, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuIpcOpenEventHandle, cs_sd_cuIpcOpenEventHandle, 1, 247, cs_call_cuda+1976, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuIpcOpenEventHandle, cs_sg_cuIpcOpenEventHandle, 2, 247, cs_call_cuda+1976, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuIpcOpenEventHandle, 247
-CS_FAST_ENTRY cs_l_cuIpcOpenMemHandle, cs_sl_cuIpcOpenMemHandle, 0, 248, cs_call_cuda+1984, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuIpcOpenMemHandle, cs_sd_cuIpcOpenMemHandle, 1, 248, cs_call_cuda+1984, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuIpcOpenMemHandle, cs_sg_cuIpcOpenMemHandle, 2, 248, cs_call_cuda+1984, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuIpcOpenMemHandle, cs_sl_cuIpcOpenMemHandle, 0, 248, cs_call_cuda+1984, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuIpcOpenMemHandle, cs_sd_cuIpcOpenMemHandle, 1, 248, cs_call_cuda+1984, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuIpcOpenMemHandle, cs_sg_cuIpcOpenMemHandle, 2, 248, cs_call_cuda+1984, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuIpcOpenMemHandle, 248
-CS_FAST_ENTRY cs_l_cuIpcOpenMemHandle_v2, cs_sl_cuIpcOpenMemHandle_v2, 0, 249, cs_call_cuda+1992, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuIpcOpenMemHandle_v2, cs_sd_cuIpcOpenMemHandle_v2, 1, 249, cs_call_cuda+1992, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuIpcOpenMemHandle_v2, cs_sg_cuIpcOpenMemHandle_v2, 2, 249, cs_call_cuda+1992, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuIpcOpenMemHandle_v2, cs_sl_cuIpcOpenMemHandle_v2, 0, 249, cs_call_cuda+1992, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuIpcOpenMemHandle_v2, cs_sd_cuIpcOpenMemHandle_v2, 1, 249, cs_call_cuda+1992, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuIpcOpenMemHandle_v2, cs_sg_cuIpcOpenMemHandle_v2, 2, 249, cs_call_cuda+1992, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuIpcOpenMemHandle_v2, 249
-CS_FAST_ENTRY cs_l_cuKernelGetAttribute, cs_sl_cuKernelGetAttribute, 0, 250, cs_call_cuda+2000, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuKernelGetAttribute, cs_sd_cuKernelGetAttribute, 1, 250, cs_call_cuda+2000, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuKernelGetAttribute, cs_sg_cuKernelGetAttribute, 2, 250, cs_call_cuda+2000, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuKernelGetAttribute, cs_sl_cuKernelGetAttribute, 0, 250, cs_call_cuda+2000, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuKernelGetAttribute, cs_sd_cuKernelGetAttribute, 1, 250, cs_call_cuda+2000, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuKernelGetAttribute, cs_sg_cuKernelGetAttribute, 2, 250, cs_call_cuda+2000, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuKernelGetAttribute, 250
-CS_FAST_ENTRY cs_l_cuKernelGetLibrary, cs_sl_cuKernelGetLibrary, 0, 252, cs_call_cuda+2016, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuKernelGetLibrary, cs_sd_cuKernelGetLibrary, 1, 252, cs_call_cuda+2016, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuKernelGetLibrary, cs_sg_cuKernelGetLibrary, 2, 252, cs_call_cuda+2016, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuKernelGetLibrary, cs_sl_cuKernelGetLibrary, 0, 252, cs_call_cuda+2016, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuKernelGetLibrary, cs_sd_cuKernelGetLibrary, 1, 252, cs_call_cuda+2016, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuKernelGetLibrary, cs_sg_cuKernelGetLibrary, 2, 252, cs_call_cuda+2016, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuKernelGetLibrary, 252
-CS_FAST_ENTRY cs_l_cuKernelGetName, cs_sl_cuKernelGetName, 0, 253, cs_call_cuda+2024, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuKernelGetName, cs_sd_cuKernelGetName, 1, 253, cs_call_cuda+2024, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuKernelGetName, cs_sg_cuKernelGetName, 2, 253, cs_call_cuda+2024, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuKernelGetName, cs_sl_cuKernelGetName, 0, 253, cs_call_cuda+2024, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuKernelGetName, cs_sd_cuKernelGetName, 1, 253, cs_call_cuda+2024, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuKernelGetName, cs_sg_cuKernelGetName, 2, 253, cs_call_cuda+2024, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuKernelGetName, 253
-CS_FAST_ENTRY cs_l_cuKernelGetParamInfo, cs_sl_cuKernelGetParamInfo, 0, 254, cs_call_cuda+2032, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuKernelGetParamInfo, cs_sd_cuKernelGetParamInfo, 1, 254, cs_call_cuda+2032, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuKernelGetParamInfo, cs_sg_cuKernelGetParamInfo, 2, 254, cs_call_cuda+2032, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuKernelGetParamInfo, cs_sl_cuKernelGetParamInfo, 0, 254, cs_call_cuda+2032, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuKernelGetParamInfo, cs_sd_cuKernelGetParamInfo, 1, 254, cs_call_cuda+2032, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuKernelGetParamInfo, cs_sg_cuKernelGetParamInfo, 2, 254, cs_call_cuda+2032, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuKernelGetParamInfo, 254
-CS_FAST_ENTRY cs_l_cuKernelSetAttribute, cs_sl_cuKernelSetAttribute, 0, 255, cs_call_cuda+2040, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuKernelSetAttribute, cs_sd_cuKernelSetAttribute, 1, 255, cs_call_cuda+2040, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuKernelSetAttribute, cs_sg_cuKernelSetAttribute, 2, 255, cs_call_cuda+2040, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuKernelSetAttribute, cs_sl_cuKernelSetAttribute, 0, 255, cs_call_cuda+2040, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuKernelSetAttribute, cs_sd_cuKernelSetAttribute, 1, 255, cs_call_cuda+2040, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuKernelSetAttribute, cs_sg_cuKernelSetAttribute, 2, 255, cs_call_cuda+2040, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuKernelSetAttribute, 255
-CS_FAST_ENTRY cs_l_cuKernelSetCacheConfig, cs_sl_cuKernelSetCacheConfig, 0, 256, cs_call_cuda+2048, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuKernelSetCacheConfig, cs_sd_cuKernelSetCacheConfig, 1, 256, cs_call_cuda+2048, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuKernelSetCacheConfig, cs_sg_cuKernelSetCacheConfig, 2, 256, cs_call_cuda+2048, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuKernelSetCacheConfig, cs_sl_cuKernelSetCacheConfig, 0, 256, cs_call_cuda+2048, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuKernelSetCacheConfig, cs_sd_cuKernelSetCacheConfig, 1, 256, cs_call_cuda+2048, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuKernelSetCacheConfig, cs_sg_cuKernelSetCacheConfig, 2, 256, cs_call_cuda+2048, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuKernelSetCacheConfig, 256
-CS_FAST_ENTRY cs_l_cuLaunch, cs_sl_cuLaunch, 0, 257, cs_call_cuda+2056, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuLaunch, cs_sd_cuLaunch, 1, 257, cs_call_cuda+2056, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuLaunch, cs_sg_cuLaunch, 2, 257, cs_call_cuda+2056, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuLaunch, cs_sl_cuLaunch, 0, 257, cs_call_cuda+2056, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuLaunch, cs_sd_cuLaunch, 1, 257, cs_call_cuda+2056, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuLaunch, cs_sg_cuLaunch, 2, 257, cs_call_cuda+2056, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuLaunch, 257
-CS_FAST_ENTRY cs_l_cuLaunchCooperativeKernel, cs_sl_cuLaunchCooperativeKernel, 0, 258, cs_call_cuda+2064, cs_api_cuda, 0xfffdffff, 1
-CS_FAST_ENTRY cs_d_cuLaunchCooperativeKernel, cs_sd_cuLaunchCooperativeKernel, 1, 258, cs_call_cuda+2064, cs_api_cuda, 0xfffdffff, 1
-CS_FAST_ENTRY cs_g_cuLaunchCooperativeKernel, cs_sg_cuLaunchCooperativeKernel, 2, 258, cs_call_cuda+2064, cs_api_cuda, 0xfffdffff, 1
+CS_FAST_ENTRY cs_l_cuLaunchCooperativeKernel, cs_sl_cuLaunchCooperativeKernel, 0, 258, cs_call_cuda+2064, cs_api_cuda, 0, 1
+CS_FAST_ENTRY cs_d_cuLaunchCooperativeKernel, cs_sd_cuLaunchCooperativeKernel, 1, 258, cs_call_cuda+2064, cs_api_cuda, 0, 1
+CS_FAST_ENTRY cs_g_cuLaunchCooperativeKernel, cs_sg_cuLaunchCooperativeKernel, 2, 258, cs_call_cuda+2064, cs_api_cuda, 0, 1
 CS_FAST_UNRESOLVED cs_u_cuLaunchCooperativeKernel, 258
-CS_FAST_ENTRY cs_l_cuLaunchCooperativeKernelMultiDevice, cs_sl_cuLaunchCooperativeKernelMultiDevice, 0, 259, cs_call_cuda+2072, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuLaunchCooperativeKernelMultiDevice, cs_sd_cuLaunchCooperativeKernelMultiDevice, 1, 259, cs_call_cuda+2072, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuLaunchCooperativeKernelMultiDevice, cs_sg_cuLaunchCooperativeKernelMultiDevice, 2, 259, cs_call_cuda+2072, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuLaunchCooperativeKernelMultiDevice, cs_sl_cuLaunchCooperativeKernelMultiDevice, 0, 259, cs_call_cuda+2072, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuLaunchCooperativeKernelMultiDevice, cs_sd_cuLaunchCooperativeKernelMultiDevice, 1, 259, cs_call_cuda+2072, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuLaunchCooperativeKernelMultiDevice, cs_sg_cuLaunchCooperativeKernelMultiDevice, 2, 259, cs_call_cuda+2072, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuLaunchCooperativeKernelMultiDevice, 259
-CS_FAST_ENTRY cs_l_cuLaunchCooperativeKernel_ptsz, cs_sl_cuLaunchCooperativeKernel_ptsz, 0, 260, cs_call_cuda+2080, cs_api_cuda, 0xfffdffff, 1
-CS_FAST_ENTRY cs_d_cuLaunchCooperativeKernel_ptsz, cs_sd_cuLaunchCooperativeKernel_ptsz, 1, 260, cs_call_cuda+2080, cs_api_cuda, 0xfffdffff, 1
-CS_FAST_ENTRY cs_g_cuLaunchCooperativeKernel_ptsz, cs_sg_cuLaunchCooperativeKernel_ptsz, 2, 260, cs_call_cuda+2080, cs_api_cuda, 0xfffdffff, 1
+CS_FAST_ENTRY cs_l_cuLaunchCooperativeKernel_ptsz, cs_sl_cuLaunchCooperativeKernel_ptsz, 0, 260, cs_call_cuda+2080, cs_api_cuda, 0, 1
+CS_FAST_ENTRY cs_d_cuLaunchCooperativeKernel_ptsz, cs_sd_cuLaunchCooperativeKernel_ptsz, 1, 260, cs_call_cuda+2080, cs_api_cuda, 0, 1
+CS_FAST_ENTRY cs_g_cuLaunchCooperativeKernel_ptsz, cs_sg_cuLaunchCooperativeKernel_ptsz, 2, 260, cs_call_cuda+2080, cs_api_cuda, 0, 1
 CS_FAST_UNRESOLVED cs_u_cuLaunchCooperativeKernel_ptsz, 260
-CS_FAST_ENTRY cs_l_cuLaunchGrid, cs_sl_cuLaunchGrid, 0, 261, cs_call_cuda+2088, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuLaunchGrid, cs_sd_cuLaunchGrid, 1, 261, cs_call_cuda+2088, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuLaunchGrid, cs_sg_cuLaunchGrid, 2, 261, cs_call_cuda+2088, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuLaunchGrid, cs_sl_cuLaunchGrid, 0, 261, cs_call_cuda+2088, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuLaunchGrid, cs_sd_cuLaunchGrid, 1, 261, cs_call_cuda+2088, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuLaunchGrid, cs_sg_cuLaunchGrid, 2, 261, cs_call_cuda+2088, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuLaunchGrid, 261
-CS_FAST_ENTRY cs_l_cuLaunchGridAsync, cs_sl_cuLaunchGridAsync, 0, 262, cs_call_cuda+2096, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuLaunchGridAsync, cs_sd_cuLaunchGridAsync, 1, 262, cs_call_cuda+2096, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuLaunchGridAsync, cs_sg_cuLaunchGridAsync, 2, 262, cs_call_cuda+2096, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuLaunchGridAsync, cs_sl_cuLaunchGridAsync, 0, 262, cs_call_cuda+2096, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuLaunchGridAsync, cs_sd_cuLaunchGridAsync, 1, 262, cs_call_cuda+2096, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuLaunchGridAsync, cs_sg_cuLaunchGridAsync, 2, 262, cs_call_cuda+2096, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuLaunchGridAsync, 262
-CS_FAST_ENTRY cs_l_cuLaunchHostFunc, cs_sl_cuLaunchHostFunc, 0, 263, cs_call_cuda+2104, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuLaunchHostFunc, cs_sd_cuLaunchHostFunc, 1, 263, cs_call_cuda+2104, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuLaunchHostFunc, cs_sg_cuLaunchHostFunc, 2, 263, cs_call_cuda+2104, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuLaunchHostFunc, cs_sl_cuLaunchHostFunc, 0, 263, cs_call_cuda+2104, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuLaunchHostFunc, cs_sd_cuLaunchHostFunc, 1, 263, cs_call_cuda+2104, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuLaunchHostFunc, cs_sg_cuLaunchHostFunc, 2, 263, cs_call_cuda+2104, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuLaunchHostFunc, 263
-CS_FAST_ENTRY cs_l_cuLaunchHostFunc_ptsz, cs_sl_cuLaunchHostFunc_ptsz, 0, 264, cs_call_cuda+2112, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuLaunchHostFunc_ptsz, cs_sd_cuLaunchHostFunc_ptsz, 1, 264, cs_call_cuda+2112, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuLaunchHostFunc_ptsz, cs_sg_cuLaunchHostFunc_ptsz, 2, 264, cs_call_cuda+2112, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuLaunchHostFunc_ptsz, cs_sl_cuLaunchHostFunc_ptsz, 0, 264, cs_call_cuda+2112, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuLaunchHostFunc_ptsz, cs_sd_cuLaunchHostFunc_ptsz, 1, 264, cs_call_cuda+2112, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuLaunchHostFunc_ptsz, cs_sg_cuLaunchHostFunc_ptsz, 2, 264, cs_call_cuda+2112, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuLaunchHostFunc_ptsz, 264
-CS_FAST_ENTRY cs_l_cuLaunchKernel, cs_sl_cuLaunchKernel, 0, 265, cs_call_cuda+2120, cs_api_cuda, 0xfffdffff, 1
-CS_FAST_ENTRY cs_d_cuLaunchKernel, cs_sd_cuLaunchKernel, 1, 265, cs_call_cuda+2120, cs_api_cuda, 0xfffdffff, 1
-CS_FAST_ENTRY cs_g_cuLaunchKernel, cs_sg_cuLaunchKernel, 2, 265, cs_call_cuda+2120, cs_api_cuda, 0xfffdffff, 1
+CS_FAST_ENTRY cs_l_cuLaunchKernel, cs_sl_cuLaunchKernel, 0, 265, cs_call_cuda+2120, cs_api_cuda, 0, 1
+CS_FAST_ENTRY cs_d_cuLaunchKernel, cs_sd_cuLaunchKernel, 1, 265, cs_call_cuda+2120, cs_api_cuda, 0, 1
+CS_FAST_ENTRY cs_g_cuLaunchKernel, cs_sg_cuLaunchKernel, 2, 265, cs_call_cuda+2120, cs_api_cuda, 0, 1
 CS_FAST_UNRESOLVED cs_u_cuLaunchKernel, 265
-CS_FAST_ENTRY cs_l_cuLaunchKernel_ptsz, cs_sl_cuLaunchKernel_ptsz, 0, 268, cs_call_cuda+2144, cs_api_cuda, 0xfffdffff, 1
-CS_FAST_ENTRY cs_d_cuLaunchKernel_ptsz, cs_sd_cuLaunchKernel_ptsz, 1, 268, cs_call_cuda+2144, cs_api_cuda, 0xfffdffff, 1
-CS_FAST_ENTRY cs_g_cuLaunchKernel_ptsz, cs_sg_cuLaunchKernel_ptsz, 2, 268, cs_call_cuda+2144, cs_api_cuda, 0xfffdffff, 1
+CS_FAST_ENTRY cs_l_cuLaunchKernel_ptsz, cs_sl_cuLaunchKernel_ptsz, 0, 268, cs_call_cuda+2144, cs_api_cuda, 0, 1
+CS_FAST_ENTRY cs_d_cuLaunchKernel_ptsz, cs_sd_cuLaunchKernel_ptsz, 1, 268, cs_call_cuda+2144, cs_api_cuda, 0, 1
+CS_FAST_ENTRY cs_g_cuLaunchKernel_ptsz, cs_sg_cuLaunchKernel_ptsz, 2, 268, cs_call_cuda+2144, cs_api_cuda, 0, 1
 CS_FAST_UNRESOLVED cs_u_cuLaunchKernel_ptsz, 268
-CS_FAST_ENTRY cs_l_cuLibraryEnumerateKernels, cs_sl_cuLibraryEnumerateKernels, 0, 269, cs_call_cuda+2152, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuLibraryEnumerateKernels, cs_sd_cuLibraryEnumerateKernels, 1, 269, cs_call_cuda+2152, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuLibraryEnumerateKernels, cs_sg_cuLibraryEnumerateKernels, 2, 269, cs_call_cuda+2152, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuLibraryEnumerateKernels, cs_sl_cuLibraryEnumerateKernels, 0, 269, cs_call_cuda+2152, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuLibraryEnumerateKernels, cs_sd_cuLibraryEnumerateKernels, 1, 269, cs_call_cuda+2152, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuLibraryEnumerateKernels, cs_sg_cuLibraryEnumerateKernels, 2, 269, cs_call_cuda+2152, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuLibraryEnumerateKernels, 269
-CS_FAST_ENTRY cs_l_cuLibraryGetGlobal, cs_sl_cuLibraryGetGlobal, 0, 270, cs_call_cuda+2160, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuLibraryGetGlobal, cs_sd_cuLibraryGetGlobal, 1, 270, cs_call_cuda+2160, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuLibraryGetGlobal, cs_sg_cuLibraryGetGlobal, 2, 270, cs_call_cuda+2160, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuLibraryGetGlobal, cs_sl_cuLibraryGetGlobal, 0, 270, cs_call_cuda+2160, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuLibraryGetGlobal, cs_sd_cuLibraryGetGlobal, 1, 270, cs_call_cuda+2160, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuLibraryGetGlobal, cs_sg_cuLibraryGetGlobal, 2, 270, cs_call_cuda+2160, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuLibraryGetGlobal, 270
-CS_FAST_ENTRY cs_l_cuLibraryGetKernelCount, cs_sl_cuLibraryGetKernelCount, 0, 272, cs_call_cuda+2176, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuLibraryGetKernelCount, cs_sd_cuLibraryGetKernelCount, 1, 272, cs_call_cuda+2176, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuLibraryGetKernelCount, cs_sg_cuLibraryGetKernelCount, 2, 272, cs_call_cuda+2176, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuLibraryGetKernelCount, cs_sl_cuLibraryGetKernelCount, 0, 272, cs_call_cuda+2176, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuLibraryGetKernelCount, cs_sd_cuLibraryGetKernelCount, 1, 272, cs_call_cuda+2176, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuLibraryGetKernelCount, cs_sg_cuLibraryGetKernelCount, 2, 272, cs_call_cuda+2176, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuLibraryGetKernelCount, 272
-CS_FAST_ENTRY cs_l_cuLibraryGetManaged, cs_sl_cuLibraryGetManaged, 0, 273, cs_call_cuda+2184, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuLibraryGetManaged, cs_sd_cuLibraryGetManaged, 1, 273, cs_call_cuda+2184, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuLibraryGetManaged, cs_sg_cuLibraryGetManaged, 2, 273, cs_call_cuda+2184, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuLibraryGetManaged, cs_sl_cuLibraryGetManaged, 0, 273, cs_call_cuda+2184, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuLibraryGetManaged, cs_sd_cuLibraryGetManaged, 1, 273, cs_call_cuda+2184, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuLibraryGetManaged, cs_sg_cuLibraryGetManaged, 2, 273, cs_call_cuda+2184, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuLibraryGetManaged, 273
-CS_FAST_ENTRY cs_l_cuLibraryGetModule, cs_sl_cuLibraryGetModule, 0, 274, cs_call_cuda+2192, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuLibraryGetModule, cs_sd_cuLibraryGetModule, 1, 274, cs_call_cuda+2192, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuLibraryGetModule, cs_sg_cuLibraryGetModule, 2, 274, cs_call_cuda+2192, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuLibraryGetModule, cs_sl_cuLibraryGetModule, 0, 274, cs_call_cuda+2192, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuLibraryGetModule, cs_sd_cuLibraryGetModule, 1, 274, cs_call_cuda+2192, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuLibraryGetModule, cs_sg_cuLibraryGetModule, 2, 274, cs_call_cuda+2192, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuLibraryGetModule, 274
-CS_FAST_ENTRY cs_l_cuLibraryGetUnifiedFunction, cs_sl_cuLibraryGetUnifiedFunction, 0, 275, cs_call_cuda+2200, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuLibraryGetUnifiedFunction, cs_sd_cuLibraryGetUnifiedFunction, 1, 275, cs_call_cuda+2200, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuLibraryGetUnifiedFunction, cs_sg_cuLibraryGetUnifiedFunction, 2, 275, cs_call_cuda+2200, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuLibraryGetUnifiedFunction, cs_sl_cuLibraryGetUnifiedFunction, 0, 275, cs_call_cuda+2200, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuLibraryGetUnifiedFunction, cs_sd_cuLibraryGetUnifiedFunction, 1, 275, cs_call_cuda+2200, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuLibraryGetUnifiedFunction, cs_sg_cuLibraryGetUnifiedFunction, 2, 275, cs_call_cuda+2200, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuLibraryGetUnifiedFunction, 275
-CS_FAST_ENTRY cs_l_cuLibraryUnload, cs_sl_cuLibraryUnload, 0, 278, cs_call_cuda+2224, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuLibraryUnload, cs_sd_cuLibraryUnload, 1, 278, cs_call_cuda+2224, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuLibraryUnload, cs_sg_cuLibraryUnload, 2, 278, cs_call_cuda+2224, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuLibraryUnload, cs_sl_cuLibraryUnload, 0, 278, cs_call_cuda+2224, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuLibraryUnload, cs_sd_cuLibraryUnload, 1, 278, cs_call_cuda+2224, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuLibraryUnload, cs_sg_cuLibraryUnload, 2, 278, cs_call_cuda+2224, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuLibraryUnload, 278
-CS_FAST_ENTRY cs_l_cuLinkComplete, cs_sl_cuLinkComplete, 0, 283, cs_call_cuda+2264, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuLinkComplete, cs_sd_cuLinkComplete, 1, 283, cs_call_cuda+2264, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuLinkComplete, cs_sg_cuLinkComplete, 2, 283, cs_call_cuda+2264, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuLinkComplete, cs_sl_cuLinkComplete, 0, 283, cs_call_cuda+2264, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuLinkComplete, cs_sd_cuLinkComplete, 1, 283, cs_call_cuda+2264, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuLinkComplete, cs_sg_cuLinkComplete, 2, 283, cs_call_cuda+2264, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuLinkComplete, 283
-CS_FAST_ENTRY cs_l_cuLinkCreate, cs_sl_cuLinkCreate, 0, 284, cs_call_cuda+2272, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuLinkCreate, cs_sd_cuLinkCreate, 1, 284, cs_call_cuda+2272, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuLinkCreate, cs_sg_cuLinkCreate, 2, 284, cs_call_cuda+2272, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuLinkCreate, cs_sl_cuLinkCreate, 0, 284, cs_call_cuda+2272, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuLinkCreate, cs_sd_cuLinkCreate, 1, 284, cs_call_cuda+2272, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuLinkCreate, cs_sg_cuLinkCreate, 2, 284, cs_call_cuda+2272, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuLinkCreate, 284
-CS_FAST_ENTRY cs_l_cuLinkCreate_v2, cs_sl_cuLinkCreate_v2, 0, 285, cs_call_cuda+2280, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuLinkCreate_v2, cs_sd_cuLinkCreate_v2, 1, 285, cs_call_cuda+2280, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuLinkCreate_v2, cs_sg_cuLinkCreate_v2, 2, 285, cs_call_cuda+2280, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuLinkCreate_v2, cs_sl_cuLinkCreate_v2, 0, 285, cs_call_cuda+2280, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuLinkCreate_v2, cs_sd_cuLinkCreate_v2, 1, 285, cs_call_cuda+2280, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuLinkCreate_v2, cs_sg_cuLinkCreate_v2, 2, 285, cs_call_cuda+2280, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuLinkCreate_v2, 285
-CS_FAST_ENTRY cs_l_cuLinkDestroy, cs_sl_cuLinkDestroy, 0, 286, cs_call_cuda+2288, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuLinkDestroy, cs_sd_cuLinkDestroy, 1, 286, cs_call_cuda+2288, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuLinkDestroy, cs_sg_cuLinkDestroy, 2, 286, cs_call_cuda+2288, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuLinkDestroy, cs_sl_cuLinkDestroy, 0, 286, cs_call_cuda+2288, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuLinkDestroy, cs_sd_cuLinkDestroy, 1, 286, cs_call_cuda+2288, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuLinkDestroy, cs_sg_cuLinkDestroy, 2, 286, cs_call_cuda+2288, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuLinkDestroy, 286
-CS_FAST_ENTRY cs_l_cuLogsCurrent, cs_sl_cuLogsCurrent, 0, 287, cs_call_cuda+2296, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuLogsCurrent, cs_sd_cuLogsCurrent, 1, 287, cs_call_cuda+2296, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuLogsCurrent, cs_sg_cuLogsCurrent, 2, 287, cs_call_cuda+2296, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuLogsCurrent, cs_sl_cuLogsCurrent, 0, 287, cs_call_cuda+2296, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuLogsCurrent, cs_sd_cuLogsCurrent, 1, 287, cs_call_cuda+2296, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuLogsCurrent, cs_sg_cuLogsCurrent, 2, 287, cs_call_cuda+2296, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuLogsCurrent, 287
-CS_FAST_ENTRY cs_l_cuLogsDumpToFile, cs_sl_cuLogsDumpToFile, 0, 288, cs_call_cuda+2304, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuLogsDumpToFile, cs_sd_cuLogsDumpToFile, 1, 288, cs_call_cuda+2304, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuLogsDumpToFile, cs_sg_cuLogsDumpToFile, 2, 288, cs_call_cuda+2304, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuLogsDumpToFile, cs_sl_cuLogsDumpToFile, 0, 288, cs_call_cuda+2304, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuLogsDumpToFile, cs_sd_cuLogsDumpToFile, 1, 288, cs_call_cuda+2304, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuLogsDumpToFile, cs_sg_cuLogsDumpToFile, 2, 288, cs_call_cuda+2304, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuLogsDumpToFile, 288
-CS_FAST_ENTRY cs_l_cuLogsDumpToMemory, cs_sl_cuLogsDumpToMemory, 0, 289, cs_call_cuda+2312, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuLogsDumpToMemory, cs_sd_cuLogsDumpToMemory, 1, 289, cs_call_cuda+2312, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuLogsDumpToMemory, cs_sg_cuLogsDumpToMemory, 2, 289, cs_call_cuda+2312, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuLogsDumpToMemory, cs_sl_cuLogsDumpToMemory, 0, 289, cs_call_cuda+2312, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuLogsDumpToMemory, cs_sd_cuLogsDumpToMemory, 1, 289, cs_call_cuda+2312, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuLogsDumpToMemory, cs_sg_cuLogsDumpToMemory, 2, 289, cs_call_cuda+2312, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuLogsDumpToMemory, 289
-CS_FAST_ENTRY cs_l_cuLogsRegisterCallback, cs_sl_cuLogsRegisterCallback, 0, 290, cs_call_cuda+2320, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuLogsRegisterCallback, cs_sd_cuLogsRegisterCallback, 1, 290, cs_call_cuda+2320, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuLogsRegisterCallback, cs_sg_cuLogsRegisterCallback, 2, 290, cs_call_cuda+2320, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuLogsRegisterCallback, cs_sl_cuLogsRegisterCallback, 0, 290, cs_call_cuda+2320, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuLogsRegisterCallback, cs_sd_cuLogsRegisterCallback, 1, 290, cs_call_cuda+2320, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuLogsRegisterCallback, cs_sg_cuLogsRegisterCallback, 2, 290, cs_call_cuda+2320, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuLogsRegisterCallback, 290
-CS_FAST_ENTRY cs_l_cuLogsUnregisterCallback, cs_sl_cuLogsUnregisterCallback, 0, 291, cs_call_cuda+2328, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuLogsUnregisterCallback, cs_sd_cuLogsUnregisterCallback, 1, 291, cs_call_cuda+2328, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuLogsUnregisterCallback, cs_sg_cuLogsUnregisterCallback, 2, 291, cs_call_cuda+2328, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuLogsUnregisterCallback, cs_sl_cuLogsUnregisterCallback, 0, 291, cs_call_cuda+2328, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuLogsUnregisterCallback, cs_sd_cuLogsUnregisterCallback, 1, 291, cs_call_cuda+2328, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuLogsUnregisterCallback, cs_sg_cuLogsUnregisterCallback, 2, 291, cs_call_cuda+2328, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuLogsUnregisterCallback, 291
-CS_FAST_ENTRY cs_l_cuMemAddressFree, cs_sl_cuMemAddressFree, 0, 292, cs_call_cuda+2336, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemAddressFree, cs_sd_cuMemAddressFree, 1, 292, cs_call_cuda+2336, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemAddressFree, cs_sg_cuMemAddressFree, 2, 292, cs_call_cuda+2336, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemAddressFree, cs_sl_cuMemAddressFree, 0, 292, cs_call_cuda+2336, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemAddressFree, cs_sd_cuMemAddressFree, 1, 292, cs_call_cuda+2336, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemAddressFree, cs_sg_cuMemAddressFree, 2, 292, cs_call_cuda+2336, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemAddressFree, 292
-CS_FAST_ENTRY cs_l_cuMemAddressReserve, cs_sl_cuMemAddressReserve, 0, 293, cs_call_cuda+2344, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemAddressReserve, cs_sd_cuMemAddressReserve, 1, 293, cs_call_cuda+2344, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemAddressReserve, cs_sg_cuMemAddressReserve, 2, 293, cs_call_cuda+2344, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemAddressReserve, cs_sl_cuMemAddressReserve, 0, 293, cs_call_cuda+2344, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemAddressReserve, cs_sd_cuMemAddressReserve, 1, 293, cs_call_cuda+2344, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemAddressReserve, cs_sg_cuMemAddressReserve, 2, 293, cs_call_cuda+2344, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemAddressReserve, 293
-CS_FAST_ENTRY cs_l_cuMemAdvise, cs_sl_cuMemAdvise, 0, 294, cs_call_cuda+2352, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemAdvise, cs_sd_cuMemAdvise, 1, 294, cs_call_cuda+2352, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemAdvise, cs_sg_cuMemAdvise, 2, 294, cs_call_cuda+2352, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemAdvise, cs_sl_cuMemAdvise, 0, 294, cs_call_cuda+2352, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemAdvise, cs_sd_cuMemAdvise, 1, 294, cs_call_cuda+2352, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemAdvise, cs_sg_cuMemAdvise, 2, 294, cs_call_cuda+2352, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemAdvise, 294
-CS_FAST_ENTRY cs_l_cuMemAdvise_v2, cs_sl_cuMemAdvise_v2, 0, 295, cs_call_cuda+2360, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemAdvise_v2, cs_sd_cuMemAdvise_v2, 1, 295, cs_call_cuda+2360, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemAdvise_v2, cs_sg_cuMemAdvise_v2, 2, 295, cs_call_cuda+2360, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemAdvise_v2, cs_sl_cuMemAdvise_v2, 0, 295, cs_call_cuda+2360, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemAdvise_v2, cs_sd_cuMemAdvise_v2, 1, 295, cs_call_cuda+2360, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemAdvise_v2, cs_sg_cuMemAdvise_v2, 2, 295, cs_call_cuda+2360, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemAdvise_v2, 295
-CS_FAST_ENTRY cs_l_cuMemAlloc, cs_sl_cuMemAlloc, 0, 296, cs_call_cuda+2368, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemAlloc, cs_sd_cuMemAlloc, 1, 296, cs_call_cuda+2368, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemAlloc, cs_sg_cuMemAlloc, 2, 296, cs_call_cuda+2368, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemAlloc, cs_sl_cuMemAlloc, 0, 296, cs_call_cuda+2368, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemAlloc, cs_sd_cuMemAlloc, 1, 296, cs_call_cuda+2368, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemAlloc, cs_sg_cuMemAlloc, 2, 296, cs_call_cuda+2368, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemAlloc, 296
-CS_FAST_ENTRY cs_l_cuMemAllocHost, cs_sl_cuMemAllocHost, 0, 301, cs_call_cuda+2408, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemAllocHost, cs_sd_cuMemAllocHost, 1, 301, cs_call_cuda+2408, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemAllocHost, cs_sg_cuMemAllocHost, 2, 301, cs_call_cuda+2408, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemAllocHost, cs_sl_cuMemAllocHost, 0, 301, cs_call_cuda+2408, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemAllocHost, cs_sd_cuMemAllocHost, 1, 301, cs_call_cuda+2408, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemAllocHost, cs_sg_cuMemAllocHost, 2, 301, cs_call_cuda+2408, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemAllocHost, 301
-CS_FAST_ENTRY cs_l_cuMemAllocHost_v2, cs_sl_cuMemAllocHost_v2, 0, 302, cs_call_cuda+2416, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemAllocHost_v2, cs_sd_cuMemAllocHost_v2, 1, 302, cs_call_cuda+2416, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemAllocHost_v2, cs_sg_cuMemAllocHost_v2, 2, 302, cs_call_cuda+2416, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemAllocHost_v2, cs_sl_cuMemAllocHost_v2, 0, 302, cs_call_cuda+2416, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemAllocHost_v2, cs_sd_cuMemAllocHost_v2, 1, 302, cs_call_cuda+2416, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemAllocHost_v2, cs_sg_cuMemAllocHost_v2, 2, 302, cs_call_cuda+2416, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemAllocHost_v2, 302
-CS_FAST_ENTRY cs_l_cuMemAllocPitch, cs_sl_cuMemAllocPitch, 0, 304, cs_call_cuda+2432, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemAllocPitch, cs_sd_cuMemAllocPitch, 1, 304, cs_call_cuda+2432, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemAllocPitch, cs_sg_cuMemAllocPitch, 2, 304, cs_call_cuda+2432, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemAllocPitch, cs_sl_cuMemAllocPitch, 0, 304, cs_call_cuda+2432, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemAllocPitch, cs_sd_cuMemAllocPitch, 1, 304, cs_call_cuda+2432, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemAllocPitch, cs_sg_cuMemAllocPitch, 2, 304, cs_call_cuda+2432, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemAllocPitch, 304
-CS_FAST_ENTRY cs_l_cuMemBatchDecompressAsync, cs_sl_cuMemBatchDecompressAsync, 0, 307, cs_call_cuda+2456, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemBatchDecompressAsync, cs_sd_cuMemBatchDecompressAsync, 1, 307, cs_call_cuda+2456, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemBatchDecompressAsync, cs_sg_cuMemBatchDecompressAsync, 2, 307, cs_call_cuda+2456, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemBatchDecompressAsync, cs_sl_cuMemBatchDecompressAsync, 0, 307, cs_call_cuda+2456, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemBatchDecompressAsync, cs_sd_cuMemBatchDecompressAsync, 1, 307, cs_call_cuda+2456, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemBatchDecompressAsync, cs_sg_cuMemBatchDecompressAsync, 2, 307, cs_call_cuda+2456, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemBatchDecompressAsync, 307
-CS_FAST_ENTRY cs_l_cuMemBatchDecompressAsync_ptsz, cs_sl_cuMemBatchDecompressAsync_ptsz, 0, 308, cs_call_cuda+2464, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemBatchDecompressAsync_ptsz, cs_sd_cuMemBatchDecompressAsync_ptsz, 1, 308, cs_call_cuda+2464, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemBatchDecompressAsync_ptsz, cs_sg_cuMemBatchDecompressAsync_ptsz, 2, 308, cs_call_cuda+2464, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemBatchDecompressAsync_ptsz, cs_sl_cuMemBatchDecompressAsync_ptsz, 0, 308, cs_call_cuda+2464, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemBatchDecompressAsync_ptsz, cs_sd_cuMemBatchDecompressAsync_ptsz, 1, 308, cs_call_cuda+2464, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemBatchDecompressAsync_ptsz, cs_sg_cuMemBatchDecompressAsync_ptsz, 2, 308, cs_call_cuda+2464, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemBatchDecompressAsync_ptsz, 308
-CS_FAST_ENTRY cs_l_cuMemDiscardAndPrefetchBatchAsync, cs_sl_cuMemDiscardAndPrefetchBatchAsync, 0, 310, cs_call_cuda+2480, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemDiscardAndPrefetchBatchAsync, cs_sd_cuMemDiscardAndPrefetchBatchAsync, 1, 310, cs_call_cuda+2480, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemDiscardAndPrefetchBatchAsync, cs_sg_cuMemDiscardAndPrefetchBatchAsync, 2, 310, cs_call_cuda+2480, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemDiscardAndPrefetchBatchAsync, cs_sl_cuMemDiscardAndPrefetchBatchAsync, 0, 310, cs_call_cuda+2480, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemDiscardAndPrefetchBatchAsync, cs_sd_cuMemDiscardAndPrefetchBatchAsync, 1, 310, cs_call_cuda+2480, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemDiscardAndPrefetchBatchAsync, cs_sg_cuMemDiscardAndPrefetchBatchAsync, 2, 310, cs_call_cuda+2480, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemDiscardAndPrefetchBatchAsync, 310
-CS_FAST_ENTRY cs_l_cuMemDiscardAndPrefetchBatchAsync_ptsz, cs_sl_cuMemDiscardAndPrefetchBatchAsync_ptsz, 0, 311, cs_call_cuda+2488, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemDiscardAndPrefetchBatchAsync_ptsz, cs_sd_cuMemDiscardAndPrefetchBatchAsync_ptsz, 1, 311, cs_call_cuda+2488, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemDiscardAndPrefetchBatchAsync_ptsz, cs_sg_cuMemDiscardAndPrefetchBatchAsync_ptsz, 2, 311, cs_call_cuda+2488, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemDiscardAndPrefetchBatchAsync_ptsz, cs_sl_cuMemDiscardAndPrefetchBatchAsync_ptsz, 0, 311, cs_call_cuda+2488, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemDiscardAndPrefetchBatchAsync_ptsz, cs_sd_cuMemDiscardAndPrefetchBatchAsync_ptsz, 1, 311, cs_call_cuda+2488, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemDiscardAndPrefetchBatchAsync_ptsz, cs_sg_cuMemDiscardAndPrefetchBatchAsync_ptsz, 2, 311, cs_call_cuda+2488, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemDiscardAndPrefetchBatchAsync_ptsz, 311
-CS_FAST_ENTRY cs_l_cuMemDiscardBatchAsync, cs_sl_cuMemDiscardBatchAsync, 0, 312, cs_call_cuda+2496, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemDiscardBatchAsync, cs_sd_cuMemDiscardBatchAsync, 1, 312, cs_call_cuda+2496, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemDiscardBatchAsync, cs_sg_cuMemDiscardBatchAsync, 2, 312, cs_call_cuda+2496, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemDiscardBatchAsync, cs_sl_cuMemDiscardBatchAsync, 0, 312, cs_call_cuda+2496, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemDiscardBatchAsync, cs_sd_cuMemDiscardBatchAsync, 1, 312, cs_call_cuda+2496, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemDiscardBatchAsync, cs_sg_cuMemDiscardBatchAsync, 2, 312, cs_call_cuda+2496, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemDiscardBatchAsync, 312
-CS_FAST_ENTRY cs_l_cuMemDiscardBatchAsync_ptsz, cs_sl_cuMemDiscardBatchAsync_ptsz, 0, 313, cs_call_cuda+2504, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemDiscardBatchAsync_ptsz, cs_sd_cuMemDiscardBatchAsync_ptsz, 1, 313, cs_call_cuda+2504, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemDiscardBatchAsync_ptsz, cs_sg_cuMemDiscardBatchAsync_ptsz, 2, 313, cs_call_cuda+2504, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemDiscardBatchAsync_ptsz, cs_sl_cuMemDiscardBatchAsync_ptsz, 0, 313, cs_call_cuda+2504, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemDiscardBatchAsync_ptsz, cs_sd_cuMemDiscardBatchAsync_ptsz, 1, 313, cs_call_cuda+2504, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemDiscardBatchAsync_ptsz, cs_sg_cuMemDiscardBatchAsync_ptsz, 2, 313, cs_call_cuda+2504, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemDiscardBatchAsync_ptsz, 313
-CS_FAST_ENTRY cs_l_cuMemExportToShareableHandle, cs_sl_cuMemExportToShareableHandle, 0, 314, cs_call_cuda+2512, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemExportToShareableHandle, cs_sd_cuMemExportToShareableHandle, 1, 314, cs_call_cuda+2512, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemExportToShareableHandle, cs_sg_cuMemExportToShareableHandle, 2, 314, cs_call_cuda+2512, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemExportToShareableHandle, cs_sl_cuMemExportToShareableHandle, 0, 314, cs_call_cuda+2512, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemExportToShareableHandle, cs_sd_cuMemExportToShareableHandle, 1, 314, cs_call_cuda+2512, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemExportToShareableHandle, cs_sg_cuMemExportToShareableHandle, 2, 314, cs_call_cuda+2512, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemExportToShareableHandle, 314
-CS_FAST_ENTRY cs_l_cuMemFree, cs_sl_cuMemFree, 0, 315, cs_call_cuda+2520, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemFree, cs_sd_cuMemFree, 1, 315, cs_call_cuda+2520, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemFree, cs_sg_cuMemFree, 2, 315, cs_call_cuda+2520, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemFree, cs_sl_cuMemFree, 0, 315, cs_call_cuda+2520, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemFree, cs_sd_cuMemFree, 1, 315, cs_call_cuda+2520, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemFree, cs_sg_cuMemFree, 2, 315, cs_call_cuda+2520, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemFree, 315
-CS_FAST_ENTRY cs_l_cuMemFreeAsync, cs_sl_cuMemFreeAsync, 0, 316, cs_call_cuda+2528, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemFreeAsync, cs_sd_cuMemFreeAsync, 1, 316, cs_call_cuda+2528, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemFreeAsync, cs_sg_cuMemFreeAsync, 2, 316, cs_call_cuda+2528, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemFreeAsync, cs_sl_cuMemFreeAsync, 0, 316, cs_call_cuda+2528, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemFreeAsync, cs_sd_cuMemFreeAsync, 1, 316, cs_call_cuda+2528, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemFreeAsync, cs_sg_cuMemFreeAsync, 2, 316, cs_call_cuda+2528, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemFreeAsync, 316
-CS_FAST_ENTRY cs_l_cuMemFreeAsync_ptsz, cs_sl_cuMemFreeAsync_ptsz, 0, 317, cs_call_cuda+2536, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemFreeAsync_ptsz, cs_sd_cuMemFreeAsync_ptsz, 1, 317, cs_call_cuda+2536, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemFreeAsync_ptsz, cs_sg_cuMemFreeAsync_ptsz, 2, 317, cs_call_cuda+2536, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemFreeAsync_ptsz, cs_sl_cuMemFreeAsync_ptsz, 0, 317, cs_call_cuda+2536, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemFreeAsync_ptsz, cs_sd_cuMemFreeAsync_ptsz, 1, 317, cs_call_cuda+2536, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemFreeAsync_ptsz, cs_sg_cuMemFreeAsync_ptsz, 2, 317, cs_call_cuda+2536, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemFreeAsync_ptsz, 317
-CS_FAST_ENTRY cs_l_cuMemFreeHost, cs_sl_cuMemFreeHost, 0, 318, cs_call_cuda+2544, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemFreeHost, cs_sd_cuMemFreeHost, 1, 318, cs_call_cuda+2544, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemFreeHost, cs_sg_cuMemFreeHost, 2, 318, cs_call_cuda+2544, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemFreeHost, cs_sl_cuMemFreeHost, 0, 318, cs_call_cuda+2544, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemFreeHost, cs_sd_cuMemFreeHost, 1, 318, cs_call_cuda+2544, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemFreeHost, cs_sg_cuMemFreeHost, 2, 318, cs_call_cuda+2544, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemFreeHost, 318
-CS_FAST_ENTRY cs_l_cuMemGetAccess, cs_sl_cuMemGetAccess, 0, 320, cs_call_cuda+2560, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemGetAccess, cs_sd_cuMemGetAccess, 1, 320, cs_call_cuda+2560, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemGetAccess, cs_sg_cuMemGetAccess, 2, 320, cs_call_cuda+2560, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemGetAccess, cs_sl_cuMemGetAccess, 0, 320, cs_call_cuda+2560, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemGetAccess, cs_sd_cuMemGetAccess, 1, 320, cs_call_cuda+2560, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemGetAccess, cs_sg_cuMemGetAccess, 2, 320, cs_call_cuda+2560, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemGetAccess, 320
-CS_FAST_ENTRY cs_l_cuMemGetAddressRange, cs_sl_cuMemGetAddressRange, 0, 321, cs_call_cuda+2568, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemGetAddressRange, cs_sd_cuMemGetAddressRange, 1, 321, cs_call_cuda+2568, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemGetAddressRange, cs_sg_cuMemGetAddressRange, 2, 321, cs_call_cuda+2568, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemGetAddressRange, cs_sl_cuMemGetAddressRange, 0, 321, cs_call_cuda+2568, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemGetAddressRange, cs_sd_cuMemGetAddressRange, 1, 321, cs_call_cuda+2568, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemGetAddressRange, cs_sg_cuMemGetAddressRange, 2, 321, cs_call_cuda+2568, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemGetAddressRange, 321
-CS_FAST_ENTRY cs_l_cuMemGetAddressRange_v2, cs_sl_cuMemGetAddressRange_v2, 0, 322, cs_call_cuda+2576, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemGetAddressRange_v2, cs_sd_cuMemGetAddressRange_v2, 1, 322, cs_call_cuda+2576, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemGetAddressRange_v2, cs_sg_cuMemGetAddressRange_v2, 2, 322, cs_call_cuda+2576, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemGetAddressRange_v2, cs_sl_cuMemGetAddressRange_v2, 0, 322, cs_call_cuda+2576, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemGetAddressRange_v2, cs_sd_cuMemGetAddressRange_v2, 1, 322, cs_call_cuda+2576, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemGetAddressRange_v2, cs_sg_cuMemGetAddressRange_v2, 2, 322, cs_call_cuda+2576, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemGetAddressRange_v2, 322
-CS_FAST_ENTRY cs_l_cuMemGetAllocationGranularity, cs_sl_cuMemGetAllocationGranularity, 0, 323, cs_call_cuda+2584, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemGetAllocationGranularity, cs_sd_cuMemGetAllocationGranularity, 1, 323, cs_call_cuda+2584, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemGetAllocationGranularity, cs_sg_cuMemGetAllocationGranularity, 2, 323, cs_call_cuda+2584, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemGetAllocationGranularity, cs_sl_cuMemGetAllocationGranularity, 0, 323, cs_call_cuda+2584, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemGetAllocationGranularity, cs_sd_cuMemGetAllocationGranularity, 1, 323, cs_call_cuda+2584, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemGetAllocationGranularity, cs_sg_cuMemGetAllocationGranularity, 2, 323, cs_call_cuda+2584, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemGetAllocationGranularity, 323
-CS_FAST_ENTRY cs_l_cuMemGetAllocationPropertiesFromHandle, cs_sl_cuMemGetAllocationPropertiesFromHandle, 0, 324, cs_call_cuda+2592, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemGetAllocationPropertiesFromHandle, cs_sd_cuMemGetAllocationPropertiesFromHandle, 1, 324, cs_call_cuda+2592, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemGetAllocationPropertiesFromHandle, cs_sg_cuMemGetAllocationPropertiesFromHandle, 2, 324, cs_call_cuda+2592, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemGetAllocationPropertiesFromHandle, cs_sl_cuMemGetAllocationPropertiesFromHandle, 0, 324, cs_call_cuda+2592, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemGetAllocationPropertiesFromHandle, cs_sd_cuMemGetAllocationPropertiesFromHandle, 1, 324, cs_call_cuda+2592, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemGetAllocationPropertiesFromHandle, cs_sg_cuMemGetAllocationPropertiesFromHandle, 2, 324, cs_call_cuda+2592, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemGetAllocationPropertiesFromHandle, 324
-CS_FAST_ENTRY cs_l_cuMemGetDefaultMemPool, cs_sl_cuMemGetDefaultMemPool, 0, 325, cs_call_cuda+2600, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemGetDefaultMemPool, cs_sd_cuMemGetDefaultMemPool, 1, 325, cs_call_cuda+2600, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemGetDefaultMemPool, cs_sg_cuMemGetDefaultMemPool, 2, 325, cs_call_cuda+2600, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemGetDefaultMemPool, cs_sl_cuMemGetDefaultMemPool, 0, 325, cs_call_cuda+2600, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemGetDefaultMemPool, cs_sd_cuMemGetDefaultMemPool, 1, 325, cs_call_cuda+2600, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemGetDefaultMemPool, cs_sg_cuMemGetDefaultMemPool, 2, 325, cs_call_cuda+2600, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemGetDefaultMemPool, 325
-CS_FAST_ENTRY cs_l_cuMemGetHandleForAddressRange, cs_sl_cuMemGetHandleForAddressRange, 0, 326, cs_call_cuda+2608, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemGetHandleForAddressRange, cs_sd_cuMemGetHandleForAddressRange, 1, 326, cs_call_cuda+2608, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemGetHandleForAddressRange, cs_sg_cuMemGetHandleForAddressRange, 2, 326, cs_call_cuda+2608, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemGetHandleForAddressRange, cs_sl_cuMemGetHandleForAddressRange, 0, 326, cs_call_cuda+2608, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemGetHandleForAddressRange, cs_sd_cuMemGetHandleForAddressRange, 1, 326, cs_call_cuda+2608, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemGetHandleForAddressRange, cs_sg_cuMemGetHandleForAddressRange, 2, 326, cs_call_cuda+2608, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemGetHandleForAddressRange, 326
-CS_FAST_ENTRY cs_l_cuMemGetInfo, cs_sl_cuMemGetInfo, 0, 327, cs_call_cuda+2616, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemGetInfo, cs_sd_cuMemGetInfo, 1, 327, cs_call_cuda+2616, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemGetInfo, cs_sg_cuMemGetInfo, 2, 327, cs_call_cuda+2616, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemGetInfo, cs_sl_cuMemGetInfo, 0, 327, cs_call_cuda+2616, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemGetInfo, cs_sd_cuMemGetInfo, 1, 327, cs_call_cuda+2616, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemGetInfo, cs_sg_cuMemGetInfo, 2, 327, cs_call_cuda+2616, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemGetInfo, 327
-CS_FAST_ENTRY cs_l_cuMemGetInfo_v2, cs_sl_cuMemGetInfo_v2, 0, 328, cs_call_cuda+2624, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemGetInfo_v2, cs_sd_cuMemGetInfo_v2, 1, 328, cs_call_cuda+2624, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemGetInfo_v2, cs_sg_cuMemGetInfo_v2, 2, 328, cs_call_cuda+2624, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemGetInfo_v2, cs_sl_cuMemGetInfo_v2, 0, 328, cs_call_cuda+2624, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemGetInfo_v2, cs_sd_cuMemGetInfo_v2, 1, 328, cs_call_cuda+2624, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemGetInfo_v2, cs_sg_cuMemGetInfo_v2, 2, 328, cs_call_cuda+2624, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemGetInfo_v2, 328
-CS_FAST_ENTRY cs_l_cuMemGetMemPool, cs_sl_cuMemGetMemPool, 0, 329, cs_call_cuda+2632, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemGetMemPool, cs_sd_cuMemGetMemPool, 1, 329, cs_call_cuda+2632, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemGetMemPool, cs_sg_cuMemGetMemPool, 2, 329, cs_call_cuda+2632, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemGetMemPool, cs_sl_cuMemGetMemPool, 0, 329, cs_call_cuda+2632, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemGetMemPool, cs_sd_cuMemGetMemPool, 1, 329, cs_call_cuda+2632, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemGetMemPool, cs_sg_cuMemGetMemPool, 2, 329, cs_call_cuda+2632, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemGetMemPool, 329
-CS_FAST_ENTRY cs_l_cuMemHostAlloc, cs_sl_cuMemHostAlloc, 0, 330, cs_call_cuda+2640, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemHostAlloc, cs_sd_cuMemHostAlloc, 1, 330, cs_call_cuda+2640, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemHostAlloc, cs_sg_cuMemHostAlloc, 2, 330, cs_call_cuda+2640, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemHostAlloc, cs_sl_cuMemHostAlloc, 0, 330, cs_call_cuda+2640, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemHostAlloc, cs_sd_cuMemHostAlloc, 1, 330, cs_call_cuda+2640, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemHostAlloc, cs_sg_cuMemHostAlloc, 2, 330, cs_call_cuda+2640, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemHostAlloc, 330
-CS_FAST_ENTRY cs_l_cuMemHostGetDevicePointer, cs_sl_cuMemHostGetDevicePointer, 0, 331, cs_call_cuda+2648, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemHostGetDevicePointer, cs_sd_cuMemHostGetDevicePointer, 1, 331, cs_call_cuda+2648, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemHostGetDevicePointer, cs_sg_cuMemHostGetDevicePointer, 2, 331, cs_call_cuda+2648, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemHostGetDevicePointer, cs_sl_cuMemHostGetDevicePointer, 0, 331, cs_call_cuda+2648, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemHostGetDevicePointer, cs_sd_cuMemHostGetDevicePointer, 1, 331, cs_call_cuda+2648, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemHostGetDevicePointer, cs_sg_cuMemHostGetDevicePointer, 2, 331, cs_call_cuda+2648, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemHostGetDevicePointer, 331
-CS_FAST_ENTRY cs_l_cuMemHostGetDevicePointer_v2, cs_sl_cuMemHostGetDevicePointer_v2, 0, 332, cs_call_cuda+2656, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemHostGetDevicePointer_v2, cs_sd_cuMemHostGetDevicePointer_v2, 1, 332, cs_call_cuda+2656, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemHostGetDevicePointer_v2, cs_sg_cuMemHostGetDevicePointer_v2, 2, 332, cs_call_cuda+2656, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemHostGetDevicePointer_v2, cs_sl_cuMemHostGetDevicePointer_v2, 0, 332, cs_call_cuda+2656, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemHostGetDevicePointer_v2, cs_sd_cuMemHostGetDevicePointer_v2, 1, 332, cs_call_cuda+2656, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemHostGetDevicePointer_v2, cs_sg_cuMemHostGetDevicePointer_v2, 2, 332, cs_call_cuda+2656, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemHostGetDevicePointer_v2, 332
-CS_FAST_ENTRY cs_l_cuMemHostGetFlags, cs_sl_cuMemHostGetFlags, 0, 333, cs_call_cuda+2664, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemHostGetFlags, cs_sd_cuMemHostGetFlags, 1, 333, cs_call_cuda+2664, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemHostGetFlags, cs_sg_cuMemHostGetFlags, 2, 333, cs_call_cuda+2664, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemHostGetFlags, cs_sl_cuMemHostGetFlags, 0, 333, cs_call_cuda+2664, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemHostGetFlags, cs_sd_cuMemHostGetFlags, 1, 333, cs_call_cuda+2664, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemHostGetFlags, cs_sg_cuMemHostGetFlags, 2, 333, cs_call_cuda+2664, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemHostGetFlags, 333
-CS_FAST_ENTRY cs_l_cuMemHostRegister, cs_sl_cuMemHostRegister, 0, 334, cs_call_cuda+2672, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemHostRegister, cs_sd_cuMemHostRegister, 1, 334, cs_call_cuda+2672, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemHostRegister, cs_sg_cuMemHostRegister, 2, 334, cs_call_cuda+2672, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemHostRegister, cs_sl_cuMemHostRegister, 0, 334, cs_call_cuda+2672, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemHostRegister, cs_sd_cuMemHostRegister, 1, 334, cs_call_cuda+2672, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemHostRegister, cs_sg_cuMemHostRegister, 2, 334, cs_call_cuda+2672, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemHostRegister, 334
-CS_FAST_ENTRY cs_l_cuMemHostRegister_v2, cs_sl_cuMemHostRegister_v2, 0, 335, cs_call_cuda+2680, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemHostRegister_v2, cs_sd_cuMemHostRegister_v2, 1, 335, cs_call_cuda+2680, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemHostRegister_v2, cs_sg_cuMemHostRegister_v2, 2, 335, cs_call_cuda+2680, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemHostRegister_v2, cs_sl_cuMemHostRegister_v2, 0, 335, cs_call_cuda+2680, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemHostRegister_v2, cs_sd_cuMemHostRegister_v2, 1, 335, cs_call_cuda+2680, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemHostRegister_v2, cs_sg_cuMemHostRegister_v2, 2, 335, cs_call_cuda+2680, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemHostRegister_v2, 335
-CS_FAST_ENTRY cs_l_cuMemHostUnregister, cs_sl_cuMemHostUnregister, 0, 336, cs_call_cuda+2688, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemHostUnregister, cs_sd_cuMemHostUnregister, 1, 336, cs_call_cuda+2688, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemHostUnregister, cs_sg_cuMemHostUnregister, 2, 336, cs_call_cuda+2688, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemHostUnregister, cs_sl_cuMemHostUnregister, 0, 336, cs_call_cuda+2688, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemHostUnregister, cs_sd_cuMemHostUnregister, 1, 336, cs_call_cuda+2688, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemHostUnregister, cs_sg_cuMemHostUnregister, 2, 336, cs_call_cuda+2688, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemHostUnregister, 336
-CS_FAST_ENTRY cs_l_cuMemImportFromShareableHandle, cs_sl_cuMemImportFromShareableHandle, 0, 337, cs_call_cuda+2696, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemImportFromShareableHandle, cs_sd_cuMemImportFromShareableHandle, 1, 337, cs_call_cuda+2696, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemImportFromShareableHandle, cs_sg_cuMemImportFromShareableHandle, 2, 337, cs_call_cuda+2696, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemImportFromShareableHandle, cs_sl_cuMemImportFromShareableHandle, 0, 337, cs_call_cuda+2696, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemImportFromShareableHandle, cs_sd_cuMemImportFromShareableHandle, 1, 337, cs_call_cuda+2696, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemImportFromShareableHandle, cs_sg_cuMemImportFromShareableHandle, 2, 337, cs_call_cuda+2696, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemImportFromShareableHandle, 337
-CS_FAST_ENTRY cs_l_cuMemMap, cs_sl_cuMemMap, 0, 338, cs_call_cuda+2704, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemMap, cs_sd_cuMemMap, 1, 338, cs_call_cuda+2704, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemMap, cs_sg_cuMemMap, 2, 338, cs_call_cuda+2704, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemMap, cs_sl_cuMemMap, 0, 338, cs_call_cuda+2704, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemMap, cs_sd_cuMemMap, 1, 338, cs_call_cuda+2704, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemMap, cs_sg_cuMemMap, 2, 338, cs_call_cuda+2704, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemMap, 338
-CS_FAST_ENTRY cs_l_cuMemMapArrayAsync, cs_sl_cuMemMapArrayAsync, 0, 339, cs_call_cuda+2712, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemMapArrayAsync, cs_sd_cuMemMapArrayAsync, 1, 339, cs_call_cuda+2712, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemMapArrayAsync, cs_sg_cuMemMapArrayAsync, 2, 339, cs_call_cuda+2712, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemMapArrayAsync, cs_sl_cuMemMapArrayAsync, 0, 339, cs_call_cuda+2712, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemMapArrayAsync, cs_sd_cuMemMapArrayAsync, 1, 339, cs_call_cuda+2712, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemMapArrayAsync, cs_sg_cuMemMapArrayAsync, 2, 339, cs_call_cuda+2712, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemMapArrayAsync, 339
-CS_FAST_ENTRY cs_l_cuMemMapArrayAsync_ptsz, cs_sl_cuMemMapArrayAsync_ptsz, 0, 340, cs_call_cuda+2720, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemMapArrayAsync_ptsz, cs_sd_cuMemMapArrayAsync_ptsz, 1, 340, cs_call_cuda+2720, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemMapArrayAsync_ptsz, cs_sg_cuMemMapArrayAsync_ptsz, 2, 340, cs_call_cuda+2720, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemMapArrayAsync_ptsz, cs_sl_cuMemMapArrayAsync_ptsz, 0, 340, cs_call_cuda+2720, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemMapArrayAsync_ptsz, cs_sd_cuMemMapArrayAsync_ptsz, 1, 340, cs_call_cuda+2720, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemMapArrayAsync_ptsz, cs_sg_cuMemMapArrayAsync_ptsz, 2, 340, cs_call_cuda+2720, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemMapArrayAsync_ptsz, 340
-CS_FAST_ENTRY cs_l_cuMemPoolCreate, cs_sl_cuMemPoolCreate, 0, 341, cs_call_cuda+2728, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemPoolCreate, cs_sd_cuMemPoolCreate, 1, 341, cs_call_cuda+2728, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemPoolCreate, cs_sg_cuMemPoolCreate, 2, 341, cs_call_cuda+2728, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemPoolCreate, cs_sl_cuMemPoolCreate, 0, 341, cs_call_cuda+2728, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemPoolCreate, cs_sd_cuMemPoolCreate, 1, 341, cs_call_cuda+2728, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemPoolCreate, cs_sg_cuMemPoolCreate, 2, 341, cs_call_cuda+2728, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemPoolCreate, 341
-CS_FAST_ENTRY cs_l_cuMemPoolDestroy, cs_sl_cuMemPoolDestroy, 0, 342, cs_call_cuda+2736, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemPoolDestroy, cs_sd_cuMemPoolDestroy, 1, 342, cs_call_cuda+2736, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemPoolDestroy, cs_sg_cuMemPoolDestroy, 2, 342, cs_call_cuda+2736, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemPoolDestroy, cs_sl_cuMemPoolDestroy, 0, 342, cs_call_cuda+2736, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemPoolDestroy, cs_sd_cuMemPoolDestroy, 1, 342, cs_call_cuda+2736, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemPoolDestroy, cs_sg_cuMemPoolDestroy, 2, 342, cs_call_cuda+2736, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemPoolDestroy, 342
-CS_FAST_ENTRY cs_l_cuMemPoolExportPointer, cs_sl_cuMemPoolExportPointer, 0, 343, cs_call_cuda+2744, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemPoolExportPointer, cs_sd_cuMemPoolExportPointer, 1, 343, cs_call_cuda+2744, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemPoolExportPointer, cs_sg_cuMemPoolExportPointer, 2, 343, cs_call_cuda+2744, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemPoolExportPointer, cs_sl_cuMemPoolExportPointer, 0, 343, cs_call_cuda+2744, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemPoolExportPointer, cs_sd_cuMemPoolExportPointer, 1, 343, cs_call_cuda+2744, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemPoolExportPointer, cs_sg_cuMemPoolExportPointer, 2, 343, cs_call_cuda+2744, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemPoolExportPointer, 343
-CS_FAST_ENTRY cs_l_cuMemPoolExportToShareableHandle, cs_sl_cuMemPoolExportToShareableHandle, 0, 344, cs_call_cuda+2752, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemPoolExportToShareableHandle, cs_sd_cuMemPoolExportToShareableHandle, 1, 344, cs_call_cuda+2752, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemPoolExportToShareableHandle, cs_sg_cuMemPoolExportToShareableHandle, 2, 344, cs_call_cuda+2752, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemPoolExportToShareableHandle, cs_sl_cuMemPoolExportToShareableHandle, 0, 344, cs_call_cuda+2752, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemPoolExportToShareableHandle, cs_sd_cuMemPoolExportToShareableHandle, 1, 344, cs_call_cuda+2752, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemPoolExportToShareableHandle, cs_sg_cuMemPoolExportToShareableHandle, 2, 344, cs_call_cuda+2752, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemPoolExportToShareableHandle, 344
-CS_FAST_ENTRY cs_l_cuMemPoolGetAccess, cs_sl_cuMemPoolGetAccess, 0, 345, cs_call_cuda+2760, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemPoolGetAccess, cs_sd_cuMemPoolGetAccess, 1, 345, cs_call_cuda+2760, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemPoolGetAccess, cs_sg_cuMemPoolGetAccess, 2, 345, cs_call_cuda+2760, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemPoolGetAccess, cs_sl_cuMemPoolGetAccess, 0, 345, cs_call_cuda+2760, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemPoolGetAccess, cs_sd_cuMemPoolGetAccess, 1, 345, cs_call_cuda+2760, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemPoolGetAccess, cs_sg_cuMemPoolGetAccess, 2, 345, cs_call_cuda+2760, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemPoolGetAccess, 345
-CS_FAST_ENTRY cs_l_cuMemPoolGetAttribute, cs_sl_cuMemPoolGetAttribute, 0, 346, cs_call_cuda+2768, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemPoolGetAttribute, cs_sd_cuMemPoolGetAttribute, 1, 346, cs_call_cuda+2768, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemPoolGetAttribute, cs_sg_cuMemPoolGetAttribute, 2, 346, cs_call_cuda+2768, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemPoolGetAttribute, cs_sl_cuMemPoolGetAttribute, 0, 346, cs_call_cuda+2768, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemPoolGetAttribute, cs_sd_cuMemPoolGetAttribute, 1, 346, cs_call_cuda+2768, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemPoolGetAttribute, cs_sg_cuMemPoolGetAttribute, 2, 346, cs_call_cuda+2768, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemPoolGetAttribute, 346
-CS_FAST_ENTRY cs_l_cuMemPoolImportFromShareableHandle, cs_sl_cuMemPoolImportFromShareableHandle, 0, 347, cs_call_cuda+2776, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemPoolImportFromShareableHandle, cs_sd_cuMemPoolImportFromShareableHandle, 1, 347, cs_call_cuda+2776, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemPoolImportFromShareableHandle, cs_sg_cuMemPoolImportFromShareableHandle, 2, 347, cs_call_cuda+2776, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemPoolImportFromShareableHandle, cs_sl_cuMemPoolImportFromShareableHandle, 0, 347, cs_call_cuda+2776, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemPoolImportFromShareableHandle, cs_sd_cuMemPoolImportFromShareableHandle, 1, 347, cs_call_cuda+2776, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemPoolImportFromShareableHandle, cs_sg_cuMemPoolImportFromShareableHandle, 2, 347, cs_call_cuda+2776, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemPoolImportFromShareableHandle, 347
-CS_FAST_ENTRY cs_l_cuMemPoolImportPointer, cs_sl_cuMemPoolImportPointer, 0, 348, cs_call_cuda+2784, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemPoolImportPointer, cs_sd_cuMemPoolImportPointer, 1, 348, cs_call_cuda+2784, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemPoolImportPointer, cs_sg_cuMemPoolImportPointer, 2, 348, cs_call_cuda+2784, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemPoolImportPointer, cs_sl_cuMemPoolImportPointer, 0, 348, cs_call_cuda+2784, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemPoolImportPointer, cs_sd_cuMemPoolImportPointer, 1, 348, cs_call_cuda+2784, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemPoolImportPointer, cs_sg_cuMemPoolImportPointer, 2, 348, cs_call_cuda+2784, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemPoolImportPointer, 348
-CS_FAST_ENTRY cs_l_cuMemPoolSetAccess, cs_sl_cuMemPoolSetAccess, 0, 349, cs_call_cuda+2792, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemPoolSetAccess, cs_sd_cuMemPoolSetAccess, 1, 349, cs_call_cuda+2792, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemPoolSetAccess, cs_sg_cuMemPoolSetAccess, 2, 349, cs_call_cuda+2792, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemPoolSetAccess, cs_sl_cuMemPoolSetAccess, 0, 349, cs_call_cuda+2792, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemPoolSetAccess, cs_sd_cuMemPoolSetAccess, 1, 349, cs_call_cuda+2792, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemPoolSetAccess, cs_sg_cuMemPoolSetAccess, 2, 349, cs_call_cuda+2792, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemPoolSetAccess, 349
-CS_FAST_ENTRY cs_l_cuMemPoolSetAttribute, cs_sl_cuMemPoolSetAttribute, 0, 350, cs_call_cuda+2800, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemPoolSetAttribute, cs_sd_cuMemPoolSetAttribute, 1, 350, cs_call_cuda+2800, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemPoolSetAttribute, cs_sg_cuMemPoolSetAttribute, 2, 350, cs_call_cuda+2800, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemPoolSetAttribute, cs_sl_cuMemPoolSetAttribute, 0, 350, cs_call_cuda+2800, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemPoolSetAttribute, cs_sd_cuMemPoolSetAttribute, 1, 350, cs_call_cuda+2800, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemPoolSetAttribute, cs_sg_cuMemPoolSetAttribute, 2, 350, cs_call_cuda+2800, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemPoolSetAttribute, 350
-CS_FAST_ENTRY cs_l_cuMemPoolTrimTo, cs_sl_cuMemPoolTrimTo, 0, 351, cs_call_cuda+2808, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemPoolTrimTo, cs_sd_cuMemPoolTrimTo, 1, 351, cs_call_cuda+2808, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemPoolTrimTo, cs_sg_cuMemPoolTrimTo, 2, 351, cs_call_cuda+2808, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemPoolTrimTo, cs_sl_cuMemPoolTrimTo, 0, 351, cs_call_cuda+2808, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemPoolTrimTo, cs_sd_cuMemPoolTrimTo, 1, 351, cs_call_cuda+2808, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemPoolTrimTo, cs_sg_cuMemPoolTrimTo, 2, 351, cs_call_cuda+2808, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemPoolTrimTo, 351
-CS_FAST_ENTRY cs_l_cuMemPrefetchAsync, cs_sl_cuMemPrefetchAsync, 0, 352, cs_call_cuda+2816, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemPrefetchAsync, cs_sd_cuMemPrefetchAsync, 1, 352, cs_call_cuda+2816, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemPrefetchAsync, cs_sg_cuMemPrefetchAsync, 2, 352, cs_call_cuda+2816, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemPrefetchAsync, cs_sl_cuMemPrefetchAsync, 0, 352, cs_call_cuda+2816, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemPrefetchAsync, cs_sd_cuMemPrefetchAsync, 1, 352, cs_call_cuda+2816, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemPrefetchAsync, cs_sg_cuMemPrefetchAsync, 2, 352, cs_call_cuda+2816, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemPrefetchAsync, 352
-CS_FAST_ENTRY cs_l_cuMemPrefetchAsync_ptsz, cs_sl_cuMemPrefetchAsync_ptsz, 0, 353, cs_call_cuda+2824, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemPrefetchAsync_ptsz, cs_sd_cuMemPrefetchAsync_ptsz, 1, 353, cs_call_cuda+2824, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemPrefetchAsync_ptsz, cs_sg_cuMemPrefetchAsync_ptsz, 2, 353, cs_call_cuda+2824, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemPrefetchAsync_ptsz, cs_sl_cuMemPrefetchAsync_ptsz, 0, 353, cs_call_cuda+2824, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemPrefetchAsync_ptsz, cs_sd_cuMemPrefetchAsync_ptsz, 1, 353, cs_call_cuda+2824, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemPrefetchAsync_ptsz, cs_sg_cuMemPrefetchAsync_ptsz, 2, 353, cs_call_cuda+2824, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemPrefetchAsync_ptsz, 353
-CS_FAST_ENTRY cs_l_cuMemPrefetchAsync_v2, cs_sl_cuMemPrefetchAsync_v2, 0, 354, cs_call_cuda+2832, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemPrefetchAsync_v2, cs_sd_cuMemPrefetchAsync_v2, 1, 354, cs_call_cuda+2832, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemPrefetchAsync_v2, cs_sg_cuMemPrefetchAsync_v2, 2, 354, cs_call_cuda+2832, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemPrefetchAsync_v2, cs_sl_cuMemPrefetchAsync_v2, 0, 354, cs_call_cuda+2832, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemPrefetchAsync_v2, cs_sd_cuMemPrefetchAsync_v2, 1, 354, cs_call_cuda+2832, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemPrefetchAsync_v2, cs_sg_cuMemPrefetchAsync_v2, 2, 354, cs_call_cuda+2832, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemPrefetchAsync_v2, 354
-CS_FAST_ENTRY cs_l_cuMemPrefetchAsync_v2_ptsz, cs_sl_cuMemPrefetchAsync_v2_ptsz, 0, 355, cs_call_cuda+2840, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemPrefetchAsync_v2_ptsz, cs_sd_cuMemPrefetchAsync_v2_ptsz, 1, 355, cs_call_cuda+2840, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemPrefetchAsync_v2_ptsz, cs_sg_cuMemPrefetchAsync_v2_ptsz, 2, 355, cs_call_cuda+2840, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemPrefetchAsync_v2_ptsz, cs_sl_cuMemPrefetchAsync_v2_ptsz, 0, 355, cs_call_cuda+2840, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemPrefetchAsync_v2_ptsz, cs_sd_cuMemPrefetchAsync_v2_ptsz, 1, 355, cs_call_cuda+2840, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemPrefetchAsync_v2_ptsz, cs_sg_cuMemPrefetchAsync_v2_ptsz, 2, 355, cs_call_cuda+2840, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemPrefetchAsync_v2_ptsz, 355
-CS_FAST_ENTRY cs_l_cuMemPrefetchBatchAsync, cs_sl_cuMemPrefetchBatchAsync, 0, 356, cs_call_cuda+2848, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemPrefetchBatchAsync, cs_sd_cuMemPrefetchBatchAsync, 1, 356, cs_call_cuda+2848, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemPrefetchBatchAsync, cs_sg_cuMemPrefetchBatchAsync, 2, 356, cs_call_cuda+2848, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemPrefetchBatchAsync, cs_sl_cuMemPrefetchBatchAsync, 0, 356, cs_call_cuda+2848, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemPrefetchBatchAsync, cs_sd_cuMemPrefetchBatchAsync, 1, 356, cs_call_cuda+2848, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemPrefetchBatchAsync, cs_sg_cuMemPrefetchBatchAsync, 2, 356, cs_call_cuda+2848, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemPrefetchBatchAsync, 356
-CS_FAST_ENTRY cs_l_cuMemPrefetchBatchAsync_ptsz, cs_sl_cuMemPrefetchBatchAsync_ptsz, 0, 357, cs_call_cuda+2856, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemPrefetchBatchAsync_ptsz, cs_sd_cuMemPrefetchBatchAsync_ptsz, 1, 357, cs_call_cuda+2856, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemPrefetchBatchAsync_ptsz, cs_sg_cuMemPrefetchBatchAsync_ptsz, 2, 357, cs_call_cuda+2856, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemPrefetchBatchAsync_ptsz, cs_sl_cuMemPrefetchBatchAsync_ptsz, 0, 357, cs_call_cuda+2856, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemPrefetchBatchAsync_ptsz, cs_sd_cuMemPrefetchBatchAsync_ptsz, 1, 357, cs_call_cuda+2856, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemPrefetchBatchAsync_ptsz, cs_sg_cuMemPrefetchBatchAsync_ptsz, 2, 357, cs_call_cuda+2856, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemPrefetchBatchAsync_ptsz, 357
-CS_FAST_ENTRY cs_l_cuMemRangeGetAttribute, cs_sl_cuMemRangeGetAttribute, 0, 358, cs_call_cuda+2864, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemRangeGetAttribute, cs_sd_cuMemRangeGetAttribute, 1, 358, cs_call_cuda+2864, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemRangeGetAttribute, cs_sg_cuMemRangeGetAttribute, 2, 358, cs_call_cuda+2864, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemRangeGetAttribute, cs_sl_cuMemRangeGetAttribute, 0, 358, cs_call_cuda+2864, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemRangeGetAttribute, cs_sd_cuMemRangeGetAttribute, 1, 358, cs_call_cuda+2864, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemRangeGetAttribute, cs_sg_cuMemRangeGetAttribute, 2, 358, cs_call_cuda+2864, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemRangeGetAttribute, 358
-CS_FAST_ENTRY cs_l_cuMemRangeGetAttributes, cs_sl_cuMemRangeGetAttributes, 0, 359, cs_call_cuda+2872, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemRangeGetAttributes, cs_sd_cuMemRangeGetAttributes, 1, 359, cs_call_cuda+2872, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemRangeGetAttributes, cs_sg_cuMemRangeGetAttributes, 2, 359, cs_call_cuda+2872, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemRangeGetAttributes, cs_sl_cuMemRangeGetAttributes, 0, 359, cs_call_cuda+2872, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemRangeGetAttributes, cs_sd_cuMemRangeGetAttributes, 1, 359, cs_call_cuda+2872, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemRangeGetAttributes, cs_sg_cuMemRangeGetAttributes, 2, 359, cs_call_cuda+2872, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemRangeGetAttributes, 359
-CS_FAST_ENTRY cs_l_cuMemRelease, cs_sl_cuMemRelease, 0, 360, cs_call_cuda+2880, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemRelease, cs_sd_cuMemRelease, 1, 360, cs_call_cuda+2880, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemRelease, cs_sg_cuMemRelease, 2, 360, cs_call_cuda+2880, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemRelease, cs_sl_cuMemRelease, 0, 360, cs_call_cuda+2880, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemRelease, cs_sd_cuMemRelease, 1, 360, cs_call_cuda+2880, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemRelease, cs_sg_cuMemRelease, 2, 360, cs_call_cuda+2880, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemRelease, 360
-CS_FAST_ENTRY cs_l_cuMemRetainAllocationHandle, cs_sl_cuMemRetainAllocationHandle, 0, 361, cs_call_cuda+2888, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemRetainAllocationHandle, cs_sd_cuMemRetainAllocationHandle, 1, 361, cs_call_cuda+2888, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemRetainAllocationHandle, cs_sg_cuMemRetainAllocationHandle, 2, 361, cs_call_cuda+2888, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemRetainAllocationHandle, cs_sl_cuMemRetainAllocationHandle, 0, 361, cs_call_cuda+2888, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemRetainAllocationHandle, cs_sd_cuMemRetainAllocationHandle, 1, 361, cs_call_cuda+2888, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemRetainAllocationHandle, cs_sg_cuMemRetainAllocationHandle, 2, 361, cs_call_cuda+2888, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemRetainAllocationHandle, 361
-CS_FAST_ENTRY cs_l_cuMemSetAccess, cs_sl_cuMemSetAccess, 0, 362, cs_call_cuda+2896, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemSetAccess, cs_sd_cuMemSetAccess, 1, 362, cs_call_cuda+2896, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemSetAccess, cs_sg_cuMemSetAccess, 2, 362, cs_call_cuda+2896, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemSetAccess, cs_sl_cuMemSetAccess, 0, 362, cs_call_cuda+2896, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemSetAccess, cs_sd_cuMemSetAccess, 1, 362, cs_call_cuda+2896, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemSetAccess, cs_sg_cuMemSetAccess, 2, 362, cs_call_cuda+2896, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemSetAccess, 362
-CS_FAST_ENTRY cs_l_cuMemSetMemPool, cs_sl_cuMemSetMemPool, 0, 363, cs_call_cuda+2904, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemSetMemPool, cs_sd_cuMemSetMemPool, 1, 363, cs_call_cuda+2904, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemSetMemPool, cs_sg_cuMemSetMemPool, 2, 363, cs_call_cuda+2904, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemSetMemPool, cs_sl_cuMemSetMemPool, 0, 363, cs_call_cuda+2904, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemSetMemPool, cs_sd_cuMemSetMemPool, 1, 363, cs_call_cuda+2904, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemSetMemPool, cs_sg_cuMemSetMemPool, 2, 363, cs_call_cuda+2904, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemSetMemPool, 363
-CS_FAST_ENTRY cs_l_cuMemUnmap, cs_sl_cuMemUnmap, 0, 364, cs_call_cuda+2912, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemUnmap, cs_sd_cuMemUnmap, 1, 364, cs_call_cuda+2912, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemUnmap, cs_sg_cuMemUnmap, 2, 364, cs_call_cuda+2912, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemUnmap, cs_sl_cuMemUnmap, 0, 364, cs_call_cuda+2912, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemUnmap, cs_sd_cuMemUnmap, 1, 364, cs_call_cuda+2912, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemUnmap, cs_sg_cuMemUnmap, 2, 364, cs_call_cuda+2912, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemUnmap, 364
-CS_FAST_ENTRY cs_l_cuMemcpy, cs_sl_cuMemcpy, 0, 365, cs_call_cuda+2920, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpy, cs_sd_cuMemcpy, 1, 365, cs_call_cuda+2920, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpy, cs_sg_cuMemcpy, 2, 365, cs_call_cuda+2920, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpy, cs_sl_cuMemcpy, 0, 365, cs_call_cuda+2920, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpy, cs_sd_cuMemcpy, 1, 365, cs_call_cuda+2920, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpy, cs_sg_cuMemcpy, 2, 365, cs_call_cuda+2920, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpy, 365
-CS_FAST_ENTRY cs_l_cuMemcpy2D, cs_sl_cuMemcpy2D, 0, 366, cs_call_cuda+2928, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpy2D, cs_sd_cuMemcpy2D, 1, 366, cs_call_cuda+2928, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpy2D, cs_sg_cuMemcpy2D, 2, 366, cs_call_cuda+2928, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpy2D, cs_sl_cuMemcpy2D, 0, 366, cs_call_cuda+2928, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpy2D, cs_sd_cuMemcpy2D, 1, 366, cs_call_cuda+2928, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpy2D, cs_sg_cuMemcpy2D, 2, 366, cs_call_cuda+2928, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpy2D, 366
-CS_FAST_ENTRY cs_l_cuMemcpy2DAsync, cs_sl_cuMemcpy2DAsync, 0, 367, cs_call_cuda+2936, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpy2DAsync, cs_sd_cuMemcpy2DAsync, 1, 367, cs_call_cuda+2936, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpy2DAsync, cs_sg_cuMemcpy2DAsync, 2, 367, cs_call_cuda+2936, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpy2DAsync, cs_sl_cuMemcpy2DAsync, 0, 367, cs_call_cuda+2936, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpy2DAsync, cs_sd_cuMemcpy2DAsync, 1, 367, cs_call_cuda+2936, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpy2DAsync, cs_sg_cuMemcpy2DAsync, 2, 367, cs_call_cuda+2936, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpy2DAsync, 367
-CS_FAST_ENTRY cs_l_cuMemcpy2DAsync_v2, cs_sl_cuMemcpy2DAsync_v2, 0, 368, cs_call_cuda+2944, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpy2DAsync_v2, cs_sd_cuMemcpy2DAsync_v2, 1, 368, cs_call_cuda+2944, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpy2DAsync_v2, cs_sg_cuMemcpy2DAsync_v2, 2, 368, cs_call_cuda+2944, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpy2DAsync_v2, cs_sl_cuMemcpy2DAsync_v2, 0, 368, cs_call_cuda+2944, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpy2DAsync_v2, cs_sd_cuMemcpy2DAsync_v2, 1, 368, cs_call_cuda+2944, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpy2DAsync_v2, cs_sg_cuMemcpy2DAsync_v2, 2, 368, cs_call_cuda+2944, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpy2DAsync_v2, 368
-CS_FAST_ENTRY cs_l_cuMemcpy2DAsync_v2_ptsz, cs_sl_cuMemcpy2DAsync_v2_ptsz, 0, 369, cs_call_cuda+2952, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpy2DAsync_v2_ptsz, cs_sd_cuMemcpy2DAsync_v2_ptsz, 1, 369, cs_call_cuda+2952, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpy2DAsync_v2_ptsz, cs_sg_cuMemcpy2DAsync_v2_ptsz, 2, 369, cs_call_cuda+2952, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpy2DAsync_v2_ptsz, cs_sl_cuMemcpy2DAsync_v2_ptsz, 0, 369, cs_call_cuda+2952, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpy2DAsync_v2_ptsz, cs_sd_cuMemcpy2DAsync_v2_ptsz, 1, 369, cs_call_cuda+2952, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpy2DAsync_v2_ptsz, cs_sg_cuMemcpy2DAsync_v2_ptsz, 2, 369, cs_call_cuda+2952, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpy2DAsync_v2_ptsz, 369
-CS_FAST_ENTRY cs_l_cuMemcpy2DUnaligned, cs_sl_cuMemcpy2DUnaligned, 0, 370, cs_call_cuda+2960, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpy2DUnaligned, cs_sd_cuMemcpy2DUnaligned, 1, 370, cs_call_cuda+2960, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpy2DUnaligned, cs_sg_cuMemcpy2DUnaligned, 2, 370, cs_call_cuda+2960, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpy2DUnaligned, cs_sl_cuMemcpy2DUnaligned, 0, 370, cs_call_cuda+2960, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpy2DUnaligned, cs_sd_cuMemcpy2DUnaligned, 1, 370, cs_call_cuda+2960, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpy2DUnaligned, cs_sg_cuMemcpy2DUnaligned, 2, 370, cs_call_cuda+2960, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpy2DUnaligned, 370
-CS_FAST_ENTRY cs_l_cuMemcpy2DUnaligned_v2, cs_sl_cuMemcpy2DUnaligned_v2, 0, 371, cs_call_cuda+2968, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpy2DUnaligned_v2, cs_sd_cuMemcpy2DUnaligned_v2, 1, 371, cs_call_cuda+2968, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpy2DUnaligned_v2, cs_sg_cuMemcpy2DUnaligned_v2, 2, 371, cs_call_cuda+2968, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpy2DUnaligned_v2, cs_sl_cuMemcpy2DUnaligned_v2, 0, 371, cs_call_cuda+2968, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpy2DUnaligned_v2, cs_sd_cuMemcpy2DUnaligned_v2, 1, 371, cs_call_cuda+2968, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpy2DUnaligned_v2, cs_sg_cuMemcpy2DUnaligned_v2, 2, 371, cs_call_cuda+2968, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpy2DUnaligned_v2, 371
-CS_FAST_ENTRY cs_l_cuMemcpy2DUnaligned_v2_ptds, cs_sl_cuMemcpy2DUnaligned_v2_ptds, 0, 372, cs_call_cuda+2976, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpy2DUnaligned_v2_ptds, cs_sd_cuMemcpy2DUnaligned_v2_ptds, 1, 372, cs_call_cuda+2976, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpy2DUnaligned_v2_ptds, cs_sg_cuMemcpy2DUnaligned_v2_ptds, 2, 372, cs_call_cuda+2976, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpy2DUnaligned_v2_ptds, cs_sl_cuMemcpy2DUnaligned_v2_ptds, 0, 372, cs_call_cuda+2976, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpy2DUnaligned_v2_ptds, cs_sd_cuMemcpy2DUnaligned_v2_ptds, 1, 372, cs_call_cuda+2976, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpy2DUnaligned_v2_ptds, cs_sg_cuMemcpy2DUnaligned_v2_ptds, 2, 372, cs_call_cuda+2976, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpy2DUnaligned_v2_ptds, 372
-CS_FAST_ENTRY cs_l_cuMemcpy2D_v2, cs_sl_cuMemcpy2D_v2, 0, 373, cs_call_cuda+2984, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpy2D_v2, cs_sd_cuMemcpy2D_v2, 1, 373, cs_call_cuda+2984, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpy2D_v2, cs_sg_cuMemcpy2D_v2, 2, 373, cs_call_cuda+2984, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpy2D_v2, cs_sl_cuMemcpy2D_v2, 0, 373, cs_call_cuda+2984, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpy2D_v2, cs_sd_cuMemcpy2D_v2, 1, 373, cs_call_cuda+2984, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpy2D_v2, cs_sg_cuMemcpy2D_v2, 2, 373, cs_call_cuda+2984, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpy2D_v2, 373
-CS_FAST_ENTRY cs_l_cuMemcpy2D_v2_ptds, cs_sl_cuMemcpy2D_v2_ptds, 0, 374, cs_call_cuda+2992, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpy2D_v2_ptds, cs_sd_cuMemcpy2D_v2_ptds, 1, 374, cs_call_cuda+2992, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpy2D_v2_ptds, cs_sg_cuMemcpy2D_v2_ptds, 2, 374, cs_call_cuda+2992, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpy2D_v2_ptds, cs_sl_cuMemcpy2D_v2_ptds, 0, 374, cs_call_cuda+2992, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpy2D_v2_ptds, cs_sd_cuMemcpy2D_v2_ptds, 1, 374, cs_call_cuda+2992, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpy2D_v2_ptds, cs_sg_cuMemcpy2D_v2_ptds, 2, 374, cs_call_cuda+2992, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpy2D_v2_ptds, 374
-CS_FAST_ENTRY cs_l_cuMemcpy3D, cs_sl_cuMemcpy3D, 0, 375, cs_call_cuda+3000, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpy3D, cs_sd_cuMemcpy3D, 1, 375, cs_call_cuda+3000, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpy3D, cs_sg_cuMemcpy3D, 2, 375, cs_call_cuda+3000, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpy3D, cs_sl_cuMemcpy3D, 0, 375, cs_call_cuda+3000, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpy3D, cs_sd_cuMemcpy3D, 1, 375, cs_call_cuda+3000, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpy3D, cs_sg_cuMemcpy3D, 2, 375, cs_call_cuda+3000, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpy3D, 375
-CS_FAST_ENTRY cs_l_cuMemcpy3DAsync, cs_sl_cuMemcpy3DAsync, 0, 376, cs_call_cuda+3008, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpy3DAsync, cs_sd_cuMemcpy3DAsync, 1, 376, cs_call_cuda+3008, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpy3DAsync, cs_sg_cuMemcpy3DAsync, 2, 376, cs_call_cuda+3008, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpy3DAsync, cs_sl_cuMemcpy3DAsync, 0, 376, cs_call_cuda+3008, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpy3DAsync, cs_sd_cuMemcpy3DAsync, 1, 376, cs_call_cuda+3008, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpy3DAsync, cs_sg_cuMemcpy3DAsync, 2, 376, cs_call_cuda+3008, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpy3DAsync, 376
-CS_FAST_ENTRY cs_l_cuMemcpy3DAsync_v2, cs_sl_cuMemcpy3DAsync_v2, 0, 377, cs_call_cuda+3016, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpy3DAsync_v2, cs_sd_cuMemcpy3DAsync_v2, 1, 377, cs_call_cuda+3016, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpy3DAsync_v2, cs_sg_cuMemcpy3DAsync_v2, 2, 377, cs_call_cuda+3016, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpy3DAsync_v2, cs_sl_cuMemcpy3DAsync_v2, 0, 377, cs_call_cuda+3016, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpy3DAsync_v2, cs_sd_cuMemcpy3DAsync_v2, 1, 377, cs_call_cuda+3016, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpy3DAsync_v2, cs_sg_cuMemcpy3DAsync_v2, 2, 377, cs_call_cuda+3016, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpy3DAsync_v2, 377
-CS_FAST_ENTRY cs_l_cuMemcpy3DAsync_v2_ptsz, cs_sl_cuMemcpy3DAsync_v2_ptsz, 0, 378, cs_call_cuda+3024, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpy3DAsync_v2_ptsz, cs_sd_cuMemcpy3DAsync_v2_ptsz, 1, 378, cs_call_cuda+3024, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpy3DAsync_v2_ptsz, cs_sg_cuMemcpy3DAsync_v2_ptsz, 2, 378, cs_call_cuda+3024, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpy3DAsync_v2_ptsz, cs_sl_cuMemcpy3DAsync_v2_ptsz, 0, 378, cs_call_cuda+3024, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpy3DAsync_v2_ptsz, cs_sd_cuMemcpy3DAsync_v2_ptsz, 1, 378, cs_call_cuda+3024, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpy3DAsync_v2_ptsz, cs_sg_cuMemcpy3DAsync_v2_ptsz, 2, 378, cs_call_cuda+3024, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpy3DAsync_v2_ptsz, 378
-CS_FAST_ENTRY cs_l_cuMemcpy3DBatchAsync, cs_sl_cuMemcpy3DBatchAsync, 0, 379, cs_call_cuda+3032, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpy3DBatchAsync, cs_sd_cuMemcpy3DBatchAsync, 1, 379, cs_call_cuda+3032, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpy3DBatchAsync, cs_sg_cuMemcpy3DBatchAsync, 2, 379, cs_call_cuda+3032, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpy3DBatchAsync, cs_sl_cuMemcpy3DBatchAsync, 0, 379, cs_call_cuda+3032, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpy3DBatchAsync, cs_sd_cuMemcpy3DBatchAsync, 1, 379, cs_call_cuda+3032, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpy3DBatchAsync, cs_sg_cuMemcpy3DBatchAsync, 2, 379, cs_call_cuda+3032, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpy3DBatchAsync, 379
-CS_FAST_ENTRY cs_l_cuMemcpy3DBatchAsync_ptsz, cs_sl_cuMemcpy3DBatchAsync_ptsz, 0, 380, cs_call_cuda+3040, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpy3DBatchAsync_ptsz, cs_sd_cuMemcpy3DBatchAsync_ptsz, 1, 380, cs_call_cuda+3040, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpy3DBatchAsync_ptsz, cs_sg_cuMemcpy3DBatchAsync_ptsz, 2, 380, cs_call_cuda+3040, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpy3DBatchAsync_ptsz, cs_sl_cuMemcpy3DBatchAsync_ptsz, 0, 380, cs_call_cuda+3040, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpy3DBatchAsync_ptsz, cs_sd_cuMemcpy3DBatchAsync_ptsz, 1, 380, cs_call_cuda+3040, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpy3DBatchAsync_ptsz, cs_sg_cuMemcpy3DBatchAsync_ptsz, 2, 380, cs_call_cuda+3040, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpy3DBatchAsync_ptsz, 380
-CS_FAST_ENTRY cs_l_cuMemcpy3DBatchAsync_v2, cs_sl_cuMemcpy3DBatchAsync_v2, 0, 381, cs_call_cuda+3048, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpy3DBatchAsync_v2, cs_sd_cuMemcpy3DBatchAsync_v2, 1, 381, cs_call_cuda+3048, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpy3DBatchAsync_v2, cs_sg_cuMemcpy3DBatchAsync_v2, 2, 381, cs_call_cuda+3048, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpy3DBatchAsync_v2, cs_sl_cuMemcpy3DBatchAsync_v2, 0, 381, cs_call_cuda+3048, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpy3DBatchAsync_v2, cs_sd_cuMemcpy3DBatchAsync_v2, 1, 381, cs_call_cuda+3048, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpy3DBatchAsync_v2, cs_sg_cuMemcpy3DBatchAsync_v2, 2, 381, cs_call_cuda+3048, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpy3DBatchAsync_v2, 381
-CS_FAST_ENTRY cs_l_cuMemcpy3DBatchAsync_v2_ptsz, cs_sl_cuMemcpy3DBatchAsync_v2_ptsz, 0, 382, cs_call_cuda+3056, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpy3DBatchAsync_v2_ptsz, cs_sd_cuMemcpy3DBatchAsync_v2_ptsz, 1, 382, cs_call_cuda+3056, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpy3DBatchAsync_v2_ptsz, cs_sg_cuMemcpy3DBatchAsync_v2_ptsz, 2, 382, cs_call_cuda+3056, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpy3DBatchAsync_v2_ptsz, cs_sl_cuMemcpy3DBatchAsync_v2_ptsz, 0, 382, cs_call_cuda+3056, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpy3DBatchAsync_v2_ptsz, cs_sd_cuMemcpy3DBatchAsync_v2_ptsz, 1, 382, cs_call_cuda+3056, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpy3DBatchAsync_v2_ptsz, cs_sg_cuMemcpy3DBatchAsync_v2_ptsz, 2, 382, cs_call_cuda+3056, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpy3DBatchAsync_v2_ptsz, 382
-CS_FAST_ENTRY cs_l_cuMemcpy3DPeer, cs_sl_cuMemcpy3DPeer, 0, 383, cs_call_cuda+3064, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpy3DPeer, cs_sd_cuMemcpy3DPeer, 1, 383, cs_call_cuda+3064, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpy3DPeer, cs_sg_cuMemcpy3DPeer, 2, 383, cs_call_cuda+3064, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpy3DPeer, cs_sl_cuMemcpy3DPeer, 0, 383, cs_call_cuda+3064, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpy3DPeer, cs_sd_cuMemcpy3DPeer, 1, 383, cs_call_cuda+3064, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpy3DPeer, cs_sg_cuMemcpy3DPeer, 2, 383, cs_call_cuda+3064, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpy3DPeer, 383
-CS_FAST_ENTRY cs_l_cuMemcpy3DPeerAsync, cs_sl_cuMemcpy3DPeerAsync, 0, 384, cs_call_cuda+3072, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpy3DPeerAsync, cs_sd_cuMemcpy3DPeerAsync, 1, 384, cs_call_cuda+3072, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpy3DPeerAsync, cs_sg_cuMemcpy3DPeerAsync, 2, 384, cs_call_cuda+3072, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpy3DPeerAsync, cs_sl_cuMemcpy3DPeerAsync, 0, 384, cs_call_cuda+3072, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpy3DPeerAsync, cs_sd_cuMemcpy3DPeerAsync, 1, 384, cs_call_cuda+3072, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpy3DPeerAsync, cs_sg_cuMemcpy3DPeerAsync, 2, 384, cs_call_cuda+3072, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpy3DPeerAsync, 384
-CS_FAST_ENTRY cs_l_cuMemcpy3DPeerAsync_ptsz, cs_sl_cuMemcpy3DPeerAsync_ptsz, 0, 385, cs_call_cuda+3080, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpy3DPeerAsync_ptsz, cs_sd_cuMemcpy3DPeerAsync_ptsz, 1, 385, cs_call_cuda+3080, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpy3DPeerAsync_ptsz, cs_sg_cuMemcpy3DPeerAsync_ptsz, 2, 385, cs_call_cuda+3080, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpy3DPeerAsync_ptsz, cs_sl_cuMemcpy3DPeerAsync_ptsz, 0, 385, cs_call_cuda+3080, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpy3DPeerAsync_ptsz, cs_sd_cuMemcpy3DPeerAsync_ptsz, 1, 385, cs_call_cuda+3080, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpy3DPeerAsync_ptsz, cs_sg_cuMemcpy3DPeerAsync_ptsz, 2, 385, cs_call_cuda+3080, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpy3DPeerAsync_ptsz, 385
-CS_FAST_ENTRY cs_l_cuMemcpy3DPeer_ptds, cs_sl_cuMemcpy3DPeer_ptds, 0, 386, cs_call_cuda+3088, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpy3DPeer_ptds, cs_sd_cuMemcpy3DPeer_ptds, 1, 386, cs_call_cuda+3088, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpy3DPeer_ptds, cs_sg_cuMemcpy3DPeer_ptds, 2, 386, cs_call_cuda+3088, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpy3DPeer_ptds, cs_sl_cuMemcpy3DPeer_ptds, 0, 386, cs_call_cuda+3088, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpy3DPeer_ptds, cs_sd_cuMemcpy3DPeer_ptds, 1, 386, cs_call_cuda+3088, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpy3DPeer_ptds, cs_sg_cuMemcpy3DPeer_ptds, 2, 386, cs_call_cuda+3088, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpy3DPeer_ptds, 386
-CS_FAST_ENTRY cs_l_cuMemcpy3D_v2, cs_sl_cuMemcpy3D_v2, 0, 387, cs_call_cuda+3096, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpy3D_v2, cs_sd_cuMemcpy3D_v2, 1, 387, cs_call_cuda+3096, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpy3D_v2, cs_sg_cuMemcpy3D_v2, 2, 387, cs_call_cuda+3096, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpy3D_v2, cs_sl_cuMemcpy3D_v2, 0, 387, cs_call_cuda+3096, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpy3D_v2, cs_sd_cuMemcpy3D_v2, 1, 387, cs_call_cuda+3096, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpy3D_v2, cs_sg_cuMemcpy3D_v2, 2, 387, cs_call_cuda+3096, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpy3D_v2, 387
-CS_FAST_ENTRY cs_l_cuMemcpy3D_v2_ptds, cs_sl_cuMemcpy3D_v2_ptds, 0, 388, cs_call_cuda+3104, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpy3D_v2_ptds, cs_sd_cuMemcpy3D_v2_ptds, 1, 388, cs_call_cuda+3104, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpy3D_v2_ptds, cs_sg_cuMemcpy3D_v2_ptds, 2, 388, cs_call_cuda+3104, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpy3D_v2_ptds, cs_sl_cuMemcpy3D_v2_ptds, 0, 388, cs_call_cuda+3104, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpy3D_v2_ptds, cs_sd_cuMemcpy3D_v2_ptds, 1, 388, cs_call_cuda+3104, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpy3D_v2_ptds, cs_sg_cuMemcpy3D_v2_ptds, 2, 388, cs_call_cuda+3104, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpy3D_v2_ptds, 388
-CS_FAST_ENTRY cs_l_cuMemcpyAsync, cs_sl_cuMemcpyAsync, 0, 389, cs_call_cuda+3112, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyAsync, cs_sd_cuMemcpyAsync, 1, 389, cs_call_cuda+3112, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyAsync, cs_sg_cuMemcpyAsync, 2, 389, cs_call_cuda+3112, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyAsync, cs_sl_cuMemcpyAsync, 0, 389, cs_call_cuda+3112, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyAsync, cs_sd_cuMemcpyAsync, 1, 389, cs_call_cuda+3112, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyAsync, cs_sg_cuMemcpyAsync, 2, 389, cs_call_cuda+3112, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyAsync, 389
-CS_FAST_ENTRY cs_l_cuMemcpyAsync_ptsz, cs_sl_cuMemcpyAsync_ptsz, 0, 390, cs_call_cuda+3120, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyAsync_ptsz, cs_sd_cuMemcpyAsync_ptsz, 1, 390, cs_call_cuda+3120, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyAsync_ptsz, cs_sg_cuMemcpyAsync_ptsz, 2, 390, cs_call_cuda+3120, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyAsync_ptsz, cs_sl_cuMemcpyAsync_ptsz, 0, 390, cs_call_cuda+3120, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyAsync_ptsz, cs_sd_cuMemcpyAsync_ptsz, 1, 390, cs_call_cuda+3120, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyAsync_ptsz, cs_sg_cuMemcpyAsync_ptsz, 2, 390, cs_call_cuda+3120, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyAsync_ptsz, 390
-CS_FAST_ENTRY cs_l_cuMemcpyAtoA, cs_sl_cuMemcpyAtoA, 0, 391, cs_call_cuda+3128, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyAtoA, cs_sd_cuMemcpyAtoA, 1, 391, cs_call_cuda+3128, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyAtoA, cs_sg_cuMemcpyAtoA, 2, 391, cs_call_cuda+3128, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyAtoA, cs_sl_cuMemcpyAtoA, 0, 391, cs_call_cuda+3128, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyAtoA, cs_sd_cuMemcpyAtoA, 1, 391, cs_call_cuda+3128, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyAtoA, cs_sg_cuMemcpyAtoA, 2, 391, cs_call_cuda+3128, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyAtoA, 391
-CS_FAST_ENTRY cs_l_cuMemcpyAtoA_v2, cs_sl_cuMemcpyAtoA_v2, 0, 392, cs_call_cuda+3136, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyAtoA_v2, cs_sd_cuMemcpyAtoA_v2, 1, 392, cs_call_cuda+3136, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyAtoA_v2, cs_sg_cuMemcpyAtoA_v2, 2, 392, cs_call_cuda+3136, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyAtoA_v2, cs_sl_cuMemcpyAtoA_v2, 0, 392, cs_call_cuda+3136, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyAtoA_v2, cs_sd_cuMemcpyAtoA_v2, 1, 392, cs_call_cuda+3136, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyAtoA_v2, cs_sg_cuMemcpyAtoA_v2, 2, 392, cs_call_cuda+3136, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyAtoA_v2, 392
-CS_FAST_ENTRY cs_l_cuMemcpyAtoA_v2_ptds, cs_sl_cuMemcpyAtoA_v2_ptds, 0, 393, cs_call_cuda+3144, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyAtoA_v2_ptds, cs_sd_cuMemcpyAtoA_v2_ptds, 1, 393, cs_call_cuda+3144, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyAtoA_v2_ptds, cs_sg_cuMemcpyAtoA_v2_ptds, 2, 393, cs_call_cuda+3144, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyAtoA_v2_ptds, cs_sl_cuMemcpyAtoA_v2_ptds, 0, 393, cs_call_cuda+3144, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyAtoA_v2_ptds, cs_sd_cuMemcpyAtoA_v2_ptds, 1, 393, cs_call_cuda+3144, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyAtoA_v2_ptds, cs_sg_cuMemcpyAtoA_v2_ptds, 2, 393, cs_call_cuda+3144, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyAtoA_v2_ptds, 393
-CS_FAST_ENTRY cs_l_cuMemcpyAtoD, cs_sl_cuMemcpyAtoD, 0, 394, cs_call_cuda+3152, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyAtoD, cs_sd_cuMemcpyAtoD, 1, 394, cs_call_cuda+3152, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyAtoD, cs_sg_cuMemcpyAtoD, 2, 394, cs_call_cuda+3152, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyAtoD, cs_sl_cuMemcpyAtoD, 0, 394, cs_call_cuda+3152, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyAtoD, cs_sd_cuMemcpyAtoD, 1, 394, cs_call_cuda+3152, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyAtoD, cs_sg_cuMemcpyAtoD, 2, 394, cs_call_cuda+3152, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyAtoD, 394
-CS_FAST_ENTRY cs_l_cuMemcpyAtoD_v2, cs_sl_cuMemcpyAtoD_v2, 0, 395, cs_call_cuda+3160, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyAtoD_v2, cs_sd_cuMemcpyAtoD_v2, 1, 395, cs_call_cuda+3160, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyAtoD_v2, cs_sg_cuMemcpyAtoD_v2, 2, 395, cs_call_cuda+3160, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyAtoD_v2, cs_sl_cuMemcpyAtoD_v2, 0, 395, cs_call_cuda+3160, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyAtoD_v2, cs_sd_cuMemcpyAtoD_v2, 1, 395, cs_call_cuda+3160, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyAtoD_v2, cs_sg_cuMemcpyAtoD_v2, 2, 395, cs_call_cuda+3160, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyAtoD_v2, 395
-CS_FAST_ENTRY cs_l_cuMemcpyAtoD_v2_ptds, cs_sl_cuMemcpyAtoD_v2_ptds, 0, 396, cs_call_cuda+3168, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyAtoD_v2_ptds, cs_sd_cuMemcpyAtoD_v2_ptds, 1, 396, cs_call_cuda+3168, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyAtoD_v2_ptds, cs_sg_cuMemcpyAtoD_v2_ptds, 2, 396, cs_call_cuda+3168, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyAtoD_v2_ptds, cs_sl_cuMemcpyAtoD_v2_ptds, 0, 396, cs_call_cuda+3168, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyAtoD_v2_ptds, cs_sd_cuMemcpyAtoD_v2_ptds, 1, 396, cs_call_cuda+3168, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyAtoD_v2_ptds, cs_sg_cuMemcpyAtoD_v2_ptds, 2, 396, cs_call_cuda+3168, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyAtoD_v2_ptds, 396
-CS_FAST_ENTRY cs_l_cuMemcpyAtoH, cs_sl_cuMemcpyAtoH, 0, 397, cs_call_cuda+3176, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyAtoH, cs_sd_cuMemcpyAtoH, 1, 397, cs_call_cuda+3176, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyAtoH, cs_sg_cuMemcpyAtoH, 2, 397, cs_call_cuda+3176, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyAtoH, cs_sl_cuMemcpyAtoH, 0, 397, cs_call_cuda+3176, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyAtoH, cs_sd_cuMemcpyAtoH, 1, 397, cs_call_cuda+3176, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyAtoH, cs_sg_cuMemcpyAtoH, 2, 397, cs_call_cuda+3176, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyAtoH, 397
-CS_FAST_ENTRY cs_l_cuMemcpyAtoHAsync, cs_sl_cuMemcpyAtoHAsync, 0, 398, cs_call_cuda+3184, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyAtoHAsync, cs_sd_cuMemcpyAtoHAsync, 1, 398, cs_call_cuda+3184, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyAtoHAsync, cs_sg_cuMemcpyAtoHAsync, 2, 398, cs_call_cuda+3184, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyAtoHAsync, cs_sl_cuMemcpyAtoHAsync, 0, 398, cs_call_cuda+3184, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyAtoHAsync, cs_sd_cuMemcpyAtoHAsync, 1, 398, cs_call_cuda+3184, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyAtoHAsync, cs_sg_cuMemcpyAtoHAsync, 2, 398, cs_call_cuda+3184, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyAtoHAsync, 398
-CS_FAST_ENTRY cs_l_cuMemcpyAtoHAsync_v2, cs_sl_cuMemcpyAtoHAsync_v2, 0, 399, cs_call_cuda+3192, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyAtoHAsync_v2, cs_sd_cuMemcpyAtoHAsync_v2, 1, 399, cs_call_cuda+3192, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyAtoHAsync_v2, cs_sg_cuMemcpyAtoHAsync_v2, 2, 399, cs_call_cuda+3192, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyAtoHAsync_v2, cs_sl_cuMemcpyAtoHAsync_v2, 0, 399, cs_call_cuda+3192, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyAtoHAsync_v2, cs_sd_cuMemcpyAtoHAsync_v2, 1, 399, cs_call_cuda+3192, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyAtoHAsync_v2, cs_sg_cuMemcpyAtoHAsync_v2, 2, 399, cs_call_cuda+3192, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyAtoHAsync_v2, 399
-CS_FAST_ENTRY cs_l_cuMemcpyAtoHAsync_v2_ptsz, cs_sl_cuMemcpyAtoHAsync_v2_ptsz, 0, 400, cs_call_cuda+3200, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyAtoHAsync_v2_ptsz, cs_sd_cuMemcpyAtoHAsync_v2_ptsz, 1, 400, cs_call_cuda+3200, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyAtoHAsync_v2_ptsz, cs_sg_cuMemcpyAtoHAsync_v2_ptsz, 2, 400, cs_call_cuda+3200, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyAtoHAsync_v2_ptsz, cs_sl_cuMemcpyAtoHAsync_v2_ptsz, 0, 400, cs_call_cuda+3200, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyAtoHAsync_v2_ptsz, cs_sd_cuMemcpyAtoHAsync_v2_ptsz, 1, 400, cs_call_cuda+3200, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyAtoHAsync_v2_ptsz, cs_sg_cuMemcpyAtoHAsync_v2_ptsz, 2, 400, cs_call_cuda+3200, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyAtoHAsync_v2_ptsz, 400
-CS_FAST_ENTRY cs_l_cuMemcpyAtoH_v2, cs_sl_cuMemcpyAtoH_v2, 0, 401, cs_call_cuda+3208, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyAtoH_v2, cs_sd_cuMemcpyAtoH_v2, 1, 401, cs_call_cuda+3208, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyAtoH_v2, cs_sg_cuMemcpyAtoH_v2, 2, 401, cs_call_cuda+3208, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyAtoH_v2, cs_sl_cuMemcpyAtoH_v2, 0, 401, cs_call_cuda+3208, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyAtoH_v2, cs_sd_cuMemcpyAtoH_v2, 1, 401, cs_call_cuda+3208, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyAtoH_v2, cs_sg_cuMemcpyAtoH_v2, 2, 401, cs_call_cuda+3208, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyAtoH_v2, 401
-CS_FAST_ENTRY cs_l_cuMemcpyAtoH_v2_ptds, cs_sl_cuMemcpyAtoH_v2_ptds, 0, 402, cs_call_cuda+3216, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyAtoH_v2_ptds, cs_sd_cuMemcpyAtoH_v2_ptds, 1, 402, cs_call_cuda+3216, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyAtoH_v2_ptds, cs_sg_cuMemcpyAtoH_v2_ptds, 2, 402, cs_call_cuda+3216, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyAtoH_v2_ptds, cs_sl_cuMemcpyAtoH_v2_ptds, 0, 402, cs_call_cuda+3216, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyAtoH_v2_ptds, cs_sd_cuMemcpyAtoH_v2_ptds, 1, 402, cs_call_cuda+3216, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyAtoH_v2_ptds, cs_sg_cuMemcpyAtoH_v2_ptds, 2, 402, cs_call_cuda+3216, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyAtoH_v2_ptds, 402
-CS_FAST_ENTRY cs_l_cuMemcpyBatchAsync, cs_sl_cuMemcpyBatchAsync, 0, 403, cs_call_cuda+3224, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyBatchAsync, cs_sd_cuMemcpyBatchAsync, 1, 403, cs_call_cuda+3224, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyBatchAsync, cs_sg_cuMemcpyBatchAsync, 2, 403, cs_call_cuda+3224, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyBatchAsync, cs_sl_cuMemcpyBatchAsync, 0, 403, cs_call_cuda+3224, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyBatchAsync, cs_sd_cuMemcpyBatchAsync, 1, 403, cs_call_cuda+3224, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyBatchAsync, cs_sg_cuMemcpyBatchAsync, 2, 403, cs_call_cuda+3224, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyBatchAsync, 403
-CS_FAST_ENTRY cs_l_cuMemcpyBatchAsync_ptsz, cs_sl_cuMemcpyBatchAsync_ptsz, 0, 404, cs_call_cuda+3232, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyBatchAsync_ptsz, cs_sd_cuMemcpyBatchAsync_ptsz, 1, 404, cs_call_cuda+3232, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyBatchAsync_ptsz, cs_sg_cuMemcpyBatchAsync_ptsz, 2, 404, cs_call_cuda+3232, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyBatchAsync_ptsz, cs_sl_cuMemcpyBatchAsync_ptsz, 0, 404, cs_call_cuda+3232, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyBatchAsync_ptsz, cs_sd_cuMemcpyBatchAsync_ptsz, 1, 404, cs_call_cuda+3232, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyBatchAsync_ptsz, cs_sg_cuMemcpyBatchAsync_ptsz, 2, 404, cs_call_cuda+3232, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyBatchAsync_ptsz, 404
-CS_FAST_ENTRY cs_l_cuMemcpyBatchAsync_v2, cs_sl_cuMemcpyBatchAsync_v2, 0, 405, cs_call_cuda+3240, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyBatchAsync_v2, cs_sd_cuMemcpyBatchAsync_v2, 1, 405, cs_call_cuda+3240, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyBatchAsync_v2, cs_sg_cuMemcpyBatchAsync_v2, 2, 405, cs_call_cuda+3240, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyBatchAsync_v2, cs_sl_cuMemcpyBatchAsync_v2, 0, 405, cs_call_cuda+3240, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyBatchAsync_v2, cs_sd_cuMemcpyBatchAsync_v2, 1, 405, cs_call_cuda+3240, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyBatchAsync_v2, cs_sg_cuMemcpyBatchAsync_v2, 2, 405, cs_call_cuda+3240, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyBatchAsync_v2, 405
-CS_FAST_ENTRY cs_l_cuMemcpyBatchAsync_v2_ptsz, cs_sl_cuMemcpyBatchAsync_v2_ptsz, 0, 406, cs_call_cuda+3248, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyBatchAsync_v2_ptsz, cs_sd_cuMemcpyBatchAsync_v2_ptsz, 1, 406, cs_call_cuda+3248, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyBatchAsync_v2_ptsz, cs_sg_cuMemcpyBatchAsync_v2_ptsz, 2, 406, cs_call_cuda+3248, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyBatchAsync_v2_ptsz, cs_sl_cuMemcpyBatchAsync_v2_ptsz, 0, 406, cs_call_cuda+3248, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyBatchAsync_v2_ptsz, cs_sd_cuMemcpyBatchAsync_v2_ptsz, 1, 406, cs_call_cuda+3248, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyBatchAsync_v2_ptsz, cs_sg_cuMemcpyBatchAsync_v2_ptsz, 2, 406, cs_call_cuda+3248, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyBatchAsync_v2_ptsz, 406
-CS_FAST_ENTRY cs_l_cuMemcpyDtoA, cs_sl_cuMemcpyDtoA, 0, 407, cs_call_cuda+3256, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyDtoA, cs_sd_cuMemcpyDtoA, 1, 407, cs_call_cuda+3256, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyDtoA, cs_sg_cuMemcpyDtoA, 2, 407, cs_call_cuda+3256, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyDtoA, cs_sl_cuMemcpyDtoA, 0, 407, cs_call_cuda+3256, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyDtoA, cs_sd_cuMemcpyDtoA, 1, 407, cs_call_cuda+3256, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyDtoA, cs_sg_cuMemcpyDtoA, 2, 407, cs_call_cuda+3256, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyDtoA, 407
-CS_FAST_ENTRY cs_l_cuMemcpyDtoA_v2, cs_sl_cuMemcpyDtoA_v2, 0, 408, cs_call_cuda+3264, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyDtoA_v2, cs_sd_cuMemcpyDtoA_v2, 1, 408, cs_call_cuda+3264, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyDtoA_v2, cs_sg_cuMemcpyDtoA_v2, 2, 408, cs_call_cuda+3264, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyDtoA_v2, cs_sl_cuMemcpyDtoA_v2, 0, 408, cs_call_cuda+3264, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyDtoA_v2, cs_sd_cuMemcpyDtoA_v2, 1, 408, cs_call_cuda+3264, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyDtoA_v2, cs_sg_cuMemcpyDtoA_v2, 2, 408, cs_call_cuda+3264, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyDtoA_v2, 408
-CS_FAST_ENTRY cs_l_cuMemcpyDtoA_v2_ptds, cs_sl_cuMemcpyDtoA_v2_ptds, 0, 409, cs_call_cuda+3272, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyDtoA_v2_ptds, cs_sd_cuMemcpyDtoA_v2_ptds, 1, 409, cs_call_cuda+3272, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyDtoA_v2_ptds, cs_sg_cuMemcpyDtoA_v2_ptds, 2, 409, cs_call_cuda+3272, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyDtoA_v2_ptds, cs_sl_cuMemcpyDtoA_v2_ptds, 0, 409, cs_call_cuda+3272, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyDtoA_v2_ptds, cs_sd_cuMemcpyDtoA_v2_ptds, 1, 409, cs_call_cuda+3272, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyDtoA_v2_ptds, cs_sg_cuMemcpyDtoA_v2_ptds, 2, 409, cs_call_cuda+3272, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyDtoA_v2_ptds, 409
-CS_FAST_ENTRY cs_l_cuMemcpyDtoD, cs_sl_cuMemcpyDtoD, 0, 410, cs_call_cuda+3280, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyDtoD, cs_sd_cuMemcpyDtoD, 1, 410, cs_call_cuda+3280, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyDtoD, cs_sg_cuMemcpyDtoD, 2, 410, cs_call_cuda+3280, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyDtoD, cs_sl_cuMemcpyDtoD, 0, 410, cs_call_cuda+3280, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyDtoD, cs_sd_cuMemcpyDtoD, 1, 410, cs_call_cuda+3280, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyDtoD, cs_sg_cuMemcpyDtoD, 2, 410, cs_call_cuda+3280, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyDtoD, 410
-CS_FAST_ENTRY cs_l_cuMemcpyDtoDAsync, cs_sl_cuMemcpyDtoDAsync, 0, 411, cs_call_cuda+3288, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyDtoDAsync, cs_sd_cuMemcpyDtoDAsync, 1, 411, cs_call_cuda+3288, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyDtoDAsync, cs_sg_cuMemcpyDtoDAsync, 2, 411, cs_call_cuda+3288, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyDtoDAsync, cs_sl_cuMemcpyDtoDAsync, 0, 411, cs_call_cuda+3288, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyDtoDAsync, cs_sd_cuMemcpyDtoDAsync, 1, 411, cs_call_cuda+3288, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyDtoDAsync, cs_sg_cuMemcpyDtoDAsync, 2, 411, cs_call_cuda+3288, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyDtoDAsync, 411
-CS_FAST_ENTRY cs_l_cuMemcpyDtoDAsync_v2, cs_sl_cuMemcpyDtoDAsync_v2, 0, 412, cs_call_cuda+3296, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyDtoDAsync_v2, cs_sd_cuMemcpyDtoDAsync_v2, 1, 412, cs_call_cuda+3296, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyDtoDAsync_v2, cs_sg_cuMemcpyDtoDAsync_v2, 2, 412, cs_call_cuda+3296, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyDtoDAsync_v2, cs_sl_cuMemcpyDtoDAsync_v2, 0, 412, cs_call_cuda+3296, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyDtoDAsync_v2, cs_sd_cuMemcpyDtoDAsync_v2, 1, 412, cs_call_cuda+3296, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyDtoDAsync_v2, cs_sg_cuMemcpyDtoDAsync_v2, 2, 412, cs_call_cuda+3296, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyDtoDAsync_v2, 412
-CS_FAST_ENTRY cs_l_cuMemcpyDtoDAsync_v2_ptsz, cs_sl_cuMemcpyDtoDAsync_v2_ptsz, 0, 413, cs_call_cuda+3304, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyDtoDAsync_v2_ptsz, cs_sd_cuMemcpyDtoDAsync_v2_ptsz, 1, 413, cs_call_cuda+3304, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyDtoDAsync_v2_ptsz, cs_sg_cuMemcpyDtoDAsync_v2_ptsz, 2, 413, cs_call_cuda+3304, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyDtoDAsync_v2_ptsz, cs_sl_cuMemcpyDtoDAsync_v2_ptsz, 0, 413, cs_call_cuda+3304, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyDtoDAsync_v2_ptsz, cs_sd_cuMemcpyDtoDAsync_v2_ptsz, 1, 413, cs_call_cuda+3304, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyDtoDAsync_v2_ptsz, cs_sg_cuMemcpyDtoDAsync_v2_ptsz, 2, 413, cs_call_cuda+3304, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyDtoDAsync_v2_ptsz, 413
-CS_FAST_ENTRY cs_l_cuMemcpyDtoD_v2, cs_sl_cuMemcpyDtoD_v2, 0, 414, cs_call_cuda+3312, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyDtoD_v2, cs_sd_cuMemcpyDtoD_v2, 1, 414, cs_call_cuda+3312, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyDtoD_v2, cs_sg_cuMemcpyDtoD_v2, 2, 414, cs_call_cuda+3312, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyDtoD_v2, cs_sl_cuMemcpyDtoD_v2, 0, 414, cs_call_cuda+3312, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyDtoD_v2, cs_sd_cuMemcpyDtoD_v2, 1, 414, cs_call_cuda+3312, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyDtoD_v2, cs_sg_cuMemcpyDtoD_v2, 2, 414, cs_call_cuda+3312, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyDtoD_v2, 414
-CS_FAST_ENTRY cs_l_cuMemcpyDtoD_v2_ptds, cs_sl_cuMemcpyDtoD_v2_ptds, 0, 415, cs_call_cuda+3320, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyDtoD_v2_ptds, cs_sd_cuMemcpyDtoD_v2_ptds, 1, 415, cs_call_cuda+3320, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyDtoD_v2_ptds, cs_sg_cuMemcpyDtoD_v2_ptds, 2, 415, cs_call_cuda+3320, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyDtoD_v2_ptds, cs_sl_cuMemcpyDtoD_v2_ptds, 0, 415, cs_call_cuda+3320, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyDtoD_v2_ptds, cs_sd_cuMemcpyDtoD_v2_ptds, 1, 415, cs_call_cuda+3320, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyDtoD_v2_ptds, cs_sg_cuMemcpyDtoD_v2_ptds, 2, 415, cs_call_cuda+3320, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyDtoD_v2_ptds, 415
-CS_FAST_ENTRY cs_l_cuMemcpyDtoH, cs_sl_cuMemcpyDtoH, 0, 416, cs_call_cuda+3328, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyDtoH, cs_sd_cuMemcpyDtoH, 1, 416, cs_call_cuda+3328, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyDtoH, cs_sg_cuMemcpyDtoH, 2, 416, cs_call_cuda+3328, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyDtoH, cs_sl_cuMemcpyDtoH, 0, 416, cs_call_cuda+3328, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyDtoH, cs_sd_cuMemcpyDtoH, 1, 416, cs_call_cuda+3328, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyDtoH, cs_sg_cuMemcpyDtoH, 2, 416, cs_call_cuda+3328, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyDtoH, 416
-CS_FAST_ENTRY cs_l_cuMemcpyDtoHAsync, cs_sl_cuMemcpyDtoHAsync, 0, 417, cs_call_cuda+3336, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyDtoHAsync, cs_sd_cuMemcpyDtoHAsync, 1, 417, cs_call_cuda+3336, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyDtoHAsync, cs_sg_cuMemcpyDtoHAsync, 2, 417, cs_call_cuda+3336, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyDtoHAsync, cs_sl_cuMemcpyDtoHAsync, 0, 417, cs_call_cuda+3336, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyDtoHAsync, cs_sd_cuMemcpyDtoHAsync, 1, 417, cs_call_cuda+3336, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyDtoHAsync, cs_sg_cuMemcpyDtoHAsync, 2, 417, cs_call_cuda+3336, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyDtoHAsync, 417
-CS_FAST_ENTRY cs_l_cuMemcpyDtoHAsync_v2, cs_sl_cuMemcpyDtoHAsync_v2, 0, 418, cs_call_cuda+3344, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyDtoHAsync_v2, cs_sd_cuMemcpyDtoHAsync_v2, 1, 418, cs_call_cuda+3344, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyDtoHAsync_v2, cs_sg_cuMemcpyDtoHAsync_v2, 2, 418, cs_call_cuda+3344, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyDtoHAsync_v2, cs_sl_cuMemcpyDtoHAsync_v2, 0, 418, cs_call_cuda+3344, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyDtoHAsync_v2, cs_sd_cuMemcpyDtoHAsync_v2, 1, 418, cs_call_cuda+3344, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyDtoHAsync_v2, cs_sg_cuMemcpyDtoHAsync_v2, 2, 418, cs_call_cuda+3344, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyDtoHAsync_v2, 418
-CS_FAST_ENTRY cs_l_cuMemcpyDtoHAsync_v2_ptsz, cs_sl_cuMemcpyDtoHAsync_v2_ptsz, 0, 419, cs_call_cuda+3352, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyDtoHAsync_v2_ptsz, cs_sd_cuMemcpyDtoHAsync_v2_ptsz, 1, 419, cs_call_cuda+3352, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyDtoHAsync_v2_ptsz, cs_sg_cuMemcpyDtoHAsync_v2_ptsz, 2, 419, cs_call_cuda+3352, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyDtoHAsync_v2_ptsz, cs_sl_cuMemcpyDtoHAsync_v2_ptsz, 0, 419, cs_call_cuda+3352, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyDtoHAsync_v2_ptsz, cs_sd_cuMemcpyDtoHAsync_v2_ptsz, 1, 419, cs_call_cuda+3352, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyDtoHAsync_v2_ptsz, cs_sg_cuMemcpyDtoHAsync_v2_ptsz, 2, 419, cs_call_cuda+3352, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyDtoHAsync_v2_ptsz, 419
-CS_FAST_ENTRY cs_l_cuMemcpyDtoH_v2, cs_sl_cuMemcpyDtoH_v2, 0, 420, cs_call_cuda+3360, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyDtoH_v2, cs_sd_cuMemcpyDtoH_v2, 1, 420, cs_call_cuda+3360, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyDtoH_v2, cs_sg_cuMemcpyDtoH_v2, 2, 420, cs_call_cuda+3360, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyDtoH_v2, cs_sl_cuMemcpyDtoH_v2, 0, 420, cs_call_cuda+3360, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyDtoH_v2, cs_sd_cuMemcpyDtoH_v2, 1, 420, cs_call_cuda+3360, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyDtoH_v2, cs_sg_cuMemcpyDtoH_v2, 2, 420, cs_call_cuda+3360, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyDtoH_v2, 420
-CS_FAST_ENTRY cs_l_cuMemcpyDtoH_v2_ptds, cs_sl_cuMemcpyDtoH_v2_ptds, 0, 421, cs_call_cuda+3368, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyDtoH_v2_ptds, cs_sd_cuMemcpyDtoH_v2_ptds, 1, 421, cs_call_cuda+3368, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyDtoH_v2_ptds, cs_sg_cuMemcpyDtoH_v2_ptds, 2, 421, cs_call_cuda+3368, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyDtoH_v2_ptds, cs_sl_cuMemcpyDtoH_v2_ptds, 0, 421, cs_call_cuda+3368, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyDtoH_v2_ptds, cs_sd_cuMemcpyDtoH_v2_ptds, 1, 421, cs_call_cuda+3368, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyDtoH_v2_ptds, cs_sg_cuMemcpyDtoH_v2_ptds, 2, 421, cs_call_cuda+3368, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyDtoH_v2_ptds, 421
-CS_FAST_ENTRY cs_l_cuMemcpyHtoA, cs_sl_cuMemcpyHtoA, 0, 422, cs_call_cuda+3376, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyHtoA, cs_sd_cuMemcpyHtoA, 1, 422, cs_call_cuda+3376, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyHtoA, cs_sg_cuMemcpyHtoA, 2, 422, cs_call_cuda+3376, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyHtoA, cs_sl_cuMemcpyHtoA, 0, 422, cs_call_cuda+3376, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyHtoA, cs_sd_cuMemcpyHtoA, 1, 422, cs_call_cuda+3376, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyHtoA, cs_sg_cuMemcpyHtoA, 2, 422, cs_call_cuda+3376, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyHtoA, 422
-CS_FAST_ENTRY cs_l_cuMemcpyHtoAAsync, cs_sl_cuMemcpyHtoAAsync, 0, 423, cs_call_cuda+3384, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyHtoAAsync, cs_sd_cuMemcpyHtoAAsync, 1, 423, cs_call_cuda+3384, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyHtoAAsync, cs_sg_cuMemcpyHtoAAsync, 2, 423, cs_call_cuda+3384, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyHtoAAsync, cs_sl_cuMemcpyHtoAAsync, 0, 423, cs_call_cuda+3384, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyHtoAAsync, cs_sd_cuMemcpyHtoAAsync, 1, 423, cs_call_cuda+3384, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyHtoAAsync, cs_sg_cuMemcpyHtoAAsync, 2, 423, cs_call_cuda+3384, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyHtoAAsync, 423
-CS_FAST_ENTRY cs_l_cuMemcpyHtoAAsync_v2, cs_sl_cuMemcpyHtoAAsync_v2, 0, 424, cs_call_cuda+3392, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyHtoAAsync_v2, cs_sd_cuMemcpyHtoAAsync_v2, 1, 424, cs_call_cuda+3392, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyHtoAAsync_v2, cs_sg_cuMemcpyHtoAAsync_v2, 2, 424, cs_call_cuda+3392, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyHtoAAsync_v2, cs_sl_cuMemcpyHtoAAsync_v2, 0, 424, cs_call_cuda+3392, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyHtoAAsync_v2, cs_sd_cuMemcpyHtoAAsync_v2, 1, 424, cs_call_cuda+3392, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyHtoAAsync_v2, cs_sg_cuMemcpyHtoAAsync_v2, 2, 424, cs_call_cuda+3392, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyHtoAAsync_v2, 424
-CS_FAST_ENTRY cs_l_cuMemcpyHtoAAsync_v2_ptsz, cs_sl_cuMemcpyHtoAAsync_v2_ptsz, 0, 425, cs_call_cuda+3400, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyHtoAAsync_v2_ptsz, cs_sd_cuMemcpyHtoAAsync_v2_ptsz, 1, 425, cs_call_cuda+3400, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyHtoAAsync_v2_ptsz, cs_sg_cuMemcpyHtoAAsync_v2_ptsz, 2, 425, cs_call_cuda+3400, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyHtoAAsync_v2_ptsz, cs_sl_cuMemcpyHtoAAsync_v2_ptsz, 0, 425, cs_call_cuda+3400, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyHtoAAsync_v2_ptsz, cs_sd_cuMemcpyHtoAAsync_v2_ptsz, 1, 425, cs_call_cuda+3400, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyHtoAAsync_v2_ptsz, cs_sg_cuMemcpyHtoAAsync_v2_ptsz, 2, 425, cs_call_cuda+3400, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyHtoAAsync_v2_ptsz, 425
-CS_FAST_ENTRY cs_l_cuMemcpyHtoA_v2, cs_sl_cuMemcpyHtoA_v2, 0, 426, cs_call_cuda+3408, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyHtoA_v2, cs_sd_cuMemcpyHtoA_v2, 1, 426, cs_call_cuda+3408, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyHtoA_v2, cs_sg_cuMemcpyHtoA_v2, 2, 426, cs_call_cuda+3408, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyHtoA_v2, cs_sl_cuMemcpyHtoA_v2, 0, 426, cs_call_cuda+3408, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyHtoA_v2, cs_sd_cuMemcpyHtoA_v2, 1, 426, cs_call_cuda+3408, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyHtoA_v2, cs_sg_cuMemcpyHtoA_v2, 2, 426, cs_call_cuda+3408, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyHtoA_v2, 426
-CS_FAST_ENTRY cs_l_cuMemcpyHtoA_v2_ptds, cs_sl_cuMemcpyHtoA_v2_ptds, 0, 427, cs_call_cuda+3416, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyHtoA_v2_ptds, cs_sd_cuMemcpyHtoA_v2_ptds, 1, 427, cs_call_cuda+3416, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyHtoA_v2_ptds, cs_sg_cuMemcpyHtoA_v2_ptds, 2, 427, cs_call_cuda+3416, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyHtoA_v2_ptds, cs_sl_cuMemcpyHtoA_v2_ptds, 0, 427, cs_call_cuda+3416, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyHtoA_v2_ptds, cs_sd_cuMemcpyHtoA_v2_ptds, 1, 427, cs_call_cuda+3416, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyHtoA_v2_ptds, cs_sg_cuMemcpyHtoA_v2_ptds, 2, 427, cs_call_cuda+3416, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyHtoA_v2_ptds, 427
-CS_FAST_ENTRY cs_l_cuMemcpyHtoD, cs_sl_cuMemcpyHtoD, 0, 428, cs_call_cuda+3424, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyHtoD, cs_sd_cuMemcpyHtoD, 1, 428, cs_call_cuda+3424, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyHtoD, cs_sg_cuMemcpyHtoD, 2, 428, cs_call_cuda+3424, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyHtoD, cs_sl_cuMemcpyHtoD, 0, 428, cs_call_cuda+3424, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyHtoD, cs_sd_cuMemcpyHtoD, 1, 428, cs_call_cuda+3424, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyHtoD, cs_sg_cuMemcpyHtoD, 2, 428, cs_call_cuda+3424, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyHtoD, 428
-CS_FAST_ENTRY cs_l_cuMemcpyHtoDAsync, cs_sl_cuMemcpyHtoDAsync, 0, 429, cs_call_cuda+3432, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyHtoDAsync, cs_sd_cuMemcpyHtoDAsync, 1, 429, cs_call_cuda+3432, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyHtoDAsync, cs_sg_cuMemcpyHtoDAsync, 2, 429, cs_call_cuda+3432, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyHtoDAsync, cs_sl_cuMemcpyHtoDAsync, 0, 429, cs_call_cuda+3432, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyHtoDAsync, cs_sd_cuMemcpyHtoDAsync, 1, 429, cs_call_cuda+3432, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyHtoDAsync, cs_sg_cuMemcpyHtoDAsync, 2, 429, cs_call_cuda+3432, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyHtoDAsync, 429
-CS_FAST_ENTRY cs_l_cuMemcpyHtoDAsync_v2, cs_sl_cuMemcpyHtoDAsync_v2, 0, 430, cs_call_cuda+3440, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyHtoDAsync_v2, cs_sd_cuMemcpyHtoDAsync_v2, 1, 430, cs_call_cuda+3440, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyHtoDAsync_v2, cs_sg_cuMemcpyHtoDAsync_v2, 2, 430, cs_call_cuda+3440, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyHtoDAsync_v2, cs_sl_cuMemcpyHtoDAsync_v2, 0, 430, cs_call_cuda+3440, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyHtoDAsync_v2, cs_sd_cuMemcpyHtoDAsync_v2, 1, 430, cs_call_cuda+3440, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyHtoDAsync_v2, cs_sg_cuMemcpyHtoDAsync_v2, 2, 430, cs_call_cuda+3440, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyHtoDAsync_v2, 430
-CS_FAST_ENTRY cs_l_cuMemcpyHtoDAsync_v2_ptsz, cs_sl_cuMemcpyHtoDAsync_v2_ptsz, 0, 431, cs_call_cuda+3448, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyHtoDAsync_v2_ptsz, cs_sd_cuMemcpyHtoDAsync_v2_ptsz, 1, 431, cs_call_cuda+3448, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyHtoDAsync_v2_ptsz, cs_sg_cuMemcpyHtoDAsync_v2_ptsz, 2, 431, cs_call_cuda+3448, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyHtoDAsync_v2_ptsz, cs_sl_cuMemcpyHtoDAsync_v2_ptsz, 0, 431, cs_call_cuda+3448, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyHtoDAsync_v2_ptsz, cs_sd_cuMemcpyHtoDAsync_v2_ptsz, 1, 431, cs_call_cuda+3448, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyHtoDAsync_v2_ptsz, cs_sg_cuMemcpyHtoDAsync_v2_ptsz, 2, 431, cs_call_cuda+3448, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyHtoDAsync_v2_ptsz, 431
-CS_FAST_ENTRY cs_l_cuMemcpyHtoD_v2, cs_sl_cuMemcpyHtoD_v2, 0, 432, cs_call_cuda+3456, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyHtoD_v2, cs_sd_cuMemcpyHtoD_v2, 1, 432, cs_call_cuda+3456, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyHtoD_v2, cs_sg_cuMemcpyHtoD_v2, 2, 432, cs_call_cuda+3456, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyHtoD_v2, cs_sl_cuMemcpyHtoD_v2, 0, 432, cs_call_cuda+3456, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyHtoD_v2, cs_sd_cuMemcpyHtoD_v2, 1, 432, cs_call_cuda+3456, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyHtoD_v2, cs_sg_cuMemcpyHtoD_v2, 2, 432, cs_call_cuda+3456, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyHtoD_v2, 432
-CS_FAST_ENTRY cs_l_cuMemcpyHtoD_v2_ptds, cs_sl_cuMemcpyHtoD_v2_ptds, 0, 433, cs_call_cuda+3464, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyHtoD_v2_ptds, cs_sd_cuMemcpyHtoD_v2_ptds, 1, 433, cs_call_cuda+3464, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyHtoD_v2_ptds, cs_sg_cuMemcpyHtoD_v2_ptds, 2, 433, cs_call_cuda+3464, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyHtoD_v2_ptds, cs_sl_cuMemcpyHtoD_v2_ptds, 0, 433, cs_call_cuda+3464, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyHtoD_v2_ptds, cs_sd_cuMemcpyHtoD_v2_ptds, 1, 433, cs_call_cuda+3464, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyHtoD_v2_ptds, cs_sg_cuMemcpyHtoD_v2_ptds, 2, 433, cs_call_cuda+3464, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyHtoD_v2_ptds, 433
-CS_FAST_ENTRY cs_l_cuMemcpyPeer, cs_sl_cuMemcpyPeer, 0, 434, cs_call_cuda+3472, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyPeer, cs_sd_cuMemcpyPeer, 1, 434, cs_call_cuda+3472, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyPeer, cs_sg_cuMemcpyPeer, 2, 434, cs_call_cuda+3472, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyPeer, cs_sl_cuMemcpyPeer, 0, 434, cs_call_cuda+3472, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyPeer, cs_sd_cuMemcpyPeer, 1, 434, cs_call_cuda+3472, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyPeer, cs_sg_cuMemcpyPeer, 2, 434, cs_call_cuda+3472, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyPeer, 434
-CS_FAST_ENTRY cs_l_cuMemcpyPeerAsync, cs_sl_cuMemcpyPeerAsync, 0, 435, cs_call_cuda+3480, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyPeerAsync, cs_sd_cuMemcpyPeerAsync, 1, 435, cs_call_cuda+3480, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyPeerAsync, cs_sg_cuMemcpyPeerAsync, 2, 435, cs_call_cuda+3480, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyPeerAsync, cs_sl_cuMemcpyPeerAsync, 0, 435, cs_call_cuda+3480, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyPeerAsync, cs_sd_cuMemcpyPeerAsync, 1, 435, cs_call_cuda+3480, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyPeerAsync, cs_sg_cuMemcpyPeerAsync, 2, 435, cs_call_cuda+3480, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyPeerAsync, 435
-CS_FAST_ENTRY cs_l_cuMemcpyPeerAsync_ptsz, cs_sl_cuMemcpyPeerAsync_ptsz, 0, 436, cs_call_cuda+3488, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyPeerAsync_ptsz, cs_sd_cuMemcpyPeerAsync_ptsz, 1, 436, cs_call_cuda+3488, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyPeerAsync_ptsz, cs_sg_cuMemcpyPeerAsync_ptsz, 2, 436, cs_call_cuda+3488, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyPeerAsync_ptsz, cs_sl_cuMemcpyPeerAsync_ptsz, 0, 436, cs_call_cuda+3488, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyPeerAsync_ptsz, cs_sd_cuMemcpyPeerAsync_ptsz, 1, 436, cs_call_cuda+3488, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyPeerAsync_ptsz, cs_sg_cuMemcpyPeerAsync_ptsz, 2, 436, cs_call_cuda+3488, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyPeerAsync_ptsz, 436
-CS_FAST_ENTRY cs_l_cuMemcpyPeer_ptds, cs_sl_cuMemcpyPeer_ptds, 0, 437, cs_call_cuda+3496, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpyPeer_ptds, cs_sd_cuMemcpyPeer_ptds, 1, 437, cs_call_cuda+3496, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpyPeer_ptds, cs_sg_cuMemcpyPeer_ptds, 2, 437, cs_call_cuda+3496, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpyPeer_ptds, cs_sl_cuMemcpyPeer_ptds, 0, 437, cs_call_cuda+3496, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpyPeer_ptds, cs_sd_cuMemcpyPeer_ptds, 1, 437, cs_call_cuda+3496, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpyPeer_ptds, cs_sg_cuMemcpyPeer_ptds, 2, 437, cs_call_cuda+3496, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpyPeer_ptds, 437
-CS_FAST_ENTRY cs_l_cuMemcpy_ptds, cs_sl_cuMemcpy_ptds, 0, 438, cs_call_cuda+3504, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemcpy_ptds, cs_sd_cuMemcpy_ptds, 1, 438, cs_call_cuda+3504, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemcpy_ptds, cs_sg_cuMemcpy_ptds, 2, 438, cs_call_cuda+3504, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemcpy_ptds, cs_sl_cuMemcpy_ptds, 0, 438, cs_call_cuda+3504, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemcpy_ptds, cs_sd_cuMemcpy_ptds, 1, 438, cs_call_cuda+3504, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemcpy_ptds, cs_sg_cuMemcpy_ptds, 2, 438, cs_call_cuda+3504, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemcpy_ptds, 438
-CS_FAST_ENTRY cs_l_cuMemsetD16, cs_sl_cuMemsetD16, 0, 439, cs_call_cuda+3512, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemsetD16, cs_sd_cuMemsetD16, 1, 439, cs_call_cuda+3512, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemsetD16, cs_sg_cuMemsetD16, 2, 439, cs_call_cuda+3512, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemsetD16, cs_sl_cuMemsetD16, 0, 439, cs_call_cuda+3512, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemsetD16, cs_sd_cuMemsetD16, 1, 439, cs_call_cuda+3512, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemsetD16, cs_sg_cuMemsetD16, 2, 439, cs_call_cuda+3512, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemsetD16, 439
-CS_FAST_ENTRY cs_l_cuMemsetD16Async, cs_sl_cuMemsetD16Async, 0, 440, cs_call_cuda+3520, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemsetD16Async, cs_sd_cuMemsetD16Async, 1, 440, cs_call_cuda+3520, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemsetD16Async, cs_sg_cuMemsetD16Async, 2, 440, cs_call_cuda+3520, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemsetD16Async, cs_sl_cuMemsetD16Async, 0, 440, cs_call_cuda+3520, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemsetD16Async, cs_sd_cuMemsetD16Async, 1, 440, cs_call_cuda+3520, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemsetD16Async, cs_sg_cuMemsetD16Async, 2, 440, cs_call_cuda+3520, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemsetD16Async, 440
-CS_FAST_ENTRY cs_l_cuMemsetD16Async_ptsz, cs_sl_cuMemsetD16Async_ptsz, 0, 441, cs_call_cuda+3528, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemsetD16Async_ptsz, cs_sd_cuMemsetD16Async_ptsz, 1, 441, cs_call_cuda+3528, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemsetD16Async_ptsz, cs_sg_cuMemsetD16Async_ptsz, 2, 441, cs_call_cuda+3528, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemsetD16Async_ptsz, cs_sl_cuMemsetD16Async_ptsz, 0, 441, cs_call_cuda+3528, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemsetD16Async_ptsz, cs_sd_cuMemsetD16Async_ptsz, 1, 441, cs_call_cuda+3528, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemsetD16Async_ptsz, cs_sg_cuMemsetD16Async_ptsz, 2, 441, cs_call_cuda+3528, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemsetD16Async_ptsz, 441
-CS_FAST_ENTRY cs_l_cuMemsetD16_v2, cs_sl_cuMemsetD16_v2, 0, 442, cs_call_cuda+3536, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemsetD16_v2, cs_sd_cuMemsetD16_v2, 1, 442, cs_call_cuda+3536, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemsetD16_v2, cs_sg_cuMemsetD16_v2, 2, 442, cs_call_cuda+3536, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemsetD16_v2, cs_sl_cuMemsetD16_v2, 0, 442, cs_call_cuda+3536, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemsetD16_v2, cs_sd_cuMemsetD16_v2, 1, 442, cs_call_cuda+3536, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemsetD16_v2, cs_sg_cuMemsetD16_v2, 2, 442, cs_call_cuda+3536, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemsetD16_v2, 442
-CS_FAST_ENTRY cs_l_cuMemsetD16_v2_ptds, cs_sl_cuMemsetD16_v2_ptds, 0, 443, cs_call_cuda+3544, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemsetD16_v2_ptds, cs_sd_cuMemsetD16_v2_ptds, 1, 443, cs_call_cuda+3544, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemsetD16_v2_ptds, cs_sg_cuMemsetD16_v2_ptds, 2, 443, cs_call_cuda+3544, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemsetD16_v2_ptds, cs_sl_cuMemsetD16_v2_ptds, 0, 443, cs_call_cuda+3544, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemsetD16_v2_ptds, cs_sd_cuMemsetD16_v2_ptds, 1, 443, cs_call_cuda+3544, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemsetD16_v2_ptds, cs_sg_cuMemsetD16_v2_ptds, 2, 443, cs_call_cuda+3544, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemsetD16_v2_ptds, 443
-CS_FAST_ENTRY cs_l_cuMemsetD2D16, cs_sl_cuMemsetD2D16, 0, 444, cs_call_cuda+3552, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemsetD2D16, cs_sd_cuMemsetD2D16, 1, 444, cs_call_cuda+3552, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemsetD2D16, cs_sg_cuMemsetD2D16, 2, 444, cs_call_cuda+3552, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemsetD2D16, cs_sl_cuMemsetD2D16, 0, 444, cs_call_cuda+3552, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemsetD2D16, cs_sd_cuMemsetD2D16, 1, 444, cs_call_cuda+3552, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemsetD2D16, cs_sg_cuMemsetD2D16, 2, 444, cs_call_cuda+3552, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemsetD2D16, 444
-CS_FAST_ENTRY cs_l_cuMemsetD2D16Async, cs_sl_cuMemsetD2D16Async, 0, 445, cs_call_cuda+3560, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemsetD2D16Async, cs_sd_cuMemsetD2D16Async, 1, 445, cs_call_cuda+3560, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemsetD2D16Async, cs_sg_cuMemsetD2D16Async, 2, 445, cs_call_cuda+3560, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemsetD2D16Async, cs_sl_cuMemsetD2D16Async, 0, 445, cs_call_cuda+3560, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemsetD2D16Async, cs_sd_cuMemsetD2D16Async, 1, 445, cs_call_cuda+3560, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemsetD2D16Async, cs_sg_cuMemsetD2D16Async, 2, 445, cs_call_cuda+3560, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemsetD2D16Async, 445
-CS_FAST_ENTRY cs_l_cuMemsetD2D16Async_ptsz, cs_sl_cuMemsetD2D16Async_ptsz, 0, 446, cs_call_cuda+3568, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemsetD2D16Async_ptsz, cs_sd_cuMemsetD2D16Async_ptsz, 1, 446, cs_call_cuda+3568, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemsetD2D16Async_ptsz, cs_sg_cuMemsetD2D16Async_ptsz, 2, 446, cs_call_cuda+3568, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemsetD2D16Async_ptsz, cs_sl_cuMemsetD2D16Async_ptsz, 0, 446, cs_call_cuda+3568, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemsetD2D16Async_ptsz, cs_sd_cuMemsetD2D16Async_ptsz, 1, 446, cs_call_cuda+3568, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemsetD2D16Async_ptsz, cs_sg_cuMemsetD2D16Async_ptsz, 2, 446, cs_call_cuda+3568, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemsetD2D16Async_ptsz, 446
-CS_FAST_ENTRY cs_l_cuMemsetD2D16_v2, cs_sl_cuMemsetD2D16_v2, 0, 447, cs_call_cuda+3576, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemsetD2D16_v2, cs_sd_cuMemsetD2D16_v2, 1, 447, cs_call_cuda+3576, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemsetD2D16_v2, cs_sg_cuMemsetD2D16_v2, 2, 447, cs_call_cuda+3576, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemsetD2D16_v2, cs_sl_cuMemsetD2D16_v2, 0, 447, cs_call_cuda+3576, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemsetD2D16_v2, cs_sd_cuMemsetD2D16_v2, 1, 447, cs_call_cuda+3576, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemsetD2D16_v2, cs_sg_cuMemsetD2D16_v2, 2, 447, cs_call_cuda+3576, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemsetD2D16_v2, 447
-CS_FAST_ENTRY cs_l_cuMemsetD2D16_v2_ptds, cs_sl_cuMemsetD2D16_v2_ptds, 0, 448, cs_call_cuda+3584, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemsetD2D16_v2_ptds, cs_sd_cuMemsetD2D16_v2_ptds, 1, 448, cs_call_cuda+3584, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemsetD2D16_v2_ptds, cs_sg_cuMemsetD2D16_v2_ptds, 2, 448, cs_call_cuda+3584, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemsetD2D16_v2_ptds, cs_sl_cuMemsetD2D16_v2_ptds, 0, 448, cs_call_cuda+3584, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemsetD2D16_v2_ptds, cs_sd_cuMemsetD2D16_v2_ptds, 1, 448, cs_call_cuda+3584, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemsetD2D16_v2_ptds, cs_sg_cuMemsetD2D16_v2_ptds, 2, 448, cs_call_cuda+3584, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemsetD2D16_v2_ptds, 448
-CS_FAST_ENTRY cs_l_cuMemsetD2D32, cs_sl_cuMemsetD2D32, 0, 449, cs_call_cuda+3592, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemsetD2D32, cs_sd_cuMemsetD2D32, 1, 449, cs_call_cuda+3592, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemsetD2D32, cs_sg_cuMemsetD2D32, 2, 449, cs_call_cuda+3592, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemsetD2D32, cs_sl_cuMemsetD2D32, 0, 449, cs_call_cuda+3592, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemsetD2D32, cs_sd_cuMemsetD2D32, 1, 449, cs_call_cuda+3592, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemsetD2D32, cs_sg_cuMemsetD2D32, 2, 449, cs_call_cuda+3592, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemsetD2D32, 449
-CS_FAST_ENTRY cs_l_cuMemsetD2D32Async, cs_sl_cuMemsetD2D32Async, 0, 450, cs_call_cuda+3600, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemsetD2D32Async, cs_sd_cuMemsetD2D32Async, 1, 450, cs_call_cuda+3600, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemsetD2D32Async, cs_sg_cuMemsetD2D32Async, 2, 450, cs_call_cuda+3600, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemsetD2D32Async, cs_sl_cuMemsetD2D32Async, 0, 450, cs_call_cuda+3600, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemsetD2D32Async, cs_sd_cuMemsetD2D32Async, 1, 450, cs_call_cuda+3600, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemsetD2D32Async, cs_sg_cuMemsetD2D32Async, 2, 450, cs_call_cuda+3600, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemsetD2D32Async, 450
-CS_FAST_ENTRY cs_l_cuMemsetD2D32Async_ptsz, cs_sl_cuMemsetD2D32Async_ptsz, 0, 451, cs_call_cuda+3608, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemsetD2D32Async_ptsz, cs_sd_cuMemsetD2D32Async_ptsz, 1, 451, cs_call_cuda+3608, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemsetD2D32Async_ptsz, cs_sg_cuMemsetD2D32Async_ptsz, 2, 451, cs_call_cuda+3608, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemsetD2D32Async_ptsz, cs_sl_cuMemsetD2D32Async_ptsz, 0, 451, cs_call_cuda+3608, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemsetD2D32Async_ptsz, cs_sd_cuMemsetD2D32Async_ptsz, 1, 451, cs_call_cuda+3608, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemsetD2D32Async_ptsz, cs_sg_cuMemsetD2D32Async_ptsz, 2, 451, cs_call_cuda+3608, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemsetD2D32Async_ptsz, 451
-CS_FAST_ENTRY cs_l_cuMemsetD2D32_v2, cs_sl_cuMemsetD2D32_v2, 0, 452, cs_call_cuda+3616, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemsetD2D32_v2, cs_sd_cuMemsetD2D32_v2, 1, 452, cs_call_cuda+3616, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemsetD2D32_v2, cs_sg_cuMemsetD2D32_v2, 2, 452, cs_call_cuda+3616, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemsetD2D32_v2, cs_sl_cuMemsetD2D32_v2, 0, 452, cs_call_cuda+3616, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemsetD2D32_v2, cs_sd_cuMemsetD2D32_v2, 1, 452, cs_call_cuda+3616, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemsetD2D32_v2, cs_sg_cuMemsetD2D32_v2, 2, 452, cs_call_cuda+3616, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemsetD2D32_v2, 452
-CS_FAST_ENTRY cs_l_cuMemsetD2D32_v2_ptds, cs_sl_cuMemsetD2D32_v2_ptds, 0, 453, cs_call_cuda+3624, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemsetD2D32_v2_ptds, cs_sd_cuMemsetD2D32_v2_ptds, 1, 453, cs_call_cuda+3624, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemsetD2D32_v2_ptds, cs_sg_cuMemsetD2D32_v2_ptds, 2, 453, cs_call_cuda+3624, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemsetD2D32_v2_ptds, cs_sl_cuMemsetD2D32_v2_ptds, 0, 453, cs_call_cuda+3624, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemsetD2D32_v2_ptds, cs_sd_cuMemsetD2D32_v2_ptds, 1, 453, cs_call_cuda+3624, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemsetD2D32_v2_ptds, cs_sg_cuMemsetD2D32_v2_ptds, 2, 453, cs_call_cuda+3624, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemsetD2D32_v2_ptds, 453
-CS_FAST_ENTRY cs_l_cuMemsetD2D8, cs_sl_cuMemsetD2D8, 0, 454, cs_call_cuda+3632, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemsetD2D8, cs_sd_cuMemsetD2D8, 1, 454, cs_call_cuda+3632, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemsetD2D8, cs_sg_cuMemsetD2D8, 2, 454, cs_call_cuda+3632, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemsetD2D8, cs_sl_cuMemsetD2D8, 0, 454, cs_call_cuda+3632, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemsetD2D8, cs_sd_cuMemsetD2D8, 1, 454, cs_call_cuda+3632, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemsetD2D8, cs_sg_cuMemsetD2D8, 2, 454, cs_call_cuda+3632, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemsetD2D8, 454
-CS_FAST_ENTRY cs_l_cuMemsetD2D8Async, cs_sl_cuMemsetD2D8Async, 0, 455, cs_call_cuda+3640, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemsetD2D8Async, cs_sd_cuMemsetD2D8Async, 1, 455, cs_call_cuda+3640, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemsetD2D8Async, cs_sg_cuMemsetD2D8Async, 2, 455, cs_call_cuda+3640, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemsetD2D8Async, cs_sl_cuMemsetD2D8Async, 0, 455, cs_call_cuda+3640, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemsetD2D8Async, cs_sd_cuMemsetD2D8Async, 1, 455, cs_call_cuda+3640, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemsetD2D8Async, cs_sg_cuMemsetD2D8Async, 2, 455, cs_call_cuda+3640, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemsetD2D8Async, 455
-CS_FAST_ENTRY cs_l_cuMemsetD2D8Async_ptsz, cs_sl_cuMemsetD2D8Async_ptsz, 0, 456, cs_call_cuda+3648, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemsetD2D8Async_ptsz, cs_sd_cuMemsetD2D8Async_ptsz, 1, 456, cs_call_cuda+3648, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemsetD2D8Async_ptsz, cs_sg_cuMemsetD2D8Async_ptsz, 2, 456, cs_call_cuda+3648, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemsetD2D8Async_ptsz, cs_sl_cuMemsetD2D8Async_ptsz, 0, 456, cs_call_cuda+3648, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemsetD2D8Async_ptsz, cs_sd_cuMemsetD2D8Async_ptsz, 1, 456, cs_call_cuda+3648, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemsetD2D8Async_ptsz, cs_sg_cuMemsetD2D8Async_ptsz, 2, 456, cs_call_cuda+3648, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemsetD2D8Async_ptsz, 456
-CS_FAST_ENTRY cs_l_cuMemsetD2D8_v2, cs_sl_cuMemsetD2D8_v2, 0, 457, cs_call_cuda+3656, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemsetD2D8_v2, cs_sd_cuMemsetD2D8_v2, 1, 457, cs_call_cuda+3656, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemsetD2D8_v2, cs_sg_cuMemsetD2D8_v2, 2, 457, cs_call_cuda+3656, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemsetD2D8_v2, cs_sl_cuMemsetD2D8_v2, 0, 457, cs_call_cuda+3656, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemsetD2D8_v2, cs_sd_cuMemsetD2D8_v2, 1, 457, cs_call_cuda+3656, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemsetD2D8_v2, cs_sg_cuMemsetD2D8_v2, 2, 457, cs_call_cuda+3656, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemsetD2D8_v2, 457
-CS_FAST_ENTRY cs_l_cuMemsetD2D8_v2_ptds, cs_sl_cuMemsetD2D8_v2_ptds, 0, 458, cs_call_cuda+3664, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemsetD2D8_v2_ptds, cs_sd_cuMemsetD2D8_v2_ptds, 1, 458, cs_call_cuda+3664, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemsetD2D8_v2_ptds, cs_sg_cuMemsetD2D8_v2_ptds, 2, 458, cs_call_cuda+3664, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemsetD2D8_v2_ptds, cs_sl_cuMemsetD2D8_v2_ptds, 0, 458, cs_call_cuda+3664, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemsetD2D8_v2_ptds, cs_sd_cuMemsetD2D8_v2_ptds, 1, 458, cs_call_cuda+3664, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemsetD2D8_v2_ptds, cs_sg_cuMemsetD2D8_v2_ptds, 2, 458, cs_call_cuda+3664, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemsetD2D8_v2_ptds, 458
-CS_FAST_ENTRY cs_l_cuMemsetD32, cs_sl_cuMemsetD32, 0, 459, cs_call_cuda+3672, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemsetD32, cs_sd_cuMemsetD32, 1, 459, cs_call_cuda+3672, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemsetD32, cs_sg_cuMemsetD32, 2, 459, cs_call_cuda+3672, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemsetD32, cs_sl_cuMemsetD32, 0, 459, cs_call_cuda+3672, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemsetD32, cs_sd_cuMemsetD32, 1, 459, cs_call_cuda+3672, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemsetD32, cs_sg_cuMemsetD32, 2, 459, cs_call_cuda+3672, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemsetD32, 459
-CS_FAST_ENTRY cs_l_cuMemsetD32Async, cs_sl_cuMemsetD32Async, 0, 460, cs_call_cuda+3680, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemsetD32Async, cs_sd_cuMemsetD32Async, 1, 460, cs_call_cuda+3680, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemsetD32Async, cs_sg_cuMemsetD32Async, 2, 460, cs_call_cuda+3680, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemsetD32Async, cs_sl_cuMemsetD32Async, 0, 460, cs_call_cuda+3680, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemsetD32Async, cs_sd_cuMemsetD32Async, 1, 460, cs_call_cuda+3680, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemsetD32Async, cs_sg_cuMemsetD32Async, 2, 460, cs_call_cuda+3680, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemsetD32Async, 460
-CS_FAST_ENTRY cs_l_cuMemsetD32Async_ptsz, cs_sl_cuMemsetD32Async_ptsz, 0, 461, cs_call_cuda+3688, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemsetD32Async_ptsz, cs_sd_cuMemsetD32Async_ptsz, 1, 461, cs_call_cuda+3688, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemsetD32Async_ptsz, cs_sg_cuMemsetD32Async_ptsz, 2, 461, cs_call_cuda+3688, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemsetD32Async_ptsz, cs_sl_cuMemsetD32Async_ptsz, 0, 461, cs_call_cuda+3688, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemsetD32Async_ptsz, cs_sd_cuMemsetD32Async_ptsz, 1, 461, cs_call_cuda+3688, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemsetD32Async_ptsz, cs_sg_cuMemsetD32Async_ptsz, 2, 461, cs_call_cuda+3688, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemsetD32Async_ptsz, 461
-CS_FAST_ENTRY cs_l_cuMemsetD32_v2, cs_sl_cuMemsetD32_v2, 0, 462, cs_call_cuda+3696, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemsetD32_v2, cs_sd_cuMemsetD32_v2, 1, 462, cs_call_cuda+3696, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemsetD32_v2, cs_sg_cuMemsetD32_v2, 2, 462, cs_call_cuda+3696, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemsetD32_v2, cs_sl_cuMemsetD32_v2, 0, 462, cs_call_cuda+3696, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemsetD32_v2, cs_sd_cuMemsetD32_v2, 1, 462, cs_call_cuda+3696, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemsetD32_v2, cs_sg_cuMemsetD32_v2, 2, 462, cs_call_cuda+3696, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemsetD32_v2, 462
-CS_FAST_ENTRY cs_l_cuMemsetD32_v2_ptds, cs_sl_cuMemsetD32_v2_ptds, 0, 463, cs_call_cuda+3704, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemsetD32_v2_ptds, cs_sd_cuMemsetD32_v2_ptds, 1, 463, cs_call_cuda+3704, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemsetD32_v2_ptds, cs_sg_cuMemsetD32_v2_ptds, 2, 463, cs_call_cuda+3704, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemsetD32_v2_ptds, cs_sl_cuMemsetD32_v2_ptds, 0, 463, cs_call_cuda+3704, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemsetD32_v2_ptds, cs_sd_cuMemsetD32_v2_ptds, 1, 463, cs_call_cuda+3704, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemsetD32_v2_ptds, cs_sg_cuMemsetD32_v2_ptds, 2, 463, cs_call_cuda+3704, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemsetD32_v2_ptds, 463
-CS_FAST_ENTRY cs_l_cuMemsetD8, cs_sl_cuMemsetD8, 0, 464, cs_call_cuda+3712, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemsetD8, cs_sd_cuMemsetD8, 1, 464, cs_call_cuda+3712, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemsetD8, cs_sg_cuMemsetD8, 2, 464, cs_call_cuda+3712, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemsetD8, cs_sl_cuMemsetD8, 0, 464, cs_call_cuda+3712, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemsetD8, cs_sd_cuMemsetD8, 1, 464, cs_call_cuda+3712, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemsetD8, cs_sg_cuMemsetD8, 2, 464, cs_call_cuda+3712, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemsetD8, 464
-CS_FAST_ENTRY cs_l_cuMemsetD8Async, cs_sl_cuMemsetD8Async, 0, 465, cs_call_cuda+3720, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemsetD8Async, cs_sd_cuMemsetD8Async, 1, 465, cs_call_cuda+3720, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemsetD8Async, cs_sg_cuMemsetD8Async, 2, 465, cs_call_cuda+3720, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemsetD8Async, cs_sl_cuMemsetD8Async, 0, 465, cs_call_cuda+3720, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemsetD8Async, cs_sd_cuMemsetD8Async, 1, 465, cs_call_cuda+3720, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemsetD8Async, cs_sg_cuMemsetD8Async, 2, 465, cs_call_cuda+3720, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemsetD8Async, 465
-CS_FAST_ENTRY cs_l_cuMemsetD8Async_ptsz, cs_sl_cuMemsetD8Async_ptsz, 0, 466, cs_call_cuda+3728, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemsetD8Async_ptsz, cs_sd_cuMemsetD8Async_ptsz, 1, 466, cs_call_cuda+3728, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemsetD8Async_ptsz, cs_sg_cuMemsetD8Async_ptsz, 2, 466, cs_call_cuda+3728, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemsetD8Async_ptsz, cs_sl_cuMemsetD8Async_ptsz, 0, 466, cs_call_cuda+3728, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemsetD8Async_ptsz, cs_sd_cuMemsetD8Async_ptsz, 1, 466, cs_call_cuda+3728, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemsetD8Async_ptsz, cs_sg_cuMemsetD8Async_ptsz, 2, 466, cs_call_cuda+3728, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemsetD8Async_ptsz, 466
-CS_FAST_ENTRY cs_l_cuMemsetD8_v2, cs_sl_cuMemsetD8_v2, 0, 467, cs_call_cuda+3736, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemsetD8_v2, cs_sd_cuMemsetD8_v2, 1, 467, cs_call_cuda+3736, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemsetD8_v2, cs_sg_cuMemsetD8_v2, 2, 467, cs_call_cuda+3736, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemsetD8_v2, cs_sl_cuMemsetD8_v2, 0, 467, cs_call_cuda+3736, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemsetD8_v2, cs_sd_cuMemsetD8_v2, 1, 467, cs_call_cuda+3736, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemsetD8_v2, cs_sg_cuMemsetD8_v2, 2, 467, cs_call_cuda+3736, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemsetD8_v2, 467
-CS_FAST_ENTRY cs_l_cuMemsetD8_v2_ptds, cs_sl_cuMemsetD8_v2_ptds, 0, 468, cs_call_cuda+3744, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMemsetD8_v2_ptds, cs_sd_cuMemsetD8_v2_ptds, 1, 468, cs_call_cuda+3744, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMemsetD8_v2_ptds, cs_sg_cuMemsetD8_v2_ptds, 2, 468, cs_call_cuda+3744, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMemsetD8_v2_ptds, cs_sl_cuMemsetD8_v2_ptds, 0, 468, cs_call_cuda+3744, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMemsetD8_v2_ptds, cs_sd_cuMemsetD8_v2_ptds, 1, 468, cs_call_cuda+3744, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMemsetD8_v2_ptds, cs_sg_cuMemsetD8_v2_ptds, 2, 468, cs_call_cuda+3744, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemsetD8_v2_ptds, 468
-CS_FAST_ENTRY cs_l_cuMipmappedArrayCreate, cs_sl_cuMipmappedArrayCreate, 0, 469, cs_call_cuda+3752, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMipmappedArrayCreate, cs_sd_cuMipmappedArrayCreate, 1, 469, cs_call_cuda+3752, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMipmappedArrayCreate, cs_sg_cuMipmappedArrayCreate, 2, 469, cs_call_cuda+3752, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMipmappedArrayCreate, cs_sl_cuMipmappedArrayCreate, 0, 469, cs_call_cuda+3752, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMipmappedArrayCreate, cs_sd_cuMipmappedArrayCreate, 1, 469, cs_call_cuda+3752, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMipmappedArrayCreate, cs_sg_cuMipmappedArrayCreate, 2, 469, cs_call_cuda+3752, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMipmappedArrayCreate, 469
-CS_FAST_ENTRY cs_l_cuMipmappedArrayDestroy, cs_sl_cuMipmappedArrayDestroy, 0, 470, cs_call_cuda+3760, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMipmappedArrayDestroy, cs_sd_cuMipmappedArrayDestroy, 1, 470, cs_call_cuda+3760, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMipmappedArrayDestroy, cs_sg_cuMipmappedArrayDestroy, 2, 470, cs_call_cuda+3760, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMipmappedArrayDestroy, cs_sl_cuMipmappedArrayDestroy, 0, 470, cs_call_cuda+3760, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMipmappedArrayDestroy, cs_sd_cuMipmappedArrayDestroy, 1, 470, cs_call_cuda+3760, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMipmappedArrayDestroy, cs_sg_cuMipmappedArrayDestroy, 2, 470, cs_call_cuda+3760, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMipmappedArrayDestroy, 470
-CS_FAST_ENTRY cs_l_cuMipmappedArrayGetLevel, cs_sl_cuMipmappedArrayGetLevel, 0, 471, cs_call_cuda+3768, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMipmappedArrayGetLevel, cs_sd_cuMipmappedArrayGetLevel, 1, 471, cs_call_cuda+3768, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMipmappedArrayGetLevel, cs_sg_cuMipmappedArrayGetLevel, 2, 471, cs_call_cuda+3768, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMipmappedArrayGetLevel, cs_sl_cuMipmappedArrayGetLevel, 0, 471, cs_call_cuda+3768, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMipmappedArrayGetLevel, cs_sd_cuMipmappedArrayGetLevel, 1, 471, cs_call_cuda+3768, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMipmappedArrayGetLevel, cs_sg_cuMipmappedArrayGetLevel, 2, 471, cs_call_cuda+3768, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMipmappedArrayGetLevel, 471
-CS_FAST_ENTRY cs_l_cuMipmappedArrayGetMemoryRequirements, cs_sl_cuMipmappedArrayGetMemoryRequirements, 0, 472, cs_call_cuda+3776, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMipmappedArrayGetMemoryRequirements, cs_sd_cuMipmappedArrayGetMemoryRequirements, 1, 472, cs_call_cuda+3776, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMipmappedArrayGetMemoryRequirements, cs_sg_cuMipmappedArrayGetMemoryRequirements, 2, 472, cs_call_cuda+3776, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMipmappedArrayGetMemoryRequirements, cs_sl_cuMipmappedArrayGetMemoryRequirements, 0, 472, cs_call_cuda+3776, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMipmappedArrayGetMemoryRequirements, cs_sd_cuMipmappedArrayGetMemoryRequirements, 1, 472, cs_call_cuda+3776, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMipmappedArrayGetMemoryRequirements, cs_sg_cuMipmappedArrayGetMemoryRequirements, 2, 472, cs_call_cuda+3776, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMipmappedArrayGetMemoryRequirements, 472
-CS_FAST_ENTRY cs_l_cuMipmappedArrayGetSparseProperties, cs_sl_cuMipmappedArrayGetSparseProperties, 0, 473, cs_call_cuda+3784, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMipmappedArrayGetSparseProperties, cs_sd_cuMipmappedArrayGetSparseProperties, 1, 473, cs_call_cuda+3784, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMipmappedArrayGetSparseProperties, cs_sg_cuMipmappedArrayGetSparseProperties, 2, 473, cs_call_cuda+3784, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMipmappedArrayGetSparseProperties, cs_sl_cuMipmappedArrayGetSparseProperties, 0, 473, cs_call_cuda+3784, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMipmappedArrayGetSparseProperties, cs_sd_cuMipmappedArrayGetSparseProperties, 1, 473, cs_call_cuda+3784, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMipmappedArrayGetSparseProperties, cs_sg_cuMipmappedArrayGetSparseProperties, 2, 473, cs_call_cuda+3784, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMipmappedArrayGetSparseProperties, 473
-CS_FAST_ENTRY cs_l_cuModuleEnumerateFunctions, cs_sl_cuModuleEnumerateFunctions, 0, 474, cs_call_cuda+3792, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuModuleEnumerateFunctions, cs_sd_cuModuleEnumerateFunctions, 1, 474, cs_call_cuda+3792, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuModuleEnumerateFunctions, cs_sg_cuModuleEnumerateFunctions, 2, 474, cs_call_cuda+3792, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuModuleEnumerateFunctions, cs_sl_cuModuleEnumerateFunctions, 0, 474, cs_call_cuda+3792, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuModuleEnumerateFunctions, cs_sd_cuModuleEnumerateFunctions, 1, 474, cs_call_cuda+3792, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuModuleEnumerateFunctions, cs_sg_cuModuleEnumerateFunctions, 2, 474, cs_call_cuda+3792, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuModuleEnumerateFunctions, 474
-CS_FAST_ENTRY cs_l_cuModuleGetFunctionCount, cs_sl_cuModuleGetFunctionCount, 0, 476, cs_call_cuda+3808, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuModuleGetFunctionCount, cs_sd_cuModuleGetFunctionCount, 1, 476, cs_call_cuda+3808, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuModuleGetFunctionCount, cs_sg_cuModuleGetFunctionCount, 2, 476, cs_call_cuda+3808, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuModuleGetFunctionCount, cs_sl_cuModuleGetFunctionCount, 0, 476, cs_call_cuda+3808, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuModuleGetFunctionCount, cs_sd_cuModuleGetFunctionCount, 1, 476, cs_call_cuda+3808, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuModuleGetFunctionCount, cs_sg_cuModuleGetFunctionCount, 2, 476, cs_call_cuda+3808, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuModuleGetFunctionCount, 476
-CS_FAST_ENTRY cs_l_cuModuleGetGlobal, cs_sl_cuModuleGetGlobal, 0, 477, cs_call_cuda+3816, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuModuleGetGlobal, cs_sd_cuModuleGetGlobal, 1, 477, cs_call_cuda+3816, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuModuleGetGlobal, cs_sg_cuModuleGetGlobal, 2, 477, cs_call_cuda+3816, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuModuleGetGlobal, cs_sl_cuModuleGetGlobal, 0, 477, cs_call_cuda+3816, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuModuleGetGlobal, cs_sd_cuModuleGetGlobal, 1, 477, cs_call_cuda+3816, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuModuleGetGlobal, cs_sg_cuModuleGetGlobal, 2, 477, cs_call_cuda+3816, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuModuleGetGlobal, 477
-CS_FAST_ENTRY cs_l_cuModuleGetGlobal_v2, cs_sl_cuModuleGetGlobal_v2, 0, 478, cs_call_cuda+3824, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuModuleGetGlobal_v2, cs_sd_cuModuleGetGlobal_v2, 1, 478, cs_call_cuda+3824, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuModuleGetGlobal_v2, cs_sg_cuModuleGetGlobal_v2, 2, 478, cs_call_cuda+3824, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuModuleGetGlobal_v2, cs_sl_cuModuleGetGlobal_v2, 0, 478, cs_call_cuda+3824, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuModuleGetGlobal_v2, cs_sd_cuModuleGetGlobal_v2, 1, 478, cs_call_cuda+3824, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuModuleGetGlobal_v2, cs_sg_cuModuleGetGlobal_v2, 2, 478, cs_call_cuda+3824, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuModuleGetGlobal_v2, 478
-CS_FAST_ENTRY cs_l_cuModuleGetSurfRef, cs_sl_cuModuleGetSurfRef, 0, 480, cs_call_cuda+3840, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuModuleGetSurfRef, cs_sd_cuModuleGetSurfRef, 1, 480, cs_call_cuda+3840, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuModuleGetSurfRef, cs_sg_cuModuleGetSurfRef, 2, 480, cs_call_cuda+3840, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuModuleGetSurfRef, cs_sl_cuModuleGetSurfRef, 0, 480, cs_call_cuda+3840, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuModuleGetSurfRef, cs_sd_cuModuleGetSurfRef, 1, 480, cs_call_cuda+3840, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuModuleGetSurfRef, cs_sg_cuModuleGetSurfRef, 2, 480, cs_call_cuda+3840, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuModuleGetSurfRef, 480
-CS_FAST_ENTRY cs_l_cuModuleGetTexRef, cs_sl_cuModuleGetTexRef, 0, 481, cs_call_cuda+3848, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuModuleGetTexRef, cs_sd_cuModuleGetTexRef, 1, 481, cs_call_cuda+3848, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuModuleGetTexRef, cs_sg_cuModuleGetTexRef, 2, 481, cs_call_cuda+3848, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuModuleGetTexRef, cs_sl_cuModuleGetTexRef, 0, 481, cs_call_cuda+3848, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuModuleGetTexRef, cs_sd_cuModuleGetTexRef, 1, 481, cs_call_cuda+3848, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuModuleGetTexRef, cs_sg_cuModuleGetTexRef, 2, 481, cs_call_cuda+3848, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuModuleGetTexRef, 481
-CS_FAST_ENTRY cs_l_cuModuleUnload, cs_sl_cuModuleUnload, 0, 486, cs_call_cuda+3888, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuModuleUnload, cs_sd_cuModuleUnload, 1, 486, cs_call_cuda+3888, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuModuleUnload, cs_sg_cuModuleUnload, 2, 486, cs_call_cuda+3888, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuModuleUnload, cs_sl_cuModuleUnload, 0, 486, cs_call_cuda+3888, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuModuleUnload, cs_sd_cuModuleUnload, 1, 486, cs_call_cuda+3888, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuModuleUnload, cs_sg_cuModuleUnload, 2, 486, cs_call_cuda+3888, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuModuleUnload, 486
-CS_FAST_ENTRY cs_l_cuMulticastAddDevice, cs_sl_cuMulticastAddDevice, 0, 487, cs_call_cuda+3896, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMulticastAddDevice, cs_sd_cuMulticastAddDevice, 1, 487, cs_call_cuda+3896, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMulticastAddDevice, cs_sg_cuMulticastAddDevice, 2, 487, cs_call_cuda+3896, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMulticastAddDevice, cs_sl_cuMulticastAddDevice, 0, 487, cs_call_cuda+3896, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMulticastAddDevice, cs_sd_cuMulticastAddDevice, 1, 487, cs_call_cuda+3896, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMulticastAddDevice, cs_sg_cuMulticastAddDevice, 2, 487, cs_call_cuda+3896, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMulticastAddDevice, 487
-CS_FAST_ENTRY cs_l_cuMulticastBindAddr, cs_sl_cuMulticastBindAddr, 0, 488, cs_call_cuda+3904, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMulticastBindAddr, cs_sd_cuMulticastBindAddr, 1, 488, cs_call_cuda+3904, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMulticastBindAddr, cs_sg_cuMulticastBindAddr, 2, 488, cs_call_cuda+3904, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMulticastBindAddr, cs_sl_cuMulticastBindAddr, 0, 488, cs_call_cuda+3904, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMulticastBindAddr, cs_sd_cuMulticastBindAddr, 1, 488, cs_call_cuda+3904, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMulticastBindAddr, cs_sg_cuMulticastBindAddr, 2, 488, cs_call_cuda+3904, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMulticastBindAddr, 488
-CS_FAST_ENTRY cs_l_cuMulticastBindMem, cs_sl_cuMulticastBindMem, 0, 489, cs_call_cuda+3912, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMulticastBindMem, cs_sd_cuMulticastBindMem, 1, 489, cs_call_cuda+3912, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMulticastBindMem, cs_sg_cuMulticastBindMem, 2, 489, cs_call_cuda+3912, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMulticastBindMem, cs_sl_cuMulticastBindMem, 0, 489, cs_call_cuda+3912, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMulticastBindMem, cs_sd_cuMulticastBindMem, 1, 489, cs_call_cuda+3912, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMulticastBindMem, cs_sg_cuMulticastBindMem, 2, 489, cs_call_cuda+3912, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMulticastBindMem, 489
-CS_FAST_ENTRY cs_l_cuMulticastCreate, cs_sl_cuMulticastCreate, 0, 490, cs_call_cuda+3920, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMulticastCreate, cs_sd_cuMulticastCreate, 1, 490, cs_call_cuda+3920, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMulticastCreate, cs_sg_cuMulticastCreate, 2, 490, cs_call_cuda+3920, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMulticastCreate, cs_sl_cuMulticastCreate, 0, 490, cs_call_cuda+3920, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMulticastCreate, cs_sd_cuMulticastCreate, 1, 490, cs_call_cuda+3920, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMulticastCreate, cs_sg_cuMulticastCreate, 2, 490, cs_call_cuda+3920, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMulticastCreate, 490
-CS_FAST_ENTRY cs_l_cuMulticastGetGranularity, cs_sl_cuMulticastGetGranularity, 0, 491, cs_call_cuda+3928, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMulticastGetGranularity, cs_sd_cuMulticastGetGranularity, 1, 491, cs_call_cuda+3928, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMulticastGetGranularity, cs_sg_cuMulticastGetGranularity, 2, 491, cs_call_cuda+3928, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMulticastGetGranularity, cs_sl_cuMulticastGetGranularity, 0, 491, cs_call_cuda+3928, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMulticastGetGranularity, cs_sd_cuMulticastGetGranularity, 1, 491, cs_call_cuda+3928, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMulticastGetGranularity, cs_sg_cuMulticastGetGranularity, 2, 491, cs_call_cuda+3928, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMulticastGetGranularity, 491
-CS_FAST_ENTRY cs_l_cuMulticastUnbind, cs_sl_cuMulticastUnbind, 0, 492, cs_call_cuda+3936, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuMulticastUnbind, cs_sd_cuMulticastUnbind, 1, 492, cs_call_cuda+3936, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuMulticastUnbind, cs_sg_cuMulticastUnbind, 2, 492, cs_call_cuda+3936, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuMulticastUnbind, cs_sl_cuMulticastUnbind, 0, 492, cs_call_cuda+3936, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuMulticastUnbind, cs_sd_cuMulticastUnbind, 1, 492, cs_call_cuda+3936, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuMulticastUnbind, cs_sg_cuMulticastUnbind, 2, 492, cs_call_cuda+3936, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMulticastUnbind, 492
-CS_FAST_ENTRY cs_l_cuOccupancyAvailableDynamicSMemPerBlock, cs_sl_cuOccupancyAvailableDynamicSMemPerBlock, 0, 493, cs_call_cuda+3944, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuOccupancyAvailableDynamicSMemPerBlock, cs_sd_cuOccupancyAvailableDynamicSMemPerBlock, 1, 493, cs_call_cuda+3944, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuOccupancyAvailableDynamicSMemPerBlock, cs_sg_cuOccupancyAvailableDynamicSMemPerBlock, 2, 493, cs_call_cuda+3944, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuOccupancyAvailableDynamicSMemPerBlock, cs_sl_cuOccupancyAvailableDynamicSMemPerBlock, 0, 493, cs_call_cuda+3944, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuOccupancyAvailableDynamicSMemPerBlock, cs_sd_cuOccupancyAvailableDynamicSMemPerBlock, 1, 493, cs_call_cuda+3944, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuOccupancyAvailableDynamicSMemPerBlock, cs_sg_cuOccupancyAvailableDynamicSMemPerBlock, 2, 493, cs_call_cuda+3944, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuOccupancyAvailableDynamicSMemPerBlock, 493
-CS_FAST_ENTRY cs_l_cuOccupancyMaxActiveBlocksPerMultiprocessor, cs_sl_cuOccupancyMaxActiveBlocksPerMultiprocessor, 0, 494, cs_call_cuda+3952, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuOccupancyMaxActiveBlocksPerMultiprocessor, cs_sd_cuOccupancyMaxActiveBlocksPerMultiprocessor, 1, 494, cs_call_cuda+3952, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuOccupancyMaxActiveBlocksPerMultiprocessor, cs_sg_cuOccupancyMaxActiveBlocksPerMultiprocessor, 2, 494, cs_call_cuda+3952, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuOccupancyMaxActiveBlocksPerMultiprocessor, cs_sl_cuOccupancyMaxActiveBlocksPerMultiprocessor, 0, 494, cs_call_cuda+3952, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuOccupancyMaxActiveBlocksPerMultiprocessor, cs_sd_cuOccupancyMaxActiveBlocksPerMultiprocessor, 1, 494, cs_call_cuda+3952, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuOccupancyMaxActiveBlocksPerMultiprocessor, cs_sg_cuOccupancyMaxActiveBlocksPerMultiprocessor, 2, 494, cs_call_cuda+3952, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuOccupancyMaxActiveBlocksPerMultiprocessor, 494
-CS_FAST_ENTRY cs_l_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cs_sl_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 0, 495, cs_call_cuda+3960, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cs_sd_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 1, 495, cs_call_cuda+3960, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cs_sg_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 2, 495, cs_call_cuda+3960, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cs_sl_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 0, 495, cs_call_cuda+3960, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cs_sd_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 1, 495, cs_call_cuda+3960, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cs_sg_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 2, 495, cs_call_cuda+3960, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 495
-CS_FAST_ENTRY cs_l_cuOccupancyMaxActiveClusters, cs_sl_cuOccupancyMaxActiveClusters, 0, 496, cs_call_cuda+3968, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuOccupancyMaxActiveClusters, cs_sd_cuOccupancyMaxActiveClusters, 1, 496, cs_call_cuda+3968, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuOccupancyMaxActiveClusters, cs_sg_cuOccupancyMaxActiveClusters, 2, 496, cs_call_cuda+3968, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuOccupancyMaxActiveClusters, cs_sl_cuOccupancyMaxActiveClusters, 0, 496, cs_call_cuda+3968, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuOccupancyMaxActiveClusters, cs_sd_cuOccupancyMaxActiveClusters, 1, 496, cs_call_cuda+3968, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuOccupancyMaxActiveClusters, cs_sg_cuOccupancyMaxActiveClusters, 2, 496, cs_call_cuda+3968, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuOccupancyMaxActiveClusters, 496
-CS_FAST_ENTRY cs_l_cuOccupancyMaxPotentialBlockSize, cs_sl_cuOccupancyMaxPotentialBlockSize, 0, 497, cs_call_cuda+3976, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuOccupancyMaxPotentialBlockSize, cs_sd_cuOccupancyMaxPotentialBlockSize, 1, 497, cs_call_cuda+3976, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuOccupancyMaxPotentialBlockSize, cs_sg_cuOccupancyMaxPotentialBlockSize, 2, 497, cs_call_cuda+3976, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuOccupancyMaxPotentialBlockSize, cs_sl_cuOccupancyMaxPotentialBlockSize, 0, 497, cs_call_cuda+3976, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuOccupancyMaxPotentialBlockSize, cs_sd_cuOccupancyMaxPotentialBlockSize, 1, 497, cs_call_cuda+3976, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuOccupancyMaxPotentialBlockSize, cs_sg_cuOccupancyMaxPotentialBlockSize, 2, 497, cs_call_cuda+3976, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuOccupancyMaxPotentialBlockSize, 497
-CS_FAST_ENTRY cs_l_cuOccupancyMaxPotentialBlockSizeWithFlags, cs_sl_cuOccupancyMaxPotentialBlockSizeWithFlags, 0, 498, cs_call_cuda+3984, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuOccupancyMaxPotentialBlockSizeWithFlags, cs_sd_cuOccupancyMaxPotentialBlockSizeWithFlags, 1, 498, cs_call_cuda+3984, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuOccupancyMaxPotentialBlockSizeWithFlags, cs_sg_cuOccupancyMaxPotentialBlockSizeWithFlags, 2, 498, cs_call_cuda+3984, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuOccupancyMaxPotentialBlockSizeWithFlags, cs_sl_cuOccupancyMaxPotentialBlockSizeWithFlags, 0, 498, cs_call_cuda+3984, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuOccupancyMaxPotentialBlockSizeWithFlags, cs_sd_cuOccupancyMaxPotentialBlockSizeWithFlags, 1, 498, cs_call_cuda+3984, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuOccupancyMaxPotentialBlockSizeWithFlags, cs_sg_cuOccupancyMaxPotentialBlockSizeWithFlags, 2, 498, cs_call_cuda+3984, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuOccupancyMaxPotentialBlockSizeWithFlags, 498
-CS_FAST_ENTRY cs_l_cuOccupancyMaxPotentialClusterSize, cs_sl_cuOccupancyMaxPotentialClusterSize, 0, 499, cs_call_cuda+3992, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuOccupancyMaxPotentialClusterSize, cs_sd_cuOccupancyMaxPotentialClusterSize, 1, 499, cs_call_cuda+3992, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuOccupancyMaxPotentialClusterSize, cs_sg_cuOccupancyMaxPotentialClusterSize, 2, 499, cs_call_cuda+3992, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuOccupancyMaxPotentialClusterSize, cs_sl_cuOccupancyMaxPotentialClusterSize, 0, 499, cs_call_cuda+3992, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuOccupancyMaxPotentialClusterSize, cs_sd_cuOccupancyMaxPotentialClusterSize, 1, 499, cs_call_cuda+3992, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuOccupancyMaxPotentialClusterSize, cs_sg_cuOccupancyMaxPotentialClusterSize, 2, 499, cs_call_cuda+3992, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuOccupancyMaxPotentialClusterSize, 499
-CS_FAST_ENTRY cs_l_cuParamSetSize, cs_sl_cuParamSetSize, 0, 500, cs_call_cuda+4000, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuParamSetSize, cs_sd_cuParamSetSize, 1, 500, cs_call_cuda+4000, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuParamSetSize, cs_sg_cuParamSetSize, 2, 500, cs_call_cuda+4000, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuParamSetSize, cs_sl_cuParamSetSize, 0, 500, cs_call_cuda+4000, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuParamSetSize, cs_sd_cuParamSetSize, 1, 500, cs_call_cuda+4000, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuParamSetSize, cs_sg_cuParamSetSize, 2, 500, cs_call_cuda+4000, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuParamSetSize, 500
-CS_FAST_ENTRY cs_l_cuParamSetTexRef, cs_sl_cuParamSetTexRef, 0, 501, cs_call_cuda+4008, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuParamSetTexRef, cs_sd_cuParamSetTexRef, 1, 501, cs_call_cuda+4008, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuParamSetTexRef, cs_sg_cuParamSetTexRef, 2, 501, cs_call_cuda+4008, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuParamSetTexRef, cs_sl_cuParamSetTexRef, 0, 501, cs_call_cuda+4008, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuParamSetTexRef, cs_sd_cuParamSetTexRef, 1, 501, cs_call_cuda+4008, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuParamSetTexRef, cs_sg_cuParamSetTexRef, 2, 501, cs_call_cuda+4008, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuParamSetTexRef, 501
-CS_FAST_ENTRY cs_l_cuParamSetf, cs_sl_cuParamSetf, 0, 502, cs_call_cuda+4016, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuParamSetf, cs_sd_cuParamSetf, 1, 502, cs_call_cuda+4016, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuParamSetf, cs_sg_cuParamSetf, 2, 502, cs_call_cuda+4016, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuParamSetf, cs_sl_cuParamSetf, 0, 502, cs_call_cuda+4016, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuParamSetf, cs_sd_cuParamSetf, 1, 502, cs_call_cuda+4016, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuParamSetf, cs_sg_cuParamSetf, 2, 502, cs_call_cuda+4016, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuParamSetf, 502
-CS_FAST_ENTRY cs_l_cuParamSeti, cs_sl_cuParamSeti, 0, 503, cs_call_cuda+4024, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuParamSeti, cs_sd_cuParamSeti, 1, 503, cs_call_cuda+4024, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuParamSeti, cs_sg_cuParamSeti, 2, 503, cs_call_cuda+4024, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuParamSeti, cs_sl_cuParamSeti, 0, 503, cs_call_cuda+4024, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuParamSeti, cs_sd_cuParamSeti, 1, 503, cs_call_cuda+4024, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuParamSeti, cs_sg_cuParamSeti, 2, 503, cs_call_cuda+4024, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuParamSeti, 503
-CS_FAST_ENTRY cs_l_cuParamSetv, cs_sl_cuParamSetv, 0, 504, cs_call_cuda+4032, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuParamSetv, cs_sd_cuParamSetv, 1, 504, cs_call_cuda+4032, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuParamSetv, cs_sg_cuParamSetv, 2, 504, cs_call_cuda+4032, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuParamSetv, cs_sl_cuParamSetv, 0, 504, cs_call_cuda+4032, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuParamSetv, cs_sd_cuParamSetv, 1, 504, cs_call_cuda+4032, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuParamSetv, cs_sg_cuParamSetv, 2, 504, cs_call_cuda+4032, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuParamSetv, 504
-CS_FAST_ENTRY cs_l_cuPointerGetAttribute, cs_sl_cuPointerGetAttribute, 0, 505, cs_call_cuda+4040, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuPointerGetAttribute, cs_sd_cuPointerGetAttribute, 1, 505, cs_call_cuda+4040, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuPointerGetAttribute, cs_sg_cuPointerGetAttribute, 2, 505, cs_call_cuda+4040, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuPointerGetAttribute, cs_sl_cuPointerGetAttribute, 0, 505, cs_call_cuda+4040, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuPointerGetAttribute, cs_sd_cuPointerGetAttribute, 1, 505, cs_call_cuda+4040, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuPointerGetAttribute, cs_sg_cuPointerGetAttribute, 2, 505, cs_call_cuda+4040, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuPointerGetAttribute, 505
-CS_FAST_ENTRY cs_l_cuPointerGetAttributes, cs_sl_cuPointerGetAttributes, 0, 506, cs_call_cuda+4048, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuPointerGetAttributes, cs_sd_cuPointerGetAttributes, 1, 506, cs_call_cuda+4048, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuPointerGetAttributes, cs_sg_cuPointerGetAttributes, 2, 506, cs_call_cuda+4048, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuPointerGetAttributes, cs_sl_cuPointerGetAttributes, 0, 506, cs_call_cuda+4048, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuPointerGetAttributes, cs_sd_cuPointerGetAttributes, 1, 506, cs_call_cuda+4048, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuPointerGetAttributes, cs_sg_cuPointerGetAttributes, 2, 506, cs_call_cuda+4048, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuPointerGetAttributes, 506
-CS_FAST_ENTRY cs_l_cuPointerSetAttribute, cs_sl_cuPointerSetAttribute, 0, 507, cs_call_cuda+4056, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuPointerSetAttribute, cs_sd_cuPointerSetAttribute, 1, 507, cs_call_cuda+4056, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuPointerSetAttribute, cs_sg_cuPointerSetAttribute, 2, 507, cs_call_cuda+4056, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuPointerSetAttribute, cs_sl_cuPointerSetAttribute, 0, 507, cs_call_cuda+4056, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuPointerSetAttribute, cs_sd_cuPointerSetAttribute, 1, 507, cs_call_cuda+4056, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuPointerSetAttribute, cs_sg_cuPointerSetAttribute, 2, 507, cs_call_cuda+4056, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuPointerSetAttribute, 507
-CS_FAST_ENTRY cs_l_cuProfilerInitialize, cs_sl_cuProfilerInitialize, 0, 508, cs_call_cuda+4064, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuProfilerInitialize, cs_sd_cuProfilerInitialize, 1, 508, cs_call_cuda+4064, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuProfilerInitialize, cs_sg_cuProfilerInitialize, 2, 508, cs_call_cuda+4064, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuProfilerInitialize, cs_sl_cuProfilerInitialize, 0, 508, cs_call_cuda+4064, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuProfilerInitialize, cs_sd_cuProfilerInitialize, 1, 508, cs_call_cuda+4064, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuProfilerInitialize, cs_sg_cuProfilerInitialize, 2, 508, cs_call_cuda+4064, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuProfilerInitialize, 508
-CS_FAST_ENTRY cs_l_cuProfilerStart, cs_sl_cuProfilerStart, 0, 509, cs_call_cuda+4072, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuProfilerStart, cs_sd_cuProfilerStart, 1, 509, cs_call_cuda+4072, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuProfilerStart, cs_sg_cuProfilerStart, 2, 509, cs_call_cuda+4072, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuProfilerStart, cs_sl_cuProfilerStart, 0, 509, cs_call_cuda+4072, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuProfilerStart, cs_sd_cuProfilerStart, 1, 509, cs_call_cuda+4072, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuProfilerStart, cs_sg_cuProfilerStart, 2, 509, cs_call_cuda+4072, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuProfilerStart, 509
-CS_FAST_ENTRY cs_l_cuProfilerStop, cs_sl_cuProfilerStop, 0, 510, cs_call_cuda+4080, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuProfilerStop, cs_sd_cuProfilerStop, 1, 510, cs_call_cuda+4080, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuProfilerStop, cs_sg_cuProfilerStop, 2, 510, cs_call_cuda+4080, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuProfilerStop, cs_sl_cuProfilerStop, 0, 510, cs_call_cuda+4080, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuProfilerStop, cs_sd_cuProfilerStop, 1, 510, cs_call_cuda+4080, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuProfilerStop, cs_sg_cuProfilerStop, 2, 510, cs_call_cuda+4080, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuProfilerStop, 510
-CS_FAST_ENTRY cs_l_cuSignalExternalSemaphoresAsync, cs_sl_cuSignalExternalSemaphoresAsync, 0, 511, cs_call_cuda+4088, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuSignalExternalSemaphoresAsync, cs_sd_cuSignalExternalSemaphoresAsync, 1, 511, cs_call_cuda+4088, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuSignalExternalSemaphoresAsync, cs_sg_cuSignalExternalSemaphoresAsync, 2, 511, cs_call_cuda+4088, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuSignalExternalSemaphoresAsync, cs_sl_cuSignalExternalSemaphoresAsync, 0, 511, cs_call_cuda+4088, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuSignalExternalSemaphoresAsync, cs_sd_cuSignalExternalSemaphoresAsync, 1, 511, cs_call_cuda+4088, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuSignalExternalSemaphoresAsync, cs_sg_cuSignalExternalSemaphoresAsync, 2, 511, cs_call_cuda+4088, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuSignalExternalSemaphoresAsync, 511
-CS_FAST_ENTRY cs_l_cuSignalExternalSemaphoresAsync_ptsz, cs_sl_cuSignalExternalSemaphoresAsync_ptsz, 0, 512, cs_call_cuda+4096, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuSignalExternalSemaphoresAsync_ptsz, cs_sd_cuSignalExternalSemaphoresAsync_ptsz, 1, 512, cs_call_cuda+4096, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuSignalExternalSemaphoresAsync_ptsz, cs_sg_cuSignalExternalSemaphoresAsync_ptsz, 2, 512, cs_call_cuda+4096, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuSignalExternalSemaphoresAsync_ptsz, cs_sl_cuSignalExternalSemaphoresAsync_ptsz, 0, 512, cs_call_cuda+4096, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuSignalExternalSemaphoresAsync_ptsz, cs_sd_cuSignalExternalSemaphoresAsync_ptsz, 1, 512, cs_call_cuda+4096, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuSignalExternalSemaphoresAsync_ptsz, cs_sg_cuSignalExternalSemaphoresAsync_ptsz, 2, 512, cs_call_cuda+4096, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuSignalExternalSemaphoresAsync_ptsz, 512
-CS_FAST_ENTRY cs_l_cuStreamAddCallback, cs_sl_cuStreamAddCallback, 0, 513, cs_call_cuda+4104, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamAddCallback, cs_sd_cuStreamAddCallback, 1, 513, cs_call_cuda+4104, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamAddCallback, cs_sg_cuStreamAddCallback, 2, 513, cs_call_cuda+4104, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamAddCallback, cs_sl_cuStreamAddCallback, 0, 513, cs_call_cuda+4104, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamAddCallback, cs_sd_cuStreamAddCallback, 1, 513, cs_call_cuda+4104, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamAddCallback, cs_sg_cuStreamAddCallback, 2, 513, cs_call_cuda+4104, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamAddCallback, 513
-CS_FAST_ENTRY cs_l_cuStreamAddCallback_ptsz, cs_sl_cuStreamAddCallback_ptsz, 0, 514, cs_call_cuda+4112, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamAddCallback_ptsz, cs_sd_cuStreamAddCallback_ptsz, 1, 514, cs_call_cuda+4112, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamAddCallback_ptsz, cs_sg_cuStreamAddCallback_ptsz, 2, 514, cs_call_cuda+4112, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamAddCallback_ptsz, cs_sl_cuStreamAddCallback_ptsz, 0, 514, cs_call_cuda+4112, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamAddCallback_ptsz, cs_sd_cuStreamAddCallback_ptsz, 1, 514, cs_call_cuda+4112, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamAddCallback_ptsz, cs_sg_cuStreamAddCallback_ptsz, 2, 514, cs_call_cuda+4112, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamAddCallback_ptsz, 514
-CS_FAST_ENTRY cs_l_cuStreamAttachMemAsync, cs_sl_cuStreamAttachMemAsync, 0, 515, cs_call_cuda+4120, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamAttachMemAsync, cs_sd_cuStreamAttachMemAsync, 1, 515, cs_call_cuda+4120, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamAttachMemAsync, cs_sg_cuStreamAttachMemAsync, 2, 515, cs_call_cuda+4120, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamAttachMemAsync, cs_sl_cuStreamAttachMemAsync, 0, 515, cs_call_cuda+4120, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamAttachMemAsync, cs_sd_cuStreamAttachMemAsync, 1, 515, cs_call_cuda+4120, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamAttachMemAsync, cs_sg_cuStreamAttachMemAsync, 2, 515, cs_call_cuda+4120, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamAttachMemAsync, 515
-CS_FAST_ENTRY cs_l_cuStreamAttachMemAsync_ptsz, cs_sl_cuStreamAttachMemAsync_ptsz, 0, 516, cs_call_cuda+4128, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamAttachMemAsync_ptsz, cs_sd_cuStreamAttachMemAsync_ptsz, 1, 516, cs_call_cuda+4128, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamAttachMemAsync_ptsz, cs_sg_cuStreamAttachMemAsync_ptsz, 2, 516, cs_call_cuda+4128, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamAttachMemAsync_ptsz, cs_sl_cuStreamAttachMemAsync_ptsz, 0, 516, cs_call_cuda+4128, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamAttachMemAsync_ptsz, cs_sd_cuStreamAttachMemAsync_ptsz, 1, 516, cs_call_cuda+4128, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamAttachMemAsync_ptsz, cs_sg_cuStreamAttachMemAsync_ptsz, 2, 516, cs_call_cuda+4128, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamAttachMemAsync_ptsz, 516
-CS_FAST_ENTRY cs_l_cuStreamBatchMemOp, cs_sl_cuStreamBatchMemOp, 0, 517, cs_call_cuda+4136, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamBatchMemOp, cs_sd_cuStreamBatchMemOp, 1, 517, cs_call_cuda+4136, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamBatchMemOp, cs_sg_cuStreamBatchMemOp, 2, 517, cs_call_cuda+4136, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamBatchMemOp, cs_sl_cuStreamBatchMemOp, 0, 517, cs_call_cuda+4136, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamBatchMemOp, cs_sd_cuStreamBatchMemOp, 1, 517, cs_call_cuda+4136, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamBatchMemOp, cs_sg_cuStreamBatchMemOp, 2, 517, cs_call_cuda+4136, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamBatchMemOp, 517
-CS_FAST_ENTRY cs_l_cuStreamBatchMemOp_ptsz, cs_sl_cuStreamBatchMemOp_ptsz, 0, 518, cs_call_cuda+4144, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamBatchMemOp_ptsz, cs_sd_cuStreamBatchMemOp_ptsz, 1, 518, cs_call_cuda+4144, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamBatchMemOp_ptsz, cs_sg_cuStreamBatchMemOp_ptsz, 2, 518, cs_call_cuda+4144, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamBatchMemOp_ptsz, cs_sl_cuStreamBatchMemOp_ptsz, 0, 518, cs_call_cuda+4144, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamBatchMemOp_ptsz, cs_sd_cuStreamBatchMemOp_ptsz, 1, 518, cs_call_cuda+4144, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamBatchMemOp_ptsz, cs_sg_cuStreamBatchMemOp_ptsz, 2, 518, cs_call_cuda+4144, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamBatchMemOp_ptsz, 518
-CS_FAST_ENTRY cs_l_cuStreamBatchMemOp_v2, cs_sl_cuStreamBatchMemOp_v2, 0, 519, cs_call_cuda+4152, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamBatchMemOp_v2, cs_sd_cuStreamBatchMemOp_v2, 1, 519, cs_call_cuda+4152, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamBatchMemOp_v2, cs_sg_cuStreamBatchMemOp_v2, 2, 519, cs_call_cuda+4152, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamBatchMemOp_v2, cs_sl_cuStreamBatchMemOp_v2, 0, 519, cs_call_cuda+4152, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamBatchMemOp_v2, cs_sd_cuStreamBatchMemOp_v2, 1, 519, cs_call_cuda+4152, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamBatchMemOp_v2, cs_sg_cuStreamBatchMemOp_v2, 2, 519, cs_call_cuda+4152, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamBatchMemOp_v2, 519
-CS_FAST_ENTRY cs_l_cuStreamBatchMemOp_v2_ptsz, cs_sl_cuStreamBatchMemOp_v2_ptsz, 0, 520, cs_call_cuda+4160, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamBatchMemOp_v2_ptsz, cs_sd_cuStreamBatchMemOp_v2_ptsz, 1, 520, cs_call_cuda+4160, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamBatchMemOp_v2_ptsz, cs_sg_cuStreamBatchMemOp_v2_ptsz, 2, 520, cs_call_cuda+4160, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamBatchMemOp_v2_ptsz, cs_sl_cuStreamBatchMemOp_v2_ptsz, 0, 520, cs_call_cuda+4160, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamBatchMemOp_v2_ptsz, cs_sd_cuStreamBatchMemOp_v2_ptsz, 1, 520, cs_call_cuda+4160, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamBatchMemOp_v2_ptsz, cs_sg_cuStreamBatchMemOp_v2_ptsz, 2, 520, cs_call_cuda+4160, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamBatchMemOp_v2_ptsz, 520
-CS_FAST_ENTRY cs_l_cuStreamBeginCapture, cs_sl_cuStreamBeginCapture, 0, 521, cs_call_cuda+4168, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamBeginCapture, cs_sd_cuStreamBeginCapture, 1, 521, cs_call_cuda+4168, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamBeginCapture, cs_sg_cuStreamBeginCapture, 2, 521, cs_call_cuda+4168, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamBeginCapture, cs_sl_cuStreamBeginCapture, 0, 521, cs_call_cuda+4168, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamBeginCapture, cs_sd_cuStreamBeginCapture, 1, 521, cs_call_cuda+4168, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamBeginCapture, cs_sg_cuStreamBeginCapture, 2, 521, cs_call_cuda+4168, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamBeginCapture, 521
-CS_FAST_ENTRY cs_l_cuStreamBeginCaptureToGraph, cs_sl_cuStreamBeginCaptureToGraph, 0, 522, cs_call_cuda+4176, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamBeginCaptureToGraph, cs_sd_cuStreamBeginCaptureToGraph, 1, 522, cs_call_cuda+4176, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamBeginCaptureToGraph, cs_sg_cuStreamBeginCaptureToGraph, 2, 522, cs_call_cuda+4176, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamBeginCaptureToGraph, cs_sl_cuStreamBeginCaptureToGraph, 0, 522, cs_call_cuda+4176, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamBeginCaptureToGraph, cs_sd_cuStreamBeginCaptureToGraph, 1, 522, cs_call_cuda+4176, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamBeginCaptureToGraph, cs_sg_cuStreamBeginCaptureToGraph, 2, 522, cs_call_cuda+4176, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamBeginCaptureToGraph, 522
-CS_FAST_ENTRY cs_l_cuStreamBeginCaptureToGraph_ptsz, cs_sl_cuStreamBeginCaptureToGraph_ptsz, 0, 523, cs_call_cuda+4184, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamBeginCaptureToGraph_ptsz, cs_sd_cuStreamBeginCaptureToGraph_ptsz, 1, 523, cs_call_cuda+4184, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamBeginCaptureToGraph_ptsz, cs_sg_cuStreamBeginCaptureToGraph_ptsz, 2, 523, cs_call_cuda+4184, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamBeginCaptureToGraph_ptsz, cs_sl_cuStreamBeginCaptureToGraph_ptsz, 0, 523, cs_call_cuda+4184, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamBeginCaptureToGraph_ptsz, cs_sd_cuStreamBeginCaptureToGraph_ptsz, 1, 523, cs_call_cuda+4184, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamBeginCaptureToGraph_ptsz, cs_sg_cuStreamBeginCaptureToGraph_ptsz, 2, 523, cs_call_cuda+4184, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamBeginCaptureToGraph_ptsz, 523
-CS_FAST_ENTRY cs_l_cuStreamBeginCapture_ptsz, cs_sl_cuStreamBeginCapture_ptsz, 0, 524, cs_call_cuda+4192, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamBeginCapture_ptsz, cs_sd_cuStreamBeginCapture_ptsz, 1, 524, cs_call_cuda+4192, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamBeginCapture_ptsz, cs_sg_cuStreamBeginCapture_ptsz, 2, 524, cs_call_cuda+4192, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamBeginCapture_ptsz, cs_sl_cuStreamBeginCapture_ptsz, 0, 524, cs_call_cuda+4192, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamBeginCapture_ptsz, cs_sd_cuStreamBeginCapture_ptsz, 1, 524, cs_call_cuda+4192, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamBeginCapture_ptsz, cs_sg_cuStreamBeginCapture_ptsz, 2, 524, cs_call_cuda+4192, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamBeginCapture_ptsz, 524
-CS_FAST_ENTRY cs_l_cuStreamBeginCapture_v2, cs_sl_cuStreamBeginCapture_v2, 0, 525, cs_call_cuda+4200, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamBeginCapture_v2, cs_sd_cuStreamBeginCapture_v2, 1, 525, cs_call_cuda+4200, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamBeginCapture_v2, cs_sg_cuStreamBeginCapture_v2, 2, 525, cs_call_cuda+4200, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamBeginCapture_v2, cs_sl_cuStreamBeginCapture_v2, 0, 525, cs_call_cuda+4200, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamBeginCapture_v2, cs_sd_cuStreamBeginCapture_v2, 1, 525, cs_call_cuda+4200, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamBeginCapture_v2, cs_sg_cuStreamBeginCapture_v2, 2, 525, cs_call_cuda+4200, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamBeginCapture_v2, 525
-CS_FAST_ENTRY cs_l_cuStreamBeginCapture_v2_ptsz, cs_sl_cuStreamBeginCapture_v2_ptsz, 0, 526, cs_call_cuda+4208, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamBeginCapture_v2_ptsz, cs_sd_cuStreamBeginCapture_v2_ptsz, 1, 526, cs_call_cuda+4208, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamBeginCapture_v2_ptsz, cs_sg_cuStreamBeginCapture_v2_ptsz, 2, 526, cs_call_cuda+4208, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamBeginCapture_v2_ptsz, cs_sl_cuStreamBeginCapture_v2_ptsz, 0, 526, cs_call_cuda+4208, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamBeginCapture_v2_ptsz, cs_sd_cuStreamBeginCapture_v2_ptsz, 1, 526, cs_call_cuda+4208, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamBeginCapture_v2_ptsz, cs_sg_cuStreamBeginCapture_v2_ptsz, 2, 526, cs_call_cuda+4208, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamBeginCapture_v2_ptsz, 526
-CS_FAST_ENTRY cs_l_cuStreamCopyAttributes, cs_sl_cuStreamCopyAttributes, 0, 527, cs_call_cuda+4216, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamCopyAttributes, cs_sd_cuStreamCopyAttributes, 1, 527, cs_call_cuda+4216, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamCopyAttributes, cs_sg_cuStreamCopyAttributes, 2, 527, cs_call_cuda+4216, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamCopyAttributes, cs_sl_cuStreamCopyAttributes, 0, 527, cs_call_cuda+4216, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamCopyAttributes, cs_sd_cuStreamCopyAttributes, 1, 527, cs_call_cuda+4216, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamCopyAttributes, cs_sg_cuStreamCopyAttributes, 2, 527, cs_call_cuda+4216, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamCopyAttributes, 527
-CS_FAST_ENTRY cs_l_cuStreamCopyAttributes_ptsz, cs_sl_cuStreamCopyAttributes_ptsz, 0, 528, cs_call_cuda+4224, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamCopyAttributes_ptsz, cs_sd_cuStreamCopyAttributes_ptsz, 1, 528, cs_call_cuda+4224, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamCopyAttributes_ptsz, cs_sg_cuStreamCopyAttributes_ptsz, 2, 528, cs_call_cuda+4224, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamCopyAttributes_ptsz, cs_sl_cuStreamCopyAttributes_ptsz, 0, 528, cs_call_cuda+4224, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamCopyAttributes_ptsz, cs_sd_cuStreamCopyAttributes_ptsz, 1, 528, cs_call_cuda+4224, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamCopyAttributes_ptsz, cs_sg_cuStreamCopyAttributes_ptsz, 2, 528, cs_call_cuda+4224, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamCopyAttributes_ptsz, 528
-CS_FAST_ENTRY cs_l_cuStreamCreate, cs_sl_cuStreamCreate, 0, 529, cs_call_cuda+4232, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamCreate, cs_sd_cuStreamCreate, 1, 529, cs_call_cuda+4232, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamCreate, cs_sg_cuStreamCreate, 2, 529, cs_call_cuda+4232, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamCreate, cs_sl_cuStreamCreate, 0, 529, cs_call_cuda+4232, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamCreate, cs_sd_cuStreamCreate, 1, 529, cs_call_cuda+4232, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamCreate, cs_sg_cuStreamCreate, 2, 529, cs_call_cuda+4232, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamCreate, 529
-CS_FAST_ENTRY cs_l_cuStreamCreateWithPriority, cs_sl_cuStreamCreateWithPriority, 0, 530, cs_call_cuda+4240, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamCreateWithPriority, cs_sd_cuStreamCreateWithPriority, 1, 530, cs_call_cuda+4240, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamCreateWithPriority, cs_sg_cuStreamCreateWithPriority, 2, 530, cs_call_cuda+4240, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamCreateWithPriority, cs_sl_cuStreamCreateWithPriority, 0, 530, cs_call_cuda+4240, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamCreateWithPriority, cs_sd_cuStreamCreateWithPriority, 1, 530, cs_call_cuda+4240, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamCreateWithPriority, cs_sg_cuStreamCreateWithPriority, 2, 530, cs_call_cuda+4240, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamCreateWithPriority, 530
-CS_FAST_ENTRY cs_l_cuStreamDestroy, cs_sl_cuStreamDestroy, 0, 531, cs_call_cuda+4248, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamDestroy, cs_sd_cuStreamDestroy, 1, 531, cs_call_cuda+4248, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamDestroy, cs_sg_cuStreamDestroy, 2, 531, cs_call_cuda+4248, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamDestroy, cs_sl_cuStreamDestroy, 0, 531, cs_call_cuda+4248, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamDestroy, cs_sd_cuStreamDestroy, 1, 531, cs_call_cuda+4248, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamDestroy, cs_sg_cuStreamDestroy, 2, 531, cs_call_cuda+4248, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamDestroy, 531
-CS_FAST_ENTRY cs_l_cuStreamDestroy_v2, cs_sl_cuStreamDestroy_v2, 0, 532, cs_call_cuda+4256, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamDestroy_v2, cs_sd_cuStreamDestroy_v2, 1, 532, cs_call_cuda+4256, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamDestroy_v2, cs_sg_cuStreamDestroy_v2, 2, 532, cs_call_cuda+4256, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamDestroy_v2, cs_sl_cuStreamDestroy_v2, 0, 532, cs_call_cuda+4256, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamDestroy_v2, cs_sd_cuStreamDestroy_v2, 1, 532, cs_call_cuda+4256, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamDestroy_v2, cs_sg_cuStreamDestroy_v2, 2, 532, cs_call_cuda+4256, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamDestroy_v2, 532
-CS_FAST_ENTRY cs_l_cuStreamEndCapture, cs_sl_cuStreamEndCapture, 0, 533, cs_call_cuda+4264, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamEndCapture, cs_sd_cuStreamEndCapture, 1, 533, cs_call_cuda+4264, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamEndCapture, cs_sg_cuStreamEndCapture, 2, 533, cs_call_cuda+4264, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamEndCapture, cs_sl_cuStreamEndCapture, 0, 533, cs_call_cuda+4264, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamEndCapture, cs_sd_cuStreamEndCapture, 1, 533, cs_call_cuda+4264, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamEndCapture, cs_sg_cuStreamEndCapture, 2, 533, cs_call_cuda+4264, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamEndCapture, 533
-CS_FAST_ENTRY cs_l_cuStreamEndCapture_ptsz, cs_sl_cuStreamEndCapture_ptsz, 0, 534, cs_call_cuda+4272, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamEndCapture_ptsz, cs_sd_cuStreamEndCapture_ptsz, 1, 534, cs_call_cuda+4272, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamEndCapture_ptsz, cs_sg_cuStreamEndCapture_ptsz, 2, 534, cs_call_cuda+4272, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamEndCapture_ptsz, cs_sl_cuStreamEndCapture_ptsz, 0, 534, cs_call_cuda+4272, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamEndCapture_ptsz, cs_sd_cuStreamEndCapture_ptsz, 1, 534, cs_call_cuda+4272, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamEndCapture_ptsz, cs_sg_cuStreamEndCapture_ptsz, 2, 534, cs_call_cuda+4272, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamEndCapture_ptsz, 534
-CS_FAST_ENTRY cs_l_cuStreamGetAttribute, cs_sl_cuStreamGetAttribute, 0, 535, cs_call_cuda+4280, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamGetAttribute, cs_sd_cuStreamGetAttribute, 1, 535, cs_call_cuda+4280, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamGetAttribute, cs_sg_cuStreamGetAttribute, 2, 535, cs_call_cuda+4280, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamGetAttribute, cs_sl_cuStreamGetAttribute, 0, 535, cs_call_cuda+4280, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamGetAttribute, cs_sd_cuStreamGetAttribute, 1, 535, cs_call_cuda+4280, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamGetAttribute, cs_sg_cuStreamGetAttribute, 2, 535, cs_call_cuda+4280, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamGetAttribute, 535
-CS_FAST_ENTRY cs_l_cuStreamGetAttribute_ptsz, cs_sl_cuStreamGetAttribute_ptsz, 0, 536, cs_call_cuda+4288, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamGetAttribute_ptsz, cs_sd_cuStreamGetAttribute_ptsz, 1, 536, cs_call_cuda+4288, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamGetAttribute_ptsz, cs_sg_cuStreamGetAttribute_ptsz, 2, 536, cs_call_cuda+4288, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamGetAttribute_ptsz, cs_sl_cuStreamGetAttribute_ptsz, 0, 536, cs_call_cuda+4288, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamGetAttribute_ptsz, cs_sd_cuStreamGetAttribute_ptsz, 1, 536, cs_call_cuda+4288, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamGetAttribute_ptsz, cs_sg_cuStreamGetAttribute_ptsz, 2, 536, cs_call_cuda+4288, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamGetAttribute_ptsz, 536
-CS_FAST_ENTRY cs_l_cuStreamGetCaptureInfo, cs_sl_cuStreamGetCaptureInfo, 0, 537, cs_call_cuda+4296, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamGetCaptureInfo, cs_sd_cuStreamGetCaptureInfo, 1, 537, cs_call_cuda+4296, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamGetCaptureInfo, cs_sg_cuStreamGetCaptureInfo, 2, 537, cs_call_cuda+4296, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamGetCaptureInfo, cs_sl_cuStreamGetCaptureInfo, 0, 537, cs_call_cuda+4296, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamGetCaptureInfo, cs_sd_cuStreamGetCaptureInfo, 1, 537, cs_call_cuda+4296, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamGetCaptureInfo, cs_sg_cuStreamGetCaptureInfo, 2, 537, cs_call_cuda+4296, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamGetCaptureInfo, 537
-CS_FAST_ENTRY cs_l_cuStreamGetCaptureInfo_ptsz, cs_sl_cuStreamGetCaptureInfo_ptsz, 0, 538, cs_call_cuda+4304, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamGetCaptureInfo_ptsz, cs_sd_cuStreamGetCaptureInfo_ptsz, 1, 538, cs_call_cuda+4304, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamGetCaptureInfo_ptsz, cs_sg_cuStreamGetCaptureInfo_ptsz, 2, 538, cs_call_cuda+4304, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamGetCaptureInfo_ptsz, cs_sl_cuStreamGetCaptureInfo_ptsz, 0, 538, cs_call_cuda+4304, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamGetCaptureInfo_ptsz, cs_sd_cuStreamGetCaptureInfo_ptsz, 1, 538, cs_call_cuda+4304, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamGetCaptureInfo_ptsz, cs_sg_cuStreamGetCaptureInfo_ptsz, 2, 538, cs_call_cuda+4304, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamGetCaptureInfo_ptsz, 538
-CS_FAST_ENTRY cs_l_cuStreamGetCaptureInfo_v2, cs_sl_cuStreamGetCaptureInfo_v2, 0, 539, cs_call_cuda+4312, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamGetCaptureInfo_v2, cs_sd_cuStreamGetCaptureInfo_v2, 1, 539, cs_call_cuda+4312, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamGetCaptureInfo_v2, cs_sg_cuStreamGetCaptureInfo_v2, 2, 539, cs_call_cuda+4312, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamGetCaptureInfo_v2, cs_sl_cuStreamGetCaptureInfo_v2, 0, 539, cs_call_cuda+4312, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamGetCaptureInfo_v2, cs_sd_cuStreamGetCaptureInfo_v2, 1, 539, cs_call_cuda+4312, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamGetCaptureInfo_v2, cs_sg_cuStreamGetCaptureInfo_v2, 2, 539, cs_call_cuda+4312, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamGetCaptureInfo_v2, 539
-CS_FAST_ENTRY cs_l_cuStreamGetCaptureInfo_v2_ptsz, cs_sl_cuStreamGetCaptureInfo_v2_ptsz, 0, 540, cs_call_cuda+4320, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamGetCaptureInfo_v2_ptsz, cs_sd_cuStreamGetCaptureInfo_v2_ptsz, 1, 540, cs_call_cuda+4320, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamGetCaptureInfo_v2_ptsz, cs_sg_cuStreamGetCaptureInfo_v2_ptsz, 2, 540, cs_call_cuda+4320, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamGetCaptureInfo_v2_ptsz, cs_sl_cuStreamGetCaptureInfo_v2_ptsz, 0, 540, cs_call_cuda+4320, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamGetCaptureInfo_v2_ptsz, cs_sd_cuStreamGetCaptureInfo_v2_ptsz, 1, 540, cs_call_cuda+4320, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamGetCaptureInfo_v2_ptsz, cs_sg_cuStreamGetCaptureInfo_v2_ptsz, 2, 540, cs_call_cuda+4320, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamGetCaptureInfo_v2_ptsz, 540
-CS_FAST_ENTRY cs_l_cuStreamGetCaptureInfo_v3, cs_sl_cuStreamGetCaptureInfo_v3, 0, 541, cs_call_cuda+4328, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamGetCaptureInfo_v3, cs_sd_cuStreamGetCaptureInfo_v3, 1, 541, cs_call_cuda+4328, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamGetCaptureInfo_v3, cs_sg_cuStreamGetCaptureInfo_v3, 2, 541, cs_call_cuda+4328, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamGetCaptureInfo_v3, cs_sl_cuStreamGetCaptureInfo_v3, 0, 541, cs_call_cuda+4328, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamGetCaptureInfo_v3, cs_sd_cuStreamGetCaptureInfo_v3, 1, 541, cs_call_cuda+4328, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamGetCaptureInfo_v3, cs_sg_cuStreamGetCaptureInfo_v3, 2, 541, cs_call_cuda+4328, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamGetCaptureInfo_v3, 541
-CS_FAST_ENTRY cs_l_cuStreamGetCaptureInfo_v3_ptsz, cs_sl_cuStreamGetCaptureInfo_v3_ptsz, 0, 542, cs_call_cuda+4336, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamGetCaptureInfo_v3_ptsz, cs_sd_cuStreamGetCaptureInfo_v3_ptsz, 1, 542, cs_call_cuda+4336, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamGetCaptureInfo_v3_ptsz, cs_sg_cuStreamGetCaptureInfo_v3_ptsz, 2, 542, cs_call_cuda+4336, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamGetCaptureInfo_v3_ptsz, cs_sl_cuStreamGetCaptureInfo_v3_ptsz, 0, 542, cs_call_cuda+4336, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamGetCaptureInfo_v3_ptsz, cs_sd_cuStreamGetCaptureInfo_v3_ptsz, 1, 542, cs_call_cuda+4336, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamGetCaptureInfo_v3_ptsz, cs_sg_cuStreamGetCaptureInfo_v3_ptsz, 2, 542, cs_call_cuda+4336, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamGetCaptureInfo_v3_ptsz, 542
-CS_FAST_ENTRY cs_l_cuStreamGetCtx, cs_sl_cuStreamGetCtx, 0, 543, cs_call_cuda+4344, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamGetCtx, cs_sd_cuStreamGetCtx, 1, 543, cs_call_cuda+4344, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamGetCtx, cs_sg_cuStreamGetCtx, 2, 543, cs_call_cuda+4344, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamGetCtx, cs_sl_cuStreamGetCtx, 0, 543, cs_call_cuda+4344, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamGetCtx, cs_sd_cuStreamGetCtx, 1, 543, cs_call_cuda+4344, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamGetCtx, cs_sg_cuStreamGetCtx, 2, 543, cs_call_cuda+4344, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamGetCtx, 543
-CS_FAST_ENTRY cs_l_cuStreamGetCtx_ptsz, cs_sl_cuStreamGetCtx_ptsz, 0, 544, cs_call_cuda+4352, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamGetCtx_ptsz, cs_sd_cuStreamGetCtx_ptsz, 1, 544, cs_call_cuda+4352, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamGetCtx_ptsz, cs_sg_cuStreamGetCtx_ptsz, 2, 544, cs_call_cuda+4352, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamGetCtx_ptsz, cs_sl_cuStreamGetCtx_ptsz, 0, 544, cs_call_cuda+4352, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamGetCtx_ptsz, cs_sd_cuStreamGetCtx_ptsz, 1, 544, cs_call_cuda+4352, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamGetCtx_ptsz, cs_sg_cuStreamGetCtx_ptsz, 2, 544, cs_call_cuda+4352, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamGetCtx_ptsz, 544
-CS_FAST_ENTRY cs_l_cuStreamGetCtx_v2, cs_sl_cuStreamGetCtx_v2, 0, 545, cs_call_cuda+4360, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamGetCtx_v2, cs_sd_cuStreamGetCtx_v2, 1, 545, cs_call_cuda+4360, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamGetCtx_v2, cs_sg_cuStreamGetCtx_v2, 2, 545, cs_call_cuda+4360, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamGetCtx_v2, cs_sl_cuStreamGetCtx_v2, 0, 545, cs_call_cuda+4360, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamGetCtx_v2, cs_sd_cuStreamGetCtx_v2, 1, 545, cs_call_cuda+4360, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamGetCtx_v2, cs_sg_cuStreamGetCtx_v2, 2, 545, cs_call_cuda+4360, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamGetCtx_v2, 545
-CS_FAST_ENTRY cs_l_cuStreamGetCtx_v2_ptsz, cs_sl_cuStreamGetCtx_v2_ptsz, 0, 546, cs_call_cuda+4368, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamGetCtx_v2_ptsz, cs_sd_cuStreamGetCtx_v2_ptsz, 1, 546, cs_call_cuda+4368, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamGetCtx_v2_ptsz, cs_sg_cuStreamGetCtx_v2_ptsz, 2, 546, cs_call_cuda+4368, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamGetCtx_v2_ptsz, cs_sl_cuStreamGetCtx_v2_ptsz, 0, 546, cs_call_cuda+4368, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamGetCtx_v2_ptsz, cs_sd_cuStreamGetCtx_v2_ptsz, 1, 546, cs_call_cuda+4368, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamGetCtx_v2_ptsz, cs_sg_cuStreamGetCtx_v2_ptsz, 2, 546, cs_call_cuda+4368, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamGetCtx_v2_ptsz, 546
-CS_FAST_ENTRY cs_l_cuStreamGetDevice, cs_sl_cuStreamGetDevice, 0, 547, cs_call_cuda+4376, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamGetDevice, cs_sd_cuStreamGetDevice, 1, 547, cs_call_cuda+4376, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamGetDevice, cs_sg_cuStreamGetDevice, 2, 547, cs_call_cuda+4376, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamGetDevice, cs_sl_cuStreamGetDevice, 0, 547, cs_call_cuda+4376, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamGetDevice, cs_sd_cuStreamGetDevice, 1, 547, cs_call_cuda+4376, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamGetDevice, cs_sg_cuStreamGetDevice, 2, 547, cs_call_cuda+4376, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamGetDevice, 547
-CS_FAST_ENTRY cs_l_cuStreamGetDevice_ptsz, cs_sl_cuStreamGetDevice_ptsz, 0, 548, cs_call_cuda+4384, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamGetDevice_ptsz, cs_sd_cuStreamGetDevice_ptsz, 1, 548, cs_call_cuda+4384, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamGetDevice_ptsz, cs_sg_cuStreamGetDevice_ptsz, 2, 548, cs_call_cuda+4384, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamGetDevice_ptsz, cs_sl_cuStreamGetDevice_ptsz, 0, 548, cs_call_cuda+4384, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamGetDevice_ptsz, cs_sd_cuStreamGetDevice_ptsz, 1, 548, cs_call_cuda+4384, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamGetDevice_ptsz, cs_sg_cuStreamGetDevice_ptsz, 2, 548, cs_call_cuda+4384, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamGetDevice_ptsz, 548
-CS_FAST_ENTRY cs_l_cuStreamGetFlags, cs_sl_cuStreamGetFlags, 0, 549, cs_call_cuda+4392, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamGetFlags, cs_sd_cuStreamGetFlags, 1, 549, cs_call_cuda+4392, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamGetFlags, cs_sg_cuStreamGetFlags, 2, 549, cs_call_cuda+4392, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamGetFlags, cs_sl_cuStreamGetFlags, 0, 549, cs_call_cuda+4392, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamGetFlags, cs_sd_cuStreamGetFlags, 1, 549, cs_call_cuda+4392, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamGetFlags, cs_sg_cuStreamGetFlags, 2, 549, cs_call_cuda+4392, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamGetFlags, 549
-CS_FAST_ENTRY cs_l_cuStreamGetFlags_ptsz, cs_sl_cuStreamGetFlags_ptsz, 0, 550, cs_call_cuda+4400, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamGetFlags_ptsz, cs_sd_cuStreamGetFlags_ptsz, 1, 550, cs_call_cuda+4400, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamGetFlags_ptsz, cs_sg_cuStreamGetFlags_ptsz, 2, 550, cs_call_cuda+4400, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamGetFlags_ptsz, cs_sl_cuStreamGetFlags_ptsz, 0, 550, cs_call_cuda+4400, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamGetFlags_ptsz, cs_sd_cuStreamGetFlags_ptsz, 1, 550, cs_call_cuda+4400, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamGetFlags_ptsz, cs_sg_cuStreamGetFlags_ptsz, 2, 550, cs_call_cuda+4400, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamGetFlags_ptsz, 550
-CS_FAST_ENTRY cs_l_cuStreamGetGreenCtx, cs_sl_cuStreamGetGreenCtx, 0, 551, cs_call_cuda+4408, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamGetGreenCtx, cs_sd_cuStreamGetGreenCtx, 1, 551, cs_call_cuda+4408, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamGetGreenCtx, cs_sg_cuStreamGetGreenCtx, 2, 551, cs_call_cuda+4408, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamGetGreenCtx, cs_sl_cuStreamGetGreenCtx, 0, 551, cs_call_cuda+4408, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamGetGreenCtx, cs_sd_cuStreamGetGreenCtx, 1, 551, cs_call_cuda+4408, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamGetGreenCtx, cs_sg_cuStreamGetGreenCtx, 2, 551, cs_call_cuda+4408, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamGetGreenCtx, 551
-CS_FAST_ENTRY cs_l_cuStreamGetId, cs_sl_cuStreamGetId, 0, 552, cs_call_cuda+4416, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamGetId, cs_sd_cuStreamGetId, 1, 552, cs_call_cuda+4416, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamGetId, cs_sg_cuStreamGetId, 2, 552, cs_call_cuda+4416, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamGetId, cs_sl_cuStreamGetId, 0, 552, cs_call_cuda+4416, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamGetId, cs_sd_cuStreamGetId, 1, 552, cs_call_cuda+4416, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamGetId, cs_sg_cuStreamGetId, 2, 552, cs_call_cuda+4416, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamGetId, 552
-CS_FAST_ENTRY cs_l_cuStreamGetId_ptsz, cs_sl_cuStreamGetId_ptsz, 0, 553, cs_call_cuda+4424, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamGetId_ptsz, cs_sd_cuStreamGetId_ptsz, 1, 553, cs_call_cuda+4424, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamGetId_ptsz, cs_sg_cuStreamGetId_ptsz, 2, 553, cs_call_cuda+4424, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamGetId_ptsz, cs_sl_cuStreamGetId_ptsz, 0, 553, cs_call_cuda+4424, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamGetId_ptsz, cs_sd_cuStreamGetId_ptsz, 1, 553, cs_call_cuda+4424, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamGetId_ptsz, cs_sg_cuStreamGetId_ptsz, 2, 553, cs_call_cuda+4424, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamGetId_ptsz, 553
-CS_FAST_ENTRY cs_l_cuStreamGetPriority, cs_sl_cuStreamGetPriority, 0, 554, cs_call_cuda+4432, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamGetPriority, cs_sd_cuStreamGetPriority, 1, 554, cs_call_cuda+4432, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamGetPriority, cs_sg_cuStreamGetPriority, 2, 554, cs_call_cuda+4432, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamGetPriority, cs_sl_cuStreamGetPriority, 0, 554, cs_call_cuda+4432, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamGetPriority, cs_sd_cuStreamGetPriority, 1, 554, cs_call_cuda+4432, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamGetPriority, cs_sg_cuStreamGetPriority, 2, 554, cs_call_cuda+4432, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamGetPriority, 554
-CS_FAST_ENTRY cs_l_cuStreamGetPriority_ptsz, cs_sl_cuStreamGetPriority_ptsz, 0, 555, cs_call_cuda+4440, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamGetPriority_ptsz, cs_sd_cuStreamGetPriority_ptsz, 1, 555, cs_call_cuda+4440, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamGetPriority_ptsz, cs_sg_cuStreamGetPriority_ptsz, 2, 555, cs_call_cuda+4440, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamGetPriority_ptsz, cs_sl_cuStreamGetPriority_ptsz, 0, 555, cs_call_cuda+4440, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamGetPriority_ptsz, cs_sd_cuStreamGetPriority_ptsz, 1, 555, cs_call_cuda+4440, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamGetPriority_ptsz, cs_sg_cuStreamGetPriority_ptsz, 2, 555, cs_call_cuda+4440, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamGetPriority_ptsz, 555
-CS_FAST_ENTRY cs_l_cuStreamIsCapturing, cs_sl_cuStreamIsCapturing, 0, 556, cs_call_cuda+4448, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamIsCapturing, cs_sd_cuStreamIsCapturing, 1, 556, cs_call_cuda+4448, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamIsCapturing, cs_sg_cuStreamIsCapturing, 2, 556, cs_call_cuda+4448, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamIsCapturing, cs_sl_cuStreamIsCapturing, 0, 556, cs_call_cuda+4448, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamIsCapturing, cs_sd_cuStreamIsCapturing, 1, 556, cs_call_cuda+4448, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamIsCapturing, cs_sg_cuStreamIsCapturing, 2, 556, cs_call_cuda+4448, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamIsCapturing, 556
-CS_FAST_ENTRY cs_l_cuStreamIsCapturing_ptsz, cs_sl_cuStreamIsCapturing_ptsz, 0, 557, cs_call_cuda+4456, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamIsCapturing_ptsz, cs_sd_cuStreamIsCapturing_ptsz, 1, 557, cs_call_cuda+4456, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamIsCapturing_ptsz, cs_sg_cuStreamIsCapturing_ptsz, 2, 557, cs_call_cuda+4456, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamIsCapturing_ptsz, cs_sl_cuStreamIsCapturing_ptsz, 0, 557, cs_call_cuda+4456, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamIsCapturing_ptsz, cs_sd_cuStreamIsCapturing_ptsz, 1, 557, cs_call_cuda+4456, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamIsCapturing_ptsz, cs_sg_cuStreamIsCapturing_ptsz, 2, 557, cs_call_cuda+4456, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamIsCapturing_ptsz, 557
-CS_FAST_ENTRY cs_l_cuStreamQuery, cs_sl_cuStreamQuery, 0, 558, cs_call_cuda+4464, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamQuery, cs_sd_cuStreamQuery, 1, 558, cs_call_cuda+4464, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamQuery, cs_sg_cuStreamQuery, 2, 558, cs_call_cuda+4464, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamQuery, cs_sl_cuStreamQuery, 0, 558, cs_call_cuda+4464, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamQuery, cs_sd_cuStreamQuery, 1, 558, cs_call_cuda+4464, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamQuery, cs_sg_cuStreamQuery, 2, 558, cs_call_cuda+4464, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamQuery, 558
-CS_FAST_ENTRY cs_l_cuStreamQuery_ptsz, cs_sl_cuStreamQuery_ptsz, 0, 559, cs_call_cuda+4472, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamQuery_ptsz, cs_sd_cuStreamQuery_ptsz, 1, 559, cs_call_cuda+4472, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamQuery_ptsz, cs_sg_cuStreamQuery_ptsz, 2, 559, cs_call_cuda+4472, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamQuery_ptsz, cs_sl_cuStreamQuery_ptsz, 0, 559, cs_call_cuda+4472, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamQuery_ptsz, cs_sd_cuStreamQuery_ptsz, 1, 559, cs_call_cuda+4472, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamQuery_ptsz, cs_sg_cuStreamQuery_ptsz, 2, 559, cs_call_cuda+4472, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamQuery_ptsz, 559
-CS_FAST_ENTRY cs_l_cuStreamSetAttribute, cs_sl_cuStreamSetAttribute, 0, 560, cs_call_cuda+4480, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamSetAttribute, cs_sd_cuStreamSetAttribute, 1, 560, cs_call_cuda+4480, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamSetAttribute, cs_sg_cuStreamSetAttribute, 2, 560, cs_call_cuda+4480, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamSetAttribute, cs_sl_cuStreamSetAttribute, 0, 560, cs_call_cuda+4480, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamSetAttribute, cs_sd_cuStreamSetAttribute, 1, 560, cs_call_cuda+4480, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamSetAttribute, cs_sg_cuStreamSetAttribute, 2, 560, cs_call_cuda+4480, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamSetAttribute, 560
-CS_FAST_ENTRY cs_l_cuStreamSetAttribute_ptsz, cs_sl_cuStreamSetAttribute_ptsz, 0, 561, cs_call_cuda+4488, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamSetAttribute_ptsz, cs_sd_cuStreamSetAttribute_ptsz, 1, 561, cs_call_cuda+4488, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamSetAttribute_ptsz, cs_sg_cuStreamSetAttribute_ptsz, 2, 561, cs_call_cuda+4488, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamSetAttribute_ptsz, cs_sl_cuStreamSetAttribute_ptsz, 0, 561, cs_call_cuda+4488, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamSetAttribute_ptsz, cs_sd_cuStreamSetAttribute_ptsz, 1, 561, cs_call_cuda+4488, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamSetAttribute_ptsz, cs_sg_cuStreamSetAttribute_ptsz, 2, 561, cs_call_cuda+4488, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamSetAttribute_ptsz, 561
-CS_FAST_ENTRY cs_l_cuStreamUpdateCaptureDependencies, cs_sl_cuStreamUpdateCaptureDependencies, 0, 564, cs_call_cuda+4512, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamUpdateCaptureDependencies, cs_sd_cuStreamUpdateCaptureDependencies, 1, 564, cs_call_cuda+4512, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamUpdateCaptureDependencies, cs_sg_cuStreamUpdateCaptureDependencies, 2, 564, cs_call_cuda+4512, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamUpdateCaptureDependencies, cs_sl_cuStreamUpdateCaptureDependencies, 0, 564, cs_call_cuda+4512, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamUpdateCaptureDependencies, cs_sd_cuStreamUpdateCaptureDependencies, 1, 564, cs_call_cuda+4512, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamUpdateCaptureDependencies, cs_sg_cuStreamUpdateCaptureDependencies, 2, 564, cs_call_cuda+4512, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamUpdateCaptureDependencies, 564
-CS_FAST_ENTRY cs_l_cuStreamUpdateCaptureDependencies_ptsz, cs_sl_cuStreamUpdateCaptureDependencies_ptsz, 0, 565, cs_call_cuda+4520, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamUpdateCaptureDependencies_ptsz, cs_sd_cuStreamUpdateCaptureDependencies_ptsz, 1, 565, cs_call_cuda+4520, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamUpdateCaptureDependencies_ptsz, cs_sg_cuStreamUpdateCaptureDependencies_ptsz, 2, 565, cs_call_cuda+4520, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamUpdateCaptureDependencies_ptsz, cs_sl_cuStreamUpdateCaptureDependencies_ptsz, 0, 565, cs_call_cuda+4520, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamUpdateCaptureDependencies_ptsz, cs_sd_cuStreamUpdateCaptureDependencies_ptsz, 1, 565, cs_call_cuda+4520, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamUpdateCaptureDependencies_ptsz, cs_sg_cuStreamUpdateCaptureDependencies_ptsz, 2, 565, cs_call_cuda+4520, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamUpdateCaptureDependencies_ptsz, 565
-CS_FAST_ENTRY cs_l_cuStreamUpdateCaptureDependencies_v2, cs_sl_cuStreamUpdateCaptureDependencies_v2, 0, 566, cs_call_cuda+4528, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamUpdateCaptureDependencies_v2, cs_sd_cuStreamUpdateCaptureDependencies_v2, 1, 566, cs_call_cuda+4528, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamUpdateCaptureDependencies_v2, cs_sg_cuStreamUpdateCaptureDependencies_v2, 2, 566, cs_call_cuda+4528, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamUpdateCaptureDependencies_v2, cs_sl_cuStreamUpdateCaptureDependencies_v2, 0, 566, cs_call_cuda+4528, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamUpdateCaptureDependencies_v2, cs_sd_cuStreamUpdateCaptureDependencies_v2, 1, 566, cs_call_cuda+4528, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamUpdateCaptureDependencies_v2, cs_sg_cuStreamUpdateCaptureDependencies_v2, 2, 566, cs_call_cuda+4528, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamUpdateCaptureDependencies_v2, 566
-CS_FAST_ENTRY cs_l_cuStreamUpdateCaptureDependencies_v2_ptsz, cs_sl_cuStreamUpdateCaptureDependencies_v2_ptsz, 0, 567, cs_call_cuda+4536, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamUpdateCaptureDependencies_v2_ptsz, cs_sd_cuStreamUpdateCaptureDependencies_v2_ptsz, 1, 567, cs_call_cuda+4536, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamUpdateCaptureDependencies_v2_ptsz, cs_sg_cuStreamUpdateCaptureDependencies_v2_ptsz, 2, 567, cs_call_cuda+4536, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamUpdateCaptureDependencies_v2_ptsz, cs_sl_cuStreamUpdateCaptureDependencies_v2_ptsz, 0, 567, cs_call_cuda+4536, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamUpdateCaptureDependencies_v2_ptsz, cs_sd_cuStreamUpdateCaptureDependencies_v2_ptsz, 1, 567, cs_call_cuda+4536, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamUpdateCaptureDependencies_v2_ptsz, cs_sg_cuStreamUpdateCaptureDependencies_v2_ptsz, 2, 567, cs_call_cuda+4536, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamUpdateCaptureDependencies_v2_ptsz, 567
-CS_FAST_ENTRY cs_l_cuStreamWaitEvent, cs_sl_cuStreamWaitEvent, 0, 568, cs_call_cuda+4544, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamWaitEvent, cs_sd_cuStreamWaitEvent, 1, 568, cs_call_cuda+4544, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamWaitEvent, cs_sg_cuStreamWaitEvent, 2, 568, cs_call_cuda+4544, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamWaitEvent, cs_sl_cuStreamWaitEvent, 0, 568, cs_call_cuda+4544, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamWaitEvent, cs_sd_cuStreamWaitEvent, 1, 568, cs_call_cuda+4544, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamWaitEvent, cs_sg_cuStreamWaitEvent, 2, 568, cs_call_cuda+4544, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamWaitEvent, 568
-CS_FAST_ENTRY cs_l_cuStreamWaitEvent_ptsz, cs_sl_cuStreamWaitEvent_ptsz, 0, 569, cs_call_cuda+4552, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamWaitEvent_ptsz, cs_sd_cuStreamWaitEvent_ptsz, 1, 569, cs_call_cuda+4552, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamWaitEvent_ptsz, cs_sg_cuStreamWaitEvent_ptsz, 2, 569, cs_call_cuda+4552, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamWaitEvent_ptsz, cs_sl_cuStreamWaitEvent_ptsz, 0, 569, cs_call_cuda+4552, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamWaitEvent_ptsz, cs_sd_cuStreamWaitEvent_ptsz, 1, 569, cs_call_cuda+4552, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamWaitEvent_ptsz, cs_sg_cuStreamWaitEvent_ptsz, 2, 569, cs_call_cuda+4552, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamWaitEvent_ptsz, 569
-CS_FAST_ENTRY cs_l_cuStreamWaitValue32, cs_sl_cuStreamWaitValue32, 0, 570, cs_call_cuda+4560, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamWaitValue32, cs_sd_cuStreamWaitValue32, 1, 570, cs_call_cuda+4560, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamWaitValue32, cs_sg_cuStreamWaitValue32, 2, 570, cs_call_cuda+4560, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamWaitValue32, cs_sl_cuStreamWaitValue32, 0, 570, cs_call_cuda+4560, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamWaitValue32, cs_sd_cuStreamWaitValue32, 1, 570, cs_call_cuda+4560, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamWaitValue32, cs_sg_cuStreamWaitValue32, 2, 570, cs_call_cuda+4560, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamWaitValue32, 570
-CS_FAST_ENTRY cs_l_cuStreamWaitValue32_ptsz, cs_sl_cuStreamWaitValue32_ptsz, 0, 571, cs_call_cuda+4568, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamWaitValue32_ptsz, cs_sd_cuStreamWaitValue32_ptsz, 1, 571, cs_call_cuda+4568, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamWaitValue32_ptsz, cs_sg_cuStreamWaitValue32_ptsz, 2, 571, cs_call_cuda+4568, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamWaitValue32_ptsz, cs_sl_cuStreamWaitValue32_ptsz, 0, 571, cs_call_cuda+4568, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamWaitValue32_ptsz, cs_sd_cuStreamWaitValue32_ptsz, 1, 571, cs_call_cuda+4568, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamWaitValue32_ptsz, cs_sg_cuStreamWaitValue32_ptsz, 2, 571, cs_call_cuda+4568, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamWaitValue32_ptsz, 571
-CS_FAST_ENTRY cs_l_cuStreamWaitValue32_v2, cs_sl_cuStreamWaitValue32_v2, 0, 572, cs_call_cuda+4576, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamWaitValue32_v2, cs_sd_cuStreamWaitValue32_v2, 1, 572, cs_call_cuda+4576, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamWaitValue32_v2, cs_sg_cuStreamWaitValue32_v2, 2, 572, cs_call_cuda+4576, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamWaitValue32_v2, cs_sl_cuStreamWaitValue32_v2, 0, 572, cs_call_cuda+4576, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamWaitValue32_v2, cs_sd_cuStreamWaitValue32_v2, 1, 572, cs_call_cuda+4576, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamWaitValue32_v2, cs_sg_cuStreamWaitValue32_v2, 2, 572, cs_call_cuda+4576, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamWaitValue32_v2, 572
-CS_FAST_ENTRY cs_l_cuStreamWaitValue32_v2_ptsz, cs_sl_cuStreamWaitValue32_v2_ptsz, 0, 573, cs_call_cuda+4584, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamWaitValue32_v2_ptsz, cs_sd_cuStreamWaitValue32_v2_ptsz, 1, 573, cs_call_cuda+4584, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamWaitValue32_v2_ptsz, cs_sg_cuStreamWaitValue32_v2_ptsz, 2, 573, cs_call_cuda+4584, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamWaitValue32_v2_ptsz, cs_sl_cuStreamWaitValue32_v2_ptsz, 0, 573, cs_call_cuda+4584, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamWaitValue32_v2_ptsz, cs_sd_cuStreamWaitValue32_v2_ptsz, 1, 573, cs_call_cuda+4584, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamWaitValue32_v2_ptsz, cs_sg_cuStreamWaitValue32_v2_ptsz, 2, 573, cs_call_cuda+4584, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamWaitValue32_v2_ptsz, 573
-CS_FAST_ENTRY cs_l_cuStreamWaitValue64, cs_sl_cuStreamWaitValue64, 0, 574, cs_call_cuda+4592, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamWaitValue64, cs_sd_cuStreamWaitValue64, 1, 574, cs_call_cuda+4592, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamWaitValue64, cs_sg_cuStreamWaitValue64, 2, 574, cs_call_cuda+4592, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamWaitValue64, cs_sl_cuStreamWaitValue64, 0, 574, cs_call_cuda+4592, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamWaitValue64, cs_sd_cuStreamWaitValue64, 1, 574, cs_call_cuda+4592, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamWaitValue64, cs_sg_cuStreamWaitValue64, 2, 574, cs_call_cuda+4592, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamWaitValue64, 574
-CS_FAST_ENTRY cs_l_cuStreamWaitValue64_ptsz, cs_sl_cuStreamWaitValue64_ptsz, 0, 575, cs_call_cuda+4600, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamWaitValue64_ptsz, cs_sd_cuStreamWaitValue64_ptsz, 1, 575, cs_call_cuda+4600, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamWaitValue64_ptsz, cs_sg_cuStreamWaitValue64_ptsz, 2, 575, cs_call_cuda+4600, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamWaitValue64_ptsz, cs_sl_cuStreamWaitValue64_ptsz, 0, 575, cs_call_cuda+4600, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamWaitValue64_ptsz, cs_sd_cuStreamWaitValue64_ptsz, 1, 575, cs_call_cuda+4600, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamWaitValue64_ptsz, cs_sg_cuStreamWaitValue64_ptsz, 2, 575, cs_call_cuda+4600, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamWaitValue64_ptsz, 575
-CS_FAST_ENTRY cs_l_cuStreamWaitValue64_v2, cs_sl_cuStreamWaitValue64_v2, 0, 576, cs_call_cuda+4608, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamWaitValue64_v2, cs_sd_cuStreamWaitValue64_v2, 1, 576, cs_call_cuda+4608, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamWaitValue64_v2, cs_sg_cuStreamWaitValue64_v2, 2, 576, cs_call_cuda+4608, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamWaitValue64_v2, cs_sl_cuStreamWaitValue64_v2, 0, 576, cs_call_cuda+4608, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamWaitValue64_v2, cs_sd_cuStreamWaitValue64_v2, 1, 576, cs_call_cuda+4608, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamWaitValue64_v2, cs_sg_cuStreamWaitValue64_v2, 2, 576, cs_call_cuda+4608, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamWaitValue64_v2, 576
-CS_FAST_ENTRY cs_l_cuStreamWaitValue64_v2_ptsz, cs_sl_cuStreamWaitValue64_v2_ptsz, 0, 577, cs_call_cuda+4616, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamWaitValue64_v2_ptsz, cs_sd_cuStreamWaitValue64_v2_ptsz, 1, 577, cs_call_cuda+4616, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamWaitValue64_v2_ptsz, cs_sg_cuStreamWaitValue64_v2_ptsz, 2, 577, cs_call_cuda+4616, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamWaitValue64_v2_ptsz, cs_sl_cuStreamWaitValue64_v2_ptsz, 0, 577, cs_call_cuda+4616, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamWaitValue64_v2_ptsz, cs_sd_cuStreamWaitValue64_v2_ptsz, 1, 577, cs_call_cuda+4616, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamWaitValue64_v2_ptsz, cs_sg_cuStreamWaitValue64_v2_ptsz, 2, 577, cs_call_cuda+4616, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamWaitValue64_v2_ptsz, 577
-CS_FAST_ENTRY cs_l_cuStreamWriteValue32, cs_sl_cuStreamWriteValue32, 0, 578, cs_call_cuda+4624, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamWriteValue32, cs_sd_cuStreamWriteValue32, 1, 578, cs_call_cuda+4624, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamWriteValue32, cs_sg_cuStreamWriteValue32, 2, 578, cs_call_cuda+4624, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamWriteValue32, cs_sl_cuStreamWriteValue32, 0, 578, cs_call_cuda+4624, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamWriteValue32, cs_sd_cuStreamWriteValue32, 1, 578, cs_call_cuda+4624, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamWriteValue32, cs_sg_cuStreamWriteValue32, 2, 578, cs_call_cuda+4624, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamWriteValue32, 578
-CS_FAST_ENTRY cs_l_cuStreamWriteValue32_ptsz, cs_sl_cuStreamWriteValue32_ptsz, 0, 579, cs_call_cuda+4632, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamWriteValue32_ptsz, cs_sd_cuStreamWriteValue32_ptsz, 1, 579, cs_call_cuda+4632, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamWriteValue32_ptsz, cs_sg_cuStreamWriteValue32_ptsz, 2, 579, cs_call_cuda+4632, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamWriteValue32_ptsz, cs_sl_cuStreamWriteValue32_ptsz, 0, 579, cs_call_cuda+4632, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamWriteValue32_ptsz, cs_sd_cuStreamWriteValue32_ptsz, 1, 579, cs_call_cuda+4632, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamWriteValue32_ptsz, cs_sg_cuStreamWriteValue32_ptsz, 2, 579, cs_call_cuda+4632, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamWriteValue32_ptsz, 579
-CS_FAST_ENTRY cs_l_cuStreamWriteValue32_v2, cs_sl_cuStreamWriteValue32_v2, 0, 580, cs_call_cuda+4640, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamWriteValue32_v2, cs_sd_cuStreamWriteValue32_v2, 1, 580, cs_call_cuda+4640, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamWriteValue32_v2, cs_sg_cuStreamWriteValue32_v2, 2, 580, cs_call_cuda+4640, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamWriteValue32_v2, cs_sl_cuStreamWriteValue32_v2, 0, 580, cs_call_cuda+4640, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamWriteValue32_v2, cs_sd_cuStreamWriteValue32_v2, 1, 580, cs_call_cuda+4640, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamWriteValue32_v2, cs_sg_cuStreamWriteValue32_v2, 2, 580, cs_call_cuda+4640, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamWriteValue32_v2, 580
-CS_FAST_ENTRY cs_l_cuStreamWriteValue32_v2_ptsz, cs_sl_cuStreamWriteValue32_v2_ptsz, 0, 581, cs_call_cuda+4648, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamWriteValue32_v2_ptsz, cs_sd_cuStreamWriteValue32_v2_ptsz, 1, 581, cs_call_cuda+4648, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamWriteValue32_v2_ptsz, cs_sg_cuStreamWriteValue32_v2_ptsz, 2, 581, cs_call_cuda+4648, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamWriteValue32_v2_ptsz, cs_sl_cuStreamWriteValue32_v2_ptsz, 0, 581, cs_call_cuda+4648, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamWriteValue32_v2_ptsz, cs_sd_cuStreamWriteValue32_v2_ptsz, 1, 581, cs_call_cuda+4648, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamWriteValue32_v2_ptsz, cs_sg_cuStreamWriteValue32_v2_ptsz, 2, 581, cs_call_cuda+4648, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamWriteValue32_v2_ptsz, 581
-CS_FAST_ENTRY cs_l_cuStreamWriteValue64, cs_sl_cuStreamWriteValue64, 0, 582, cs_call_cuda+4656, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamWriteValue64, cs_sd_cuStreamWriteValue64, 1, 582, cs_call_cuda+4656, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamWriteValue64, cs_sg_cuStreamWriteValue64, 2, 582, cs_call_cuda+4656, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamWriteValue64, cs_sl_cuStreamWriteValue64, 0, 582, cs_call_cuda+4656, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamWriteValue64, cs_sd_cuStreamWriteValue64, 1, 582, cs_call_cuda+4656, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamWriteValue64, cs_sg_cuStreamWriteValue64, 2, 582, cs_call_cuda+4656, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamWriteValue64, 582
-CS_FAST_ENTRY cs_l_cuStreamWriteValue64_ptsz, cs_sl_cuStreamWriteValue64_ptsz, 0, 583, cs_call_cuda+4664, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamWriteValue64_ptsz, cs_sd_cuStreamWriteValue64_ptsz, 1, 583, cs_call_cuda+4664, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamWriteValue64_ptsz, cs_sg_cuStreamWriteValue64_ptsz, 2, 583, cs_call_cuda+4664, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamWriteValue64_ptsz, cs_sl_cuStreamWriteValue64_ptsz, 0, 583, cs_call_cuda+4664, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamWriteValue64_ptsz, cs_sd_cuStreamWriteValue64_ptsz, 1, 583, cs_call_cuda+4664, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamWriteValue64_ptsz, cs_sg_cuStreamWriteValue64_ptsz, 2, 583, cs_call_cuda+4664, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamWriteValue64_ptsz, 583
-CS_FAST_ENTRY cs_l_cuStreamWriteValue64_v2, cs_sl_cuStreamWriteValue64_v2, 0, 584, cs_call_cuda+4672, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamWriteValue64_v2, cs_sd_cuStreamWriteValue64_v2, 1, 584, cs_call_cuda+4672, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamWriteValue64_v2, cs_sg_cuStreamWriteValue64_v2, 2, 584, cs_call_cuda+4672, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamWriteValue64_v2, cs_sl_cuStreamWriteValue64_v2, 0, 584, cs_call_cuda+4672, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamWriteValue64_v2, cs_sd_cuStreamWriteValue64_v2, 1, 584, cs_call_cuda+4672, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamWriteValue64_v2, cs_sg_cuStreamWriteValue64_v2, 2, 584, cs_call_cuda+4672, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamWriteValue64_v2, 584
-CS_FAST_ENTRY cs_l_cuStreamWriteValue64_v2_ptsz, cs_sl_cuStreamWriteValue64_v2_ptsz, 0, 585, cs_call_cuda+4680, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuStreamWriteValue64_v2_ptsz, cs_sd_cuStreamWriteValue64_v2_ptsz, 1, 585, cs_call_cuda+4680, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuStreamWriteValue64_v2_ptsz, cs_sg_cuStreamWriteValue64_v2_ptsz, 2, 585, cs_call_cuda+4680, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuStreamWriteValue64_v2_ptsz, cs_sl_cuStreamWriteValue64_v2_ptsz, 0, 585, cs_call_cuda+4680, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuStreamWriteValue64_v2_ptsz, cs_sd_cuStreamWriteValue64_v2_ptsz, 1, 585, cs_call_cuda+4680, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuStreamWriteValue64_v2_ptsz, cs_sg_cuStreamWriteValue64_v2_ptsz, 2, 585, cs_call_cuda+4680, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuStreamWriteValue64_v2_ptsz, 585
-CS_FAST_ENTRY cs_l_cuSurfObjectCreate, cs_sl_cuSurfObjectCreate, 0, 586, cs_call_cuda+4688, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuSurfObjectCreate, cs_sd_cuSurfObjectCreate, 1, 586, cs_call_cuda+4688, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuSurfObjectCreate, cs_sg_cuSurfObjectCreate, 2, 586, cs_call_cuda+4688, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuSurfObjectCreate, cs_sl_cuSurfObjectCreate, 0, 586, cs_call_cuda+4688, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuSurfObjectCreate, cs_sd_cuSurfObjectCreate, 1, 586, cs_call_cuda+4688, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuSurfObjectCreate, cs_sg_cuSurfObjectCreate, 2, 586, cs_call_cuda+4688, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuSurfObjectCreate, 586
-CS_FAST_ENTRY cs_l_cuSurfObjectDestroy, cs_sl_cuSurfObjectDestroy, 0, 587, cs_call_cuda+4696, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuSurfObjectDestroy, cs_sd_cuSurfObjectDestroy, 1, 587, cs_call_cuda+4696, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuSurfObjectDestroy, cs_sg_cuSurfObjectDestroy, 2, 587, cs_call_cuda+4696, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuSurfObjectDestroy, cs_sl_cuSurfObjectDestroy, 0, 587, cs_call_cuda+4696, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuSurfObjectDestroy, cs_sd_cuSurfObjectDestroy, 1, 587, cs_call_cuda+4696, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuSurfObjectDestroy, cs_sg_cuSurfObjectDestroy, 2, 587, cs_call_cuda+4696, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuSurfObjectDestroy, 587
-CS_FAST_ENTRY cs_l_cuSurfObjectGetResourceDesc, cs_sl_cuSurfObjectGetResourceDesc, 0, 588, cs_call_cuda+4704, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuSurfObjectGetResourceDesc, cs_sd_cuSurfObjectGetResourceDesc, 1, 588, cs_call_cuda+4704, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuSurfObjectGetResourceDesc, cs_sg_cuSurfObjectGetResourceDesc, 2, 588, cs_call_cuda+4704, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuSurfObjectGetResourceDesc, cs_sl_cuSurfObjectGetResourceDesc, 0, 588, cs_call_cuda+4704, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuSurfObjectGetResourceDesc, cs_sd_cuSurfObjectGetResourceDesc, 1, 588, cs_call_cuda+4704, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuSurfObjectGetResourceDesc, cs_sg_cuSurfObjectGetResourceDesc, 2, 588, cs_call_cuda+4704, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuSurfObjectGetResourceDesc, 588
-CS_FAST_ENTRY cs_l_cuSurfRefGetArray, cs_sl_cuSurfRefGetArray, 0, 589, cs_call_cuda+4712, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuSurfRefGetArray, cs_sd_cuSurfRefGetArray, 1, 589, cs_call_cuda+4712, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuSurfRefGetArray, cs_sg_cuSurfRefGetArray, 2, 589, cs_call_cuda+4712, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuSurfRefGetArray, cs_sl_cuSurfRefGetArray, 0, 589, cs_call_cuda+4712, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuSurfRefGetArray, cs_sd_cuSurfRefGetArray, 1, 589, cs_call_cuda+4712, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuSurfRefGetArray, cs_sg_cuSurfRefGetArray, 2, 589, cs_call_cuda+4712, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuSurfRefGetArray, 589
-CS_FAST_ENTRY cs_l_cuSurfRefSetArray, cs_sl_cuSurfRefSetArray, 0, 590, cs_call_cuda+4720, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuSurfRefSetArray, cs_sd_cuSurfRefSetArray, 1, 590, cs_call_cuda+4720, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuSurfRefSetArray, cs_sg_cuSurfRefSetArray, 2, 590, cs_call_cuda+4720, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuSurfRefSetArray, cs_sl_cuSurfRefSetArray, 0, 590, cs_call_cuda+4720, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuSurfRefSetArray, cs_sd_cuSurfRefSetArray, 1, 590, cs_call_cuda+4720, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuSurfRefSetArray, cs_sg_cuSurfRefSetArray, 2, 590, cs_call_cuda+4720, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuSurfRefSetArray, 590
-CS_FAST_ENTRY cs_l_cuTensorMapEncodeIm2col, cs_sl_cuTensorMapEncodeIm2col, 0, 591, cs_call_cuda+4728, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTensorMapEncodeIm2col, cs_sd_cuTensorMapEncodeIm2col, 1, 591, cs_call_cuda+4728, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTensorMapEncodeIm2col, cs_sg_cuTensorMapEncodeIm2col, 2, 591, cs_call_cuda+4728, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTensorMapEncodeIm2col, cs_sl_cuTensorMapEncodeIm2col, 0, 591, cs_call_cuda+4728, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTensorMapEncodeIm2col, cs_sd_cuTensorMapEncodeIm2col, 1, 591, cs_call_cuda+4728, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTensorMapEncodeIm2col, cs_sg_cuTensorMapEncodeIm2col, 2, 591, cs_call_cuda+4728, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTensorMapEncodeIm2col, 591
-CS_FAST_ENTRY cs_l_cuTensorMapEncodeIm2colWide, cs_sl_cuTensorMapEncodeIm2colWide, 0, 592, cs_call_cuda+4736, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTensorMapEncodeIm2colWide, cs_sd_cuTensorMapEncodeIm2colWide, 1, 592, cs_call_cuda+4736, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTensorMapEncodeIm2colWide, cs_sg_cuTensorMapEncodeIm2colWide, 2, 592, cs_call_cuda+4736, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTensorMapEncodeIm2colWide, cs_sl_cuTensorMapEncodeIm2colWide, 0, 592, cs_call_cuda+4736, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTensorMapEncodeIm2colWide, cs_sd_cuTensorMapEncodeIm2colWide, 1, 592, cs_call_cuda+4736, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTensorMapEncodeIm2colWide, cs_sg_cuTensorMapEncodeIm2colWide, 2, 592, cs_call_cuda+4736, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTensorMapEncodeIm2colWide, 592
-CS_FAST_ENTRY cs_l_cuTensorMapEncodeTiled, cs_sl_cuTensorMapEncodeTiled, 0, 593, cs_call_cuda+4744, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTensorMapEncodeTiled, cs_sd_cuTensorMapEncodeTiled, 1, 593, cs_call_cuda+4744, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTensorMapEncodeTiled, cs_sg_cuTensorMapEncodeTiled, 2, 593, cs_call_cuda+4744, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTensorMapEncodeTiled, cs_sl_cuTensorMapEncodeTiled, 0, 593, cs_call_cuda+4744, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTensorMapEncodeTiled, cs_sd_cuTensorMapEncodeTiled, 1, 593, cs_call_cuda+4744, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTensorMapEncodeTiled, cs_sg_cuTensorMapEncodeTiled, 2, 593, cs_call_cuda+4744, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTensorMapEncodeTiled, 593
-CS_FAST_ENTRY cs_l_cuTensorMapReplaceAddress, cs_sl_cuTensorMapReplaceAddress, 0, 594, cs_call_cuda+4752, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTensorMapReplaceAddress, cs_sd_cuTensorMapReplaceAddress, 1, 594, cs_call_cuda+4752, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTensorMapReplaceAddress, cs_sg_cuTensorMapReplaceAddress, 2, 594, cs_call_cuda+4752, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTensorMapReplaceAddress, cs_sl_cuTensorMapReplaceAddress, 0, 594, cs_call_cuda+4752, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTensorMapReplaceAddress, cs_sd_cuTensorMapReplaceAddress, 1, 594, cs_call_cuda+4752, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTensorMapReplaceAddress, cs_sg_cuTensorMapReplaceAddress, 2, 594, cs_call_cuda+4752, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTensorMapReplaceAddress, 594
-CS_FAST_ENTRY cs_l_cuTexObjectCreate, cs_sl_cuTexObjectCreate, 0, 595, cs_call_cuda+4760, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexObjectCreate, cs_sd_cuTexObjectCreate, 1, 595, cs_call_cuda+4760, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexObjectCreate, cs_sg_cuTexObjectCreate, 2, 595, cs_call_cuda+4760, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexObjectCreate, cs_sl_cuTexObjectCreate, 0, 595, cs_call_cuda+4760, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexObjectCreate, cs_sd_cuTexObjectCreate, 1, 595, cs_call_cuda+4760, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexObjectCreate, cs_sg_cuTexObjectCreate, 2, 595, cs_call_cuda+4760, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexObjectCreate, 595
-CS_FAST_ENTRY cs_l_cuTexObjectDestroy, cs_sl_cuTexObjectDestroy, 0, 596, cs_call_cuda+4768, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexObjectDestroy, cs_sd_cuTexObjectDestroy, 1, 596, cs_call_cuda+4768, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexObjectDestroy, cs_sg_cuTexObjectDestroy, 2, 596, cs_call_cuda+4768, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexObjectDestroy, cs_sl_cuTexObjectDestroy, 0, 596, cs_call_cuda+4768, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexObjectDestroy, cs_sd_cuTexObjectDestroy, 1, 596, cs_call_cuda+4768, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexObjectDestroy, cs_sg_cuTexObjectDestroy, 2, 596, cs_call_cuda+4768, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexObjectDestroy, 596
-CS_FAST_ENTRY cs_l_cuTexObjectGetResourceDesc, cs_sl_cuTexObjectGetResourceDesc, 0, 597, cs_call_cuda+4776, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexObjectGetResourceDesc, cs_sd_cuTexObjectGetResourceDesc, 1, 597, cs_call_cuda+4776, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexObjectGetResourceDesc, cs_sg_cuTexObjectGetResourceDesc, 2, 597, cs_call_cuda+4776, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexObjectGetResourceDesc, cs_sl_cuTexObjectGetResourceDesc, 0, 597, cs_call_cuda+4776, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexObjectGetResourceDesc, cs_sd_cuTexObjectGetResourceDesc, 1, 597, cs_call_cuda+4776, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexObjectGetResourceDesc, cs_sg_cuTexObjectGetResourceDesc, 2, 597, cs_call_cuda+4776, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexObjectGetResourceDesc, 597
-CS_FAST_ENTRY cs_l_cuTexObjectGetResourceViewDesc, cs_sl_cuTexObjectGetResourceViewDesc, 0, 598, cs_call_cuda+4784, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexObjectGetResourceViewDesc, cs_sd_cuTexObjectGetResourceViewDesc, 1, 598, cs_call_cuda+4784, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexObjectGetResourceViewDesc, cs_sg_cuTexObjectGetResourceViewDesc, 2, 598, cs_call_cuda+4784, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexObjectGetResourceViewDesc, cs_sl_cuTexObjectGetResourceViewDesc, 0, 598, cs_call_cuda+4784, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexObjectGetResourceViewDesc, cs_sd_cuTexObjectGetResourceViewDesc, 1, 598, cs_call_cuda+4784, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexObjectGetResourceViewDesc, cs_sg_cuTexObjectGetResourceViewDesc, 2, 598, cs_call_cuda+4784, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexObjectGetResourceViewDesc, 598
-CS_FAST_ENTRY cs_l_cuTexObjectGetTextureDesc, cs_sl_cuTexObjectGetTextureDesc, 0, 599, cs_call_cuda+4792, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexObjectGetTextureDesc, cs_sd_cuTexObjectGetTextureDesc, 1, 599, cs_call_cuda+4792, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexObjectGetTextureDesc, cs_sg_cuTexObjectGetTextureDesc, 2, 599, cs_call_cuda+4792, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexObjectGetTextureDesc, cs_sl_cuTexObjectGetTextureDesc, 0, 599, cs_call_cuda+4792, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexObjectGetTextureDesc, cs_sd_cuTexObjectGetTextureDesc, 1, 599, cs_call_cuda+4792, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexObjectGetTextureDesc, cs_sg_cuTexObjectGetTextureDesc, 2, 599, cs_call_cuda+4792, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexObjectGetTextureDesc, 599
-CS_FAST_ENTRY cs_l_cuTexRefCreate, cs_sl_cuTexRefCreate, 0, 600, cs_call_cuda+4800, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexRefCreate, cs_sd_cuTexRefCreate, 1, 600, cs_call_cuda+4800, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexRefCreate, cs_sg_cuTexRefCreate, 2, 600, cs_call_cuda+4800, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexRefCreate, cs_sl_cuTexRefCreate, 0, 600, cs_call_cuda+4800, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexRefCreate, cs_sd_cuTexRefCreate, 1, 600, cs_call_cuda+4800, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexRefCreate, cs_sg_cuTexRefCreate, 2, 600, cs_call_cuda+4800, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexRefCreate, 600
-CS_FAST_ENTRY cs_l_cuTexRefDestroy, cs_sl_cuTexRefDestroy, 0, 601, cs_call_cuda+4808, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexRefDestroy, cs_sd_cuTexRefDestroy, 1, 601, cs_call_cuda+4808, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexRefDestroy, cs_sg_cuTexRefDestroy, 2, 601, cs_call_cuda+4808, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexRefDestroy, cs_sl_cuTexRefDestroy, 0, 601, cs_call_cuda+4808, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexRefDestroy, cs_sd_cuTexRefDestroy, 1, 601, cs_call_cuda+4808, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexRefDestroy, cs_sg_cuTexRefDestroy, 2, 601, cs_call_cuda+4808, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexRefDestroy, 601
-CS_FAST_ENTRY cs_l_cuTexRefGetAddress, cs_sl_cuTexRefGetAddress, 0, 602, cs_call_cuda+4816, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexRefGetAddress, cs_sd_cuTexRefGetAddress, 1, 602, cs_call_cuda+4816, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexRefGetAddress, cs_sg_cuTexRefGetAddress, 2, 602, cs_call_cuda+4816, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexRefGetAddress, cs_sl_cuTexRefGetAddress, 0, 602, cs_call_cuda+4816, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexRefGetAddress, cs_sd_cuTexRefGetAddress, 1, 602, cs_call_cuda+4816, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexRefGetAddress, cs_sg_cuTexRefGetAddress, 2, 602, cs_call_cuda+4816, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexRefGetAddress, 602
-CS_FAST_ENTRY cs_l_cuTexRefGetAddressMode, cs_sl_cuTexRefGetAddressMode, 0, 603, cs_call_cuda+4824, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexRefGetAddressMode, cs_sd_cuTexRefGetAddressMode, 1, 603, cs_call_cuda+4824, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexRefGetAddressMode, cs_sg_cuTexRefGetAddressMode, 2, 603, cs_call_cuda+4824, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexRefGetAddressMode, cs_sl_cuTexRefGetAddressMode, 0, 603, cs_call_cuda+4824, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexRefGetAddressMode, cs_sd_cuTexRefGetAddressMode, 1, 603, cs_call_cuda+4824, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexRefGetAddressMode, cs_sg_cuTexRefGetAddressMode, 2, 603, cs_call_cuda+4824, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexRefGetAddressMode, 603
-CS_FAST_ENTRY cs_l_cuTexRefGetAddress_v2, cs_sl_cuTexRefGetAddress_v2, 0, 604, cs_call_cuda+4832, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexRefGetAddress_v2, cs_sd_cuTexRefGetAddress_v2, 1, 604, cs_call_cuda+4832, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexRefGetAddress_v2, cs_sg_cuTexRefGetAddress_v2, 2, 604, cs_call_cuda+4832, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexRefGetAddress_v2, cs_sl_cuTexRefGetAddress_v2, 0, 604, cs_call_cuda+4832, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexRefGetAddress_v2, cs_sd_cuTexRefGetAddress_v2, 1, 604, cs_call_cuda+4832, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexRefGetAddress_v2, cs_sg_cuTexRefGetAddress_v2, 2, 604, cs_call_cuda+4832, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexRefGetAddress_v2, 604
-CS_FAST_ENTRY cs_l_cuTexRefGetArray, cs_sl_cuTexRefGetArray, 0, 605, cs_call_cuda+4840, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexRefGetArray, cs_sd_cuTexRefGetArray, 1, 605, cs_call_cuda+4840, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexRefGetArray, cs_sg_cuTexRefGetArray, 2, 605, cs_call_cuda+4840, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexRefGetArray, cs_sl_cuTexRefGetArray, 0, 605, cs_call_cuda+4840, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexRefGetArray, cs_sd_cuTexRefGetArray, 1, 605, cs_call_cuda+4840, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexRefGetArray, cs_sg_cuTexRefGetArray, 2, 605, cs_call_cuda+4840, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexRefGetArray, 605
-CS_FAST_ENTRY cs_l_cuTexRefGetBorderColor, cs_sl_cuTexRefGetBorderColor, 0, 606, cs_call_cuda+4848, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexRefGetBorderColor, cs_sd_cuTexRefGetBorderColor, 1, 606, cs_call_cuda+4848, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexRefGetBorderColor, cs_sg_cuTexRefGetBorderColor, 2, 606, cs_call_cuda+4848, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexRefGetBorderColor, cs_sl_cuTexRefGetBorderColor, 0, 606, cs_call_cuda+4848, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexRefGetBorderColor, cs_sd_cuTexRefGetBorderColor, 1, 606, cs_call_cuda+4848, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexRefGetBorderColor, cs_sg_cuTexRefGetBorderColor, 2, 606, cs_call_cuda+4848, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexRefGetBorderColor, 606
-CS_FAST_ENTRY cs_l_cuTexRefGetFilterMode, cs_sl_cuTexRefGetFilterMode, 0, 607, cs_call_cuda+4856, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexRefGetFilterMode, cs_sd_cuTexRefGetFilterMode, 1, 607, cs_call_cuda+4856, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexRefGetFilterMode, cs_sg_cuTexRefGetFilterMode, 2, 607, cs_call_cuda+4856, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexRefGetFilterMode, cs_sl_cuTexRefGetFilterMode, 0, 607, cs_call_cuda+4856, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexRefGetFilterMode, cs_sd_cuTexRefGetFilterMode, 1, 607, cs_call_cuda+4856, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexRefGetFilterMode, cs_sg_cuTexRefGetFilterMode, 2, 607, cs_call_cuda+4856, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexRefGetFilterMode, 607
-CS_FAST_ENTRY cs_l_cuTexRefGetFlags, cs_sl_cuTexRefGetFlags, 0, 608, cs_call_cuda+4864, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexRefGetFlags, cs_sd_cuTexRefGetFlags, 1, 608, cs_call_cuda+4864, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexRefGetFlags, cs_sg_cuTexRefGetFlags, 2, 608, cs_call_cuda+4864, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexRefGetFlags, cs_sl_cuTexRefGetFlags, 0, 608, cs_call_cuda+4864, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexRefGetFlags, cs_sd_cuTexRefGetFlags, 1, 608, cs_call_cuda+4864, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexRefGetFlags, cs_sg_cuTexRefGetFlags, 2, 608, cs_call_cuda+4864, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexRefGetFlags, 608
-CS_FAST_ENTRY cs_l_cuTexRefGetFormat, cs_sl_cuTexRefGetFormat, 0, 609, cs_call_cuda+4872, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexRefGetFormat, cs_sd_cuTexRefGetFormat, 1, 609, cs_call_cuda+4872, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexRefGetFormat, cs_sg_cuTexRefGetFormat, 2, 609, cs_call_cuda+4872, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexRefGetFormat, cs_sl_cuTexRefGetFormat, 0, 609, cs_call_cuda+4872, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexRefGetFormat, cs_sd_cuTexRefGetFormat, 1, 609, cs_call_cuda+4872, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexRefGetFormat, cs_sg_cuTexRefGetFormat, 2, 609, cs_call_cuda+4872, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexRefGetFormat, 609
-CS_FAST_ENTRY cs_l_cuTexRefGetMaxAnisotropy, cs_sl_cuTexRefGetMaxAnisotropy, 0, 610, cs_call_cuda+4880, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexRefGetMaxAnisotropy, cs_sd_cuTexRefGetMaxAnisotropy, 1, 610, cs_call_cuda+4880, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexRefGetMaxAnisotropy, cs_sg_cuTexRefGetMaxAnisotropy, 2, 610, cs_call_cuda+4880, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexRefGetMaxAnisotropy, cs_sl_cuTexRefGetMaxAnisotropy, 0, 610, cs_call_cuda+4880, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexRefGetMaxAnisotropy, cs_sd_cuTexRefGetMaxAnisotropy, 1, 610, cs_call_cuda+4880, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexRefGetMaxAnisotropy, cs_sg_cuTexRefGetMaxAnisotropy, 2, 610, cs_call_cuda+4880, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexRefGetMaxAnisotropy, 610
-CS_FAST_ENTRY cs_l_cuTexRefGetMipmapFilterMode, cs_sl_cuTexRefGetMipmapFilterMode, 0, 611, cs_call_cuda+4888, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexRefGetMipmapFilterMode, cs_sd_cuTexRefGetMipmapFilterMode, 1, 611, cs_call_cuda+4888, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexRefGetMipmapFilterMode, cs_sg_cuTexRefGetMipmapFilterMode, 2, 611, cs_call_cuda+4888, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexRefGetMipmapFilterMode, cs_sl_cuTexRefGetMipmapFilterMode, 0, 611, cs_call_cuda+4888, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexRefGetMipmapFilterMode, cs_sd_cuTexRefGetMipmapFilterMode, 1, 611, cs_call_cuda+4888, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexRefGetMipmapFilterMode, cs_sg_cuTexRefGetMipmapFilterMode, 2, 611, cs_call_cuda+4888, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexRefGetMipmapFilterMode, 611
-CS_FAST_ENTRY cs_l_cuTexRefGetMipmapLevelBias, cs_sl_cuTexRefGetMipmapLevelBias, 0, 612, cs_call_cuda+4896, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexRefGetMipmapLevelBias, cs_sd_cuTexRefGetMipmapLevelBias, 1, 612, cs_call_cuda+4896, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexRefGetMipmapLevelBias, cs_sg_cuTexRefGetMipmapLevelBias, 2, 612, cs_call_cuda+4896, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexRefGetMipmapLevelBias, cs_sl_cuTexRefGetMipmapLevelBias, 0, 612, cs_call_cuda+4896, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexRefGetMipmapLevelBias, cs_sd_cuTexRefGetMipmapLevelBias, 1, 612, cs_call_cuda+4896, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexRefGetMipmapLevelBias, cs_sg_cuTexRefGetMipmapLevelBias, 2, 612, cs_call_cuda+4896, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexRefGetMipmapLevelBias, 612
-CS_FAST_ENTRY cs_l_cuTexRefGetMipmapLevelClamp, cs_sl_cuTexRefGetMipmapLevelClamp, 0, 613, cs_call_cuda+4904, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexRefGetMipmapLevelClamp, cs_sd_cuTexRefGetMipmapLevelClamp, 1, 613, cs_call_cuda+4904, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexRefGetMipmapLevelClamp, cs_sg_cuTexRefGetMipmapLevelClamp, 2, 613, cs_call_cuda+4904, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexRefGetMipmapLevelClamp, cs_sl_cuTexRefGetMipmapLevelClamp, 0, 613, cs_call_cuda+4904, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexRefGetMipmapLevelClamp, cs_sd_cuTexRefGetMipmapLevelClamp, 1, 613, cs_call_cuda+4904, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexRefGetMipmapLevelClamp, cs_sg_cuTexRefGetMipmapLevelClamp, 2, 613, cs_call_cuda+4904, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexRefGetMipmapLevelClamp, 613
-CS_FAST_ENTRY cs_l_cuTexRefGetMipmappedArray, cs_sl_cuTexRefGetMipmappedArray, 0, 614, cs_call_cuda+4912, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexRefGetMipmappedArray, cs_sd_cuTexRefGetMipmappedArray, 1, 614, cs_call_cuda+4912, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexRefGetMipmappedArray, cs_sg_cuTexRefGetMipmappedArray, 2, 614, cs_call_cuda+4912, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexRefGetMipmappedArray, cs_sl_cuTexRefGetMipmappedArray, 0, 614, cs_call_cuda+4912, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexRefGetMipmappedArray, cs_sd_cuTexRefGetMipmappedArray, 1, 614, cs_call_cuda+4912, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexRefGetMipmappedArray, cs_sg_cuTexRefGetMipmappedArray, 2, 614, cs_call_cuda+4912, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexRefGetMipmappedArray, 614
-CS_FAST_ENTRY cs_l_cuTexRefSetAddress, cs_sl_cuTexRefSetAddress, 0, 615, cs_call_cuda+4920, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexRefSetAddress, cs_sd_cuTexRefSetAddress, 1, 615, cs_call_cuda+4920, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexRefSetAddress, cs_sg_cuTexRefSetAddress, 2, 615, cs_call_cuda+4920, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexRefSetAddress, cs_sl_cuTexRefSetAddress, 0, 615, cs_call_cuda+4920, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexRefSetAddress, cs_sd_cuTexRefSetAddress, 1, 615, cs_call_cuda+4920, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexRefSetAddress, cs_sg_cuTexRefSetAddress, 2, 615, cs_call_cuda+4920, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexRefSetAddress, 615
-CS_FAST_ENTRY cs_l_cuTexRefSetAddress2D, cs_sl_cuTexRefSetAddress2D, 0, 616, cs_call_cuda+4928, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexRefSetAddress2D, cs_sd_cuTexRefSetAddress2D, 1, 616, cs_call_cuda+4928, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexRefSetAddress2D, cs_sg_cuTexRefSetAddress2D, 2, 616, cs_call_cuda+4928, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexRefSetAddress2D, cs_sl_cuTexRefSetAddress2D, 0, 616, cs_call_cuda+4928, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexRefSetAddress2D, cs_sd_cuTexRefSetAddress2D, 1, 616, cs_call_cuda+4928, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexRefSetAddress2D, cs_sg_cuTexRefSetAddress2D, 2, 616, cs_call_cuda+4928, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexRefSetAddress2D, 616
-CS_FAST_ENTRY cs_l_cuTexRefSetAddress2D_v2, cs_sl_cuTexRefSetAddress2D_v2, 0, 617, cs_call_cuda+4936, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexRefSetAddress2D_v2, cs_sd_cuTexRefSetAddress2D_v2, 1, 617, cs_call_cuda+4936, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexRefSetAddress2D_v2, cs_sg_cuTexRefSetAddress2D_v2, 2, 617, cs_call_cuda+4936, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexRefSetAddress2D_v2, cs_sl_cuTexRefSetAddress2D_v2, 0, 617, cs_call_cuda+4936, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexRefSetAddress2D_v2, cs_sd_cuTexRefSetAddress2D_v2, 1, 617, cs_call_cuda+4936, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexRefSetAddress2D_v2, cs_sg_cuTexRefSetAddress2D_v2, 2, 617, cs_call_cuda+4936, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexRefSetAddress2D_v2, 617
-CS_FAST_ENTRY cs_l_cuTexRefSetAddress2D_v3, cs_sl_cuTexRefSetAddress2D_v3, 0, 618, cs_call_cuda+4944, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexRefSetAddress2D_v3, cs_sd_cuTexRefSetAddress2D_v3, 1, 618, cs_call_cuda+4944, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexRefSetAddress2D_v3, cs_sg_cuTexRefSetAddress2D_v3, 2, 618, cs_call_cuda+4944, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexRefSetAddress2D_v3, cs_sl_cuTexRefSetAddress2D_v3, 0, 618, cs_call_cuda+4944, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexRefSetAddress2D_v3, cs_sd_cuTexRefSetAddress2D_v3, 1, 618, cs_call_cuda+4944, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexRefSetAddress2D_v3, cs_sg_cuTexRefSetAddress2D_v3, 2, 618, cs_call_cuda+4944, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexRefSetAddress2D_v3, 618
-CS_FAST_ENTRY cs_l_cuTexRefSetAddressMode, cs_sl_cuTexRefSetAddressMode, 0, 619, cs_call_cuda+4952, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexRefSetAddressMode, cs_sd_cuTexRefSetAddressMode, 1, 619, cs_call_cuda+4952, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexRefSetAddressMode, cs_sg_cuTexRefSetAddressMode, 2, 619, cs_call_cuda+4952, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexRefSetAddressMode, cs_sl_cuTexRefSetAddressMode, 0, 619, cs_call_cuda+4952, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexRefSetAddressMode, cs_sd_cuTexRefSetAddressMode, 1, 619, cs_call_cuda+4952, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexRefSetAddressMode, cs_sg_cuTexRefSetAddressMode, 2, 619, cs_call_cuda+4952, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexRefSetAddressMode, 619
-CS_FAST_ENTRY cs_l_cuTexRefSetAddress_v2, cs_sl_cuTexRefSetAddress_v2, 0, 620, cs_call_cuda+4960, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexRefSetAddress_v2, cs_sd_cuTexRefSetAddress_v2, 1, 620, cs_call_cuda+4960, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexRefSetAddress_v2, cs_sg_cuTexRefSetAddress_v2, 2, 620, cs_call_cuda+4960, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexRefSetAddress_v2, cs_sl_cuTexRefSetAddress_v2, 0, 620, cs_call_cuda+4960, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexRefSetAddress_v2, cs_sd_cuTexRefSetAddress_v2, 1, 620, cs_call_cuda+4960, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexRefSetAddress_v2, cs_sg_cuTexRefSetAddress_v2, 2, 620, cs_call_cuda+4960, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexRefSetAddress_v2, 620
-CS_FAST_ENTRY cs_l_cuTexRefSetArray, cs_sl_cuTexRefSetArray, 0, 621, cs_call_cuda+4968, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexRefSetArray, cs_sd_cuTexRefSetArray, 1, 621, cs_call_cuda+4968, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexRefSetArray, cs_sg_cuTexRefSetArray, 2, 621, cs_call_cuda+4968, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexRefSetArray, cs_sl_cuTexRefSetArray, 0, 621, cs_call_cuda+4968, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexRefSetArray, cs_sd_cuTexRefSetArray, 1, 621, cs_call_cuda+4968, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexRefSetArray, cs_sg_cuTexRefSetArray, 2, 621, cs_call_cuda+4968, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexRefSetArray, 621
-CS_FAST_ENTRY cs_l_cuTexRefSetBorderColor, cs_sl_cuTexRefSetBorderColor, 0, 622, cs_call_cuda+4976, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexRefSetBorderColor, cs_sd_cuTexRefSetBorderColor, 1, 622, cs_call_cuda+4976, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexRefSetBorderColor, cs_sg_cuTexRefSetBorderColor, 2, 622, cs_call_cuda+4976, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexRefSetBorderColor, cs_sl_cuTexRefSetBorderColor, 0, 622, cs_call_cuda+4976, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexRefSetBorderColor, cs_sd_cuTexRefSetBorderColor, 1, 622, cs_call_cuda+4976, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexRefSetBorderColor, cs_sg_cuTexRefSetBorderColor, 2, 622, cs_call_cuda+4976, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexRefSetBorderColor, 622
-CS_FAST_ENTRY cs_l_cuTexRefSetFilterMode, cs_sl_cuTexRefSetFilterMode, 0, 623, cs_call_cuda+4984, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexRefSetFilterMode, cs_sd_cuTexRefSetFilterMode, 1, 623, cs_call_cuda+4984, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexRefSetFilterMode, cs_sg_cuTexRefSetFilterMode, 2, 623, cs_call_cuda+4984, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexRefSetFilterMode, cs_sl_cuTexRefSetFilterMode, 0, 623, cs_call_cuda+4984, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexRefSetFilterMode, cs_sd_cuTexRefSetFilterMode, 1, 623, cs_call_cuda+4984, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexRefSetFilterMode, cs_sg_cuTexRefSetFilterMode, 2, 623, cs_call_cuda+4984, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexRefSetFilterMode, 623
-CS_FAST_ENTRY cs_l_cuTexRefSetFlags, cs_sl_cuTexRefSetFlags, 0, 624, cs_call_cuda+4992, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexRefSetFlags, cs_sd_cuTexRefSetFlags, 1, 624, cs_call_cuda+4992, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexRefSetFlags, cs_sg_cuTexRefSetFlags, 2, 624, cs_call_cuda+4992, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexRefSetFlags, cs_sl_cuTexRefSetFlags, 0, 624, cs_call_cuda+4992, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexRefSetFlags, cs_sd_cuTexRefSetFlags, 1, 624, cs_call_cuda+4992, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexRefSetFlags, cs_sg_cuTexRefSetFlags, 2, 624, cs_call_cuda+4992, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexRefSetFlags, 624
-CS_FAST_ENTRY cs_l_cuTexRefSetFormat, cs_sl_cuTexRefSetFormat, 0, 625, cs_call_cuda+5000, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexRefSetFormat, cs_sd_cuTexRefSetFormat, 1, 625, cs_call_cuda+5000, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexRefSetFormat, cs_sg_cuTexRefSetFormat, 2, 625, cs_call_cuda+5000, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexRefSetFormat, cs_sl_cuTexRefSetFormat, 0, 625, cs_call_cuda+5000, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexRefSetFormat, cs_sd_cuTexRefSetFormat, 1, 625, cs_call_cuda+5000, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexRefSetFormat, cs_sg_cuTexRefSetFormat, 2, 625, cs_call_cuda+5000, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexRefSetFormat, 625
-CS_FAST_ENTRY cs_l_cuTexRefSetMaxAnisotropy, cs_sl_cuTexRefSetMaxAnisotropy, 0, 626, cs_call_cuda+5008, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexRefSetMaxAnisotropy, cs_sd_cuTexRefSetMaxAnisotropy, 1, 626, cs_call_cuda+5008, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexRefSetMaxAnisotropy, cs_sg_cuTexRefSetMaxAnisotropy, 2, 626, cs_call_cuda+5008, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexRefSetMaxAnisotropy, cs_sl_cuTexRefSetMaxAnisotropy, 0, 626, cs_call_cuda+5008, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexRefSetMaxAnisotropy, cs_sd_cuTexRefSetMaxAnisotropy, 1, 626, cs_call_cuda+5008, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexRefSetMaxAnisotropy, cs_sg_cuTexRefSetMaxAnisotropy, 2, 626, cs_call_cuda+5008, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexRefSetMaxAnisotropy, 626
-CS_FAST_ENTRY cs_l_cuTexRefSetMipmapFilterMode, cs_sl_cuTexRefSetMipmapFilterMode, 0, 627, cs_call_cuda+5016, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexRefSetMipmapFilterMode, cs_sd_cuTexRefSetMipmapFilterMode, 1, 627, cs_call_cuda+5016, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexRefSetMipmapFilterMode, cs_sg_cuTexRefSetMipmapFilterMode, 2, 627, cs_call_cuda+5016, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexRefSetMipmapFilterMode, cs_sl_cuTexRefSetMipmapFilterMode, 0, 627, cs_call_cuda+5016, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexRefSetMipmapFilterMode, cs_sd_cuTexRefSetMipmapFilterMode, 1, 627, cs_call_cuda+5016, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexRefSetMipmapFilterMode, cs_sg_cuTexRefSetMipmapFilterMode, 2, 627, cs_call_cuda+5016, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexRefSetMipmapFilterMode, 627
-CS_FAST_ENTRY cs_l_cuTexRefSetMipmapLevelBias, cs_sl_cuTexRefSetMipmapLevelBias, 0, 628, cs_call_cuda+5024, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexRefSetMipmapLevelBias, cs_sd_cuTexRefSetMipmapLevelBias, 1, 628, cs_call_cuda+5024, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexRefSetMipmapLevelBias, cs_sg_cuTexRefSetMipmapLevelBias, 2, 628, cs_call_cuda+5024, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexRefSetMipmapLevelBias, cs_sl_cuTexRefSetMipmapLevelBias, 0, 628, cs_call_cuda+5024, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexRefSetMipmapLevelBias, cs_sd_cuTexRefSetMipmapLevelBias, 1, 628, cs_call_cuda+5024, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexRefSetMipmapLevelBias, cs_sg_cuTexRefSetMipmapLevelBias, 2, 628, cs_call_cuda+5024, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexRefSetMipmapLevelBias, 628
-CS_FAST_ENTRY cs_l_cuTexRefSetMipmapLevelClamp, cs_sl_cuTexRefSetMipmapLevelClamp, 0, 629, cs_call_cuda+5032, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexRefSetMipmapLevelClamp, cs_sd_cuTexRefSetMipmapLevelClamp, 1, 629, cs_call_cuda+5032, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexRefSetMipmapLevelClamp, cs_sg_cuTexRefSetMipmapLevelClamp, 2, 629, cs_call_cuda+5032, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexRefSetMipmapLevelClamp, cs_sl_cuTexRefSetMipmapLevelClamp, 0, 629, cs_call_cuda+5032, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexRefSetMipmapLevelClamp, cs_sd_cuTexRefSetMipmapLevelClamp, 1, 629, cs_call_cuda+5032, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexRefSetMipmapLevelClamp, cs_sg_cuTexRefSetMipmapLevelClamp, 2, 629, cs_call_cuda+5032, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexRefSetMipmapLevelClamp, 629
-CS_FAST_ENTRY cs_l_cuTexRefSetMipmappedArray, cs_sl_cuTexRefSetMipmappedArray, 0, 630, cs_call_cuda+5040, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuTexRefSetMipmappedArray, cs_sd_cuTexRefSetMipmappedArray, 1, 630, cs_call_cuda+5040, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuTexRefSetMipmappedArray, cs_sg_cuTexRefSetMipmappedArray, 2, 630, cs_call_cuda+5040, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuTexRefSetMipmappedArray, cs_sl_cuTexRefSetMipmappedArray, 0, 630, cs_call_cuda+5040, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuTexRefSetMipmappedArray, cs_sd_cuTexRefSetMipmappedArray, 1, 630, cs_call_cuda+5040, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuTexRefSetMipmappedArray, cs_sg_cuTexRefSetMipmappedArray, 2, 630, cs_call_cuda+5040, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuTexRefSetMipmappedArray, 630
-CS_FAST_ENTRY cs_l_cuThreadExchangeStreamCaptureMode, cs_sl_cuThreadExchangeStreamCaptureMode, 0, 631, cs_call_cuda+5048, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuThreadExchangeStreamCaptureMode, cs_sd_cuThreadExchangeStreamCaptureMode, 1, 631, cs_call_cuda+5048, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuThreadExchangeStreamCaptureMode, cs_sg_cuThreadExchangeStreamCaptureMode, 2, 631, cs_call_cuda+5048, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuThreadExchangeStreamCaptureMode, cs_sl_cuThreadExchangeStreamCaptureMode, 0, 631, cs_call_cuda+5048, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuThreadExchangeStreamCaptureMode, cs_sd_cuThreadExchangeStreamCaptureMode, 1, 631, cs_call_cuda+5048, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuThreadExchangeStreamCaptureMode, cs_sg_cuThreadExchangeStreamCaptureMode, 2, 631, cs_call_cuda+5048, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuThreadExchangeStreamCaptureMode, 631
-CS_FAST_ENTRY cs_l_cuUserObjectCreate, cs_sl_cuUserObjectCreate, 0, 632, cs_call_cuda+5056, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuUserObjectCreate, cs_sd_cuUserObjectCreate, 1, 632, cs_call_cuda+5056, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuUserObjectCreate, cs_sg_cuUserObjectCreate, 2, 632, cs_call_cuda+5056, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuUserObjectCreate, cs_sl_cuUserObjectCreate, 0, 632, cs_call_cuda+5056, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuUserObjectCreate, cs_sd_cuUserObjectCreate, 1, 632, cs_call_cuda+5056, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuUserObjectCreate, cs_sg_cuUserObjectCreate, 2, 632, cs_call_cuda+5056, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuUserObjectCreate, 632
-CS_FAST_ENTRY cs_l_cuUserObjectRelease, cs_sl_cuUserObjectRelease, 0, 633, cs_call_cuda+5064, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuUserObjectRelease, cs_sd_cuUserObjectRelease, 1, 633, cs_call_cuda+5064, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuUserObjectRelease, cs_sg_cuUserObjectRelease, 2, 633, cs_call_cuda+5064, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuUserObjectRelease, cs_sl_cuUserObjectRelease, 0, 633, cs_call_cuda+5064, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuUserObjectRelease, cs_sd_cuUserObjectRelease, 1, 633, cs_call_cuda+5064, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuUserObjectRelease, cs_sg_cuUserObjectRelease, 2, 633, cs_call_cuda+5064, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuUserObjectRelease, 633
-CS_FAST_ENTRY cs_l_cuUserObjectRetain, cs_sl_cuUserObjectRetain, 0, 634, cs_call_cuda+5072, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuUserObjectRetain, cs_sd_cuUserObjectRetain, 1, 634, cs_call_cuda+5072, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuUserObjectRetain, cs_sg_cuUserObjectRetain, 2, 634, cs_call_cuda+5072, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuUserObjectRetain, cs_sl_cuUserObjectRetain, 0, 634, cs_call_cuda+5072, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuUserObjectRetain, cs_sd_cuUserObjectRetain, 1, 634, cs_call_cuda+5072, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuUserObjectRetain, cs_sg_cuUserObjectRetain, 2, 634, cs_call_cuda+5072, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuUserObjectRetain, 634
-CS_FAST_ENTRY cs_l_cuWaitExternalSemaphoresAsync, cs_sl_cuWaitExternalSemaphoresAsync, 0, 635, cs_call_cuda+5080, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuWaitExternalSemaphoresAsync, cs_sd_cuWaitExternalSemaphoresAsync, 1, 635, cs_call_cuda+5080, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuWaitExternalSemaphoresAsync, cs_sg_cuWaitExternalSemaphoresAsync, 2, 635, cs_call_cuda+5080, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuWaitExternalSemaphoresAsync, cs_sl_cuWaitExternalSemaphoresAsync, 0, 635, cs_call_cuda+5080, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuWaitExternalSemaphoresAsync, cs_sd_cuWaitExternalSemaphoresAsync, 1, 635, cs_call_cuda+5080, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuWaitExternalSemaphoresAsync, cs_sg_cuWaitExternalSemaphoresAsync, 2, 635, cs_call_cuda+5080, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuWaitExternalSemaphoresAsync, 635
-CS_FAST_ENTRY cs_l_cuWaitExternalSemaphoresAsync_ptsz, cs_sl_cuWaitExternalSemaphoresAsync_ptsz, 0, 636, cs_call_cuda+5088, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_d_cuWaitExternalSemaphoresAsync_ptsz, cs_sd_cuWaitExternalSemaphoresAsync_ptsz, 1, 636, cs_call_cuda+5088, cs_api_cuda, 0xfffdffff, 0
-CS_FAST_ENTRY cs_g_cuWaitExternalSemaphoresAsync_ptsz, cs_sg_cuWaitExternalSemaphoresAsync_ptsz, 2, 636, cs_call_cuda+5088, cs_api_cuda, 0xfffdffff, 0
+CS_FAST_ENTRY cs_l_cuWaitExternalSemaphoresAsync_ptsz, cs_sl_cuWaitExternalSemaphoresAsync_ptsz, 0, 636, cs_call_cuda+5088, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_d_cuWaitExternalSemaphoresAsync_ptsz, cs_sd_cuWaitExternalSemaphoresAsync_ptsz, 1, 636, cs_call_cuda+5088, cs_api_cuda, 0, 0
+CS_FAST_ENTRY cs_g_cuWaitExternalSemaphoresAsync_ptsz, cs_sg_cuWaitExternalSemaphoresAsync_ptsz, 2, 636, cs_call_cuda+5088, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuWaitExternalSemaphoresAsync_ptsz, 636
 #endif
     .section .note.GNU-stack, "", @progbits

@@ -40,7 +40,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuArray3DCreate(uint8
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuArray3DCreate - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuArray3DCreate(via, pHandle, pAllocateArray);
+    if (cs_unlikely(t->gate)) return cs_s_cuArray3DCreate(via, pHandle, pAllocateArray);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuArray3DCreate(via, pHandle, pAllocateArray);
     cs_fast_enter(t, CS_CUDA_cuArray3DCreate);
     uint32_t r = real(pHandle, pAllocateArray);
@@ -84,7 +84,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuArray3DCreate_v2(ui
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuArray3DCreate_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuArray3DCreate_v2(via, pHandle, pAllocateArray);
+    if (cs_unlikely(t->gate)) return cs_s_cuArray3DCreate_v2(via, pHandle, pAllocateArray);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuArray3DCreate_v2(via, pHandle, pAllocateArray);
     cs_fast_enter(t, CS_CUDA_cuArray3DCreate_v2);
     uint32_t r = real(pHandle, pAllocateArray);
@@ -128,7 +128,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuArray3DGetDescripto
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuArray3DGetDescriptor - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuArray3DGetDescriptor(via, pArrayDescriptor, hArray);
+    if (cs_unlikely(t->gate)) return cs_s_cuArray3DGetDescriptor(via, pArrayDescriptor, hArray);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuArray3DGetDescriptor(via, pArrayDescriptor, hArray);
     cs_fast_enter(t, CS_CUDA_cuArray3DGetDescriptor);
     uint32_t r = real(pArrayDescriptor, hArray);
@@ -172,7 +172,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuArray3DGetDescripto
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuArray3DGetDescriptor_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuArray3DGetDescriptor_v2(via, pArrayDescriptor, hArray);
+    if (cs_unlikely(t->gate)) return cs_s_cuArray3DGetDescriptor_v2(via, pArrayDescriptor, hArray);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuArray3DGetDescriptor_v2(via, pArrayDescriptor, hArray);
     cs_fast_enter(t, CS_CUDA_cuArray3DGetDescriptor_v2);
     uint32_t r = real(pArrayDescriptor, hArray);
@@ -216,7 +216,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuArrayCreate(uint8_t
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuArrayCreate - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuArrayCreate(via, pHandle, pAllocateArray);
+    if (cs_unlikely(t->gate)) return cs_s_cuArrayCreate(via, pHandle, pAllocateArray);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuArrayCreate(via, pHandle, pAllocateArray);
     cs_fast_enter(t, CS_CUDA_cuArrayCreate);
     uint32_t r = real(pHandle, pAllocateArray);
@@ -260,7 +260,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuArrayCreate_v2(uint
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuArrayCreate_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuArrayCreate_v2(via, pHandle, pAllocateArray);
+    if (cs_unlikely(t->gate)) return cs_s_cuArrayCreate_v2(via, pHandle, pAllocateArray);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuArrayCreate_v2(via, pHandle, pAllocateArray);
     cs_fast_enter(t, CS_CUDA_cuArrayCreate_v2);
     uint32_t r = real(pHandle, pAllocateArray);
@@ -304,7 +304,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuArrayDestroy(uint8_
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuArrayDestroy - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuArrayDestroy(via, hArray);
+    if (cs_unlikely(t->gate)) return cs_s_cuArrayDestroy(via, hArray);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuArrayDestroy(via, hArray);
     cs_fast_enter(t, CS_CUDA_cuArrayDestroy);
     uint32_t r = real(hArray);
@@ -348,7 +348,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuArrayGetDescriptor(
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuArrayGetDescriptor - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuArrayGetDescriptor(via, pArrayDescriptor, hArray);
+    if (cs_unlikely(t->gate)) return cs_s_cuArrayGetDescriptor(via, pArrayDescriptor, hArray);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuArrayGetDescriptor(via, pArrayDescriptor, hArray);
     cs_fast_enter(t, CS_CUDA_cuArrayGetDescriptor);
     uint32_t r = real(pArrayDescriptor, hArray);
@@ -392,7 +392,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuArrayGetDescriptor_
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuArrayGetDescriptor_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuArrayGetDescriptor_v2(via, pArrayDescriptor, hArray);
+    if (cs_unlikely(t->gate)) return cs_s_cuArrayGetDescriptor_v2(via, pArrayDescriptor, hArray);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuArrayGetDescriptor_v2(via, pArrayDescriptor, hArray);
     cs_fast_enter(t, CS_CUDA_cuArrayGetDescriptor_v2);
     uint32_t r = real(pArrayDescriptor, hArray);
@@ -436,7 +436,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuArrayGetMemoryRequi
     typedef uint32_t (*fn_t)(void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuArrayGetMemoryRequirements - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuArrayGetMemoryRequirements(via, memoryRequirements, array, device);
+    if (cs_unlikely(t->gate)) return cs_s_cuArrayGetMemoryRequirements(via, memoryRequirements, array, device);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuArrayGetMemoryRequirements(via, memoryRequirements, array, device);
     cs_fast_enter(t, CS_CUDA_cuArrayGetMemoryRequirements);
     uint32_t r = real(memoryRequirements, array, device);
@@ -480,7 +480,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuArrayGetPlane(uint8
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuArrayGetPlane - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuArrayGetPlane(via, pPlaneArray, hArray, planeIdx);
+    if (cs_unlikely(t->gate)) return cs_s_cuArrayGetPlane(via, pPlaneArray, hArray, planeIdx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuArrayGetPlane(via, pPlaneArray, hArray, planeIdx);
     cs_fast_enter(t, CS_CUDA_cuArrayGetPlane);
     uint32_t r = real(pPlaneArray, hArray, planeIdx);
@@ -524,7 +524,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuArrayGetSparsePrope
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuArrayGetSparseProperties - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuArrayGetSparseProperties(via, sparseProperties, array);
+    if (cs_unlikely(t->gate)) return cs_s_cuArrayGetSparseProperties(via, sparseProperties, array);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuArrayGetSparseProperties(via, sparseProperties, array);
     cs_fast_enter(t, CS_CUDA_cuArrayGetSparseProperties);
     uint32_t r = real(sparseProperties, array);
@@ -568,7 +568,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCheckpointProcessCh
     typedef uint32_t (*fn_t)(int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCheckpointProcessCheckpoint - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCheckpointProcessCheckpoint(via, pid, args);
+    if (cs_unlikely(t->gate)) return cs_s_cuCheckpointProcessCheckpoint(via, pid, args);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCheckpointProcessCheckpoint(via, pid, args);
     cs_fast_enter(t, CS_CUDA_cuCheckpointProcessCheckpoint);
     uint32_t r = real(pid, args);
@@ -612,7 +612,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCheckpointProcessGe
     typedef uint32_t (*fn_t)(int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCheckpointProcessGetRestoreThreadId - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCheckpointProcessGetRestoreThreadId(via, pid, tid);
+    if (cs_unlikely(t->gate)) return cs_s_cuCheckpointProcessGetRestoreThreadId(via, pid, tid);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCheckpointProcessGetRestoreThreadId(via, pid, tid);
     cs_fast_enter(t, CS_CUDA_cuCheckpointProcessGetRestoreThreadId);
     uint32_t r = real(pid, tid);
@@ -656,7 +656,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCheckpointProcessGe
     typedef uint32_t (*fn_t)(int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCheckpointProcessGetState - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCheckpointProcessGetState(via, pid, state);
+    if (cs_unlikely(t->gate)) return cs_s_cuCheckpointProcessGetState(via, pid, state);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCheckpointProcessGetState(via, pid, state);
     cs_fast_enter(t, CS_CUDA_cuCheckpointProcessGetState);
     uint32_t r = real(pid, state);
@@ -700,7 +700,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCheckpointProcessLo
     typedef uint32_t (*fn_t)(int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCheckpointProcessLock - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCheckpointProcessLock(via, pid, args);
+    if (cs_unlikely(t->gate)) return cs_s_cuCheckpointProcessLock(via, pid, args);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCheckpointProcessLock(via, pid, args);
     cs_fast_enter(t, CS_CUDA_cuCheckpointProcessLock);
     uint32_t r = real(pid, args);
@@ -744,7 +744,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCheckpointProcessRe
     typedef uint32_t (*fn_t)(int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCheckpointProcessRestore - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCheckpointProcessRestore(via, pid, args);
+    if (cs_unlikely(t->gate)) return cs_s_cuCheckpointProcessRestore(via, pid, args);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCheckpointProcessRestore(via, pid, args);
     cs_fast_enter(t, CS_CUDA_cuCheckpointProcessRestore);
     uint32_t r = real(pid, args);
@@ -788,7 +788,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCheckpointProcessUn
     typedef uint32_t (*fn_t)(int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCheckpointProcessUnlock - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCheckpointProcessUnlock(via, pid, args);
+    if (cs_unlikely(t->gate)) return cs_s_cuCheckpointProcessUnlock(via, pid, args);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCheckpointProcessUnlock(via, pid, args);
     cs_fast_enter(t, CS_CUDA_cuCheckpointProcessUnlock);
     uint32_t r = real(pid, args);
@@ -832,7 +832,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCoredumpGetAttribut
     typedef uint32_t (*fn_t)(uint32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCoredumpGetAttribute - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCoredumpGetAttribute(via, attrib, value, size);
+    if (cs_unlikely(t->gate)) return cs_s_cuCoredumpGetAttribute(via, attrib, value, size);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCoredumpGetAttribute(via, attrib, value, size);
     cs_fast_enter(t, CS_CUDA_cuCoredumpGetAttribute);
     uint32_t r = real(attrib, value, size);
@@ -876,7 +876,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCoredumpGetAttribut
     typedef uint32_t (*fn_t)(uint32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCoredumpGetAttributeGlobal - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCoredumpGetAttributeGlobal(via, attrib, value, size);
+    if (cs_unlikely(t->gate)) return cs_s_cuCoredumpGetAttributeGlobal(via, attrib, value, size);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCoredumpGetAttributeGlobal(via, attrib, value, size);
     cs_fast_enter(t, CS_CUDA_cuCoredumpGetAttributeGlobal);
     uint32_t r = real(attrib, value, size);
@@ -920,7 +920,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCoredumpSetAttribut
     typedef uint32_t (*fn_t)(uint32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCoredumpSetAttribute - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCoredumpSetAttribute(via, attrib, value, size);
+    if (cs_unlikely(t->gate)) return cs_s_cuCoredumpSetAttribute(via, attrib, value, size);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCoredumpSetAttribute(via, attrib, value, size);
     cs_fast_enter(t, CS_CUDA_cuCoredumpSetAttribute);
     uint32_t r = real(attrib, value, size);
@@ -964,7 +964,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCoredumpSetAttribut
     typedef uint32_t (*fn_t)(uint32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCoredumpSetAttributeGlobal - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCoredumpSetAttributeGlobal(via, attrib, value, size);
+    if (cs_unlikely(t->gate)) return cs_s_cuCoredumpSetAttributeGlobal(via, attrib, value, size);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCoredumpSetAttributeGlobal(via, attrib, value, size);
     cs_fast_enter(t, CS_CUDA_cuCoredumpSetAttributeGlobal);
     uint32_t r = real(attrib, value, size);
@@ -1008,7 +1008,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxAttach(uint8_t v
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCtxAttach - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCtxAttach(via, pctx, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuCtxAttach(via, pctx, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCtxAttach(via, pctx, flags);
     cs_fast_enter(t, CS_CUDA_cuCtxAttach);
     uint32_t r = real(pctx, flags);
@@ -1052,7 +1052,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxCreate(uint8_t v
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCtxCreate - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCtxCreate(via, pctx, flags, dev);
+    if (cs_unlikely(t->gate)) return cs_s_cuCtxCreate(via, pctx, flags, dev);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCtxCreate(via, pctx, flags, dev);
     cs_fast_enter(t, CS_CUDA_cuCtxCreate);
     uint32_t r = real(pctx, flags, dev);
@@ -1156,7 +1156,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxDestroy(uint8_t 
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCtxDestroy - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCtxDestroy(via, ctx);
+    if (cs_unlikely(t->gate)) return cs_s_cuCtxDestroy(via, ctx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCtxDestroy(via, ctx);
     cs_fast_enter(t, CS_CUDA_cuCtxDestroy);
     uint32_t r = real(ctx);
@@ -1200,7 +1200,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxDestroy_v2(uint8
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCtxDestroy_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCtxDestroy_v2(via, ctx);
+    if (cs_unlikely(t->gate)) return cs_s_cuCtxDestroy_v2(via, ctx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCtxDestroy_v2(via, ctx);
     cs_fast_enter(t, CS_CUDA_cuCtxDestroy_v2);
     uint32_t r = real(ctx);
@@ -1244,7 +1244,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxDetach(uint8_t v
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCtxDetach - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCtxDetach(via, ctx);
+    if (cs_unlikely(t->gate)) return cs_s_cuCtxDetach(via, ctx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCtxDetach(via, ctx);
     cs_fast_enter(t, CS_CUDA_cuCtxDetach);
     uint32_t r = real(ctx);
@@ -1288,7 +1288,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxDisablePeerAcces
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCtxDisablePeerAccess - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCtxDisablePeerAccess(via, peerContext);
+    if (cs_unlikely(t->gate)) return cs_s_cuCtxDisablePeerAccess(via, peerContext);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCtxDisablePeerAccess(via, peerContext);
     cs_fast_enter(t, CS_CUDA_cuCtxDisablePeerAccess);
     uint32_t r = real(peerContext);
@@ -1332,7 +1332,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxEnablePeerAccess
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCtxEnablePeerAccess - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCtxEnablePeerAccess(via, peerContext, Flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuCtxEnablePeerAccess(via, peerContext, Flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCtxEnablePeerAccess(via, peerContext, Flags);
     cs_fast_enter(t, CS_CUDA_cuCtxEnablePeerAccess);
     uint32_t r = real(peerContext, Flags);
@@ -1376,7 +1376,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxFromGreenCtx(uin
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCtxFromGreenCtx - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCtxFromGreenCtx(via, pContext, hCtx);
+    if (cs_unlikely(t->gate)) return cs_s_cuCtxFromGreenCtx(via, pContext, hCtx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCtxFromGreenCtx(via, pContext, hCtx);
     cs_fast_enter(t, CS_CUDA_cuCtxFromGreenCtx);
     uint32_t r = real(pContext, hCtx);
@@ -1420,7 +1420,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxGetApiVersion(ui
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCtxGetApiVersion - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCtxGetApiVersion(via, ctx, version);
+    if (cs_unlikely(t->gate)) return cs_s_cuCtxGetApiVersion(via, ctx, version);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCtxGetApiVersion(via, ctx, version);
     cs_fast_enter(t, CS_CUDA_cuCtxGetApiVersion);
     uint32_t r = real(ctx, version);
@@ -1464,7 +1464,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxGetCacheConfig(u
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCtxGetCacheConfig - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCtxGetCacheConfig(via, pconfig);
+    if (cs_unlikely(t->gate)) return cs_s_cuCtxGetCacheConfig(via, pconfig);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCtxGetCacheConfig(via, pconfig);
     cs_fast_enter(t, CS_CUDA_cuCtxGetCacheConfig);
     uint32_t r = real(pconfig);
@@ -1508,7 +1508,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxGetCurrent(uint8
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCtxGetCurrent - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCtxGetCurrent(via, pctx);
+    if (cs_unlikely(t->gate)) return cs_s_cuCtxGetCurrent(via, pctx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCtxGetCurrent(via, pctx);
     cs_fast_enter(t, CS_CUDA_cuCtxGetCurrent);
     uint32_t r = real(pctx);
@@ -1552,7 +1552,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxGetDevResource(u
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCtxGetDevResource - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCtxGetDevResource(via, hCtx, resource, type);
+    if (cs_unlikely(t->gate)) return cs_s_cuCtxGetDevResource(via, hCtx, resource, type);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCtxGetDevResource(via, hCtx, resource, type);
     cs_fast_enter(t, CS_CUDA_cuCtxGetDevResource);
     uint32_t r = real(hCtx, resource, type);
@@ -1596,7 +1596,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxGetDevice(uint8_
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCtxGetDevice - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCtxGetDevice(via, device);
+    if (cs_unlikely(t->gate)) return cs_s_cuCtxGetDevice(via, device);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCtxGetDevice(via, device);
     cs_fast_enter(t, CS_CUDA_cuCtxGetDevice);
     uint32_t r = real(device);
@@ -1640,7 +1640,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxGetDevice_v2(uin
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCtxGetDevice_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCtxGetDevice_v2(via, device, ctx);
+    if (cs_unlikely(t->gate)) return cs_s_cuCtxGetDevice_v2(via, device, ctx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCtxGetDevice_v2(via, device, ctx);
     cs_fast_enter(t, CS_CUDA_cuCtxGetDevice_v2);
     uint32_t r = real(device, ctx);
@@ -1684,7 +1684,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxGetExecAffinity(
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCtxGetExecAffinity - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCtxGetExecAffinity(via, pExecAffinity, type);
+    if (cs_unlikely(t->gate)) return cs_s_cuCtxGetExecAffinity(via, pExecAffinity, type);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCtxGetExecAffinity(via, pExecAffinity, type);
     cs_fast_enter(t, CS_CUDA_cuCtxGetExecAffinity);
     uint32_t r = real(pExecAffinity, type);
@@ -1728,7 +1728,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxGetFlags(uint8_t
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCtxGetFlags - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCtxGetFlags(via, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuCtxGetFlags(via, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCtxGetFlags(via, flags);
     cs_fast_enter(t, CS_CUDA_cuCtxGetFlags);
     uint32_t r = real(flags);
@@ -1772,7 +1772,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxGetId(uint8_t vi
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCtxGetId - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCtxGetId(via, ctx, ctxId);
+    if (cs_unlikely(t->gate)) return cs_s_cuCtxGetId(via, ctx, ctxId);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCtxGetId(via, ctx, ctxId);
     cs_fast_enter(t, CS_CUDA_cuCtxGetId);
     uint32_t r = real(ctx, ctxId);
@@ -1816,7 +1816,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxGetLimit(uint8_t
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCtxGetLimit - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCtxGetLimit(via, pvalue, limit);
+    if (cs_unlikely(t->gate)) return cs_s_cuCtxGetLimit(via, pvalue, limit);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCtxGetLimit(via, pvalue, limit);
     cs_fast_enter(t, CS_CUDA_cuCtxGetLimit);
     uint32_t r = real(pvalue, limit);
@@ -1860,7 +1860,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxGetSharedMemConf
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCtxGetSharedMemConfig - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCtxGetSharedMemConfig(via, pConfig);
+    if (cs_unlikely(t->gate)) return cs_s_cuCtxGetSharedMemConfig(via, pConfig);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCtxGetSharedMemConfig(via, pConfig);
     cs_fast_enter(t, CS_CUDA_cuCtxGetSharedMemConfig);
     uint32_t r = real(pConfig);
@@ -1904,7 +1904,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxGetStreamPriorit
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCtxGetStreamPriorityRange - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCtxGetStreamPriorityRange(via, leastPriority, greatestPriority);
+    if (cs_unlikely(t->gate)) return cs_s_cuCtxGetStreamPriorityRange(via, leastPriority, greatestPriority);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCtxGetStreamPriorityRange(via, leastPriority, greatestPriority);
     cs_fast_enter(t, CS_CUDA_cuCtxGetStreamPriorityRange);
     uint32_t r = real(leastPriority, greatestPriority);
@@ -1948,7 +1948,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxPopCurrent(uint8
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCtxPopCurrent - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCtxPopCurrent(via, pctx);
+    if (cs_unlikely(t->gate)) return cs_s_cuCtxPopCurrent(via, pctx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCtxPopCurrent(via, pctx);
     cs_fast_enter(t, CS_CUDA_cuCtxPopCurrent);
     uint32_t r = real(pctx);
@@ -1992,7 +1992,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxPopCurrent_v2(ui
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCtxPopCurrent_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCtxPopCurrent_v2(via, pctx);
+    if (cs_unlikely(t->gate)) return cs_s_cuCtxPopCurrent_v2(via, pctx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCtxPopCurrent_v2(via, pctx);
     cs_fast_enter(t, CS_CUDA_cuCtxPopCurrent_v2);
     uint32_t r = real(pctx);
@@ -2036,7 +2036,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxPushCurrent(uint
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCtxPushCurrent - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCtxPushCurrent(via, ctx);
+    if (cs_unlikely(t->gate)) return cs_s_cuCtxPushCurrent(via, ctx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCtxPushCurrent(via, ctx);
     cs_fast_enter(t, CS_CUDA_cuCtxPushCurrent);
     uint32_t r = real(ctx);
@@ -2080,7 +2080,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxPushCurrent_v2(u
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCtxPushCurrent_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCtxPushCurrent_v2(via, ctx);
+    if (cs_unlikely(t->gate)) return cs_s_cuCtxPushCurrent_v2(via, ctx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCtxPushCurrent_v2(via, ctx);
     cs_fast_enter(t, CS_CUDA_cuCtxPushCurrent_v2);
     uint32_t r = real(ctx);
@@ -2124,7 +2124,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxRecordEvent(uint
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCtxRecordEvent - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCtxRecordEvent(via, hCtx, hEvent);
+    if (cs_unlikely(t->gate)) return cs_s_cuCtxRecordEvent(via, hCtx, hEvent);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCtxRecordEvent(via, hCtx, hEvent);
     cs_fast_enter(t, CS_CUDA_cuCtxRecordEvent);
     uint32_t r = real(hCtx, hEvent);
@@ -2168,7 +2168,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxResetPersistingL
     typedef uint32_t (*fn_t)(void);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCtxResetPersistingL2Cache - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCtxResetPersistingL2Cache(via);
+    if (cs_unlikely(t->gate)) return cs_s_cuCtxResetPersistingL2Cache(via);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCtxResetPersistingL2Cache(via);
     cs_fast_enter(t, CS_CUDA_cuCtxResetPersistingL2Cache);
     uint32_t r = real();
@@ -2212,7 +2212,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxSetCacheConfig(u
     typedef uint32_t (*fn_t)(uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCtxSetCacheConfig - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCtxSetCacheConfig(via, config);
+    if (cs_unlikely(t->gate)) return cs_s_cuCtxSetCacheConfig(via, config);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCtxSetCacheConfig(via, config);
     cs_fast_enter(t, CS_CUDA_cuCtxSetCacheConfig);
     uint32_t r = real(config);
@@ -2256,7 +2256,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxSetCurrent(uint8
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCtxSetCurrent - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCtxSetCurrent(via, ctx);
+    if (cs_unlikely(t->gate)) return cs_s_cuCtxSetCurrent(via, ctx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCtxSetCurrent(via, ctx);
     cs_fast_enter(t, CS_CUDA_cuCtxSetCurrent);
     uint32_t r = real(ctx);
@@ -2300,7 +2300,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxSetFlags(uint8_t
     typedef uint32_t (*fn_t)(uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCtxSetFlags - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCtxSetFlags(via, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuCtxSetFlags(via, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCtxSetFlags(via, flags);
     cs_fast_enter(t, CS_CUDA_cuCtxSetFlags);
     uint32_t r = real(flags);
@@ -2344,7 +2344,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxSetLimit(uint8_t
     typedef uint32_t (*fn_t)(uint32_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCtxSetLimit - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCtxSetLimit(via, limit, value);
+    if (cs_unlikely(t->gate)) return cs_s_cuCtxSetLimit(via, limit, value);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCtxSetLimit(via, limit, value);
     cs_fast_enter(t, CS_CUDA_cuCtxSetLimit);
     uint32_t r = real(limit, value);
@@ -2388,7 +2388,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxSetSharedMemConf
     typedef uint32_t (*fn_t)(uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCtxSetSharedMemConfig - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCtxSetSharedMemConfig(via, config);
+    if (cs_unlikely(t->gate)) return cs_s_cuCtxSetSharedMemConfig(via, config);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCtxSetSharedMemConfig(via, config);
     cs_fast_enter(t, CS_CUDA_cuCtxSetSharedMemConfig);
     uint32_t r = real(config);
@@ -2474,7 +2474,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxWaitEvent(uint8_
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuCtxWaitEvent - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuCtxWaitEvent(via, hCtx, hEvent);
+    if (cs_unlikely(t->gate)) return cs_s_cuCtxWaitEvent(via, hCtx, hEvent);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuCtxWaitEvent(via, hCtx, hEvent);
     cs_fast_enter(t, CS_CUDA_cuCtxWaitEvent);
     uint32_t r = real(hCtx, hEvent);
@@ -2518,7 +2518,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDestroyExternalMemo
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuDestroyExternalMemory - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuDestroyExternalMemory(via, extMem);
+    if (cs_unlikely(t->gate)) return cs_s_cuDestroyExternalMemory(via, extMem);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuDestroyExternalMemory(via, extMem);
     cs_fast_enter(t, CS_CUDA_cuDestroyExternalMemory);
     uint32_t r = real(extMem);
@@ -2562,7 +2562,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDestroyExternalSema
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuDestroyExternalSemaphore - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuDestroyExternalSemaphore(via, extSem);
+    if (cs_unlikely(t->gate)) return cs_s_cuDestroyExternalSemaphore(via, extSem);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuDestroyExternalSemaphore(via, extSem);
     cs_fast_enter(t, CS_CUDA_cuDestroyExternalSemaphore);
     uint32_t r = real(extSem);
@@ -2606,7 +2606,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDevResourceGenerate
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuDevResourceGenerateDesc - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuDevResourceGenerateDesc(via, phDesc, resources, nbResources);
+    if (cs_unlikely(t->gate)) return cs_s_cuDevResourceGenerateDesc(via, phDesc, resources, nbResources);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuDevResourceGenerateDesc(via, phDesc, resources, nbResources);
     cs_fast_enter(t, CS_CUDA_cuDevResourceGenerateDesc);
     uint32_t r = real(phDesc, resources, nbResources);
@@ -2650,7 +2650,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDevSmResourceSplitB
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuDevSmResourceSplitByCount - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuDevSmResourceSplitByCount(via, result, nbGroups, input, remaining, useFlags, minCount);
+    if (cs_unlikely(t->gate)) return cs_s_cuDevSmResourceSplitByCount(via, result, nbGroups, input, remaining, useFlags, minCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuDevSmResourceSplitByCount(via, result, nbGroups, input, remaining, useFlags, minCount);
     cs_fast_enter(t, CS_CUDA_cuDevSmResourceSplitByCount);
     uint32_t r = real(result, nbGroups, input, remaining, useFlags, minCount);
@@ -2694,7 +2694,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceCanAccessPeer
     typedef uint32_t (*fn_t)(void *, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuDeviceCanAccessPeer - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuDeviceCanAccessPeer(via, canAccessPeer, dev, peerDev);
+    if (cs_unlikely(t->gate)) return cs_s_cuDeviceCanAccessPeer(via, canAccessPeer, dev, peerDev);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuDeviceCanAccessPeer(via, canAccessPeer, dev, peerDev);
     cs_fast_enter(t, CS_CUDA_cuDeviceCanAccessPeer);
     uint32_t r = real(canAccessPeer, dev, peerDev);
@@ -2801,7 +2801,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceGetByPCIBusId
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuDeviceGetByPCIBusId - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuDeviceGetByPCIBusId(via, dev, pciBusId);
+    if (cs_unlikely(t->gate)) return cs_s_cuDeviceGetByPCIBusId(via, dev, pciBusId);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuDeviceGetByPCIBusId(via, dev, pciBusId);
     cs_fast_enter(t, CS_CUDA_cuDeviceGetByPCIBusId);
     uint32_t r = real(dev, pciBusId);
@@ -2867,7 +2867,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceGetDefaultMem
     typedef uint32_t (*fn_t)(void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuDeviceGetDefaultMemPool - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuDeviceGetDefaultMemPool(via, pool_out, dev);
+    if (cs_unlikely(t->gate)) return cs_s_cuDeviceGetDefaultMemPool(via, pool_out, dev);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuDeviceGetDefaultMemPool(via, pool_out, dev);
     cs_fast_enter(t, CS_CUDA_cuDeviceGetDefaultMemPool);
     uint32_t r = real(pool_out, dev);
@@ -2911,7 +2911,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceGetDevResourc
     typedef uint32_t (*fn_t)(int32_t, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuDeviceGetDevResource - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuDeviceGetDevResource(via, device, resource, type);
+    if (cs_unlikely(t->gate)) return cs_s_cuDeviceGetDevResource(via, device, resource, type);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuDeviceGetDevResource(via, device, resource, type);
     cs_fast_enter(t, CS_CUDA_cuDeviceGetDevResource);
     uint32_t r = real(device, resource, type);
@@ -2955,7 +2955,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceGetExecAffini
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuDeviceGetExecAffinitySupport - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuDeviceGetExecAffinitySupport(via, pi, type, dev);
+    if (cs_unlikely(t->gate)) return cs_s_cuDeviceGetExecAffinitySupport(via, pi, type, dev);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuDeviceGetExecAffinitySupport(via, pi, type, dev);
     cs_fast_enter(t, CS_CUDA_cuDeviceGetExecAffinitySupport);
     uint32_t r = real(pi, type, dev);
@@ -2999,7 +2999,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceGetGraphMemAt
     typedef uint32_t (*fn_t)(int32_t, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuDeviceGetGraphMemAttribute - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuDeviceGetGraphMemAttribute(via, device, attr, value);
+    if (cs_unlikely(t->gate)) return cs_s_cuDeviceGetGraphMemAttribute(via, device, attr, value);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuDeviceGetGraphMemAttribute(via, device, attr, value);
     cs_fast_enter(t, CS_CUDA_cuDeviceGetGraphMemAttribute);
     uint32_t r = real(device, attr, value);
@@ -3043,7 +3043,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceGetHostAtomic
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuDeviceGetHostAtomicCapabilities - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuDeviceGetHostAtomicCapabilities(via, capabilities, operations, count, dev);
+    if (cs_unlikely(t->gate)) return cs_s_cuDeviceGetHostAtomicCapabilities(via, capabilities, operations, count, dev);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuDeviceGetHostAtomicCapabilities(via, capabilities, operations, count, dev);
     cs_fast_enter(t, CS_CUDA_cuDeviceGetHostAtomicCapabilities);
     uint32_t r = real(capabilities, operations, count, dev);
@@ -3087,7 +3087,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceGetLuid(uint8
     typedef uint32_t (*fn_t)(void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuDeviceGetLuid - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuDeviceGetLuid(via, luid, deviceNodeMask, dev);
+    if (cs_unlikely(t->gate)) return cs_s_cuDeviceGetLuid(via, luid, deviceNodeMask, dev);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuDeviceGetLuid(via, luid, deviceNodeMask, dev);
     cs_fast_enter(t, CS_CUDA_cuDeviceGetLuid);
     uint32_t r = real(luid, deviceNodeMask, dev);
@@ -3131,7 +3131,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceGetMemPool(ui
     typedef uint32_t (*fn_t)(void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuDeviceGetMemPool - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuDeviceGetMemPool(via, pool, dev);
+    if (cs_unlikely(t->gate)) return cs_s_cuDeviceGetMemPool(via, pool, dev);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuDeviceGetMemPool(via, pool, dev);
     cs_fast_enter(t, CS_CUDA_cuDeviceGetMemPool);
     uint32_t r = real(pool, dev);
@@ -3197,7 +3197,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceGetNvSciSyncA
     typedef uint32_t (*fn_t)(void *, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuDeviceGetNvSciSyncAttributes - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuDeviceGetNvSciSyncAttributes(via, nvSciSyncAttrList, dev, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuDeviceGetNvSciSyncAttributes(via, nvSciSyncAttrList, dev, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuDeviceGetNvSciSyncAttributes(via, nvSciSyncAttrList, dev, flags);
     cs_fast_enter(t, CS_CUDA_cuDeviceGetNvSciSyncAttributes);
     uint32_t r = real(nvSciSyncAttrList, dev, flags);
@@ -3241,7 +3241,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceGetP2PAtomicC
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuDeviceGetP2PAtomicCapabilities - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuDeviceGetP2PAtomicCapabilities(via, capabilities, operations, count, srcDevice, dstDevice);
+    if (cs_unlikely(t->gate)) return cs_s_cuDeviceGetP2PAtomicCapabilities(via, capabilities, operations, count, srcDevice, dstDevice);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuDeviceGetP2PAtomicCapabilities(via, capabilities, operations, count, srcDevice, dstDevice);
     cs_fast_enter(t, CS_CUDA_cuDeviceGetP2PAtomicCapabilities);
     uint32_t r = real(capabilities, operations, count, srcDevice, dstDevice);
@@ -3285,7 +3285,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceGetP2PAttribu
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuDeviceGetP2PAttribute - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuDeviceGetP2PAttribute(via, value, attrib, srcDevice, dstDevice);
+    if (cs_unlikely(t->gate)) return cs_s_cuDeviceGetP2PAttribute(via, value, attrib, srcDevice, dstDevice);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuDeviceGetP2PAttribute(via, value, attrib, srcDevice, dstDevice);
     cs_fast_enter(t, CS_CUDA_cuDeviceGetP2PAttribute);
     uint32_t r = real(value, attrib, srcDevice, dstDevice);
@@ -3329,7 +3329,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceGetPCIBusId(u
     typedef uint32_t (*fn_t)(void *, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuDeviceGetPCIBusId - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuDeviceGetPCIBusId(via, pciBusId, len, dev);
+    if (cs_unlikely(t->gate)) return cs_s_cuDeviceGetPCIBusId(via, pciBusId, len, dev);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuDeviceGetPCIBusId(via, pciBusId, len, dev);
     cs_fast_enter(t, CS_CUDA_cuDeviceGetPCIBusId);
     uint32_t r = real(pciBusId, len, dev);
@@ -3373,7 +3373,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceGetProperties
     typedef uint32_t (*fn_t)(void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuDeviceGetProperties - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuDeviceGetProperties(via, prop, dev);
+    if (cs_unlikely(t->gate)) return cs_s_cuDeviceGetProperties(via, prop, dev);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuDeviceGetProperties(via, prop, dev);
     cs_fast_enter(t, CS_CUDA_cuDeviceGetProperties);
     uint32_t r = real(prop, dev);
@@ -3417,7 +3417,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceGetTexture1DL
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuDeviceGetTexture1DLinearMaxWidth - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuDeviceGetTexture1DLinearMaxWidth(via, maxWidthInElements, format, numChannels, dev);
+    if (cs_unlikely(t->gate)) return cs_s_cuDeviceGetTexture1DLinearMaxWidth(via, maxWidthInElements, format, numChannels, dev);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuDeviceGetTexture1DLinearMaxWidth(via, maxWidthInElements, format, numChannels, dev);
     cs_fast_enter(t, CS_CUDA_cuDeviceGetTexture1DLinearMaxWidth);
     uint32_t r = real(maxWidthInElements, format, numChannels, dev);
@@ -3501,7 +3501,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceGraphMemTrim(
     typedef uint32_t (*fn_t)(int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuDeviceGraphMemTrim - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuDeviceGraphMemTrim(via, device);
+    if (cs_unlikely(t->gate)) return cs_s_cuDeviceGraphMemTrim(via, device);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuDeviceGraphMemTrim(via, device);
     cs_fast_enter(t, CS_CUDA_cuDeviceGraphMemTrim);
     uint32_t r = real(device);
@@ -3545,7 +3545,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDevicePrimaryCtxGet
     typedef uint32_t (*fn_t)(int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuDevicePrimaryCtxGetState - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuDevicePrimaryCtxGetState(via, dev, flags, active);
+    if (cs_unlikely(t->gate)) return cs_s_cuDevicePrimaryCtxGetState(via, dev, flags, active);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuDevicePrimaryCtxGetState(via, dev, flags, active);
     cs_fast_enter(t, CS_CUDA_cuDevicePrimaryCtxGetState);
     uint32_t r = real(dev, flags, active);
@@ -3589,7 +3589,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDevicePrimaryCtxRel
     typedef uint32_t (*fn_t)(int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuDevicePrimaryCtxRelease - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuDevicePrimaryCtxRelease(via, dev);
+    if (cs_unlikely(t->gate)) return cs_s_cuDevicePrimaryCtxRelease(via, dev);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuDevicePrimaryCtxRelease(via, dev);
     cs_fast_enter(t, CS_CUDA_cuDevicePrimaryCtxRelease);
     uint32_t r = real(dev);
@@ -3633,7 +3633,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDevicePrimaryCtxRel
     typedef uint32_t (*fn_t)(int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuDevicePrimaryCtxRelease_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuDevicePrimaryCtxRelease_v2(via, dev);
+    if (cs_unlikely(t->gate)) return cs_s_cuDevicePrimaryCtxRelease_v2(via, dev);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuDevicePrimaryCtxRelease_v2(via, dev);
     cs_fast_enter(t, CS_CUDA_cuDevicePrimaryCtxRelease_v2);
     uint32_t r = real(dev);
@@ -3677,7 +3677,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDevicePrimaryCtxRes
     typedef uint32_t (*fn_t)(int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuDevicePrimaryCtxReset - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuDevicePrimaryCtxReset(via, dev);
+    if (cs_unlikely(t->gate)) return cs_s_cuDevicePrimaryCtxReset(via, dev);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuDevicePrimaryCtxReset(via, dev);
     cs_fast_enter(t, CS_CUDA_cuDevicePrimaryCtxReset);
     uint32_t r = real(dev);
@@ -3721,7 +3721,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDevicePrimaryCtxRes
     typedef uint32_t (*fn_t)(int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuDevicePrimaryCtxReset_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuDevicePrimaryCtxReset_v2(via, dev);
+    if (cs_unlikely(t->gate)) return cs_s_cuDevicePrimaryCtxReset_v2(via, dev);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuDevicePrimaryCtxReset_v2(via, dev);
     cs_fast_enter(t, CS_CUDA_cuDevicePrimaryCtxReset_v2);
     uint32_t r = real(dev);
@@ -3785,7 +3785,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDevicePrimaryCtxSet
     typedef uint32_t (*fn_t)(int32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuDevicePrimaryCtxSetFlags - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuDevicePrimaryCtxSetFlags(via, dev, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuDevicePrimaryCtxSetFlags(via, dev, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuDevicePrimaryCtxSetFlags(via, dev, flags);
     cs_fast_enter(t, CS_CUDA_cuDevicePrimaryCtxSetFlags);
     uint32_t r = real(dev, flags);
@@ -3829,7 +3829,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDevicePrimaryCtxSet
     typedef uint32_t (*fn_t)(int32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuDevicePrimaryCtxSetFlags_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuDevicePrimaryCtxSetFlags_v2(via, dev, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuDevicePrimaryCtxSetFlags_v2(via, dev, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuDevicePrimaryCtxSetFlags_v2(via, dev, flags);
     cs_fast_enter(t, CS_CUDA_cuDevicePrimaryCtxSetFlags_v2);
     uint32_t r = real(dev, flags);
@@ -3873,7 +3873,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceRegisterAsync
     typedef uint32_t (*fn_t)(int32_t, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuDeviceRegisterAsyncNotification - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuDeviceRegisterAsyncNotification(via, device, callbackFunc, userData, callback);
+    if (cs_unlikely(t->gate)) return cs_s_cuDeviceRegisterAsyncNotification(via, device, callbackFunc, userData, callback);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuDeviceRegisterAsyncNotification(via, device, callbackFunc, userData, callback);
     cs_fast_enter(t, CS_CUDA_cuDeviceRegisterAsyncNotification);
     uint32_t r = real(device, callbackFunc, userData, callback);
@@ -3917,7 +3917,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceSetGraphMemAt
     typedef uint32_t (*fn_t)(int32_t, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuDeviceSetGraphMemAttribute - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuDeviceSetGraphMemAttribute(via, device, attr, value);
+    if (cs_unlikely(t->gate)) return cs_s_cuDeviceSetGraphMemAttribute(via, device, attr, value);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuDeviceSetGraphMemAttribute(via, device, attr, value);
     cs_fast_enter(t, CS_CUDA_cuDeviceSetGraphMemAttribute);
     uint32_t r = real(device, attr, value);
@@ -3961,7 +3961,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceSetMemPool(ui
     typedef uint32_t (*fn_t)(int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuDeviceSetMemPool - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuDeviceSetMemPool(via, dev, pool);
+    if (cs_unlikely(t->gate)) return cs_s_cuDeviceSetMemPool(via, dev, pool);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuDeviceSetMemPool(via, dev, pool);
     cs_fast_enter(t, CS_CUDA_cuDeviceSetMemPool);
     uint32_t r = real(dev, pool);
@@ -4005,7 +4005,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceTotalMem(uint
     typedef uint32_t (*fn_t)(void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuDeviceTotalMem - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuDeviceTotalMem(via, bytes, dev);
+    if (cs_unlikely(t->gate)) return cs_s_cuDeviceTotalMem(via, bytes, dev);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuDeviceTotalMem(via, bytes, dev);
     cs_fast_enter(t, CS_CUDA_cuDeviceTotalMem);
     uint32_t r = real(bytes, dev);
@@ -4071,7 +4071,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceUnregisterAsy
     typedef uint32_t (*fn_t)(int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuDeviceUnregisterAsyncNotification - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuDeviceUnregisterAsyncNotification(via, device, callback);
+    if (cs_unlikely(t->gate)) return cs_s_cuDeviceUnregisterAsyncNotification(via, device, callback);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuDeviceUnregisterAsyncNotification(via, device, callback);
     cs_fast_enter(t, CS_CUDA_cuDeviceUnregisterAsyncNotification);
     uint32_t r = real(device, callback);
@@ -4137,7 +4137,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuEventCreate(uint8_t
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuEventCreate - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuEventCreate(via, phEvent, Flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuEventCreate(via, phEvent, Flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuEventCreate(via, phEvent, Flags);
     cs_fast_enter(t, CS_CUDA_cuEventCreate);
     uint32_t r = real(phEvent, Flags);
@@ -4181,7 +4181,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuEventDestroy(uint8_
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuEventDestroy - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuEventDestroy(via, hEvent);
+    if (cs_unlikely(t->gate)) return cs_s_cuEventDestroy(via, hEvent);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuEventDestroy(via, hEvent);
     cs_fast_enter(t, CS_CUDA_cuEventDestroy);
     uint32_t r = real(hEvent);
@@ -4225,7 +4225,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuEventDestroy_v2(uin
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuEventDestroy_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuEventDestroy_v2(via, hEvent);
+    if (cs_unlikely(t->gate)) return cs_s_cuEventDestroy_v2(via, hEvent);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuEventDestroy_v2(via, hEvent);
     cs_fast_enter(t, CS_CUDA_cuEventDestroy_v2);
     uint32_t r = real(hEvent);
@@ -4269,7 +4269,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuEventElapsedTime(ui
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuEventElapsedTime - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuEventElapsedTime(via, pMilliseconds, hStart, hEnd);
+    if (cs_unlikely(t->gate)) return cs_s_cuEventElapsedTime(via, pMilliseconds, hStart, hEnd);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuEventElapsedTime(via, pMilliseconds, hStart, hEnd);
     cs_fast_enter(t, CS_CUDA_cuEventElapsedTime);
     uint32_t r = real(pMilliseconds, hStart, hEnd);
@@ -4313,7 +4313,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuEventElapsedTime_v2
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuEventElapsedTime_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuEventElapsedTime_v2(via, pMilliseconds, hStart, hEnd);
+    if (cs_unlikely(t->gate)) return cs_s_cuEventElapsedTime_v2(via, pMilliseconds, hStart, hEnd);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuEventElapsedTime_v2(via, pMilliseconds, hStart, hEnd);
     cs_fast_enter(t, CS_CUDA_cuEventElapsedTime_v2);
     uint32_t r = real(pMilliseconds, hStart, hEnd);
@@ -4357,7 +4357,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuEventQuery(uint8_t 
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuEventQuery - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuEventQuery(via, hEvent);
+    if (cs_unlikely(t->gate)) return cs_s_cuEventQuery(via, hEvent);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuEventQuery(via, hEvent);
     cs_fast_enter(t, CS_CUDA_cuEventQuery);
     uint32_t r = real(hEvent);
@@ -4401,7 +4401,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuEventRecord(uint8_t
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuEventRecord - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuEventRecord(via, hEvent, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuEventRecord(via, hEvent, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuEventRecord(via, hEvent, hStream);
     cs_fast_enter(t, CS_CUDA_cuEventRecord);
     uint32_t r = real(hEvent, hStream);
@@ -4445,7 +4445,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuEventRecordWithFlag
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuEventRecordWithFlags - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuEventRecordWithFlags(via, hEvent, hStream, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuEventRecordWithFlags(via, hEvent, hStream, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuEventRecordWithFlags(via, hEvent, hStream, flags);
     cs_fast_enter(t, CS_CUDA_cuEventRecordWithFlags);
     uint32_t r = real(hEvent, hStream, flags);
@@ -4489,7 +4489,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuEventRecordWithFlag
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuEventRecordWithFlags_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuEventRecordWithFlags_ptsz(via, hEvent, hStream, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuEventRecordWithFlags_ptsz(via, hEvent, hStream, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuEventRecordWithFlags_ptsz(via, hEvent, hStream, flags);
     cs_fast_enter(t, CS_CUDA_cuEventRecordWithFlags_ptsz);
     uint32_t r = real(hEvent, hStream, flags);
@@ -4533,7 +4533,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuEventRecord_ptsz(ui
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuEventRecord_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuEventRecord_ptsz(via, hEvent, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuEventRecord_ptsz(via, hEvent, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuEventRecord_ptsz(via, hEvent, hStream);
     cs_fast_enter(t, CS_CUDA_cuEventRecord_ptsz);
     uint32_t r = real(hEvent, hStream);
@@ -4599,7 +4599,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuExternalMemoryGetMa
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuExternalMemoryGetMappedBuffer - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuExternalMemoryGetMappedBuffer(via, devPtr, extMem, bufferDesc);
+    if (cs_unlikely(t->gate)) return cs_s_cuExternalMemoryGetMappedBuffer(via, devPtr, extMem, bufferDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuExternalMemoryGetMappedBuffer(via, devPtr, extMem, bufferDesc);
     cs_fast_enter(t, CS_CUDA_cuExternalMemoryGetMappedBuffer);
     uint32_t r = real(devPtr, extMem, bufferDesc);
@@ -4643,7 +4643,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuExternalMemoryGetMa
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuExternalMemoryGetMappedMipmappedArray - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuExternalMemoryGetMappedMipmappedArray(via, mipmap, extMem, mipmapDesc);
+    if (cs_unlikely(t->gate)) return cs_s_cuExternalMemoryGetMappedMipmappedArray(via, mipmap, extMem, mipmapDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuExternalMemoryGetMappedMipmappedArray(via, mipmap, extMem, mipmapDesc);
     cs_fast_enter(t, CS_CUDA_cuExternalMemoryGetMappedMipmappedArray);
     uint32_t r = real(mipmap, extMem, mipmapDesc);
@@ -4687,7 +4687,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuFlushGPUDirectRDMAW
     typedef uint32_t (*fn_t)(uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuFlushGPUDirectRDMAWrites - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuFlushGPUDirectRDMAWrites(via, target, scope);
+    if (cs_unlikely(t->gate)) return cs_s_cuFlushGPUDirectRDMAWrites(via, target, scope);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuFlushGPUDirectRDMAWrites(via, target, scope);
     cs_fast_enter(t, CS_CUDA_cuFlushGPUDirectRDMAWrites);
     uint32_t r = real(target, scope);
@@ -4731,7 +4731,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuFuncGetAttribute(ui
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuFuncGetAttribute - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuFuncGetAttribute(via, pi, attrib, hfunc);
+    if (cs_unlikely(t->gate)) return cs_s_cuFuncGetAttribute(via, pi, attrib, hfunc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuFuncGetAttribute(via, pi, attrib, hfunc);
     cs_fast_enter(t, CS_CUDA_cuFuncGetAttribute);
     uint32_t r = real(pi, attrib, hfunc);
@@ -4775,7 +4775,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuFuncGetModule(uint8
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuFuncGetModule - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuFuncGetModule(via, hmod, hfunc);
+    if (cs_unlikely(t->gate)) return cs_s_cuFuncGetModule(via, hmod, hfunc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuFuncGetModule(via, hmod, hfunc);
     cs_fast_enter(t, CS_CUDA_cuFuncGetModule);
     uint32_t r = real(hmod, hfunc);
@@ -4819,7 +4819,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuFuncGetName(uint8_t
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuFuncGetName - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuFuncGetName(via, name, hfunc);
+    if (cs_unlikely(t->gate)) return cs_s_cuFuncGetName(via, name, hfunc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuFuncGetName(via, name, hfunc);
     cs_fast_enter(t, CS_CUDA_cuFuncGetName);
     uint32_t r = real(name, hfunc);
@@ -4863,7 +4863,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuFuncGetParamInfo(ui
     typedef uint32_t (*fn_t)(void *, uint64_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuFuncGetParamInfo - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuFuncGetParamInfo(via, func, paramIndex, paramOffset, paramSize);
+    if (cs_unlikely(t->gate)) return cs_s_cuFuncGetParamInfo(via, func, paramIndex, paramOffset, paramSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuFuncGetParamInfo(via, func, paramIndex, paramOffset, paramSize);
     cs_fast_enter(t, CS_CUDA_cuFuncGetParamInfo);
     uint32_t r = real(func, paramIndex, paramOffset, paramSize);
@@ -4907,7 +4907,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuFuncIsLoaded(uint8_
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuFuncIsLoaded - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuFuncIsLoaded(via, state, function);
+    if (cs_unlikely(t->gate)) return cs_s_cuFuncIsLoaded(via, state, function);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuFuncIsLoaded(via, state, function);
     cs_fast_enter(t, CS_CUDA_cuFuncIsLoaded);
     uint32_t r = real(state, function);
@@ -4951,7 +4951,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuFuncLoad(uint8_t vi
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuFuncLoad - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuFuncLoad(via, function);
+    if (cs_unlikely(t->gate)) return cs_s_cuFuncLoad(via, function);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuFuncLoad(via, function);
     cs_fast_enter(t, CS_CUDA_cuFuncLoad);
     uint32_t r = real(function);
@@ -4995,7 +4995,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuFuncSetAttribute(ui
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuFuncSetAttribute - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuFuncSetAttribute(via, hfunc, attrib, value);
+    if (cs_unlikely(t->gate)) return cs_s_cuFuncSetAttribute(via, hfunc, attrib, value);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuFuncSetAttribute(via, hfunc, attrib, value);
     cs_fast_enter(t, CS_CUDA_cuFuncSetAttribute);
     uint32_t r = real(hfunc, attrib, value);
@@ -5039,7 +5039,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuFuncSetBlockShape(u
     typedef uint32_t (*fn_t)(void *, int32_t, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuFuncSetBlockShape - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuFuncSetBlockShape(via, hfunc, x, y, z);
+    if (cs_unlikely(t->gate)) return cs_s_cuFuncSetBlockShape(via, hfunc, x, y, z);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuFuncSetBlockShape(via, hfunc, x, y, z);
     cs_fast_enter(t, CS_CUDA_cuFuncSetBlockShape);
     uint32_t r = real(hfunc, x, y, z);
@@ -5083,7 +5083,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuFuncSetCacheConfig(
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuFuncSetCacheConfig - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuFuncSetCacheConfig(via, hfunc, config);
+    if (cs_unlikely(t->gate)) return cs_s_cuFuncSetCacheConfig(via, hfunc, config);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuFuncSetCacheConfig(via, hfunc, config);
     cs_fast_enter(t, CS_CUDA_cuFuncSetCacheConfig);
     uint32_t r = real(hfunc, config);
@@ -5127,7 +5127,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuFuncSetSharedMemCon
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuFuncSetSharedMemConfig - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuFuncSetSharedMemConfig(via, hfunc, config);
+    if (cs_unlikely(t->gate)) return cs_s_cuFuncSetSharedMemConfig(via, hfunc, config);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuFuncSetSharedMemConfig(via, hfunc, config);
     cs_fast_enter(t, CS_CUDA_cuFuncSetSharedMemConfig);
     uint32_t r = real(hfunc, config);
@@ -5171,7 +5171,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuFuncSetSharedSize(u
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuFuncSetSharedSize - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuFuncSetSharedSize(via, hfunc, bytes);
+    if (cs_unlikely(t->gate)) return cs_s_cuFuncSetSharedSize(via, hfunc, bytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuFuncSetSharedSize(via, hfunc, bytes);
     cs_fast_enter(t, CS_CUDA_cuFuncSetSharedSize);
     uint32_t r = real(hfunc, bytes);
@@ -5215,7 +5215,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGetErrorName(uint8_
     typedef uint32_t (*fn_t)(uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGetErrorName - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGetErrorName(via, error, pStr);
+    if (cs_unlikely(t->gate)) return cs_s_cuGetErrorName(via, error, pStr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGetErrorName(via, error, pStr);
     cs_fast_enter(t, CS_CUDA_cuGetErrorName);
     uint32_t r = real(error, pStr);
@@ -5259,7 +5259,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGetErrorString(uint
     typedef uint32_t (*fn_t)(uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGetErrorString - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGetErrorString(via, error, pStr);
+    if (cs_unlikely(t->gate)) return cs_s_cuGetErrorString(via, error, pStr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGetErrorString(via, error, pStr);
     cs_fast_enter(t, CS_CUDA_cuGetErrorString);
     uint32_t r = real(error, pStr);
@@ -5331,7 +5331,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddBatchMemOpN
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphAddBatchMemOpNode - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphAddBatchMemOpNode(via, phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphAddBatchMemOpNode(via, phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphAddBatchMemOpNode(via, phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     cs_fast_enter(t, CS_CUDA_cuGraphAddBatchMemOpNode);
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
@@ -5375,7 +5375,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddChildGraphN
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphAddChildGraphNode - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphAddChildGraphNode(via, phGraphNode, hGraph, dependencies, numDependencies, childGraph);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphAddChildGraphNode(via, phGraphNode, hGraph, dependencies, numDependencies, childGraph);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphAddChildGraphNode(via, phGraphNode, hGraph, dependencies, numDependencies, childGraph);
     cs_fast_enter(t, CS_CUDA_cuGraphAddChildGraphNode);
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, childGraph);
@@ -5419,7 +5419,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddDependencie
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphAddDependencies - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphAddDependencies(via, hGraph, from, to, numDependencies);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphAddDependencies(via, hGraph, from, to, numDependencies);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphAddDependencies(via, hGraph, from, to, numDependencies);
     cs_fast_enter(t, CS_CUDA_cuGraphAddDependencies);
     uint32_t r = real(hGraph, from, to, numDependencies);
@@ -5463,7 +5463,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddDependencie
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphAddDependencies_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphAddDependencies_v2(via, hGraph, from, to, edgeData, numDependencies);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphAddDependencies_v2(via, hGraph, from, to, edgeData, numDependencies);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphAddDependencies_v2(via, hGraph, from, to, edgeData, numDependencies);
     cs_fast_enter(t, CS_CUDA_cuGraphAddDependencies_v2);
     uint32_t r = real(hGraph, from, to, edgeData, numDependencies);
@@ -5507,7 +5507,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddEmptyNode(u
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphAddEmptyNode - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphAddEmptyNode(via, phGraphNode, hGraph, dependencies, numDependencies);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphAddEmptyNode(via, phGraphNode, hGraph, dependencies, numDependencies);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphAddEmptyNode(via, phGraphNode, hGraph, dependencies, numDependencies);
     cs_fast_enter(t, CS_CUDA_cuGraphAddEmptyNode);
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies);
@@ -5551,7 +5551,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddEventRecord
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphAddEventRecordNode - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphAddEventRecordNode(via, phGraphNode, hGraph, dependencies, numDependencies, event);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphAddEventRecordNode(via, phGraphNode, hGraph, dependencies, numDependencies, event);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphAddEventRecordNode(via, phGraphNode, hGraph, dependencies, numDependencies, event);
     cs_fast_enter(t, CS_CUDA_cuGraphAddEventRecordNode);
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, event);
@@ -5595,7 +5595,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddEventWaitNo
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphAddEventWaitNode - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphAddEventWaitNode(via, phGraphNode, hGraph, dependencies, numDependencies, event);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphAddEventWaitNode(via, phGraphNode, hGraph, dependencies, numDependencies, event);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphAddEventWaitNode(via, phGraphNode, hGraph, dependencies, numDependencies, event);
     cs_fast_enter(t, CS_CUDA_cuGraphAddEventWaitNode);
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, event);
@@ -5639,7 +5639,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddExternalSem
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphAddExternalSemaphoresSignalNode - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphAddExternalSemaphoresSignalNode(via, phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphAddExternalSemaphoresSignalNode(via, phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphAddExternalSemaphoresSignalNode(via, phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     cs_fast_enter(t, CS_CUDA_cuGraphAddExternalSemaphoresSignalNode);
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
@@ -5683,7 +5683,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddExternalSem
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphAddExternalSemaphoresWaitNode - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphAddExternalSemaphoresWaitNode(via, phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphAddExternalSemaphoresWaitNode(via, phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphAddExternalSemaphoresWaitNode(via, phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     cs_fast_enter(t, CS_CUDA_cuGraphAddExternalSemaphoresWaitNode);
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
@@ -5727,7 +5727,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddHostNode(ui
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphAddHostNode - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphAddHostNode(via, phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphAddHostNode(via, phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphAddHostNode(via, phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     cs_fast_enter(t, CS_CUDA_cuGraphAddHostNode);
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
@@ -5771,7 +5771,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddKernelNode(
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphAddKernelNode - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphAddKernelNode(via, phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphAddKernelNode(via, phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphAddKernelNode(via, phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     cs_fast_enter(t, CS_CUDA_cuGraphAddKernelNode);
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
@@ -5815,7 +5815,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddKernelNode_
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphAddKernelNode_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphAddKernelNode_v2(via, phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphAddKernelNode_v2(via, phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphAddKernelNode_v2(via, phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     cs_fast_enter(t, CS_CUDA_cuGraphAddKernelNode_v2);
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
@@ -5859,7 +5859,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddMemAllocNod
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphAddMemAllocNode - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphAddMemAllocNode(via, phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphAddMemAllocNode(via, phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphAddMemAllocNode(via, phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     cs_fast_enter(t, CS_CUDA_cuGraphAddMemAllocNode);
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
@@ -5903,7 +5903,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddMemFreeNode
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphAddMemFreeNode - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphAddMemFreeNode(via, phGraphNode, hGraph, dependencies, numDependencies, dptr);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphAddMemFreeNode(via, phGraphNode, hGraph, dependencies, numDependencies, dptr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphAddMemFreeNode(via, phGraphNode, hGraph, dependencies, numDependencies, dptr);
     cs_fast_enter(t, CS_CUDA_cuGraphAddMemFreeNode);
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, dptr);
@@ -5947,7 +5947,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddMemcpyNode(
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphAddMemcpyNode - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphAddMemcpyNode(via, phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphAddMemcpyNode(via, phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphAddMemcpyNode(via, phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx);
     cs_fast_enter(t, CS_CUDA_cuGraphAddMemcpyNode);
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx);
@@ -5991,7 +5991,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddMemsetNode(
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphAddMemsetNode - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphAddMemsetNode(via, phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphAddMemsetNode(via, phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphAddMemsetNode(via, phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx);
     cs_fast_enter(t, CS_CUDA_cuGraphAddMemsetNode);
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx);
@@ -6035,7 +6035,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddNode(uint8_
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphAddNode - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphAddNode(via, phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphAddNode(via, phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphAddNode(via, phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     cs_fast_enter(t, CS_CUDA_cuGraphAddNode);
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
@@ -6079,7 +6079,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddNode_v2(uin
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphAddNode_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphAddNode_v2(via, phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphAddNode_v2(via, phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphAddNode_v2(via, phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
     cs_fast_enter(t, CS_CUDA_cuGraphAddNode_v2);
     uint32_t r = real(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
@@ -6123,7 +6123,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphBatchMemOpNode
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphBatchMemOpNodeGetParams - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphBatchMemOpNodeGetParams(via, hNode, nodeParams_out);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphBatchMemOpNodeGetParams(via, hNode, nodeParams_out);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphBatchMemOpNodeGetParams(via, hNode, nodeParams_out);
     cs_fast_enter(t, CS_CUDA_cuGraphBatchMemOpNodeGetParams);
     uint32_t r = real(hNode, nodeParams_out);
@@ -6167,7 +6167,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphBatchMemOpNode
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphBatchMemOpNodeSetParams - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphBatchMemOpNodeSetParams(via, hNode, nodeParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphBatchMemOpNodeSetParams(via, hNode, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphBatchMemOpNodeSetParams(via, hNode, nodeParams);
     cs_fast_enter(t, CS_CUDA_cuGraphBatchMemOpNodeSetParams);
     uint32_t r = real(hNode, nodeParams);
@@ -6211,7 +6211,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphChildGraphNode
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphChildGraphNodeGetGraph - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphChildGraphNodeGetGraph(via, hNode, phGraph);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphChildGraphNodeGetGraph(via, hNode, phGraph);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphChildGraphNodeGetGraph(via, hNode, phGraph);
     cs_fast_enter(t, CS_CUDA_cuGraphChildGraphNodeGetGraph);
     uint32_t r = real(hNode, phGraph);
@@ -6255,7 +6255,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphClone(uint8_t 
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphClone - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphClone(via, phGraphClone, originalGraph);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphClone(via, phGraphClone, originalGraph);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphClone(via, phGraphClone, originalGraph);
     cs_fast_enter(t, CS_CUDA_cuGraphClone);
     uint32_t r = real(phGraphClone, originalGraph);
@@ -6299,7 +6299,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphConditionalHan
     typedef uint32_t (*fn_t)(void *, void *, void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphConditionalHandleCreate - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphConditionalHandleCreate(via, pHandle_out, hGraph, ctx, defaultLaunchValue, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphConditionalHandleCreate(via, pHandle_out, hGraph, ctx, defaultLaunchValue, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphConditionalHandleCreate(via, pHandle_out, hGraph, ctx, defaultLaunchValue, flags);
     cs_fast_enter(t, CS_CUDA_cuGraphConditionalHandleCreate);
     uint32_t r = real(pHandle_out, hGraph, ctx, defaultLaunchValue, flags);
@@ -6343,7 +6343,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphCreate(uint8_t
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphCreate - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphCreate(via, phGraph, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphCreate(via, phGraph, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphCreate(via, phGraph, flags);
     cs_fast_enter(t, CS_CUDA_cuGraphCreate);
     uint32_t r = real(phGraph, flags);
@@ -6387,7 +6387,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphDebugDotPrint(
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphDebugDotPrint - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphDebugDotPrint(via, hGraph, path, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphDebugDotPrint(via, hGraph, path, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphDebugDotPrint(via, hGraph, path, flags);
     cs_fast_enter(t, CS_CUDA_cuGraphDebugDotPrint);
     uint32_t r = real(hGraph, path, flags);
@@ -6431,7 +6431,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphDestroy(uint8_
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphDestroy - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphDestroy(via, hGraph);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphDestroy(via, hGraph);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphDestroy(via, hGraph);
     cs_fast_enter(t, CS_CUDA_cuGraphDestroy);
     uint32_t r = real(hGraph);
@@ -6475,7 +6475,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphDestroyNode(ui
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphDestroyNode - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphDestroyNode(via, hNode);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphDestroyNode(via, hNode);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphDestroyNode(via, hNode);
     cs_fast_enter(t, CS_CUDA_cuGraphDestroyNode);
     uint32_t r = real(hNode);
@@ -6519,7 +6519,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphEventRecordNod
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphEventRecordNodeGetEvent - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphEventRecordNodeGetEvent(via, hNode, event_out);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphEventRecordNodeGetEvent(via, hNode, event_out);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphEventRecordNodeGetEvent(via, hNode, event_out);
     cs_fast_enter(t, CS_CUDA_cuGraphEventRecordNodeGetEvent);
     uint32_t r = real(hNode, event_out);
@@ -6563,7 +6563,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphEventRecordNod
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphEventRecordNodeSetEvent - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphEventRecordNodeSetEvent(via, hNode, event);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphEventRecordNodeSetEvent(via, hNode, event);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphEventRecordNodeSetEvent(via, hNode, event);
     cs_fast_enter(t, CS_CUDA_cuGraphEventRecordNodeSetEvent);
     uint32_t r = real(hNode, event);
@@ -6607,7 +6607,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphEventWaitNodeG
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphEventWaitNodeGetEvent - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphEventWaitNodeGetEvent(via, hNode, event_out);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphEventWaitNodeGetEvent(via, hNode, event_out);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphEventWaitNodeGetEvent(via, hNode, event_out);
     cs_fast_enter(t, CS_CUDA_cuGraphEventWaitNodeGetEvent);
     uint32_t r = real(hNode, event_out);
@@ -6651,7 +6651,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphEventWaitNodeS
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphEventWaitNodeSetEvent - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphEventWaitNodeSetEvent(via, hNode, event);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphEventWaitNodeSetEvent(via, hNode, event);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphEventWaitNodeSetEvent(via, hNode, event);
     cs_fast_enter(t, CS_CUDA_cuGraphEventWaitNodeSetEvent);
     uint32_t r = real(hNode, event);
@@ -6695,7 +6695,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExecBatchMemOp
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphExecBatchMemOpNodeSetParams - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphExecBatchMemOpNodeSetParams(via, hGraphExec, hNode, nodeParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphExecBatchMemOpNodeSetParams(via, hGraphExec, hNode, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphExecBatchMemOpNodeSetParams(via, hGraphExec, hNode, nodeParams);
     cs_fast_enter(t, CS_CUDA_cuGraphExecBatchMemOpNodeSetParams);
     uint32_t r = real(hGraphExec, hNode, nodeParams);
@@ -6739,7 +6739,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExecChildGraph
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphExecChildGraphNodeSetParams - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphExecChildGraphNodeSetParams(via, hGraphExec, hNode, childGraph);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphExecChildGraphNodeSetParams(via, hGraphExec, hNode, childGraph);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphExecChildGraphNodeSetParams(via, hGraphExec, hNode, childGraph);
     cs_fast_enter(t, CS_CUDA_cuGraphExecChildGraphNodeSetParams);
     uint32_t r = real(hGraphExec, hNode, childGraph);
@@ -6783,7 +6783,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExecDestroy(ui
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphExecDestroy - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphExecDestroy(via, hGraphExec);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphExecDestroy(via, hGraphExec);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphExecDestroy(via, hGraphExec);
     cs_fast_enter(t, CS_CUDA_cuGraphExecDestroy);
     uint32_t r = real(hGraphExec);
@@ -6827,7 +6827,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExecEventRecor
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphExecEventRecordNodeSetEvent - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphExecEventRecordNodeSetEvent(via, hGraphExec, hNode, event);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphExecEventRecordNodeSetEvent(via, hGraphExec, hNode, event);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphExecEventRecordNodeSetEvent(via, hGraphExec, hNode, event);
     cs_fast_enter(t, CS_CUDA_cuGraphExecEventRecordNodeSetEvent);
     uint32_t r = real(hGraphExec, hNode, event);
@@ -6871,7 +6871,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExecEventWaitN
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphExecEventWaitNodeSetEvent - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphExecEventWaitNodeSetEvent(via, hGraphExec, hNode, event);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphExecEventWaitNodeSetEvent(via, hGraphExec, hNode, event);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphExecEventWaitNodeSetEvent(via, hGraphExec, hNode, event);
     cs_fast_enter(t, CS_CUDA_cuGraphExecEventWaitNodeSetEvent);
     uint32_t r = real(hGraphExec, hNode, event);
@@ -6915,7 +6915,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExecExternalSe
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphExecExternalSemaphoresSignalNodeSetParams - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphExecExternalSemaphoresSignalNodeSetParams(via, hGraphExec, hNode, nodeParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphExecExternalSemaphoresSignalNodeSetParams(via, hGraphExec, hNode, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphExecExternalSemaphoresSignalNodeSetParams(via, hGraphExec, hNode, nodeParams);
     cs_fast_enter(t, CS_CUDA_cuGraphExecExternalSemaphoresSignalNodeSetParams);
     uint32_t r = real(hGraphExec, hNode, nodeParams);
@@ -6959,7 +6959,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExecExternalSe
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphExecExternalSemaphoresWaitNodeSetParams - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphExecExternalSemaphoresWaitNodeSetParams(via, hGraphExec, hNode, nodeParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphExecExternalSemaphoresWaitNodeSetParams(via, hGraphExec, hNode, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphExecExternalSemaphoresWaitNodeSetParams(via, hGraphExec, hNode, nodeParams);
     cs_fast_enter(t, CS_CUDA_cuGraphExecExternalSemaphoresWaitNodeSetParams);
     uint32_t r = real(hGraphExec, hNode, nodeParams);
@@ -7003,7 +7003,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExecGetFlags(u
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphExecGetFlags - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphExecGetFlags(via, hGraphExec, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphExecGetFlags(via, hGraphExec, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphExecGetFlags(via, hGraphExec, flags);
     cs_fast_enter(t, CS_CUDA_cuGraphExecGetFlags);
     uint32_t r = real(hGraphExec, flags);
@@ -7047,7 +7047,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExecHostNodeSe
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphExecHostNodeSetParams - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphExecHostNodeSetParams(via, hGraphExec, hNode, nodeParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphExecHostNodeSetParams(via, hGraphExec, hNode, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphExecHostNodeSetParams(via, hGraphExec, hNode, nodeParams);
     cs_fast_enter(t, CS_CUDA_cuGraphExecHostNodeSetParams);
     uint32_t r = real(hGraphExec, hNode, nodeParams);
@@ -7091,7 +7091,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExecKernelNode
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphExecKernelNodeSetParams - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphExecKernelNodeSetParams(via, hGraphExec, hNode, nodeParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphExecKernelNodeSetParams(via, hGraphExec, hNode, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphExecKernelNodeSetParams(via, hGraphExec, hNode, nodeParams);
     cs_fast_enter(t, CS_CUDA_cuGraphExecKernelNodeSetParams);
     uint32_t r = real(hGraphExec, hNode, nodeParams);
@@ -7135,7 +7135,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExecKernelNode
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphExecKernelNodeSetParams_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphExecKernelNodeSetParams_v2(via, hGraphExec, hNode, nodeParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphExecKernelNodeSetParams_v2(via, hGraphExec, hNode, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphExecKernelNodeSetParams_v2(via, hGraphExec, hNode, nodeParams);
     cs_fast_enter(t, CS_CUDA_cuGraphExecKernelNodeSetParams_v2);
     uint32_t r = real(hGraphExec, hNode, nodeParams);
@@ -7179,7 +7179,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExecMemcpyNode
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphExecMemcpyNodeSetParams - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphExecMemcpyNodeSetParams(via, hGraphExec, hNode, copyParams, ctx);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphExecMemcpyNodeSetParams(via, hGraphExec, hNode, copyParams, ctx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphExecMemcpyNodeSetParams(via, hGraphExec, hNode, copyParams, ctx);
     cs_fast_enter(t, CS_CUDA_cuGraphExecMemcpyNodeSetParams);
     uint32_t r = real(hGraphExec, hNode, copyParams, ctx);
@@ -7223,7 +7223,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExecMemsetNode
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphExecMemsetNodeSetParams - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphExecMemsetNodeSetParams(via, hGraphExec, hNode, memsetParams, ctx);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphExecMemsetNodeSetParams(via, hGraphExec, hNode, memsetParams, ctx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphExecMemsetNodeSetParams(via, hGraphExec, hNode, memsetParams, ctx);
     cs_fast_enter(t, CS_CUDA_cuGraphExecMemsetNodeSetParams);
     uint32_t r = real(hGraphExec, hNode, memsetParams, ctx);
@@ -7267,7 +7267,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExecNodeSetPar
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphExecNodeSetParams - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphExecNodeSetParams(via, hGraphExec, hNode, nodeParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphExecNodeSetParams(via, hGraphExec, hNode, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphExecNodeSetParams(via, hGraphExec, hNode, nodeParams);
     cs_fast_enter(t, CS_CUDA_cuGraphExecNodeSetParams);
     uint32_t r = real(hGraphExec, hNode, nodeParams);
@@ -7311,7 +7311,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExecUpdate(uin
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphExecUpdate - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphExecUpdate(via, hGraphExec, hGraph, hErrorNode_out, updateResult_out);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphExecUpdate(via, hGraphExec, hGraph, hErrorNode_out, updateResult_out);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphExecUpdate(via, hGraphExec, hGraph, hErrorNode_out, updateResult_out);
     cs_fast_enter(t, CS_CUDA_cuGraphExecUpdate);
     uint32_t r = real(hGraphExec, hGraph, hErrorNode_out, updateResult_out);
@@ -7355,7 +7355,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExecUpdate_v2(
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphExecUpdate_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphExecUpdate_v2(via, hGraphExec, hGraph, resultInfo);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphExecUpdate_v2(via, hGraphExec, hGraph, resultInfo);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphExecUpdate_v2(via, hGraphExec, hGraph, resultInfo);
     cs_fast_enter(t, CS_CUDA_cuGraphExecUpdate_v2);
     uint32_t r = real(hGraphExec, hGraph, resultInfo);
@@ -7399,7 +7399,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExternalSemaph
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphExternalSemaphoresSignalNodeGetParams - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphExternalSemaphoresSignalNodeGetParams(via, hNode, params_out);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphExternalSemaphoresSignalNodeGetParams(via, hNode, params_out);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphExternalSemaphoresSignalNodeGetParams(via, hNode, params_out);
     cs_fast_enter(t, CS_CUDA_cuGraphExternalSemaphoresSignalNodeGetParams);
     uint32_t r = real(hNode, params_out);
@@ -7443,7 +7443,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExternalSemaph
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphExternalSemaphoresSignalNodeSetParams - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphExternalSemaphoresSignalNodeSetParams(via, hNode, nodeParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphExternalSemaphoresSignalNodeSetParams(via, hNode, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphExternalSemaphoresSignalNodeSetParams(via, hNode, nodeParams);
     cs_fast_enter(t, CS_CUDA_cuGraphExternalSemaphoresSignalNodeSetParams);
     uint32_t r = real(hNode, nodeParams);
@@ -7487,7 +7487,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExternalSemaph
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphExternalSemaphoresWaitNodeGetParams - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphExternalSemaphoresWaitNodeGetParams(via, hNode, params_out);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphExternalSemaphoresWaitNodeGetParams(via, hNode, params_out);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphExternalSemaphoresWaitNodeGetParams(via, hNode, params_out);
     cs_fast_enter(t, CS_CUDA_cuGraphExternalSemaphoresWaitNodeGetParams);
     uint32_t r = real(hNode, params_out);
@@ -7531,7 +7531,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExternalSemaph
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphExternalSemaphoresWaitNodeSetParams - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphExternalSemaphoresWaitNodeSetParams(via, hNode, nodeParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphExternalSemaphoresWaitNodeSetParams(via, hNode, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphExternalSemaphoresWaitNodeSetParams(via, hNode, nodeParams);
     cs_fast_enter(t, CS_CUDA_cuGraphExternalSemaphoresWaitNodeSetParams);
     uint32_t r = real(hNode, nodeParams);
@@ -7575,7 +7575,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphGetEdges(uint8
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphGetEdges - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphGetEdges(via, hGraph, from, to, numEdges);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphGetEdges(via, hGraph, from, to, numEdges);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphGetEdges(via, hGraph, from, to, numEdges);
     cs_fast_enter(t, CS_CUDA_cuGraphGetEdges);
     uint32_t r = real(hGraph, from, to, numEdges);
@@ -7619,7 +7619,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphGetEdges_v2(ui
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphGetEdges_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphGetEdges_v2(via, hGraph, from, to, edgeData, numEdges);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphGetEdges_v2(via, hGraph, from, to, edgeData, numEdges);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphGetEdges_v2(via, hGraph, from, to, edgeData, numEdges);
     cs_fast_enter(t, CS_CUDA_cuGraphGetEdges_v2);
     uint32_t r = real(hGraph, from, to, edgeData, numEdges);
@@ -7663,7 +7663,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphGetNodes(uint8
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphGetNodes - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphGetNodes(via, hGraph, nodes, numNodes);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphGetNodes(via, hGraph, nodes, numNodes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphGetNodes(via, hGraph, nodes, numNodes);
     cs_fast_enter(t, CS_CUDA_cuGraphGetNodes);
     uint32_t r = real(hGraph, nodes, numNodes);
@@ -7707,7 +7707,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphGetRootNodes(u
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphGetRootNodes - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphGetRootNodes(via, hGraph, rootNodes, numRootNodes);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphGetRootNodes(via, hGraph, rootNodes, numRootNodes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphGetRootNodes(via, hGraph, rootNodes, numRootNodes);
     cs_fast_enter(t, CS_CUDA_cuGraphGetRootNodes);
     uint32_t r = real(hGraph, rootNodes, numRootNodes);
@@ -7751,7 +7751,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphHostNodeGetPar
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphHostNodeGetParams - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphHostNodeGetParams(via, hNode, nodeParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphHostNodeGetParams(via, hNode, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphHostNodeGetParams(via, hNode, nodeParams);
     cs_fast_enter(t, CS_CUDA_cuGraphHostNodeGetParams);
     uint32_t r = real(hNode, nodeParams);
@@ -7795,7 +7795,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphHostNodeSetPar
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphHostNodeSetParams - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphHostNodeSetParams(via, hNode, nodeParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphHostNodeSetParams(via, hNode, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphHostNodeSetParams(via, hNode, nodeParams);
     cs_fast_enter(t, CS_CUDA_cuGraphHostNodeSetParams);
     uint32_t r = real(hNode, nodeParams);
@@ -7839,7 +7839,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphInstantiate(ui
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphInstantiate - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphInstantiate(via, phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphInstantiate(via, phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphInstantiate(via, phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
     cs_fast_enter(t, CS_CUDA_cuGraphInstantiate);
     uint32_t r = real(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
@@ -7883,7 +7883,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphInstantiateWit
     typedef uint32_t (*fn_t)(void *, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphInstantiateWithFlags - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphInstantiateWithFlags(via, phGraphExec, hGraph, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphInstantiateWithFlags(via, phGraphExec, hGraph, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphInstantiateWithFlags(via, phGraphExec, hGraph, flags);
     cs_fast_enter(t, CS_CUDA_cuGraphInstantiateWithFlags);
     uint32_t r = real(phGraphExec, hGraph, flags);
@@ -7927,7 +7927,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphInstantiateWit
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphInstantiateWithParams - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphInstantiateWithParams(via, phGraphExec, hGraph, instantiateParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphInstantiateWithParams(via, phGraphExec, hGraph, instantiateParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphInstantiateWithParams(via, phGraphExec, hGraph, instantiateParams);
     cs_fast_enter(t, CS_CUDA_cuGraphInstantiateWithParams);
     uint32_t r = real(phGraphExec, hGraph, instantiateParams);
@@ -7971,7 +7971,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphInstantiateWit
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphInstantiateWithParams_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphInstantiateWithParams_ptsz(via, phGraphExec, hGraph, instantiateParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphInstantiateWithParams_ptsz(via, phGraphExec, hGraph, instantiateParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphInstantiateWithParams_ptsz(via, phGraphExec, hGraph, instantiateParams);
     cs_fast_enter(t, CS_CUDA_cuGraphInstantiateWithParams_ptsz);
     uint32_t r = real(phGraphExec, hGraph, instantiateParams);
@@ -8015,7 +8015,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphInstantiate_v2
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphInstantiate_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphInstantiate_v2(via, phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphInstantiate_v2(via, phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphInstantiate_v2(via, phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
     cs_fast_enter(t, CS_CUDA_cuGraphInstantiate_v2);
     uint32_t r = real(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
@@ -8059,7 +8059,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphKernelNodeCopy
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphKernelNodeCopyAttributes - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphKernelNodeCopyAttributes(via, dst, src);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphKernelNodeCopyAttributes(via, dst, src);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphKernelNodeCopyAttributes(via, dst, src);
     cs_fast_enter(t, CS_CUDA_cuGraphKernelNodeCopyAttributes);
     uint32_t r = real(dst, src);
@@ -8103,7 +8103,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphKernelNodeGetA
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphKernelNodeGetAttribute - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphKernelNodeGetAttribute(via, hNode, attr, value_out);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphKernelNodeGetAttribute(via, hNode, attr, value_out);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphKernelNodeGetAttribute(via, hNode, attr, value_out);
     cs_fast_enter(t, CS_CUDA_cuGraphKernelNodeGetAttribute);
     uint32_t r = real(hNode, attr, value_out);
@@ -8147,7 +8147,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphKernelNodeGetP
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphKernelNodeGetParams - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphKernelNodeGetParams(via, hNode, nodeParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphKernelNodeGetParams(via, hNode, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphKernelNodeGetParams(via, hNode, nodeParams);
     cs_fast_enter(t, CS_CUDA_cuGraphKernelNodeGetParams);
     uint32_t r = real(hNode, nodeParams);
@@ -8191,7 +8191,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphKernelNodeGetP
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphKernelNodeGetParams_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphKernelNodeGetParams_v2(via, hNode, nodeParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphKernelNodeGetParams_v2(via, hNode, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphKernelNodeGetParams_v2(via, hNode, nodeParams);
     cs_fast_enter(t, CS_CUDA_cuGraphKernelNodeGetParams_v2);
     uint32_t r = real(hNode, nodeParams);
@@ -8235,7 +8235,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphKernelNodeSetA
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphKernelNodeSetAttribute - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphKernelNodeSetAttribute(via, hNode, attr, value);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphKernelNodeSetAttribute(via, hNode, attr, value);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphKernelNodeSetAttribute(via, hNode, attr, value);
     cs_fast_enter(t, CS_CUDA_cuGraphKernelNodeSetAttribute);
     uint32_t r = real(hNode, attr, value);
@@ -8279,7 +8279,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphKernelNodeSetP
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphKernelNodeSetParams - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphKernelNodeSetParams(via, hNode, nodeParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphKernelNodeSetParams(via, hNode, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphKernelNodeSetParams(via, hNode, nodeParams);
     cs_fast_enter(t, CS_CUDA_cuGraphKernelNodeSetParams);
     uint32_t r = real(hNode, nodeParams);
@@ -8323,7 +8323,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphKernelNodeSetP
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphKernelNodeSetParams_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphKernelNodeSetParams_v2(via, hNode, nodeParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphKernelNodeSetParams_v2(via, hNode, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphKernelNodeSetParams_v2(via, hNode, nodeParams);
     cs_fast_enter(t, CS_CUDA_cuGraphKernelNodeSetParams_v2);
     uint32_t r = real(hNode, nodeParams);
@@ -8409,7 +8409,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphMemAllocNodeGe
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphMemAllocNodeGetParams - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphMemAllocNodeGetParams(via, hNode, params_out);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphMemAllocNodeGetParams(via, hNode, params_out);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphMemAllocNodeGetParams(via, hNode, params_out);
     cs_fast_enter(t, CS_CUDA_cuGraphMemAllocNodeGetParams);
     uint32_t r = real(hNode, params_out);
@@ -8453,7 +8453,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphMemFreeNodeGet
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphMemFreeNodeGetParams - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphMemFreeNodeGetParams(via, hNode, dptr_out);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphMemFreeNodeGetParams(via, hNode, dptr_out);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphMemFreeNodeGetParams(via, hNode, dptr_out);
     cs_fast_enter(t, CS_CUDA_cuGraphMemFreeNodeGetParams);
     uint32_t r = real(hNode, dptr_out);
@@ -8497,7 +8497,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphMemcpyNodeGetP
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphMemcpyNodeGetParams - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphMemcpyNodeGetParams(via, hNode, nodeParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphMemcpyNodeGetParams(via, hNode, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphMemcpyNodeGetParams(via, hNode, nodeParams);
     cs_fast_enter(t, CS_CUDA_cuGraphMemcpyNodeGetParams);
     uint32_t r = real(hNode, nodeParams);
@@ -8541,7 +8541,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphMemcpyNodeSetP
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphMemcpyNodeSetParams - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphMemcpyNodeSetParams(via, hNode, nodeParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphMemcpyNodeSetParams(via, hNode, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphMemcpyNodeSetParams(via, hNode, nodeParams);
     cs_fast_enter(t, CS_CUDA_cuGraphMemcpyNodeSetParams);
     uint32_t r = real(hNode, nodeParams);
@@ -8585,7 +8585,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphMemsetNodeGetP
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphMemsetNodeGetParams - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphMemsetNodeGetParams(via, hNode, nodeParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphMemsetNodeGetParams(via, hNode, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphMemsetNodeGetParams(via, hNode, nodeParams);
     cs_fast_enter(t, CS_CUDA_cuGraphMemsetNodeGetParams);
     uint32_t r = real(hNode, nodeParams);
@@ -8629,7 +8629,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphMemsetNodeSetP
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphMemsetNodeSetParams - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphMemsetNodeSetParams(via, hNode, nodeParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphMemsetNodeSetParams(via, hNode, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphMemsetNodeSetParams(via, hNode, nodeParams);
     cs_fast_enter(t, CS_CUDA_cuGraphMemsetNodeSetParams);
     uint32_t r = real(hNode, nodeParams);
@@ -8673,7 +8673,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphNodeFindInClon
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphNodeFindInClone - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphNodeFindInClone(via, phNode, hOriginalNode, hClonedGraph);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphNodeFindInClone(via, phNode, hOriginalNode, hClonedGraph);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphNodeFindInClone(via, phNode, hOriginalNode, hClonedGraph);
     cs_fast_enter(t, CS_CUDA_cuGraphNodeFindInClone);
     uint32_t r = real(phNode, hOriginalNode, hClonedGraph);
@@ -8717,7 +8717,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphNodeGetDepende
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphNodeGetDependencies - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphNodeGetDependencies(via, hNode, dependencies, numDependencies);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphNodeGetDependencies(via, hNode, dependencies, numDependencies);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphNodeGetDependencies(via, hNode, dependencies, numDependencies);
     cs_fast_enter(t, CS_CUDA_cuGraphNodeGetDependencies);
     uint32_t r = real(hNode, dependencies, numDependencies);
@@ -8761,7 +8761,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphNodeGetDepende
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphNodeGetDependencies_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphNodeGetDependencies_v2(via, hNode, dependencies, edgeData, numDependencies);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphNodeGetDependencies_v2(via, hNode, dependencies, edgeData, numDependencies);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphNodeGetDependencies_v2(via, hNode, dependencies, edgeData, numDependencies);
     cs_fast_enter(t, CS_CUDA_cuGraphNodeGetDependencies_v2);
     uint32_t r = real(hNode, dependencies, edgeData, numDependencies);
@@ -8805,7 +8805,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphNodeGetDepende
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphNodeGetDependentNodes - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphNodeGetDependentNodes(via, hNode, dependentNodes, numDependentNodes);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphNodeGetDependentNodes(via, hNode, dependentNodes, numDependentNodes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphNodeGetDependentNodes(via, hNode, dependentNodes, numDependentNodes);
     cs_fast_enter(t, CS_CUDA_cuGraphNodeGetDependentNodes);
     uint32_t r = real(hNode, dependentNodes, numDependentNodes);
@@ -8849,7 +8849,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphNodeGetDepende
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphNodeGetDependentNodes_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphNodeGetDependentNodes_v2(via, hNode, dependentNodes, edgeData, numDependentNodes);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphNodeGetDependentNodes_v2(via, hNode, dependentNodes, edgeData, numDependentNodes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphNodeGetDependentNodes_v2(via, hNode, dependentNodes, edgeData, numDependentNodes);
     cs_fast_enter(t, CS_CUDA_cuGraphNodeGetDependentNodes_v2);
     uint32_t r = real(hNode, dependentNodes, edgeData, numDependentNodes);
@@ -8893,7 +8893,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphNodeGetEnabled
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphNodeGetEnabled - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphNodeGetEnabled(via, hGraphExec, hNode, isEnabled);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphNodeGetEnabled(via, hGraphExec, hNode, isEnabled);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphNodeGetEnabled(via, hGraphExec, hNode, isEnabled);
     cs_fast_enter(t, CS_CUDA_cuGraphNodeGetEnabled);
     uint32_t r = real(hGraphExec, hNode, isEnabled);
@@ -8937,7 +8937,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphNodeGetType(ui
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphNodeGetType - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphNodeGetType(via, hNode, type);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphNodeGetType(via, hNode, type);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphNodeGetType(via, hNode, type);
     cs_fast_enter(t, CS_CUDA_cuGraphNodeGetType);
     uint32_t r = real(hNode, type);
@@ -8981,7 +8981,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphNodeSetEnabled
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphNodeSetEnabled - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphNodeSetEnabled(via, hGraphExec, hNode, isEnabled);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphNodeSetEnabled(via, hGraphExec, hNode, isEnabled);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphNodeSetEnabled(via, hGraphExec, hNode, isEnabled);
     cs_fast_enter(t, CS_CUDA_cuGraphNodeSetEnabled);
     uint32_t r = real(hGraphExec, hNode, isEnabled);
@@ -9025,7 +9025,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphNodeSetParams(
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphNodeSetParams - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphNodeSetParams(via, hNode, nodeParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphNodeSetParams(via, hNode, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphNodeSetParams(via, hNode, nodeParams);
     cs_fast_enter(t, CS_CUDA_cuGraphNodeSetParams);
     uint32_t r = real(hNode, nodeParams);
@@ -9069,7 +9069,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphReleaseUserObj
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphReleaseUserObject - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphReleaseUserObject(via, graph, object, count);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphReleaseUserObject(via, graph, object, count);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphReleaseUserObject(via, graph, object, count);
     cs_fast_enter(t, CS_CUDA_cuGraphReleaseUserObject);
     uint32_t r = real(graph, object, count);
@@ -9113,7 +9113,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphRemoveDependen
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphRemoveDependencies - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphRemoveDependencies(via, hGraph, from, to, numDependencies);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphRemoveDependencies(via, hGraph, from, to, numDependencies);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphRemoveDependencies(via, hGraph, from, to, numDependencies);
     cs_fast_enter(t, CS_CUDA_cuGraphRemoveDependencies);
     uint32_t r = real(hGraph, from, to, numDependencies);
@@ -9157,7 +9157,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphRemoveDependen
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphRemoveDependencies_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphRemoveDependencies_v2(via, hGraph, from, to, edgeData, numDependencies);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphRemoveDependencies_v2(via, hGraph, from, to, edgeData, numDependencies);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphRemoveDependencies_v2(via, hGraph, from, to, edgeData, numDependencies);
     cs_fast_enter(t, CS_CUDA_cuGraphRemoveDependencies_v2);
     uint32_t r = real(hGraph, from, to, edgeData, numDependencies);
@@ -9201,7 +9201,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphRetainUserObje
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphRetainUserObject - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphRetainUserObject(via, graph, object, count, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphRetainUserObject(via, graph, object, count, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphRetainUserObject(via, graph, object, count, flags);
     cs_fast_enter(t, CS_CUDA_cuGraphRetainUserObject);
     uint32_t r = real(graph, object, count, flags);
@@ -9245,7 +9245,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphUpload(uint8_t
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphUpload - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphUpload(via, hGraph, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphUpload(via, hGraph, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphUpload(via, hGraph, hStream);
     cs_fast_enter(t, CS_CUDA_cuGraphUpload);
     uint32_t r = real(hGraph, hStream);
@@ -9289,7 +9289,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphUpload_ptsz(ui
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphUpload_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphUpload_ptsz(via, hGraphExec, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphUpload_ptsz(via, hGraphExec, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphUpload_ptsz(via, hGraphExec, hStream);
     cs_fast_enter(t, CS_CUDA_cuGraphUpload_ptsz);
     uint32_t r = real(hGraphExec, hStream);
@@ -9333,7 +9333,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphicsMapResource
     typedef uint32_t (*fn_t)(uint32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphicsMapResources - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphicsMapResources(via, count, resources, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphicsMapResources(via, count, resources, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphicsMapResources(via, count, resources, hStream);
     cs_fast_enter(t, CS_CUDA_cuGraphicsMapResources);
     uint32_t r = real(count, resources, hStream);
@@ -9377,7 +9377,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphicsMapResource
     typedef uint32_t (*fn_t)(uint32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphicsMapResources_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphicsMapResources_ptsz(via, count, resources, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphicsMapResources_ptsz(via, count, resources, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphicsMapResources_ptsz(via, count, resources, hStream);
     cs_fast_enter(t, CS_CUDA_cuGraphicsMapResources_ptsz);
     uint32_t r = real(count, resources, hStream);
@@ -9421,7 +9421,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphicsResourceGet
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphicsResourceGetMappedMipmappedArray - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphicsResourceGetMappedMipmappedArray(via, pMipmappedArray, resource);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphicsResourceGetMappedMipmappedArray(via, pMipmappedArray, resource);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphicsResourceGetMappedMipmappedArray(via, pMipmappedArray, resource);
     cs_fast_enter(t, CS_CUDA_cuGraphicsResourceGetMappedMipmappedArray);
     uint32_t r = real(pMipmappedArray, resource);
@@ -9465,7 +9465,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphicsResourceGet
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphicsResourceGetMappedPointer - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphicsResourceGetMappedPointer(via, pDevPtr, pSize, resource);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphicsResourceGetMappedPointer(via, pDevPtr, pSize, resource);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphicsResourceGetMappedPointer(via, pDevPtr, pSize, resource);
     cs_fast_enter(t, CS_CUDA_cuGraphicsResourceGetMappedPointer);
     uint32_t r = real(pDevPtr, pSize, resource);
@@ -9509,7 +9509,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphicsResourceGet
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphicsResourceGetMappedPointer_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphicsResourceGetMappedPointer_v2(via, pDevPtr, pSize, resource);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphicsResourceGetMappedPointer_v2(via, pDevPtr, pSize, resource);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphicsResourceGetMappedPointer_v2(via, pDevPtr, pSize, resource);
     cs_fast_enter(t, CS_CUDA_cuGraphicsResourceGetMappedPointer_v2);
     uint32_t r = real(pDevPtr, pSize, resource);
@@ -9553,7 +9553,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphicsResourceSet
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphicsResourceSetMapFlags - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphicsResourceSetMapFlags(via, resource, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphicsResourceSetMapFlags(via, resource, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphicsResourceSetMapFlags(via, resource, flags);
     cs_fast_enter(t, CS_CUDA_cuGraphicsResourceSetMapFlags);
     uint32_t r = real(resource, flags);
@@ -9597,7 +9597,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphicsResourceSet
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphicsResourceSetMapFlags_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphicsResourceSetMapFlags_v2(via, resource, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphicsResourceSetMapFlags_v2(via, resource, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphicsResourceSetMapFlags_v2(via, resource, flags);
     cs_fast_enter(t, CS_CUDA_cuGraphicsResourceSetMapFlags_v2);
     uint32_t r = real(resource, flags);
@@ -9641,7 +9641,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphicsSubResource
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphicsSubResourceGetMappedArray - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphicsSubResourceGetMappedArray(via, pArray, resource, arrayIndex, mipLevel);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphicsSubResourceGetMappedArray(via, pArray, resource, arrayIndex, mipLevel);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphicsSubResourceGetMappedArray(via, pArray, resource, arrayIndex, mipLevel);
     cs_fast_enter(t, CS_CUDA_cuGraphicsSubResourceGetMappedArray);
     uint32_t r = real(pArray, resource, arrayIndex, mipLevel);
@@ -9685,7 +9685,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphicsUnmapResour
     typedef uint32_t (*fn_t)(uint32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphicsUnmapResources - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphicsUnmapResources(via, count, resources, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphicsUnmapResources(via, count, resources, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphicsUnmapResources(via, count, resources, hStream);
     cs_fast_enter(t, CS_CUDA_cuGraphicsUnmapResources);
     uint32_t r = real(count, resources, hStream);
@@ -9729,7 +9729,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphicsUnmapResour
     typedef uint32_t (*fn_t)(uint32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphicsUnmapResources_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphicsUnmapResources_ptsz(via, count, resources, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphicsUnmapResources_ptsz(via, count, resources, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphicsUnmapResources_ptsz(via, count, resources, hStream);
     cs_fast_enter(t, CS_CUDA_cuGraphicsUnmapResources_ptsz);
     uint32_t r = real(count, resources, hStream);
@@ -9773,7 +9773,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphicsUnregisterR
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGraphicsUnregisterResource - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGraphicsUnregisterResource(via, resource);
+    if (cs_unlikely(t->gate)) return cs_s_cuGraphicsUnregisterResource(via, resource);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGraphicsUnregisterResource(via, resource);
     cs_fast_enter(t, CS_CUDA_cuGraphicsUnregisterResource);
     uint32_t r = real(resource);
@@ -9817,7 +9817,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGreenCtxCreate(uint
     typedef uint32_t (*fn_t)(void *, void *, int32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGreenCtxCreate - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGreenCtxCreate(via, phCtx, desc, dev, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuGreenCtxCreate(via, phCtx, desc, dev, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGreenCtxCreate(via, phCtx, desc, dev, flags);
     cs_fast_enter(t, CS_CUDA_cuGreenCtxCreate);
     uint32_t r = real(phCtx, desc, dev, flags);
@@ -9861,7 +9861,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGreenCtxDestroy(uin
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGreenCtxDestroy - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGreenCtxDestroy(via, hCtx);
+    if (cs_unlikely(t->gate)) return cs_s_cuGreenCtxDestroy(via, hCtx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGreenCtxDestroy(via, hCtx);
     cs_fast_enter(t, CS_CUDA_cuGreenCtxDestroy);
     uint32_t r = real(hCtx);
@@ -9905,7 +9905,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGreenCtxGetDevResou
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGreenCtxGetDevResource - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGreenCtxGetDevResource(via, hCtx, resource, type);
+    if (cs_unlikely(t->gate)) return cs_s_cuGreenCtxGetDevResource(via, hCtx, resource, type);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGreenCtxGetDevResource(via, hCtx, resource, type);
     cs_fast_enter(t, CS_CUDA_cuGreenCtxGetDevResource);
     uint32_t r = real(hCtx, resource, type);
@@ -9949,7 +9949,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGreenCtxGetId(uint8
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGreenCtxGetId - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGreenCtxGetId(via, greenCtx, greenCtxId);
+    if (cs_unlikely(t->gate)) return cs_s_cuGreenCtxGetId(via, greenCtx, greenCtxId);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGreenCtxGetId(via, greenCtx, greenCtxId);
     cs_fast_enter(t, CS_CUDA_cuGreenCtxGetId);
     uint32_t r = real(greenCtx, greenCtxId);
@@ -9993,7 +9993,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGreenCtxRecordEvent
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGreenCtxRecordEvent - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGreenCtxRecordEvent(via, hCtx, hEvent);
+    if (cs_unlikely(t->gate)) return cs_s_cuGreenCtxRecordEvent(via, hCtx, hEvent);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGreenCtxRecordEvent(via, hCtx, hEvent);
     cs_fast_enter(t, CS_CUDA_cuGreenCtxRecordEvent);
     uint32_t r = real(hCtx, hEvent);
@@ -10037,7 +10037,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGreenCtxStreamCreat
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGreenCtxStreamCreate - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGreenCtxStreamCreate(via, phStream, greenCtx, flags, priority);
+    if (cs_unlikely(t->gate)) return cs_s_cuGreenCtxStreamCreate(via, phStream, greenCtx, flags, priority);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGreenCtxStreamCreate(via, phStream, greenCtx, flags, priority);
     cs_fast_enter(t, CS_CUDA_cuGreenCtxStreamCreate);
     uint32_t r = real(phStream, greenCtx, flags, priority);
@@ -10081,7 +10081,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGreenCtxWaitEvent(u
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuGreenCtxWaitEvent - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuGreenCtxWaitEvent(via, hCtx, hEvent);
+    if (cs_unlikely(t->gate)) return cs_s_cuGreenCtxWaitEvent(via, hCtx, hEvent);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuGreenCtxWaitEvent(via, hCtx, hEvent);
     cs_fast_enter(t, CS_CUDA_cuGreenCtxWaitEvent);
     uint32_t r = real(hCtx, hEvent);
@@ -10125,7 +10125,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuImportExternalMemor
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuImportExternalMemory - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuImportExternalMemory(via, extMem_out, memHandleDesc);
+    if (cs_unlikely(t->gate)) return cs_s_cuImportExternalMemory(via, extMem_out, memHandleDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuImportExternalMemory(via, extMem_out, memHandleDesc);
     cs_fast_enter(t, CS_CUDA_cuImportExternalMemory);
     uint32_t r = real(extMem_out, memHandleDesc);
@@ -10169,7 +10169,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuImportExternalSemap
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuImportExternalSemaphore - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuImportExternalSemaphore(via, extSem_out, semHandleDesc);
+    if (cs_unlikely(t->gate)) return cs_s_cuImportExternalSemaphore(via, extSem_out, semHandleDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuImportExternalSemaphore(via, extSem_out, semHandleDesc);
     cs_fast_enter(t, CS_CUDA_cuImportExternalSemaphore);
     uint32_t r = real(extSem_out, semHandleDesc);
@@ -10235,7 +10235,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuIpcCloseMemHandle(u
     typedef uint32_t (*fn_t)(uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuIpcCloseMemHandle - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuIpcCloseMemHandle(via, dptr);
+    if (cs_unlikely(t->gate)) return cs_s_cuIpcCloseMemHandle(via, dptr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuIpcCloseMemHandle(via, dptr);
     cs_fast_enter(t, CS_CUDA_cuIpcCloseMemHandle);
     uint32_t r = real(dptr);
@@ -10279,7 +10279,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuIpcGetEventHandle(u
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuIpcGetEventHandle - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuIpcGetEventHandle(via, pHandle, event);
+    if (cs_unlikely(t->gate)) return cs_s_cuIpcGetEventHandle(via, pHandle, event);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuIpcGetEventHandle(via, pHandle, event);
     cs_fast_enter(t, CS_CUDA_cuIpcGetEventHandle);
     uint32_t r = real(pHandle, event);
@@ -10323,7 +10323,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuIpcGetMemHandle(uin
     typedef uint32_t (*fn_t)(void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuIpcGetMemHandle - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuIpcGetMemHandle(via, pHandle, dptr);
+    if (cs_unlikely(t->gate)) return cs_s_cuIpcGetMemHandle(via, pHandle, dptr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuIpcGetMemHandle(via, pHandle, dptr);
     cs_fast_enter(t, CS_CUDA_cuIpcGetMemHandle);
     uint32_t r = real(pHandle, dptr);
@@ -10367,7 +10367,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuIpcOpenEventHandle(
     typedef uint32_t (*fn_t)(void *, struct cs_blob_64_1);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuIpcOpenEventHandle - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuIpcOpenEventHandle(via, phEvent, handle);
+    if (cs_unlikely(t->gate)) return cs_s_cuIpcOpenEventHandle(via, phEvent, handle);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuIpcOpenEventHandle(via, phEvent, handle);
     cs_fast_enter(t, CS_CUDA_cuIpcOpenEventHandle);
     uint32_t r = real(phEvent, handle);
@@ -10411,7 +10411,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuIpcOpenMemHandle(ui
     typedef uint32_t (*fn_t)(void *, struct cs_blob_64_1, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuIpcOpenMemHandle - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuIpcOpenMemHandle(via, pdptr, handle, Flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuIpcOpenMemHandle(via, pdptr, handle, Flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuIpcOpenMemHandle(via, pdptr, handle, Flags);
     cs_fast_enter(t, CS_CUDA_cuIpcOpenMemHandle);
     uint32_t r = real(pdptr, handle, Flags);
@@ -10455,7 +10455,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuIpcOpenMemHandle_v2
     typedef uint32_t (*fn_t)(void *, struct cs_blob_64_1, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuIpcOpenMemHandle_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuIpcOpenMemHandle_v2(via, pdptr, handle, Flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuIpcOpenMemHandle_v2(via, pdptr, handle, Flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuIpcOpenMemHandle_v2(via, pdptr, handle, Flags);
     cs_fast_enter(t, CS_CUDA_cuIpcOpenMemHandle_v2);
     uint32_t r = real(pdptr, handle, Flags);
@@ -10499,7 +10499,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuKernelGetAttribute(
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuKernelGetAttribute - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuKernelGetAttribute(via, pi, attrib, kernel, dev);
+    if (cs_unlikely(t->gate)) return cs_s_cuKernelGetAttribute(via, pi, attrib, kernel, dev);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuKernelGetAttribute(via, pi, attrib, kernel, dev);
     cs_fast_enter(t, CS_CUDA_cuKernelGetAttribute);
     uint32_t r = real(pi, attrib, kernel, dev);
@@ -10564,7 +10564,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuKernelGetLibrary(ui
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuKernelGetLibrary - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuKernelGetLibrary(via, pLib, kernel);
+    if (cs_unlikely(t->gate)) return cs_s_cuKernelGetLibrary(via, pLib, kernel);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuKernelGetLibrary(via, pLib, kernel);
     cs_fast_enter(t, CS_CUDA_cuKernelGetLibrary);
     uint32_t r = real(pLib, kernel);
@@ -10608,7 +10608,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuKernelGetName(uint8
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuKernelGetName - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuKernelGetName(via, name, hfunc);
+    if (cs_unlikely(t->gate)) return cs_s_cuKernelGetName(via, name, hfunc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuKernelGetName(via, name, hfunc);
     cs_fast_enter(t, CS_CUDA_cuKernelGetName);
     uint32_t r = real(name, hfunc);
@@ -10652,7 +10652,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuKernelGetParamInfo(
     typedef uint32_t (*fn_t)(void *, uint64_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuKernelGetParamInfo - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuKernelGetParamInfo(via, kernel, paramIndex, paramOffset, paramSize);
+    if (cs_unlikely(t->gate)) return cs_s_cuKernelGetParamInfo(via, kernel, paramIndex, paramOffset, paramSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuKernelGetParamInfo(via, kernel, paramIndex, paramOffset, paramSize);
     cs_fast_enter(t, CS_CUDA_cuKernelGetParamInfo);
     uint32_t r = real(kernel, paramIndex, paramOffset, paramSize);
@@ -10696,7 +10696,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuKernelSetAttribute(
     typedef uint32_t (*fn_t)(uint32_t, int32_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuKernelSetAttribute - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuKernelSetAttribute(via, attrib, val, kernel, dev);
+    if (cs_unlikely(t->gate)) return cs_s_cuKernelSetAttribute(via, attrib, val, kernel, dev);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuKernelSetAttribute(via, attrib, val, kernel, dev);
     cs_fast_enter(t, CS_CUDA_cuKernelSetAttribute);
     uint32_t r = real(attrib, val, kernel, dev);
@@ -10740,7 +10740,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuKernelSetCacheConfi
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuKernelSetCacheConfig - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuKernelSetCacheConfig(via, kernel, config, dev);
+    if (cs_unlikely(t->gate)) return cs_s_cuKernelSetCacheConfig(via, kernel, config, dev);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuKernelSetCacheConfig(via, kernel, config, dev);
     cs_fast_enter(t, CS_CUDA_cuKernelSetCacheConfig);
     uint32_t r = real(kernel, config, dev);
@@ -10784,7 +10784,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLaunch(uint8_t via,
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuLaunch - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuLaunch(via, f);
+    if (cs_unlikely(t->gate)) return cs_s_cuLaunch(via, f);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuLaunch(via, f);
     cs_fast_enter(t, CS_CUDA_cuLaunch);
     uint32_t r = real(f);
@@ -10830,7 +10830,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLaunchCooperativeKe
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuLaunchCooperativeKernel - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuLaunchCooperativeKernel(via, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuLaunchCooperativeKernel(via, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuLaunchCooperativeKernel(via, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
     cs_fast_launch_args(t, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY);
     cs_fast_enter(t, CS_CUDA_cuLaunchCooperativeKernel);
@@ -10877,7 +10877,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLaunchCooperativeKe
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuLaunchCooperativeKernelMultiDevice - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuLaunchCooperativeKernelMultiDevice(via, launchParamsList, numDevices, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuLaunchCooperativeKernelMultiDevice(via, launchParamsList, numDevices, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuLaunchCooperativeKernelMultiDevice(via, launchParamsList, numDevices, flags);
     cs_fast_enter(t, CS_CUDA_cuLaunchCooperativeKernelMultiDevice);
     uint32_t r = real(launchParamsList, numDevices, flags);
@@ -10923,7 +10923,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLaunchCooperativeKe
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuLaunchCooperativeKernel_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuLaunchCooperativeKernel_ptsz(via, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
+    if (cs_unlikely(t->gate)) return cs_s_cuLaunchCooperativeKernel_ptsz(via, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuLaunchCooperativeKernel_ptsz(via, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
     cs_fast_launch_args(t, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY);
     cs_fast_enter(t, CS_CUDA_cuLaunchCooperativeKernel_ptsz);
@@ -10970,7 +10970,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLaunchGrid(uint8_t 
     typedef uint32_t (*fn_t)(void *, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuLaunchGrid - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuLaunchGrid(via, f, grid_width, grid_height);
+    if (cs_unlikely(t->gate)) return cs_s_cuLaunchGrid(via, f, grid_width, grid_height);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuLaunchGrid(via, f, grid_width, grid_height);
     cs_fast_enter(t, CS_CUDA_cuLaunchGrid);
     uint32_t r = real(f, grid_width, grid_height);
@@ -11014,7 +11014,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLaunchGridAsync(uin
     typedef uint32_t (*fn_t)(void *, int32_t, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuLaunchGridAsync - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuLaunchGridAsync(via, f, grid_width, grid_height, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuLaunchGridAsync(via, f, grid_width, grid_height, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuLaunchGridAsync(via, f, grid_width, grid_height, hStream);
     cs_fast_enter(t, CS_CUDA_cuLaunchGridAsync);
     uint32_t r = real(f, grid_width, grid_height, hStream);
@@ -11058,7 +11058,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLaunchHostFunc(uint
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuLaunchHostFunc - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuLaunchHostFunc(via, hStream, fn, userData);
+    if (cs_unlikely(t->gate)) return cs_s_cuLaunchHostFunc(via, hStream, fn, userData);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuLaunchHostFunc(via, hStream, fn, userData);
     cs_fast_enter(t, CS_CUDA_cuLaunchHostFunc);
     uint32_t r = real(hStream, fn, userData);
@@ -11102,7 +11102,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLaunchHostFunc_ptsz
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuLaunchHostFunc_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuLaunchHostFunc_ptsz(via, hStream, fn, userData);
+    if (cs_unlikely(t->gate)) return cs_s_cuLaunchHostFunc_ptsz(via, hStream, fn, userData);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuLaunchHostFunc_ptsz(via, hStream, fn, userData);
     cs_fast_enter(t, CS_CUDA_cuLaunchHostFunc_ptsz);
     uint32_t r = real(hStream, fn, userData);
@@ -11148,7 +11148,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLaunchKernel(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuLaunchKernel - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuLaunchKernel(via, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
+    if (cs_unlikely(t->gate)) return cs_s_cuLaunchKernel(via, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuLaunchKernel(via, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
     cs_fast_launch_args(t, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY);
     cs_fast_enter(t, CS_CUDA_cuLaunchKernel);
@@ -11239,7 +11239,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLaunchKernel_ptsz(u
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuLaunchKernel_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuLaunchKernel_ptsz(via, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
+    if (cs_unlikely(t->gate)) return cs_s_cuLaunchKernel_ptsz(via, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuLaunchKernel_ptsz(via, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
     cs_fast_launch_args(t, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY);
     cs_fast_enter(t, CS_CUDA_cuLaunchKernel_ptsz);
@@ -11286,7 +11286,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLibraryEnumerateKer
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuLibraryEnumerateKernels - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuLibraryEnumerateKernels(via, kernels, numKernels, lib);
+    if (cs_unlikely(t->gate)) return cs_s_cuLibraryEnumerateKernels(via, kernels, numKernels, lib);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuLibraryEnumerateKernels(via, kernels, numKernels, lib);
     cs_fast_enter(t, CS_CUDA_cuLibraryEnumerateKernels);
     uint32_t r = real(kernels, numKernels, lib);
@@ -11330,7 +11330,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLibraryGetGlobal(ui
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuLibraryGetGlobal - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuLibraryGetGlobal(via, dptr, bytes, library, name);
+    if (cs_unlikely(t->gate)) return cs_s_cuLibraryGetGlobal(via, dptr, bytes, library, name);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuLibraryGetGlobal(via, dptr, bytes, library, name);
     cs_fast_enter(t, CS_CUDA_cuLibraryGetGlobal);
     uint32_t r = real(dptr, bytes, library, name);
@@ -11395,7 +11395,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLibraryGetKernelCou
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuLibraryGetKernelCount - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuLibraryGetKernelCount(via, count, lib);
+    if (cs_unlikely(t->gate)) return cs_s_cuLibraryGetKernelCount(via, count, lib);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuLibraryGetKernelCount(via, count, lib);
     cs_fast_enter(t, CS_CUDA_cuLibraryGetKernelCount);
     uint32_t r = real(count, lib);
@@ -11439,7 +11439,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLibraryGetManaged(u
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuLibraryGetManaged - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuLibraryGetManaged(via, dptr, bytes, library, name);
+    if (cs_unlikely(t->gate)) return cs_s_cuLibraryGetManaged(via, dptr, bytes, library, name);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuLibraryGetManaged(via, dptr, bytes, library, name);
     cs_fast_enter(t, CS_CUDA_cuLibraryGetManaged);
     uint32_t r = real(dptr, bytes, library, name);
@@ -11483,7 +11483,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLibraryGetModule(ui
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuLibraryGetModule - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuLibraryGetModule(via, pMod, library);
+    if (cs_unlikely(t->gate)) return cs_s_cuLibraryGetModule(via, pMod, library);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuLibraryGetModule(via, pMod, library);
     cs_fast_enter(t, CS_CUDA_cuLibraryGetModule);
     uint32_t r = real(pMod, library);
@@ -11527,7 +11527,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLibraryGetUnifiedFu
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuLibraryGetUnifiedFunction - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuLibraryGetUnifiedFunction(via, fptr, library, symbol);
+    if (cs_unlikely(t->gate)) return cs_s_cuLibraryGetUnifiedFunction(via, fptr, library, symbol);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuLibraryGetUnifiedFunction(via, fptr, library, symbol);
     cs_fast_enter(t, CS_CUDA_cuLibraryGetUnifiedFunction);
     uint32_t r = real(fptr, library, symbol);
@@ -11615,7 +11615,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLibraryUnload(uint8
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuLibraryUnload - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuLibraryUnload(via, library);
+    if (cs_unlikely(t->gate)) return cs_s_cuLibraryUnload(via, library);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuLibraryUnload(via, library);
     cs_fast_enter(t, CS_CUDA_cuLibraryUnload);
     uint32_t r = real(library);
@@ -11745,7 +11745,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLinkComplete(uint8_
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuLinkComplete - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuLinkComplete(via, state, cubinOut, sizeOut);
+    if (cs_unlikely(t->gate)) return cs_s_cuLinkComplete(via, state, cubinOut, sizeOut);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuLinkComplete(via, state, cubinOut, sizeOut);
     cs_fast_enter(t, CS_CUDA_cuLinkComplete);
     uint32_t r = real(state, cubinOut, sizeOut);
@@ -11789,7 +11789,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLinkCreate(uint8_t 
     typedef uint32_t (*fn_t)(uint32_t, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuLinkCreate - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuLinkCreate(via, numOptions, options, optionValues, stateOut);
+    if (cs_unlikely(t->gate)) return cs_s_cuLinkCreate(via, numOptions, options, optionValues, stateOut);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuLinkCreate(via, numOptions, options, optionValues, stateOut);
     cs_fast_enter(t, CS_CUDA_cuLinkCreate);
     uint32_t r = real(numOptions, options, optionValues, stateOut);
@@ -11833,7 +11833,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLinkCreate_v2(uint8
     typedef uint32_t (*fn_t)(uint32_t, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuLinkCreate_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuLinkCreate_v2(via, numOptions, options, optionValues, stateOut);
+    if (cs_unlikely(t->gate)) return cs_s_cuLinkCreate_v2(via, numOptions, options, optionValues, stateOut);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuLinkCreate_v2(via, numOptions, options, optionValues, stateOut);
     cs_fast_enter(t, CS_CUDA_cuLinkCreate_v2);
     uint32_t r = real(numOptions, options, optionValues, stateOut);
@@ -11877,7 +11877,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLinkDestroy(uint8_t
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuLinkDestroy - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuLinkDestroy(via, state);
+    if (cs_unlikely(t->gate)) return cs_s_cuLinkDestroy(via, state);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuLinkDestroy(via, state);
     cs_fast_enter(t, CS_CUDA_cuLinkDestroy);
     uint32_t r = real(state);
@@ -11921,7 +11921,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLogsCurrent(uint8_t
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuLogsCurrent - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuLogsCurrent(via, iterator_out, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuLogsCurrent(via, iterator_out, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuLogsCurrent(via, iterator_out, flags);
     cs_fast_enter(t, CS_CUDA_cuLogsCurrent);
     uint32_t r = real(iterator_out, flags);
@@ -11965,7 +11965,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLogsDumpToFile(uint
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuLogsDumpToFile - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuLogsDumpToFile(via, iterator, pathToFile, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuLogsDumpToFile(via, iterator, pathToFile, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuLogsDumpToFile(via, iterator, pathToFile, flags);
     cs_fast_enter(t, CS_CUDA_cuLogsDumpToFile);
     uint32_t r = real(iterator, pathToFile, flags);
@@ -12009,7 +12009,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLogsDumpToMemory(ui
     typedef uint32_t (*fn_t)(void *, void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuLogsDumpToMemory - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuLogsDumpToMemory(via, iterator, buffer, size, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuLogsDumpToMemory(via, iterator, buffer, size, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuLogsDumpToMemory(via, iterator, buffer, size, flags);
     cs_fast_enter(t, CS_CUDA_cuLogsDumpToMemory);
     uint32_t r = real(iterator, buffer, size, flags);
@@ -12053,7 +12053,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLogsRegisterCallbac
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuLogsRegisterCallback - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuLogsRegisterCallback(via, callbackFunc, userData, callback_out);
+    if (cs_unlikely(t->gate)) return cs_s_cuLogsRegisterCallback(via, callbackFunc, userData, callback_out);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuLogsRegisterCallback(via, callbackFunc, userData, callback_out);
     cs_fast_enter(t, CS_CUDA_cuLogsRegisterCallback);
     uint32_t r = real(callbackFunc, userData, callback_out);
@@ -12097,7 +12097,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLogsUnregisterCallb
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuLogsUnregisterCallback - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuLogsUnregisterCallback(via, callback);
+    if (cs_unlikely(t->gate)) return cs_s_cuLogsUnregisterCallback(via, callback);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuLogsUnregisterCallback(via, callback);
     cs_fast_enter(t, CS_CUDA_cuLogsUnregisterCallback);
     uint32_t r = real(callback);
@@ -12141,7 +12141,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemAddressFree(uint
     typedef uint32_t (*fn_t)(uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemAddressFree - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemAddressFree(via, ptr, size);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemAddressFree(via, ptr, size);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemAddressFree(via, ptr, size);
     cs_fast_enter(t, CS_CUDA_cuMemAddressFree);
     uint32_t r = real(ptr, size);
@@ -12185,7 +12185,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemAddressReserve(u
     typedef uint32_t (*fn_t)(void *, uint64_t, uint64_t, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemAddressReserve - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemAddressReserve(via, ptr, size, alignment, addr, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemAddressReserve(via, ptr, size, alignment, addr, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemAddressReserve(via, ptr, size, alignment, addr, flags);
     cs_fast_enter(t, CS_CUDA_cuMemAddressReserve);
     uint32_t r = real(ptr, size, alignment, addr, flags);
@@ -12229,7 +12229,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemAdvise(uint8_t v
     typedef uint32_t (*fn_t)(uint64_t, uint64_t, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemAdvise - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemAdvise(via, devPtr, count, advice, device);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemAdvise(via, devPtr, count, advice, device);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemAdvise(via, devPtr, count, advice, device);
     cs_fast_enter(t, CS_CUDA_cuMemAdvise);
     uint32_t r = real(devPtr, count, advice, device);
@@ -12273,7 +12273,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemAdvise_v2(uint8_
     typedef uint32_t (*fn_t)(uint64_t, uint64_t, uint32_t, struct cs_blob_8_4);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemAdvise_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemAdvise_v2(via, devPtr, count, advice, location);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemAdvise_v2(via, devPtr, count, advice, location);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemAdvise_v2(via, devPtr, count, advice, location);
     cs_fast_enter(t, CS_CUDA_cuMemAdvise_v2);
     uint32_t r = real(devPtr, count, advice, location);
@@ -12317,7 +12317,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemAlloc(uint8_t vi
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemAlloc - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemAlloc(via, dptr, bytesize);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemAlloc(via, dptr, bytesize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemAlloc(via, dptr, bytesize);
     cs_fast_enter(t, CS_CUDA_cuMemAlloc);
     uint32_t r = real(dptr, bytesize);
@@ -12445,7 +12445,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemAllocHost(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemAllocHost - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemAllocHost(via, pp, bytesize);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemAllocHost(via, pp, bytesize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemAllocHost(via, pp, bytesize);
     cs_fast_enter(t, CS_CUDA_cuMemAllocHost);
     uint32_t r = real(pp, bytesize);
@@ -12489,7 +12489,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemAllocHost_v2(uin
     typedef uint32_t (*fn_t)(void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemAllocHost_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemAllocHost_v2(via, pp, bytesize);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemAllocHost_v2(via, pp, bytesize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemAllocHost_v2(via, pp, bytesize);
     cs_fast_enter(t, CS_CUDA_cuMemAllocHost_v2);
     uint32_t r = real(pp, bytesize);
@@ -12554,7 +12554,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemAllocPitch(uint8
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemAllocPitch - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemAllocPitch(via, dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemAllocPitch(via, dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemAllocPitch(via, dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
     cs_fast_enter(t, CS_CUDA_cuMemAllocPitch);
     uint32_t r = real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
@@ -12640,7 +12640,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemBatchDecompressA
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemBatchDecompressAsync - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemBatchDecompressAsync(via, paramsArray, count, flags, errorIndex, stream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemBatchDecompressAsync(via, paramsArray, count, flags, errorIndex, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemBatchDecompressAsync(via, paramsArray, count, flags, errorIndex, stream);
     cs_fast_enter(t, CS_CUDA_cuMemBatchDecompressAsync);
     uint32_t r = real(paramsArray, count, flags, errorIndex, stream);
@@ -12684,7 +12684,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemBatchDecompressA
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemBatchDecompressAsync_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemBatchDecompressAsync_ptsz(via, paramsArray, count, flags, errorIndex, stream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemBatchDecompressAsync_ptsz(via, paramsArray, count, flags, errorIndex, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemBatchDecompressAsync_ptsz(via, paramsArray, count, flags, errorIndex, stream);
     cs_fast_enter(t, CS_CUDA_cuMemBatchDecompressAsync_ptsz);
     uint32_t r = real(paramsArray, count, flags, errorIndex, stream);
@@ -12749,7 +12749,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemDiscardAndPrefet
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, void *, void *, uint64_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemDiscardAndPrefetchBatchAsync - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemDiscardAndPrefetchBatchAsync(via, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemDiscardAndPrefetchBatchAsync(via, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemDiscardAndPrefetchBatchAsync(via, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemDiscardAndPrefetchBatchAsync);
     uint32_t r = real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
@@ -12793,7 +12793,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemDiscardAndPrefet
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, void *, void *, uint64_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemDiscardAndPrefetchBatchAsync_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemDiscardAndPrefetchBatchAsync_ptsz(via, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemDiscardAndPrefetchBatchAsync_ptsz(via, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemDiscardAndPrefetchBatchAsync_ptsz(via, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemDiscardAndPrefetchBatchAsync_ptsz);
     uint32_t r = real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
@@ -12837,7 +12837,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemDiscardBatchAsyn
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemDiscardBatchAsync - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemDiscardBatchAsync(via, dptrs, sizes, count, flags, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemDiscardBatchAsync(via, dptrs, sizes, count, flags, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemDiscardBatchAsync(via, dptrs, sizes, count, flags, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemDiscardBatchAsync);
     uint32_t r = real(dptrs, sizes, count, flags, hStream);
@@ -12881,7 +12881,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemDiscardBatchAsyn
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemDiscardBatchAsync_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemDiscardBatchAsync_ptsz(via, dptrs, sizes, count, flags, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemDiscardBatchAsync_ptsz(via, dptrs, sizes, count, flags, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemDiscardBatchAsync_ptsz(via, dptrs, sizes, count, flags, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemDiscardBatchAsync_ptsz);
     uint32_t r = real(dptrs, sizes, count, flags, hStream);
@@ -12925,7 +12925,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemExportToShareabl
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemExportToShareableHandle - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemExportToShareableHandle(via, shareableHandle, handle, handleType, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemExportToShareableHandle(via, shareableHandle, handle, handleType, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemExportToShareableHandle(via, shareableHandle, handle, handleType, flags);
     cs_fast_enter(t, CS_CUDA_cuMemExportToShareableHandle);
     uint32_t r = real(shareableHandle, handle, handleType, flags);
@@ -12969,7 +12969,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemFree(uint8_t via
     typedef uint32_t (*fn_t)(uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemFree - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemFree(via, dptr);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemFree(via, dptr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemFree(via, dptr);
     cs_fast_enter(t, CS_CUDA_cuMemFree);
     uint32_t r = real(dptr);
@@ -13013,7 +13013,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemFreeAsync(uint8_
     typedef uint32_t (*fn_t)(uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemFreeAsync - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemFreeAsync(via, dptr, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemFreeAsync(via, dptr, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemFreeAsync(via, dptr, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemFreeAsync);
     uint32_t r = real(dptr, hStream);
@@ -13057,7 +13057,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemFreeAsync_ptsz(u
     typedef uint32_t (*fn_t)(uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemFreeAsync_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemFreeAsync_ptsz(via, dptr, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemFreeAsync_ptsz(via, dptr, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemFreeAsync_ptsz(via, dptr, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemFreeAsync_ptsz);
     uint32_t r = real(dptr, hStream);
@@ -13101,7 +13101,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemFreeHost(uint8_t
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemFreeHost - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemFreeHost(via, p);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemFreeHost(via, p);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemFreeHost(via, p);
     cs_fast_enter(t, CS_CUDA_cuMemFreeHost);
     uint32_t r = real(p);
@@ -13166,7 +13166,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemGetAccess(uint8_
     typedef uint32_t (*fn_t)(void *, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemGetAccess - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemGetAccess(via, flags, location, ptr);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemGetAccess(via, flags, location, ptr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemGetAccess(via, flags, location, ptr);
     cs_fast_enter(t, CS_CUDA_cuMemGetAccess);
     uint32_t r = real(flags, location, ptr);
@@ -13210,7 +13210,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemGetAddressRange(
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemGetAddressRange - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemGetAddressRange(via, pbase, psize, dptr);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemGetAddressRange(via, pbase, psize, dptr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemGetAddressRange(via, pbase, psize, dptr);
     cs_fast_enter(t, CS_CUDA_cuMemGetAddressRange);
     uint32_t r = real(pbase, psize, dptr);
@@ -13254,7 +13254,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemGetAddressRange_
     typedef uint32_t (*fn_t)(void *, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemGetAddressRange_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemGetAddressRange_v2(via, pbase, psize, dptr);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemGetAddressRange_v2(via, pbase, psize, dptr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemGetAddressRange_v2(via, pbase, psize, dptr);
     cs_fast_enter(t, CS_CUDA_cuMemGetAddressRange_v2);
     uint32_t r = real(pbase, psize, dptr);
@@ -13298,7 +13298,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemGetAllocationGra
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemGetAllocationGranularity - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemGetAllocationGranularity(via, granularity, prop, option);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemGetAllocationGranularity(via, granularity, prop, option);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemGetAllocationGranularity(via, granularity, prop, option);
     cs_fast_enter(t, CS_CUDA_cuMemGetAllocationGranularity);
     uint32_t r = real(granularity, prop, option);
@@ -13342,7 +13342,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemGetAllocationPro
     typedef uint32_t (*fn_t)(void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemGetAllocationPropertiesFromHandle - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemGetAllocationPropertiesFromHandle(via, prop, handle);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemGetAllocationPropertiesFromHandle(via, prop, handle);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemGetAllocationPropertiesFromHandle(via, prop, handle);
     cs_fast_enter(t, CS_CUDA_cuMemGetAllocationPropertiesFromHandle);
     uint32_t r = real(prop, handle);
@@ -13386,7 +13386,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemGetDefaultMemPoo
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemGetDefaultMemPool - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemGetDefaultMemPool(via, pool_out, location, type);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemGetDefaultMemPool(via, pool_out, location, type);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemGetDefaultMemPool(via, pool_out, location, type);
     cs_fast_enter(t, CS_CUDA_cuMemGetDefaultMemPool);
     uint32_t r = real(pool_out, location, type);
@@ -13430,7 +13430,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemGetHandleForAddr
     typedef uint32_t (*fn_t)(void *, uint64_t, uint64_t, uint32_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemGetHandleForAddressRange - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemGetHandleForAddressRange(via, handle, dptr, size, handleType, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemGetHandleForAddressRange(via, handle, dptr, size, handleType, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemGetHandleForAddressRange(via, handle, dptr, size, handleType, flags);
     cs_fast_enter(t, CS_CUDA_cuMemGetHandleForAddressRange);
     uint32_t r = real(handle, dptr, size, handleType, flags);
@@ -13474,7 +13474,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemGetInfo(uint8_t 
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemGetInfo - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemGetInfo(via, free, total);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemGetInfo(via, free, total);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemGetInfo(via, free, total);
     cs_fast_enter(t, CS_CUDA_cuMemGetInfo);
     uint32_t r = real(free, total);
@@ -13518,7 +13518,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemGetInfo_v2(uint8
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemGetInfo_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemGetInfo_v2(via, free, total);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemGetInfo_v2(via, free, total);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemGetInfo_v2(via, free, total);
     cs_fast_enter(t, CS_CUDA_cuMemGetInfo_v2);
     uint32_t r = real(free, total);
@@ -13562,7 +13562,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemGetMemPool(uint8
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemGetMemPool - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemGetMemPool(via, pool, location, type);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemGetMemPool(via, pool, location, type);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemGetMemPool(via, pool, location, type);
     cs_fast_enter(t, CS_CUDA_cuMemGetMemPool);
     uint32_t r = real(pool, location, type);
@@ -13606,7 +13606,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemHostAlloc(uint8_
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemHostAlloc - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemHostAlloc(via, pp, bytesize, Flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemHostAlloc(via, pp, bytesize, Flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemHostAlloc(via, pp, bytesize, Flags);
     cs_fast_enter(t, CS_CUDA_cuMemHostAlloc);
     uint32_t r = real(pp, bytesize, Flags);
@@ -13650,7 +13650,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemHostGetDevicePoi
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemHostGetDevicePointer - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemHostGetDevicePointer(via, pdptr, p, Flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemHostGetDevicePointer(via, pdptr, p, Flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemHostGetDevicePointer(via, pdptr, p, Flags);
     cs_fast_enter(t, CS_CUDA_cuMemHostGetDevicePointer);
     uint32_t r = real(pdptr, p, Flags);
@@ -13694,7 +13694,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemHostGetDevicePoi
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemHostGetDevicePointer_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemHostGetDevicePointer_v2(via, pdptr, p, Flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemHostGetDevicePointer_v2(via, pdptr, p, Flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemHostGetDevicePointer_v2(via, pdptr, p, Flags);
     cs_fast_enter(t, CS_CUDA_cuMemHostGetDevicePointer_v2);
     uint32_t r = real(pdptr, p, Flags);
@@ -13738,7 +13738,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemHostGetFlags(uin
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemHostGetFlags - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemHostGetFlags(via, pFlags, p);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemHostGetFlags(via, pFlags, p);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemHostGetFlags(via, pFlags, p);
     cs_fast_enter(t, CS_CUDA_cuMemHostGetFlags);
     uint32_t r = real(pFlags, p);
@@ -13782,7 +13782,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemHostRegister(uin
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemHostRegister - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemHostRegister(via, p, bytesize, Flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemHostRegister(via, p, bytesize, Flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemHostRegister(via, p, bytesize, Flags);
     cs_fast_enter(t, CS_CUDA_cuMemHostRegister);
     uint32_t r = real(p, bytesize, Flags);
@@ -13826,7 +13826,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemHostRegister_v2(
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemHostRegister_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemHostRegister_v2(via, p, bytesize, Flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemHostRegister_v2(via, p, bytesize, Flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemHostRegister_v2(via, p, bytesize, Flags);
     cs_fast_enter(t, CS_CUDA_cuMemHostRegister_v2);
     uint32_t r = real(p, bytesize, Flags);
@@ -13870,7 +13870,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemHostUnregister(u
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemHostUnregister - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemHostUnregister(via, p);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemHostUnregister(via, p);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemHostUnregister(via, p);
     cs_fast_enter(t, CS_CUDA_cuMemHostUnregister);
     uint32_t r = real(p);
@@ -13914,7 +13914,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemImportFromSharea
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemImportFromShareableHandle - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemImportFromShareableHandle(via, handle, osHandle, shHandleType);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemImportFromShareableHandle(via, handle, osHandle, shHandleType);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemImportFromShareableHandle(via, handle, osHandle, shHandleType);
     cs_fast_enter(t, CS_CUDA_cuMemImportFromShareableHandle);
     uint32_t r = real(handle, osHandle, shHandleType);
@@ -13958,7 +13958,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemMap(uint8_t via,
     typedef uint32_t (*fn_t)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemMap - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemMap(via, ptr, size, offset, handle, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemMap(via, ptr, size, offset, handle, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemMap(via, ptr, size, offset, handle, flags);
     cs_fast_enter(t, CS_CUDA_cuMemMap);
     uint32_t r = real(ptr, size, offset, handle, flags);
@@ -14002,7 +14002,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemMapArrayAsync(ui
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemMapArrayAsync - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemMapArrayAsync(via, mapInfoList, count, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemMapArrayAsync(via, mapInfoList, count, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemMapArrayAsync(via, mapInfoList, count, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemMapArrayAsync);
     uint32_t r = real(mapInfoList, count, hStream);
@@ -14046,7 +14046,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemMapArrayAsync_pt
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemMapArrayAsync_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemMapArrayAsync_ptsz(via, mapInfoList, count, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemMapArrayAsync_ptsz(via, mapInfoList, count, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemMapArrayAsync_ptsz(via, mapInfoList, count, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemMapArrayAsync_ptsz);
     uint32_t r = real(mapInfoList, count, hStream);
@@ -14090,7 +14090,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPoolCreate(uint8
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemPoolCreate - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemPoolCreate(via, pool, poolProps);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemPoolCreate(via, pool, poolProps);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemPoolCreate(via, pool, poolProps);
     cs_fast_enter(t, CS_CUDA_cuMemPoolCreate);
     uint32_t r = real(pool, poolProps);
@@ -14134,7 +14134,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPoolDestroy(uint
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemPoolDestroy - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemPoolDestroy(via, pool);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemPoolDestroy(via, pool);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemPoolDestroy(via, pool);
     cs_fast_enter(t, CS_CUDA_cuMemPoolDestroy);
     uint32_t r = real(pool);
@@ -14178,7 +14178,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPoolExportPointe
     typedef uint32_t (*fn_t)(void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemPoolExportPointer - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemPoolExportPointer(via, shareData_out, ptr);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemPoolExportPointer(via, shareData_out, ptr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemPoolExportPointer(via, shareData_out, ptr);
     cs_fast_enter(t, CS_CUDA_cuMemPoolExportPointer);
     uint32_t r = real(shareData_out, ptr);
@@ -14222,7 +14222,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPoolExportToShar
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemPoolExportToShareableHandle - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemPoolExportToShareableHandle(via, handle_out, pool, handleType, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemPoolExportToShareableHandle(via, handle_out, pool, handleType, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemPoolExportToShareableHandle(via, handle_out, pool, handleType, flags);
     cs_fast_enter(t, CS_CUDA_cuMemPoolExportToShareableHandle);
     uint32_t r = real(handle_out, pool, handleType, flags);
@@ -14266,7 +14266,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPoolGetAccess(ui
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemPoolGetAccess - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemPoolGetAccess(via, flags, memPool, location);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemPoolGetAccess(via, flags, memPool, location);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemPoolGetAccess(via, flags, memPool, location);
     cs_fast_enter(t, CS_CUDA_cuMemPoolGetAccess);
     uint32_t r = real(flags, memPool, location);
@@ -14310,7 +14310,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPoolGetAttribute
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemPoolGetAttribute - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemPoolGetAttribute(via, pool, attr, value);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemPoolGetAttribute(via, pool, attr, value);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemPoolGetAttribute(via, pool, attr, value);
     cs_fast_enter(t, CS_CUDA_cuMemPoolGetAttribute);
     uint32_t r = real(pool, attr, value);
@@ -14354,7 +14354,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPoolImportFromSh
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemPoolImportFromShareableHandle - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemPoolImportFromShareableHandle(via, pool_out, handle, handleType, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemPoolImportFromShareableHandle(via, pool_out, handle, handleType, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemPoolImportFromShareableHandle(via, pool_out, handle, handleType, flags);
     cs_fast_enter(t, CS_CUDA_cuMemPoolImportFromShareableHandle);
     uint32_t r = real(pool_out, handle, handleType, flags);
@@ -14398,7 +14398,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPoolImportPointe
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemPoolImportPointer - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemPoolImportPointer(via, ptr_out, pool, shareData);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemPoolImportPointer(via, ptr_out, pool, shareData);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemPoolImportPointer(via, ptr_out, pool, shareData);
     cs_fast_enter(t, CS_CUDA_cuMemPoolImportPointer);
     uint32_t r = real(ptr_out, pool, shareData);
@@ -14442,7 +14442,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPoolSetAccess(ui
     typedef uint32_t (*fn_t)(void *, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemPoolSetAccess - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemPoolSetAccess(via, pool, map, count);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemPoolSetAccess(via, pool, map, count);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemPoolSetAccess(via, pool, map, count);
     cs_fast_enter(t, CS_CUDA_cuMemPoolSetAccess);
     uint32_t r = real(pool, map, count);
@@ -14486,7 +14486,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPoolSetAttribute
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemPoolSetAttribute - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemPoolSetAttribute(via, pool, attr, value);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemPoolSetAttribute(via, pool, attr, value);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemPoolSetAttribute(via, pool, attr, value);
     cs_fast_enter(t, CS_CUDA_cuMemPoolSetAttribute);
     uint32_t r = real(pool, attr, value);
@@ -14530,7 +14530,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPoolTrimTo(uint8
     typedef uint32_t (*fn_t)(void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemPoolTrimTo - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemPoolTrimTo(via, pool, minBytesToKeep);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemPoolTrimTo(via, pool, minBytesToKeep);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemPoolTrimTo(via, pool, minBytesToKeep);
     cs_fast_enter(t, CS_CUDA_cuMemPoolTrimTo);
     uint32_t r = real(pool, minBytesToKeep);
@@ -14574,7 +14574,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPrefetchAsync(ui
     typedef uint32_t (*fn_t)(uint64_t, uint64_t, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemPrefetchAsync - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemPrefetchAsync(via, devPtr, count, dstDevice, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemPrefetchAsync(via, devPtr, count, dstDevice, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemPrefetchAsync(via, devPtr, count, dstDevice, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemPrefetchAsync);
     uint32_t r = real(devPtr, count, dstDevice, hStream);
@@ -14618,7 +14618,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPrefetchAsync_pt
     typedef uint32_t (*fn_t)(uint64_t, uint64_t, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemPrefetchAsync_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemPrefetchAsync_ptsz(via, devPtr, count, dstDevice, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemPrefetchAsync_ptsz(via, devPtr, count, dstDevice, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemPrefetchAsync_ptsz(via, devPtr, count, dstDevice, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemPrefetchAsync_ptsz);
     uint32_t r = real(devPtr, count, dstDevice, hStream);
@@ -14662,7 +14662,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPrefetchAsync_v2
     typedef uint32_t (*fn_t)(uint64_t, uint64_t, struct cs_blob_8_4, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemPrefetchAsync_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemPrefetchAsync_v2(via, devPtr, count, location, flags, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemPrefetchAsync_v2(via, devPtr, count, location, flags, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemPrefetchAsync_v2(via, devPtr, count, location, flags, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemPrefetchAsync_v2);
     uint32_t r = real(devPtr, count, location, flags, hStream);
@@ -14706,7 +14706,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPrefetchAsync_v2
     typedef uint32_t (*fn_t)(uint64_t, uint64_t, struct cs_blob_8_4, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemPrefetchAsync_v2_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemPrefetchAsync_v2_ptsz(via, devPtr, count, location, flags, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemPrefetchAsync_v2_ptsz(via, devPtr, count, location, flags, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemPrefetchAsync_v2_ptsz(via, devPtr, count, location, flags, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemPrefetchAsync_v2_ptsz);
     uint32_t r = real(devPtr, count, location, flags, hStream);
@@ -14750,7 +14750,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPrefetchBatchAsy
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, void *, void *, uint64_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemPrefetchBatchAsync - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemPrefetchBatchAsync(via, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemPrefetchBatchAsync(via, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemPrefetchBatchAsync(via, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemPrefetchBatchAsync);
     uint32_t r = real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
@@ -14794,7 +14794,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPrefetchBatchAsy
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, void *, void *, uint64_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemPrefetchBatchAsync_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemPrefetchBatchAsync_ptsz(via, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemPrefetchBatchAsync_ptsz(via, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemPrefetchBatchAsync_ptsz(via, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemPrefetchBatchAsync_ptsz);
     uint32_t r = real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
@@ -14838,7 +14838,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemRangeGetAttribut
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemRangeGetAttribute - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemRangeGetAttribute(via, data, dataSize, attribute, devPtr, count);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemRangeGetAttribute(via, data, dataSize, attribute, devPtr, count);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemRangeGetAttribute(via, data, dataSize, attribute, devPtr, count);
     cs_fast_enter(t, CS_CUDA_cuMemRangeGetAttribute);
     uint32_t r = real(data, dataSize, attribute, devPtr, count);
@@ -14882,7 +14882,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemRangeGetAttribut
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemRangeGetAttributes - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemRangeGetAttributes(via, data, dataSizes, attributes, numAttributes, devPtr, count);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemRangeGetAttributes(via, data, dataSizes, attributes, numAttributes, devPtr, count);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemRangeGetAttributes(via, data, dataSizes, attributes, numAttributes, devPtr, count);
     cs_fast_enter(t, CS_CUDA_cuMemRangeGetAttributes);
     uint32_t r = real(data, dataSizes, attributes, numAttributes, devPtr, count);
@@ -14926,7 +14926,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemRelease(uint8_t 
     typedef uint32_t (*fn_t)(uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemRelease - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemRelease(via, handle);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemRelease(via, handle);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemRelease(via, handle);
     cs_fast_enter(t, CS_CUDA_cuMemRelease);
     uint32_t r = real(handle);
@@ -14970,7 +14970,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemRetainAllocation
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemRetainAllocationHandle - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemRetainAllocationHandle(via, handle, addr);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemRetainAllocationHandle(via, handle, addr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemRetainAllocationHandle(via, handle, addr);
     cs_fast_enter(t, CS_CUDA_cuMemRetainAllocationHandle);
     uint32_t r = real(handle, addr);
@@ -15014,7 +15014,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemSetAccess(uint8_
     typedef uint32_t (*fn_t)(uint64_t, uint64_t, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemSetAccess - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemSetAccess(via, ptr, size, desc, count);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemSetAccess(via, ptr, size, desc, count);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemSetAccess(via, ptr, size, desc, count);
     cs_fast_enter(t, CS_CUDA_cuMemSetAccess);
     uint32_t r = real(ptr, size, desc, count);
@@ -15058,7 +15058,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemSetMemPool(uint8
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemSetMemPool - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemSetMemPool(via, location, type, pool);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemSetMemPool(via, location, type, pool);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemSetMemPool(via, location, type, pool);
     cs_fast_enter(t, CS_CUDA_cuMemSetMemPool);
     uint32_t r = real(location, type, pool);
@@ -15102,7 +15102,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemUnmap(uint8_t vi
     typedef uint32_t (*fn_t)(uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemUnmap - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemUnmap(via, ptr, size);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemUnmap(via, ptr, size);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemUnmap(via, ptr, size);
     cs_fast_enter(t, CS_CUDA_cuMemUnmap);
     uint32_t r = real(ptr, size);
@@ -15146,7 +15146,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy(uint8_t via,
     typedef uint32_t (*fn_t)(uint64_t, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpy - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpy(via, dst, src, ByteCount);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpy(via, dst, src, ByteCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpy(via, dst, src, ByteCount);
     cs_fast_enter(t, CS_CUDA_cuMemcpy);
     uint32_t r = real(dst, src, ByteCount);
@@ -15190,7 +15190,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy2D(uint8_t vi
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpy2D - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpy2D(via, pCopy);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpy2D(via, pCopy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpy2D(via, pCopy);
     cs_fast_enter(t, CS_CUDA_cuMemcpy2D);
     uint32_t r = real(pCopy);
@@ -15234,7 +15234,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy2DAsync(uint8
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpy2DAsync - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpy2DAsync(via, pCopy, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpy2DAsync(via, pCopy, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpy2DAsync(via, pCopy, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpy2DAsync);
     uint32_t r = real(pCopy, hStream);
@@ -15278,7 +15278,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy2DAsync_v2(ui
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpy2DAsync_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpy2DAsync_v2(via, pCopy, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpy2DAsync_v2(via, pCopy, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpy2DAsync_v2(via, pCopy, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpy2DAsync_v2);
     uint32_t r = real(pCopy, hStream);
@@ -15322,7 +15322,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy2DAsync_v2_pt
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpy2DAsync_v2_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpy2DAsync_v2_ptsz(via, pCopy, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpy2DAsync_v2_ptsz(via, pCopy, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpy2DAsync_v2_ptsz(via, pCopy, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpy2DAsync_v2_ptsz);
     uint32_t r = real(pCopy, hStream);
@@ -15366,7 +15366,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy2DUnaligned(u
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpy2DUnaligned - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpy2DUnaligned(via, pCopy);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpy2DUnaligned(via, pCopy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpy2DUnaligned(via, pCopy);
     cs_fast_enter(t, CS_CUDA_cuMemcpy2DUnaligned);
     uint32_t r = real(pCopy);
@@ -15410,7 +15410,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy2DUnaligned_v
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpy2DUnaligned_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpy2DUnaligned_v2(via, pCopy);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpy2DUnaligned_v2(via, pCopy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpy2DUnaligned_v2(via, pCopy);
     cs_fast_enter(t, CS_CUDA_cuMemcpy2DUnaligned_v2);
     uint32_t r = real(pCopy);
@@ -15454,7 +15454,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy2DUnaligned_v
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpy2DUnaligned_v2_ptds - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpy2DUnaligned_v2_ptds(via, pCopy);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpy2DUnaligned_v2_ptds(via, pCopy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpy2DUnaligned_v2_ptds(via, pCopy);
     cs_fast_enter(t, CS_CUDA_cuMemcpy2DUnaligned_v2_ptds);
     uint32_t r = real(pCopy);
@@ -15498,7 +15498,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy2D_v2(uint8_t
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpy2D_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpy2D_v2(via, pCopy);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpy2D_v2(via, pCopy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpy2D_v2(via, pCopy);
     cs_fast_enter(t, CS_CUDA_cuMemcpy2D_v2);
     uint32_t r = real(pCopy);
@@ -15542,7 +15542,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy2D_v2_ptds(ui
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpy2D_v2_ptds - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpy2D_v2_ptds(via, pCopy);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpy2D_v2_ptds(via, pCopy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpy2D_v2_ptds(via, pCopy);
     cs_fast_enter(t, CS_CUDA_cuMemcpy2D_v2_ptds);
     uint32_t r = real(pCopy);
@@ -15586,7 +15586,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy3D(uint8_t vi
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpy3D - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpy3D(via, pCopy);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpy3D(via, pCopy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpy3D(via, pCopy);
     cs_fast_enter(t, CS_CUDA_cuMemcpy3D);
     uint32_t r = real(pCopy);
@@ -15630,7 +15630,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy3DAsync(uint8
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpy3DAsync - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpy3DAsync(via, pCopy, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpy3DAsync(via, pCopy, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpy3DAsync(via, pCopy, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpy3DAsync);
     uint32_t r = real(pCopy, hStream);
@@ -15674,7 +15674,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy3DAsync_v2(ui
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpy3DAsync_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpy3DAsync_v2(via, pCopy, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpy3DAsync_v2(via, pCopy, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpy3DAsync_v2(via, pCopy, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpy3DAsync_v2);
     uint32_t r = real(pCopy, hStream);
@@ -15718,7 +15718,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy3DAsync_v2_pt
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpy3DAsync_v2_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpy3DAsync_v2_ptsz(via, pCopy, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpy3DAsync_v2_ptsz(via, pCopy, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpy3DAsync_v2_ptsz(via, pCopy, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpy3DAsync_v2_ptsz);
     uint32_t r = real(pCopy, hStream);
@@ -15762,7 +15762,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy3DBatchAsync(
     typedef uint32_t (*fn_t)(uint64_t, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpy3DBatchAsync - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpy3DBatchAsync(via, numOps, opList, failIdx, flags, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpy3DBatchAsync(via, numOps, opList, failIdx, flags, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpy3DBatchAsync(via, numOps, opList, failIdx, flags, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpy3DBatchAsync);
     uint32_t r = real(numOps, opList, failIdx, flags, hStream);
@@ -15806,7 +15806,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy3DBatchAsync_
     typedef uint32_t (*fn_t)(uint64_t, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpy3DBatchAsync_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpy3DBatchAsync_ptsz(via, numOps, opList, failIdx, flags, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpy3DBatchAsync_ptsz(via, numOps, opList, failIdx, flags, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpy3DBatchAsync_ptsz(via, numOps, opList, failIdx, flags, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpy3DBatchAsync_ptsz);
     uint32_t r = real(numOps, opList, failIdx, flags, hStream);
@@ -15850,7 +15850,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy3DBatchAsync_
     typedef uint32_t (*fn_t)(uint64_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpy3DBatchAsync_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpy3DBatchAsync_v2(via, numOps, opList, flags, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpy3DBatchAsync_v2(via, numOps, opList, flags, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpy3DBatchAsync_v2(via, numOps, opList, flags, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpy3DBatchAsync_v2);
     uint32_t r = real(numOps, opList, flags, hStream);
@@ -15894,7 +15894,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy3DBatchAsync_
     typedef uint32_t (*fn_t)(uint64_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpy3DBatchAsync_v2_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpy3DBatchAsync_v2_ptsz(via, numOps, opList, flags, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpy3DBatchAsync_v2_ptsz(via, numOps, opList, flags, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpy3DBatchAsync_v2_ptsz(via, numOps, opList, flags, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpy3DBatchAsync_v2_ptsz);
     uint32_t r = real(numOps, opList, flags, hStream);
@@ -15938,7 +15938,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy3DPeer(uint8_
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpy3DPeer - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpy3DPeer(via, pCopy);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpy3DPeer(via, pCopy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpy3DPeer(via, pCopy);
     cs_fast_enter(t, CS_CUDA_cuMemcpy3DPeer);
     uint32_t r = real(pCopy);
@@ -15982,7 +15982,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy3DPeerAsync(u
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpy3DPeerAsync - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpy3DPeerAsync(via, pCopy, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpy3DPeerAsync(via, pCopy, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpy3DPeerAsync(via, pCopy, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpy3DPeerAsync);
     uint32_t r = real(pCopy, hStream);
@@ -16026,7 +16026,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy3DPeerAsync_p
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpy3DPeerAsync_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpy3DPeerAsync_ptsz(via, pCopy, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpy3DPeerAsync_ptsz(via, pCopy, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpy3DPeerAsync_ptsz(via, pCopy, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpy3DPeerAsync_ptsz);
     uint32_t r = real(pCopy, hStream);
@@ -16070,7 +16070,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy3DPeer_ptds(u
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpy3DPeer_ptds - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpy3DPeer_ptds(via, pCopy);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpy3DPeer_ptds(via, pCopy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpy3DPeer_ptds(via, pCopy);
     cs_fast_enter(t, CS_CUDA_cuMemcpy3DPeer_ptds);
     uint32_t r = real(pCopy);
@@ -16114,7 +16114,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy3D_v2(uint8_t
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpy3D_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpy3D_v2(via, pCopy);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpy3D_v2(via, pCopy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpy3D_v2(via, pCopy);
     cs_fast_enter(t, CS_CUDA_cuMemcpy3D_v2);
     uint32_t r = real(pCopy);
@@ -16158,7 +16158,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy3D_v2_ptds(ui
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpy3D_v2_ptds - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpy3D_v2_ptds(via, pCopy);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpy3D_v2_ptds(via, pCopy);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpy3D_v2_ptds(via, pCopy);
     cs_fast_enter(t, CS_CUDA_cuMemcpy3D_v2_ptds);
     uint32_t r = real(pCopy);
@@ -16202,7 +16202,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyAsync(uint8_t
     typedef uint32_t (*fn_t)(uint64_t, uint64_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyAsync - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyAsync(via, dst, src, ByteCount, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyAsync(via, dst, src, ByteCount, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyAsync(via, dst, src, ByteCount, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpyAsync);
     uint32_t r = real(dst, src, ByteCount, hStream);
@@ -16246,7 +16246,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyAsync_ptsz(ui
     typedef uint32_t (*fn_t)(uint64_t, uint64_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyAsync_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyAsync_ptsz(via, dst, src, ByteCount, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyAsync_ptsz(via, dst, src, ByteCount, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyAsync_ptsz(via, dst, src, ByteCount, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpyAsync_ptsz);
     uint32_t r = real(dst, src, ByteCount, hStream);
@@ -16290,7 +16290,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyAtoA(uint8_t 
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyAtoA - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyAtoA(via, dstArray, dstOffset, srcArray, srcOffset, ByteCount);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyAtoA(via, dstArray, dstOffset, srcArray, srcOffset, ByteCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyAtoA(via, dstArray, dstOffset, srcArray, srcOffset, ByteCount);
     cs_fast_enter(t, CS_CUDA_cuMemcpyAtoA);
     uint32_t r = real(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
@@ -16334,7 +16334,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyAtoA_v2(uint8
     typedef uint32_t (*fn_t)(void *, uint64_t, void *, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyAtoA_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyAtoA_v2(via, dstArray, dstOffset, srcArray, srcOffset, ByteCount);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyAtoA_v2(via, dstArray, dstOffset, srcArray, srcOffset, ByteCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyAtoA_v2(via, dstArray, dstOffset, srcArray, srcOffset, ByteCount);
     cs_fast_enter(t, CS_CUDA_cuMemcpyAtoA_v2);
     uint32_t r = real(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
@@ -16378,7 +16378,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyAtoA_v2_ptds(
     typedef uint32_t (*fn_t)(void *, uint64_t, void *, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyAtoA_v2_ptds - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyAtoA_v2_ptds(via, dstArray, dstOffset, srcArray, srcOffset, ByteCount);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyAtoA_v2_ptds(via, dstArray, dstOffset, srcArray, srcOffset, ByteCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyAtoA_v2_ptds(via, dstArray, dstOffset, srcArray, srcOffset, ByteCount);
     cs_fast_enter(t, CS_CUDA_cuMemcpyAtoA_v2_ptds);
     uint32_t r = real(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
@@ -16422,7 +16422,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyAtoD(uint8_t 
     typedef uint32_t (*fn_t)(uint32_t, void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyAtoD - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyAtoD(via, dstDevice, srcArray, srcOffset, ByteCount);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyAtoD(via, dstDevice, srcArray, srcOffset, ByteCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyAtoD(via, dstDevice, srcArray, srcOffset, ByteCount);
     cs_fast_enter(t, CS_CUDA_cuMemcpyAtoD);
     uint32_t r = real(dstDevice, srcArray, srcOffset, ByteCount);
@@ -16466,7 +16466,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyAtoD_v2(uint8
     typedef uint32_t (*fn_t)(uint64_t, void *, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyAtoD_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyAtoD_v2(via, dstDevice, srcArray, srcOffset, ByteCount);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyAtoD_v2(via, dstDevice, srcArray, srcOffset, ByteCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyAtoD_v2(via, dstDevice, srcArray, srcOffset, ByteCount);
     cs_fast_enter(t, CS_CUDA_cuMemcpyAtoD_v2);
     uint32_t r = real(dstDevice, srcArray, srcOffset, ByteCount);
@@ -16510,7 +16510,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyAtoD_v2_ptds(
     typedef uint32_t (*fn_t)(uint64_t, void *, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyAtoD_v2_ptds - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyAtoD_v2_ptds(via, dstDevice, srcArray, srcOffset, ByteCount);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyAtoD_v2_ptds(via, dstDevice, srcArray, srcOffset, ByteCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyAtoD_v2_ptds(via, dstDevice, srcArray, srcOffset, ByteCount);
     cs_fast_enter(t, CS_CUDA_cuMemcpyAtoD_v2_ptds);
     uint32_t r = real(dstDevice, srcArray, srcOffset, ByteCount);
@@ -16554,7 +16554,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyAtoH(uint8_t 
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyAtoH - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyAtoH(via, dstHost, srcArray, srcOffset, ByteCount);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyAtoH(via, dstHost, srcArray, srcOffset, ByteCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyAtoH(via, dstHost, srcArray, srcOffset, ByteCount);
     cs_fast_enter(t, CS_CUDA_cuMemcpyAtoH);
     uint32_t r = real(dstHost, srcArray, srcOffset, ByteCount);
@@ -16598,7 +16598,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyAtoHAsync(uin
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyAtoHAsync - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyAtoHAsync(via, dstHost, srcArray, srcOffset, ByteCount, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyAtoHAsync(via, dstHost, srcArray, srcOffset, ByteCount, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyAtoHAsync(via, dstHost, srcArray, srcOffset, ByteCount, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpyAtoHAsync);
     uint32_t r = real(dstHost, srcArray, srcOffset, ByteCount, hStream);
@@ -16642,7 +16642,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyAtoHAsync_v2(
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyAtoHAsync_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyAtoHAsync_v2(via, dstHost, srcArray, srcOffset, ByteCount, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyAtoHAsync_v2(via, dstHost, srcArray, srcOffset, ByteCount, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyAtoHAsync_v2(via, dstHost, srcArray, srcOffset, ByteCount, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpyAtoHAsync_v2);
     uint32_t r = real(dstHost, srcArray, srcOffset, ByteCount, hStream);
@@ -16686,7 +16686,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyAtoHAsync_v2_
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyAtoHAsync_v2_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyAtoHAsync_v2_ptsz(via, dstHost, srcArray, srcOffset, ByteCount, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyAtoHAsync_v2_ptsz(via, dstHost, srcArray, srcOffset, ByteCount, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyAtoHAsync_v2_ptsz(via, dstHost, srcArray, srcOffset, ByteCount, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpyAtoHAsync_v2_ptsz);
     uint32_t r = real(dstHost, srcArray, srcOffset, ByteCount, hStream);
@@ -16730,7 +16730,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyAtoH_v2(uint8
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyAtoH_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyAtoH_v2(via, dstHost, srcArray, srcOffset, ByteCount);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyAtoH_v2(via, dstHost, srcArray, srcOffset, ByteCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyAtoH_v2(via, dstHost, srcArray, srcOffset, ByteCount);
     cs_fast_enter(t, CS_CUDA_cuMemcpyAtoH_v2);
     uint32_t r = real(dstHost, srcArray, srcOffset, ByteCount);
@@ -16774,7 +16774,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyAtoH_v2_ptds(
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyAtoH_v2_ptds - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyAtoH_v2_ptds(via, dstHost, srcArray, srcOffset, ByteCount);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyAtoH_v2_ptds(via, dstHost, srcArray, srcOffset, ByteCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyAtoH_v2_ptds(via, dstHost, srcArray, srcOffset, ByteCount);
     cs_fast_enter(t, CS_CUDA_cuMemcpyAtoH_v2_ptds);
     uint32_t r = real(dstHost, srcArray, srcOffset, ByteCount);
@@ -16818,7 +16818,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyBatchAsync(ui
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *, void *, uint64_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyBatchAsync - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyBatchAsync(via, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyBatchAsync(via, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyBatchAsync(via, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpyBatchAsync);
     uint32_t r = real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream);
@@ -16862,7 +16862,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyBatchAsync_pt
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *, void *, uint64_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyBatchAsync_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyBatchAsync_ptsz(via, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyBatchAsync_ptsz(via, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyBatchAsync_ptsz(via, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpyBatchAsync_ptsz);
     uint32_t r = real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream);
@@ -16906,7 +16906,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyBatchAsync_v2
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyBatchAsync_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyBatchAsync_v2(via, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyBatchAsync_v2(via, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyBatchAsync_v2(via, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpyBatchAsync_v2);
     uint32_t r = real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
@@ -16950,7 +16950,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyBatchAsync_v2
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyBatchAsync_v2_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyBatchAsync_v2_ptsz(via, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyBatchAsync_v2_ptsz(via, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyBatchAsync_v2_ptsz(via, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpyBatchAsync_v2_ptsz);
     uint32_t r = real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
@@ -16994,7 +16994,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyDtoA(uint8_t 
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyDtoA - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyDtoA(via, dstArray, dstOffset, srcDevice, ByteCount);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyDtoA(via, dstArray, dstOffset, srcDevice, ByteCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyDtoA(via, dstArray, dstOffset, srcDevice, ByteCount);
     cs_fast_enter(t, CS_CUDA_cuMemcpyDtoA);
     uint32_t r = real(dstArray, dstOffset, srcDevice, ByteCount);
@@ -17038,7 +17038,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyDtoA_v2(uint8
     typedef uint32_t (*fn_t)(void *, uint64_t, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyDtoA_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyDtoA_v2(via, dstArray, dstOffset, srcDevice, ByteCount);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyDtoA_v2(via, dstArray, dstOffset, srcDevice, ByteCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyDtoA_v2(via, dstArray, dstOffset, srcDevice, ByteCount);
     cs_fast_enter(t, CS_CUDA_cuMemcpyDtoA_v2);
     uint32_t r = real(dstArray, dstOffset, srcDevice, ByteCount);
@@ -17082,7 +17082,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyDtoA_v2_ptds(
     typedef uint32_t (*fn_t)(void *, uint64_t, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyDtoA_v2_ptds - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyDtoA_v2_ptds(via, dstArray, dstOffset, srcDevice, ByteCount);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyDtoA_v2_ptds(via, dstArray, dstOffset, srcDevice, ByteCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyDtoA_v2_ptds(via, dstArray, dstOffset, srcDevice, ByteCount);
     cs_fast_enter(t, CS_CUDA_cuMemcpyDtoA_v2_ptds);
     uint32_t r = real(dstArray, dstOffset, srcDevice, ByteCount);
@@ -17126,7 +17126,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyDtoD(uint8_t 
     typedef uint32_t (*fn_t)(uint32_t, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyDtoD - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyDtoD(via, dstDevice, srcDevice, ByteCount);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyDtoD(via, dstDevice, srcDevice, ByteCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyDtoD(via, dstDevice, srcDevice, ByteCount);
     cs_fast_enter(t, CS_CUDA_cuMemcpyDtoD);
     uint32_t r = real(dstDevice, srcDevice, ByteCount);
@@ -17170,7 +17170,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyDtoDAsync(uin
     typedef uint32_t (*fn_t)(uint32_t, uint32_t, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyDtoDAsync - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyDtoDAsync(via, dstDevice, srcDevice, ByteCount, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyDtoDAsync(via, dstDevice, srcDevice, ByteCount, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyDtoDAsync(via, dstDevice, srcDevice, ByteCount, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpyDtoDAsync);
     uint32_t r = real(dstDevice, srcDevice, ByteCount, hStream);
@@ -17214,7 +17214,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyDtoDAsync_v2(
     typedef uint32_t (*fn_t)(uint64_t, uint64_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyDtoDAsync_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyDtoDAsync_v2(via, dstDevice, srcDevice, ByteCount, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyDtoDAsync_v2(via, dstDevice, srcDevice, ByteCount, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyDtoDAsync_v2(via, dstDevice, srcDevice, ByteCount, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpyDtoDAsync_v2);
     uint32_t r = real(dstDevice, srcDevice, ByteCount, hStream);
@@ -17258,7 +17258,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyDtoDAsync_v2_
     typedef uint32_t (*fn_t)(uint64_t, uint64_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyDtoDAsync_v2_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyDtoDAsync_v2_ptsz(via, dstDevice, srcDevice, ByteCount, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyDtoDAsync_v2_ptsz(via, dstDevice, srcDevice, ByteCount, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyDtoDAsync_v2_ptsz(via, dstDevice, srcDevice, ByteCount, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpyDtoDAsync_v2_ptsz);
     uint32_t r = real(dstDevice, srcDevice, ByteCount, hStream);
@@ -17302,7 +17302,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyDtoD_v2(uint8
     typedef uint32_t (*fn_t)(uint64_t, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyDtoD_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyDtoD_v2(via, dstDevice, srcDevice, ByteCount);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyDtoD_v2(via, dstDevice, srcDevice, ByteCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyDtoD_v2(via, dstDevice, srcDevice, ByteCount);
     cs_fast_enter(t, CS_CUDA_cuMemcpyDtoD_v2);
     uint32_t r = real(dstDevice, srcDevice, ByteCount);
@@ -17346,7 +17346,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyDtoD_v2_ptds(
     typedef uint32_t (*fn_t)(uint64_t, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyDtoD_v2_ptds - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyDtoD_v2_ptds(via, dstDevice, srcDevice, ByteCount);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyDtoD_v2_ptds(via, dstDevice, srcDevice, ByteCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyDtoD_v2_ptds(via, dstDevice, srcDevice, ByteCount);
     cs_fast_enter(t, CS_CUDA_cuMemcpyDtoD_v2_ptds);
     uint32_t r = real(dstDevice, srcDevice, ByteCount);
@@ -17390,7 +17390,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyDtoH(uint8_t 
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyDtoH - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyDtoH(via, dstHost, srcDevice, ByteCount);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyDtoH(via, dstHost, srcDevice, ByteCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyDtoH(via, dstHost, srcDevice, ByteCount);
     cs_fast_enter(t, CS_CUDA_cuMemcpyDtoH);
     uint32_t r = real(dstHost, srcDevice, ByteCount);
@@ -17434,7 +17434,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyDtoHAsync(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyDtoHAsync - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyDtoHAsync(via, dstHost, srcDevice, ByteCount, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyDtoHAsync(via, dstHost, srcDevice, ByteCount, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyDtoHAsync(via, dstHost, srcDevice, ByteCount, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpyDtoHAsync);
     uint32_t r = real(dstHost, srcDevice, ByteCount, hStream);
@@ -17478,7 +17478,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyDtoHAsync_v2(
     typedef uint32_t (*fn_t)(void *, uint64_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyDtoHAsync_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyDtoHAsync_v2(via, dstHost, srcDevice, ByteCount, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyDtoHAsync_v2(via, dstHost, srcDevice, ByteCount, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyDtoHAsync_v2(via, dstHost, srcDevice, ByteCount, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpyDtoHAsync_v2);
     uint32_t r = real(dstHost, srcDevice, ByteCount, hStream);
@@ -17522,7 +17522,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyDtoHAsync_v2_
     typedef uint32_t (*fn_t)(void *, uint64_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyDtoHAsync_v2_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyDtoHAsync_v2_ptsz(via, dstHost, srcDevice, ByteCount, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyDtoHAsync_v2_ptsz(via, dstHost, srcDevice, ByteCount, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyDtoHAsync_v2_ptsz(via, dstHost, srcDevice, ByteCount, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpyDtoHAsync_v2_ptsz);
     uint32_t r = real(dstHost, srcDevice, ByteCount, hStream);
@@ -17566,7 +17566,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyDtoH_v2(uint8
     typedef uint32_t (*fn_t)(void *, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyDtoH_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyDtoH_v2(via, dstHost, srcDevice, ByteCount);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyDtoH_v2(via, dstHost, srcDevice, ByteCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyDtoH_v2(via, dstHost, srcDevice, ByteCount);
     cs_fast_enter(t, CS_CUDA_cuMemcpyDtoH_v2);
     uint32_t r = real(dstHost, srcDevice, ByteCount);
@@ -17610,7 +17610,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyDtoH_v2_ptds(
     typedef uint32_t (*fn_t)(void *, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyDtoH_v2_ptds - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyDtoH_v2_ptds(via, dstHost, srcDevice, ByteCount);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyDtoH_v2_ptds(via, dstHost, srcDevice, ByteCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyDtoH_v2_ptds(via, dstHost, srcDevice, ByteCount);
     cs_fast_enter(t, CS_CUDA_cuMemcpyDtoH_v2_ptds);
     uint32_t r = real(dstHost, srcDevice, ByteCount);
@@ -17654,7 +17654,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyHtoA(uint8_t 
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyHtoA - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyHtoA(via, dstArray, dstOffset, srcHost, ByteCount);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyHtoA(via, dstArray, dstOffset, srcHost, ByteCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyHtoA(via, dstArray, dstOffset, srcHost, ByteCount);
     cs_fast_enter(t, CS_CUDA_cuMemcpyHtoA);
     uint32_t r = real(dstArray, dstOffset, srcHost, ByteCount);
@@ -17698,7 +17698,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyHtoAAsync(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyHtoAAsync - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyHtoAAsync(via, dstArray, dstOffset, srcHost, ByteCount, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyHtoAAsync(via, dstArray, dstOffset, srcHost, ByteCount, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyHtoAAsync(via, dstArray, dstOffset, srcHost, ByteCount, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpyHtoAAsync);
     uint32_t r = real(dstArray, dstOffset, srcHost, ByteCount, hStream);
@@ -17742,7 +17742,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyHtoAAsync_v2(
     typedef uint32_t (*fn_t)(void *, uint64_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyHtoAAsync_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyHtoAAsync_v2(via, dstArray, dstOffset, srcHost, ByteCount, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyHtoAAsync_v2(via, dstArray, dstOffset, srcHost, ByteCount, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyHtoAAsync_v2(via, dstArray, dstOffset, srcHost, ByteCount, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpyHtoAAsync_v2);
     uint32_t r = real(dstArray, dstOffset, srcHost, ByteCount, hStream);
@@ -17786,7 +17786,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyHtoAAsync_v2_
     typedef uint32_t (*fn_t)(void *, uint64_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyHtoAAsync_v2_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyHtoAAsync_v2_ptsz(via, dstArray, dstOffset, srcHost, ByteCount, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyHtoAAsync_v2_ptsz(via, dstArray, dstOffset, srcHost, ByteCount, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyHtoAAsync_v2_ptsz(via, dstArray, dstOffset, srcHost, ByteCount, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpyHtoAAsync_v2_ptsz);
     uint32_t r = real(dstArray, dstOffset, srcHost, ByteCount, hStream);
@@ -17830,7 +17830,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyHtoA_v2(uint8
     typedef uint32_t (*fn_t)(void *, uint64_t, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyHtoA_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyHtoA_v2(via, dstArray, dstOffset, srcHost, ByteCount);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyHtoA_v2(via, dstArray, dstOffset, srcHost, ByteCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyHtoA_v2(via, dstArray, dstOffset, srcHost, ByteCount);
     cs_fast_enter(t, CS_CUDA_cuMemcpyHtoA_v2);
     uint32_t r = real(dstArray, dstOffset, srcHost, ByteCount);
@@ -17874,7 +17874,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyHtoA_v2_ptds(
     typedef uint32_t (*fn_t)(void *, uint64_t, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyHtoA_v2_ptds - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyHtoA_v2_ptds(via, dstArray, dstOffset, srcHost, ByteCount);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyHtoA_v2_ptds(via, dstArray, dstOffset, srcHost, ByteCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyHtoA_v2_ptds(via, dstArray, dstOffset, srcHost, ByteCount);
     cs_fast_enter(t, CS_CUDA_cuMemcpyHtoA_v2_ptds);
     uint32_t r = real(dstArray, dstOffset, srcHost, ByteCount);
@@ -17918,7 +17918,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyHtoD(uint8_t 
     typedef uint32_t (*fn_t)(uint32_t, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyHtoD - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyHtoD(via, dstDevice, srcHost, ByteCount);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyHtoD(via, dstDevice, srcHost, ByteCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyHtoD(via, dstDevice, srcHost, ByteCount);
     cs_fast_enter(t, CS_CUDA_cuMemcpyHtoD);
     uint32_t r = real(dstDevice, srcHost, ByteCount);
@@ -17962,7 +17962,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyHtoDAsync(uin
     typedef uint32_t (*fn_t)(uint32_t, void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyHtoDAsync - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyHtoDAsync(via, dstDevice, srcHost, ByteCount, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyHtoDAsync(via, dstDevice, srcHost, ByteCount, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyHtoDAsync(via, dstDevice, srcHost, ByteCount, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpyHtoDAsync);
     uint32_t r = real(dstDevice, srcHost, ByteCount, hStream);
@@ -18006,7 +18006,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyHtoDAsync_v2(
     typedef uint32_t (*fn_t)(uint64_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyHtoDAsync_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyHtoDAsync_v2(via, dstDevice, srcHost, ByteCount, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyHtoDAsync_v2(via, dstDevice, srcHost, ByteCount, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyHtoDAsync_v2(via, dstDevice, srcHost, ByteCount, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpyHtoDAsync_v2);
     uint32_t r = real(dstDevice, srcHost, ByteCount, hStream);
@@ -18050,7 +18050,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyHtoDAsync_v2_
     typedef uint32_t (*fn_t)(uint64_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyHtoDAsync_v2_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyHtoDAsync_v2_ptsz(via, dstDevice, srcHost, ByteCount, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyHtoDAsync_v2_ptsz(via, dstDevice, srcHost, ByteCount, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyHtoDAsync_v2_ptsz(via, dstDevice, srcHost, ByteCount, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpyHtoDAsync_v2_ptsz);
     uint32_t r = real(dstDevice, srcHost, ByteCount, hStream);
@@ -18094,7 +18094,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyHtoD_v2(uint8
     typedef uint32_t (*fn_t)(uint64_t, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyHtoD_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyHtoD_v2(via, dstDevice, srcHost, ByteCount);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyHtoD_v2(via, dstDevice, srcHost, ByteCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyHtoD_v2(via, dstDevice, srcHost, ByteCount);
     cs_fast_enter(t, CS_CUDA_cuMemcpyHtoD_v2);
     uint32_t r = real(dstDevice, srcHost, ByteCount);
@@ -18138,7 +18138,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyHtoD_v2_ptds(
     typedef uint32_t (*fn_t)(uint64_t, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyHtoD_v2_ptds - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyHtoD_v2_ptds(via, dstDevice, srcHost, ByteCount);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyHtoD_v2_ptds(via, dstDevice, srcHost, ByteCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyHtoD_v2_ptds(via, dstDevice, srcHost, ByteCount);
     cs_fast_enter(t, CS_CUDA_cuMemcpyHtoD_v2_ptds);
     uint32_t r = real(dstDevice, srcHost, ByteCount);
@@ -18182,7 +18182,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyPeer(uint8_t 
     typedef uint32_t (*fn_t)(uint64_t, void *, uint64_t, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyPeer - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyPeer(via, dstDevice, dstContext, srcDevice, srcContext, ByteCount);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyPeer(via, dstDevice, dstContext, srcDevice, srcContext, ByteCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyPeer(via, dstDevice, dstContext, srcDevice, srcContext, ByteCount);
     cs_fast_enter(t, CS_CUDA_cuMemcpyPeer);
     uint32_t r = real(dstDevice, dstContext, srcDevice, srcContext, ByteCount);
@@ -18226,7 +18226,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyPeerAsync(uin
     typedef uint32_t (*fn_t)(uint64_t, void *, uint64_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyPeerAsync - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyPeerAsync(via, dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyPeerAsync(via, dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyPeerAsync(via, dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpyPeerAsync);
     uint32_t r = real(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
@@ -18270,7 +18270,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyPeerAsync_pts
     typedef uint32_t (*fn_t)(uint64_t, void *, uint64_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyPeerAsync_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyPeerAsync_ptsz(via, dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyPeerAsync_ptsz(via, dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyPeerAsync_ptsz(via, dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemcpyPeerAsync_ptsz);
     uint32_t r = real(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
@@ -18314,7 +18314,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyPeer_ptds(uin
     typedef uint32_t (*fn_t)(uint64_t, void *, uint64_t, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpyPeer_ptds - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpyPeer_ptds(via, dstDevice, dstContext, srcDevice, srcContext, ByteCount);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpyPeer_ptds(via, dstDevice, dstContext, srcDevice, srcContext, ByteCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpyPeer_ptds(via, dstDevice, dstContext, srcDevice, srcContext, ByteCount);
     cs_fast_enter(t, CS_CUDA_cuMemcpyPeer_ptds);
     uint32_t r = real(dstDevice, dstContext, srcDevice, srcContext, ByteCount);
@@ -18358,7 +18358,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy_ptds(uint8_t
     typedef uint32_t (*fn_t)(uint64_t, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemcpy_ptds - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemcpy_ptds(via, dst, src, ByteCount);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemcpy_ptds(via, dst, src, ByteCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemcpy_ptds(via, dst, src, ByteCount);
     cs_fast_enter(t, CS_CUDA_cuMemcpy_ptds);
     uint32_t r = real(dst, src, ByteCount);
@@ -18402,7 +18402,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD16(uint8_t v
     typedef uint32_t (*fn_t)(uint32_t, uint16_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemsetD16 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemsetD16(via, dstDevice, us, N);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemsetD16(via, dstDevice, us, N);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemsetD16(via, dstDevice, us, N);
     cs_fast_enter(t, CS_CUDA_cuMemsetD16);
     uint32_t r = real(dstDevice, us, N);
@@ -18446,7 +18446,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD16Async(uint
     typedef uint32_t (*fn_t)(uint64_t, uint16_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemsetD16Async - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemsetD16Async(via, dstDevice, us, N, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemsetD16Async(via, dstDevice, us, N, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemsetD16Async(via, dstDevice, us, N, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemsetD16Async);
     uint32_t r = real(dstDevice, us, N, hStream);
@@ -18490,7 +18490,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD16Async_ptsz
     typedef uint32_t (*fn_t)(uint64_t, uint16_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemsetD16Async_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemsetD16Async_ptsz(via, dstDevice, us, N, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemsetD16Async_ptsz(via, dstDevice, us, N, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemsetD16Async_ptsz(via, dstDevice, us, N, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemsetD16Async_ptsz);
     uint32_t r = real(dstDevice, us, N, hStream);
@@ -18534,7 +18534,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD16_v2(uint8_
     typedef uint32_t (*fn_t)(uint64_t, uint16_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemsetD16_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemsetD16_v2(via, dstDevice, us, N);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemsetD16_v2(via, dstDevice, us, N);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemsetD16_v2(via, dstDevice, us, N);
     cs_fast_enter(t, CS_CUDA_cuMemsetD16_v2);
     uint32_t r = real(dstDevice, us, N);
@@ -18578,7 +18578,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD16_v2_ptds(u
     typedef uint32_t (*fn_t)(uint64_t, uint16_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemsetD16_v2_ptds - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemsetD16_v2_ptds(via, dstDevice, us, N);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemsetD16_v2_ptds(via, dstDevice, us, N);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemsetD16_v2_ptds(via, dstDevice, us, N);
     cs_fast_enter(t, CS_CUDA_cuMemsetD16_v2_ptds);
     uint32_t r = real(dstDevice, us, N);
@@ -18622,7 +18622,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD2D16(uint8_t
     typedef uint32_t (*fn_t)(uint32_t, uint32_t, uint16_t, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemsetD2D16 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemsetD2D16(via, dstDevice, dstPitch, us, Width, Height);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemsetD2D16(via, dstDevice, dstPitch, us, Width, Height);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemsetD2D16(via, dstDevice, dstPitch, us, Width, Height);
     cs_fast_enter(t, CS_CUDA_cuMemsetD2D16);
     uint32_t r = real(dstDevice, dstPitch, us, Width, Height);
@@ -18666,7 +18666,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD2D16Async(ui
     typedef uint32_t (*fn_t)(uint64_t, uint64_t, uint16_t, uint64_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemsetD2D16Async - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemsetD2D16Async(via, dstDevice, dstPitch, us, Width, Height, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemsetD2D16Async(via, dstDevice, dstPitch, us, Width, Height, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemsetD2D16Async(via, dstDevice, dstPitch, us, Width, Height, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemsetD2D16Async);
     uint32_t r = real(dstDevice, dstPitch, us, Width, Height, hStream);
@@ -18710,7 +18710,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD2D16Async_pt
     typedef uint32_t (*fn_t)(uint64_t, uint64_t, uint16_t, uint64_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemsetD2D16Async_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemsetD2D16Async_ptsz(via, dstDevice, dstPitch, us, Width, Height, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemsetD2D16Async_ptsz(via, dstDevice, dstPitch, us, Width, Height, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemsetD2D16Async_ptsz(via, dstDevice, dstPitch, us, Width, Height, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemsetD2D16Async_ptsz);
     uint32_t r = real(dstDevice, dstPitch, us, Width, Height, hStream);
@@ -18754,7 +18754,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD2D16_v2(uint
     typedef uint32_t (*fn_t)(uint64_t, uint64_t, uint16_t, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemsetD2D16_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemsetD2D16_v2(via, dstDevice, dstPitch, us, Width, Height);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemsetD2D16_v2(via, dstDevice, dstPitch, us, Width, Height);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemsetD2D16_v2(via, dstDevice, dstPitch, us, Width, Height);
     cs_fast_enter(t, CS_CUDA_cuMemsetD2D16_v2);
     uint32_t r = real(dstDevice, dstPitch, us, Width, Height);
@@ -18798,7 +18798,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD2D16_v2_ptds
     typedef uint32_t (*fn_t)(uint64_t, uint64_t, uint16_t, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemsetD2D16_v2_ptds - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemsetD2D16_v2_ptds(via, dstDevice, dstPitch, us, Width, Height);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemsetD2D16_v2_ptds(via, dstDevice, dstPitch, us, Width, Height);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemsetD2D16_v2_ptds(via, dstDevice, dstPitch, us, Width, Height);
     cs_fast_enter(t, CS_CUDA_cuMemsetD2D16_v2_ptds);
     uint32_t r = real(dstDevice, dstPitch, us, Width, Height);
@@ -18842,7 +18842,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD2D32(uint8_t
     typedef uint32_t (*fn_t)(uint32_t, uint32_t, uint32_t, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemsetD2D32 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemsetD2D32(via, dstDevice, dstPitch, ui, Width, Height);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemsetD2D32(via, dstDevice, dstPitch, ui, Width, Height);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemsetD2D32(via, dstDevice, dstPitch, ui, Width, Height);
     cs_fast_enter(t, CS_CUDA_cuMemsetD2D32);
     uint32_t r = real(dstDevice, dstPitch, ui, Width, Height);
@@ -18886,7 +18886,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD2D32Async(ui
     typedef uint32_t (*fn_t)(uint64_t, uint64_t, uint32_t, uint64_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemsetD2D32Async - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemsetD2D32Async(via, dstDevice, dstPitch, ui, Width, Height, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemsetD2D32Async(via, dstDevice, dstPitch, ui, Width, Height, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemsetD2D32Async(via, dstDevice, dstPitch, ui, Width, Height, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemsetD2D32Async);
     uint32_t r = real(dstDevice, dstPitch, ui, Width, Height, hStream);
@@ -18930,7 +18930,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD2D32Async_pt
     typedef uint32_t (*fn_t)(uint64_t, uint64_t, uint32_t, uint64_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemsetD2D32Async_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemsetD2D32Async_ptsz(via, dstDevice, dstPitch, ui, Width, Height, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemsetD2D32Async_ptsz(via, dstDevice, dstPitch, ui, Width, Height, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemsetD2D32Async_ptsz(via, dstDevice, dstPitch, ui, Width, Height, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemsetD2D32Async_ptsz);
     uint32_t r = real(dstDevice, dstPitch, ui, Width, Height, hStream);
@@ -18974,7 +18974,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD2D32_v2(uint
     typedef uint32_t (*fn_t)(uint64_t, uint64_t, uint32_t, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemsetD2D32_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemsetD2D32_v2(via, dstDevice, dstPitch, ui, Width, Height);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemsetD2D32_v2(via, dstDevice, dstPitch, ui, Width, Height);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemsetD2D32_v2(via, dstDevice, dstPitch, ui, Width, Height);
     cs_fast_enter(t, CS_CUDA_cuMemsetD2D32_v2);
     uint32_t r = real(dstDevice, dstPitch, ui, Width, Height);
@@ -19018,7 +19018,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD2D32_v2_ptds
     typedef uint32_t (*fn_t)(uint64_t, uint64_t, uint32_t, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemsetD2D32_v2_ptds - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemsetD2D32_v2_ptds(via, dstDevice, dstPitch, ui, Width, Height);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemsetD2D32_v2_ptds(via, dstDevice, dstPitch, ui, Width, Height);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemsetD2D32_v2_ptds(via, dstDevice, dstPitch, ui, Width, Height);
     cs_fast_enter(t, CS_CUDA_cuMemsetD2D32_v2_ptds);
     uint32_t r = real(dstDevice, dstPitch, ui, Width, Height);
@@ -19062,7 +19062,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD2D8(uint8_t 
     typedef uint32_t (*fn_t)(uint32_t, uint32_t, uint8_t, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemsetD2D8 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemsetD2D8(via, dstDevice, dstPitch, uc, Width, Height);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemsetD2D8(via, dstDevice, dstPitch, uc, Width, Height);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemsetD2D8(via, dstDevice, dstPitch, uc, Width, Height);
     cs_fast_enter(t, CS_CUDA_cuMemsetD2D8);
     uint32_t r = real(dstDevice, dstPitch, uc, Width, Height);
@@ -19106,7 +19106,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD2D8Async(uin
     typedef uint32_t (*fn_t)(uint64_t, uint64_t, uint8_t, uint64_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemsetD2D8Async - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemsetD2D8Async(via, dstDevice, dstPitch, uc, Width, Height, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemsetD2D8Async(via, dstDevice, dstPitch, uc, Width, Height, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemsetD2D8Async(via, dstDevice, dstPitch, uc, Width, Height, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemsetD2D8Async);
     uint32_t r = real(dstDevice, dstPitch, uc, Width, Height, hStream);
@@ -19150,7 +19150,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD2D8Async_pts
     typedef uint32_t (*fn_t)(uint64_t, uint64_t, uint8_t, uint64_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemsetD2D8Async_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemsetD2D8Async_ptsz(via, dstDevice, dstPitch, uc, Width, Height, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemsetD2D8Async_ptsz(via, dstDevice, dstPitch, uc, Width, Height, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemsetD2D8Async_ptsz(via, dstDevice, dstPitch, uc, Width, Height, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemsetD2D8Async_ptsz);
     uint32_t r = real(dstDevice, dstPitch, uc, Width, Height, hStream);
@@ -19194,7 +19194,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD2D8_v2(uint8
     typedef uint32_t (*fn_t)(uint64_t, uint64_t, uint8_t, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemsetD2D8_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemsetD2D8_v2(via, dstDevice, dstPitch, uc, Width, Height);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemsetD2D8_v2(via, dstDevice, dstPitch, uc, Width, Height);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemsetD2D8_v2(via, dstDevice, dstPitch, uc, Width, Height);
     cs_fast_enter(t, CS_CUDA_cuMemsetD2D8_v2);
     uint32_t r = real(dstDevice, dstPitch, uc, Width, Height);
@@ -19238,7 +19238,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD2D8_v2_ptds(
     typedef uint32_t (*fn_t)(uint64_t, uint64_t, uint8_t, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemsetD2D8_v2_ptds - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemsetD2D8_v2_ptds(via, dstDevice, dstPitch, uc, Width, Height);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemsetD2D8_v2_ptds(via, dstDevice, dstPitch, uc, Width, Height);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemsetD2D8_v2_ptds(via, dstDevice, dstPitch, uc, Width, Height);
     cs_fast_enter(t, CS_CUDA_cuMemsetD2D8_v2_ptds);
     uint32_t r = real(dstDevice, dstPitch, uc, Width, Height);
@@ -19282,7 +19282,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD32(uint8_t v
     typedef uint32_t (*fn_t)(uint32_t, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemsetD32 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemsetD32(via, dstDevice, ui, N);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemsetD32(via, dstDevice, ui, N);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemsetD32(via, dstDevice, ui, N);
     cs_fast_enter(t, CS_CUDA_cuMemsetD32);
     uint32_t r = real(dstDevice, ui, N);
@@ -19326,7 +19326,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD32Async(uint
     typedef uint32_t (*fn_t)(uint64_t, uint32_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemsetD32Async - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemsetD32Async(via, dstDevice, ui, N, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemsetD32Async(via, dstDevice, ui, N, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemsetD32Async(via, dstDevice, ui, N, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemsetD32Async);
     uint32_t r = real(dstDevice, ui, N, hStream);
@@ -19370,7 +19370,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD32Async_ptsz
     typedef uint32_t (*fn_t)(uint64_t, uint32_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemsetD32Async_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemsetD32Async_ptsz(via, dstDevice, ui, N, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemsetD32Async_ptsz(via, dstDevice, ui, N, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemsetD32Async_ptsz(via, dstDevice, ui, N, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemsetD32Async_ptsz);
     uint32_t r = real(dstDevice, ui, N, hStream);
@@ -19414,7 +19414,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD32_v2(uint8_
     typedef uint32_t (*fn_t)(uint64_t, uint32_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemsetD32_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemsetD32_v2(via, dstDevice, ui, N);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemsetD32_v2(via, dstDevice, ui, N);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemsetD32_v2(via, dstDevice, ui, N);
     cs_fast_enter(t, CS_CUDA_cuMemsetD32_v2);
     uint32_t r = real(dstDevice, ui, N);
@@ -19458,7 +19458,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD32_v2_ptds(u
     typedef uint32_t (*fn_t)(uint64_t, uint32_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemsetD32_v2_ptds - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemsetD32_v2_ptds(via, dstDevice, ui, N);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemsetD32_v2_ptds(via, dstDevice, ui, N);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemsetD32_v2_ptds(via, dstDevice, ui, N);
     cs_fast_enter(t, CS_CUDA_cuMemsetD32_v2_ptds);
     uint32_t r = real(dstDevice, ui, N);
@@ -19502,7 +19502,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD8(uint8_t vi
     typedef uint32_t (*fn_t)(uint32_t, uint8_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemsetD8 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemsetD8(via, dstDevice, uc, N);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemsetD8(via, dstDevice, uc, N);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemsetD8(via, dstDevice, uc, N);
     cs_fast_enter(t, CS_CUDA_cuMemsetD8);
     uint32_t r = real(dstDevice, uc, N);
@@ -19546,7 +19546,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD8Async(uint8
     typedef uint32_t (*fn_t)(uint64_t, uint8_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemsetD8Async - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemsetD8Async(via, dstDevice, uc, N, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemsetD8Async(via, dstDevice, uc, N, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemsetD8Async(via, dstDevice, uc, N, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemsetD8Async);
     uint32_t r = real(dstDevice, uc, N, hStream);
@@ -19590,7 +19590,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD8Async_ptsz(
     typedef uint32_t (*fn_t)(uint64_t, uint8_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemsetD8Async_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemsetD8Async_ptsz(via, dstDevice, uc, N, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemsetD8Async_ptsz(via, dstDevice, uc, N, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemsetD8Async_ptsz(via, dstDevice, uc, N, hStream);
     cs_fast_enter(t, CS_CUDA_cuMemsetD8Async_ptsz);
     uint32_t r = real(dstDevice, uc, N, hStream);
@@ -19634,7 +19634,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD8_v2(uint8_t
     typedef uint32_t (*fn_t)(uint64_t, uint8_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemsetD8_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemsetD8_v2(via, dstDevice, uc, N);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemsetD8_v2(via, dstDevice, uc, N);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemsetD8_v2(via, dstDevice, uc, N);
     cs_fast_enter(t, CS_CUDA_cuMemsetD8_v2);
     uint32_t r = real(dstDevice, uc, N);
@@ -19678,7 +19678,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD8_v2_ptds(ui
     typedef uint32_t (*fn_t)(uint64_t, uint8_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemsetD8_v2_ptds - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMemsetD8_v2_ptds(via, dstDevice, uc, N);
+    if (cs_unlikely(t->gate)) return cs_s_cuMemsetD8_v2_ptds(via, dstDevice, uc, N);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemsetD8_v2_ptds(via, dstDevice, uc, N);
     cs_fast_enter(t, CS_CUDA_cuMemsetD8_v2_ptds);
     uint32_t r = real(dstDevice, uc, N);
@@ -19722,7 +19722,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMipmappedArrayCreat
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMipmappedArrayCreate - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMipmappedArrayCreate(via, pHandle, pMipmappedArrayDesc, numMipmapLevels);
+    if (cs_unlikely(t->gate)) return cs_s_cuMipmappedArrayCreate(via, pHandle, pMipmappedArrayDesc, numMipmapLevels);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMipmappedArrayCreate(via, pHandle, pMipmappedArrayDesc, numMipmapLevels);
     cs_fast_enter(t, CS_CUDA_cuMipmappedArrayCreate);
     uint32_t r = real(pHandle, pMipmappedArrayDesc, numMipmapLevels);
@@ -19766,7 +19766,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMipmappedArrayDestr
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMipmappedArrayDestroy - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMipmappedArrayDestroy(via, hMipmappedArray);
+    if (cs_unlikely(t->gate)) return cs_s_cuMipmappedArrayDestroy(via, hMipmappedArray);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMipmappedArrayDestroy(via, hMipmappedArray);
     cs_fast_enter(t, CS_CUDA_cuMipmappedArrayDestroy);
     uint32_t r = real(hMipmappedArray);
@@ -19810,7 +19810,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMipmappedArrayGetLe
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMipmappedArrayGetLevel - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMipmappedArrayGetLevel(via, pLevelArray, hMipmappedArray, level);
+    if (cs_unlikely(t->gate)) return cs_s_cuMipmappedArrayGetLevel(via, pLevelArray, hMipmappedArray, level);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMipmappedArrayGetLevel(via, pLevelArray, hMipmappedArray, level);
     cs_fast_enter(t, CS_CUDA_cuMipmappedArrayGetLevel);
     uint32_t r = real(pLevelArray, hMipmappedArray, level);
@@ -19854,7 +19854,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMipmappedArrayGetMe
     typedef uint32_t (*fn_t)(void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMipmappedArrayGetMemoryRequirements - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMipmappedArrayGetMemoryRequirements(via, memoryRequirements, mipmap, device);
+    if (cs_unlikely(t->gate)) return cs_s_cuMipmappedArrayGetMemoryRequirements(via, memoryRequirements, mipmap, device);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMipmappedArrayGetMemoryRequirements(via, memoryRequirements, mipmap, device);
     cs_fast_enter(t, CS_CUDA_cuMipmappedArrayGetMemoryRequirements);
     uint32_t r = real(memoryRequirements, mipmap, device);
@@ -19898,7 +19898,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMipmappedArrayGetSp
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMipmappedArrayGetSparseProperties - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMipmappedArrayGetSparseProperties(via, sparseProperties, mipmap);
+    if (cs_unlikely(t->gate)) return cs_s_cuMipmappedArrayGetSparseProperties(via, sparseProperties, mipmap);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMipmappedArrayGetSparseProperties(via, sparseProperties, mipmap);
     cs_fast_enter(t, CS_CUDA_cuMipmappedArrayGetSparseProperties);
     uint32_t r = real(sparseProperties, mipmap);
@@ -19942,7 +19942,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuModuleEnumerateFunc
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuModuleEnumerateFunctions - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuModuleEnumerateFunctions(via, functions, numFunctions, mod);
+    if (cs_unlikely(t->gate)) return cs_s_cuModuleEnumerateFunctions(via, functions, numFunctions, mod);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuModuleEnumerateFunctions(via, functions, numFunctions, mod);
     cs_fast_enter(t, CS_CUDA_cuModuleEnumerateFunctions);
     uint32_t r = real(functions, numFunctions, mod);
@@ -20007,7 +20007,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuModuleGetFunctionCo
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuModuleGetFunctionCount - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuModuleGetFunctionCount(via, count, mod);
+    if (cs_unlikely(t->gate)) return cs_s_cuModuleGetFunctionCount(via, count, mod);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuModuleGetFunctionCount(via, count, mod);
     cs_fast_enter(t, CS_CUDA_cuModuleGetFunctionCount);
     uint32_t r = real(count, mod);
@@ -20051,7 +20051,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuModuleGetGlobal(uin
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuModuleGetGlobal - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuModuleGetGlobal(via, dptr, bytes, hmod, name);
+    if (cs_unlikely(t->gate)) return cs_s_cuModuleGetGlobal(via, dptr, bytes, hmod, name);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuModuleGetGlobal(via, dptr, bytes, hmod, name);
     cs_fast_enter(t, CS_CUDA_cuModuleGetGlobal);
     uint32_t r = real(dptr, bytes, hmod, name);
@@ -20095,7 +20095,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuModuleGetGlobal_v2(
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuModuleGetGlobal_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuModuleGetGlobal_v2(via, dptr, bytes, hmod, name);
+    if (cs_unlikely(t->gate)) return cs_s_cuModuleGetGlobal_v2(via, dptr, bytes, hmod, name);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuModuleGetGlobal_v2(via, dptr, bytes, hmod, name);
     cs_fast_enter(t, CS_CUDA_cuModuleGetGlobal_v2);
     uint32_t r = real(dptr, bytes, hmod, name);
@@ -20161,7 +20161,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuModuleGetSurfRef(ui
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuModuleGetSurfRef - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuModuleGetSurfRef(via, pSurfRef, hmod, name);
+    if (cs_unlikely(t->gate)) return cs_s_cuModuleGetSurfRef(via, pSurfRef, hmod, name);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuModuleGetSurfRef(via, pSurfRef, hmod, name);
     cs_fast_enter(t, CS_CUDA_cuModuleGetSurfRef);
     uint32_t r = real(pSurfRef, hmod, name);
@@ -20205,7 +20205,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuModuleGetTexRef(uin
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuModuleGetTexRef - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuModuleGetTexRef(via, pTexRef, hmod, name);
+    if (cs_unlikely(t->gate)) return cs_s_cuModuleGetTexRef(via, pTexRef, hmod, name);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuModuleGetTexRef(via, pTexRef, hmod, name);
     cs_fast_enter(t, CS_CUDA_cuModuleGetTexRef);
     uint32_t r = real(pTexRef, hmod, name);
@@ -20337,7 +20337,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuModuleUnload(uint8_
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuModuleUnload - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuModuleUnload(via, hmod);
+    if (cs_unlikely(t->gate)) return cs_s_cuModuleUnload(via, hmod);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuModuleUnload(via, hmod);
     cs_fast_enter(t, CS_CUDA_cuModuleUnload);
     uint32_t r = real(hmod);
@@ -20381,7 +20381,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMulticastAddDevice(
     typedef uint32_t (*fn_t)(uint64_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMulticastAddDevice - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMulticastAddDevice(via, mcHandle, dev);
+    if (cs_unlikely(t->gate)) return cs_s_cuMulticastAddDevice(via, mcHandle, dev);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMulticastAddDevice(via, mcHandle, dev);
     cs_fast_enter(t, CS_CUDA_cuMulticastAddDevice);
     uint32_t r = real(mcHandle, dev);
@@ -20425,7 +20425,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMulticastBindAddr(u
     typedef uint32_t (*fn_t)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMulticastBindAddr - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMulticastBindAddr(via, mcHandle, mcOffset, memptr, size, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuMulticastBindAddr(via, mcHandle, mcOffset, memptr, size, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMulticastBindAddr(via, mcHandle, mcOffset, memptr, size, flags);
     cs_fast_enter(t, CS_CUDA_cuMulticastBindAddr);
     uint32_t r = real(mcHandle, mcOffset, memptr, size, flags);
@@ -20469,7 +20469,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMulticastBindMem(ui
     typedef uint32_t (*fn_t)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMulticastBindMem - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMulticastBindMem(via, mcHandle, mcOffset, memHandle, memOffset, size, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuMulticastBindMem(via, mcHandle, mcOffset, memHandle, memOffset, size, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMulticastBindMem(via, mcHandle, mcOffset, memHandle, memOffset, size, flags);
     cs_fast_enter(t, CS_CUDA_cuMulticastBindMem);
     uint32_t r = real(mcHandle, mcOffset, memHandle, memOffset, size, flags);
@@ -20513,7 +20513,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMulticastCreate(uin
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMulticastCreate - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMulticastCreate(via, mcHandle, prop);
+    if (cs_unlikely(t->gate)) return cs_s_cuMulticastCreate(via, mcHandle, prop);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMulticastCreate(via, mcHandle, prop);
     cs_fast_enter(t, CS_CUDA_cuMulticastCreate);
     uint32_t r = real(mcHandle, prop);
@@ -20557,7 +20557,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMulticastGetGranula
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMulticastGetGranularity - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMulticastGetGranularity(via, granularity, prop, option);
+    if (cs_unlikely(t->gate)) return cs_s_cuMulticastGetGranularity(via, granularity, prop, option);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMulticastGetGranularity(via, granularity, prop, option);
     cs_fast_enter(t, CS_CUDA_cuMulticastGetGranularity);
     uint32_t r = real(granularity, prop, option);
@@ -20601,7 +20601,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMulticastUnbind(uin
     typedef uint32_t (*fn_t)(uint64_t, int32_t, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMulticastUnbind - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuMulticastUnbind(via, mcHandle, dev, mcOffset, size);
+    if (cs_unlikely(t->gate)) return cs_s_cuMulticastUnbind(via, mcHandle, dev, mcOffset, size);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMulticastUnbind(via, mcHandle, dev, mcOffset, size);
     cs_fast_enter(t, CS_CUDA_cuMulticastUnbind);
     uint32_t r = real(mcHandle, dev, mcOffset, size);
@@ -20645,7 +20645,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuOccupancyAvailableD
     typedef uint32_t (*fn_t)(void *, void *, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuOccupancyAvailableDynamicSMemPerBlock - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuOccupancyAvailableDynamicSMemPerBlock(via, dynamicSmemSize, func, numBlocks, blockSize);
+    if (cs_unlikely(t->gate)) return cs_s_cuOccupancyAvailableDynamicSMemPerBlock(via, dynamicSmemSize, func, numBlocks, blockSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuOccupancyAvailableDynamicSMemPerBlock(via, dynamicSmemSize, func, numBlocks, blockSize);
     cs_fast_enter(t, CS_CUDA_cuOccupancyAvailableDynamicSMemPerBlock);
     uint32_t r = real(dynamicSmemSize, func, numBlocks, blockSize);
@@ -20689,7 +20689,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuOccupancyMaxActiveB
     typedef uint32_t (*fn_t)(void *, void *, int32_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuOccupancyMaxActiveBlocksPerMultiprocessor - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuOccupancyMaxActiveBlocksPerMultiprocessor(via, numBlocks, func, blockSize, dynamicSMemSize);
+    if (cs_unlikely(t->gate)) return cs_s_cuOccupancyMaxActiveBlocksPerMultiprocessor(via, numBlocks, func, blockSize, dynamicSMemSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuOccupancyMaxActiveBlocksPerMultiprocessor(via, numBlocks, func, blockSize, dynamicSMemSize);
     cs_fast_enter(t, CS_CUDA_cuOccupancyMaxActiveBlocksPerMultiprocessor);
     uint32_t r = real(numBlocks, func, blockSize, dynamicSMemSize);
@@ -20733,7 +20733,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuOccupancyMaxActiveB
     typedef uint32_t (*fn_t)(void *, void *, int32_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(via, numBlocks, func, blockSize, dynamicSMemSize, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(via, numBlocks, func, blockSize, dynamicSMemSize, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(via, numBlocks, func, blockSize, dynamicSMemSize, flags);
     cs_fast_enter(t, CS_CUDA_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags);
     uint32_t r = real(numBlocks, func, blockSize, dynamicSMemSize, flags);
@@ -20777,7 +20777,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuOccupancyMaxActiveC
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuOccupancyMaxActiveClusters - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuOccupancyMaxActiveClusters(via, numClusters, func, config);
+    if (cs_unlikely(t->gate)) return cs_s_cuOccupancyMaxActiveClusters(via, numClusters, func, config);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuOccupancyMaxActiveClusters(via, numClusters, func, config);
     cs_fast_enter(t, CS_CUDA_cuOccupancyMaxActiveClusters);
     uint32_t r = real(numClusters, func, config);
@@ -20821,7 +20821,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuOccupancyMaxPotenti
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, uint64_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuOccupancyMaxPotentialBlockSize - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuOccupancyMaxPotentialBlockSize(via, minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit);
+    if (cs_unlikely(t->gate)) return cs_s_cuOccupancyMaxPotentialBlockSize(via, minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuOccupancyMaxPotentialBlockSize(via, minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit);
     cs_fast_enter(t, CS_CUDA_cuOccupancyMaxPotentialBlockSize);
     uint32_t r = real(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit);
@@ -20865,7 +20865,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuOccupancyMaxPotenti
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, uint64_t, int32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuOccupancyMaxPotentialBlockSizeWithFlags - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuOccupancyMaxPotentialBlockSizeWithFlags(via, minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuOccupancyMaxPotentialBlockSizeWithFlags(via, minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuOccupancyMaxPotentialBlockSizeWithFlags(via, minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags);
     cs_fast_enter(t, CS_CUDA_cuOccupancyMaxPotentialBlockSizeWithFlags);
     uint32_t r = real(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags);
@@ -20909,7 +20909,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuOccupancyMaxPotenti
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuOccupancyMaxPotentialClusterSize - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuOccupancyMaxPotentialClusterSize(via, clusterSize, func, config);
+    if (cs_unlikely(t->gate)) return cs_s_cuOccupancyMaxPotentialClusterSize(via, clusterSize, func, config);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuOccupancyMaxPotentialClusterSize(via, clusterSize, func, config);
     cs_fast_enter(t, CS_CUDA_cuOccupancyMaxPotentialClusterSize);
     uint32_t r = real(clusterSize, func, config);
@@ -20953,7 +20953,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuParamSetSize(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuParamSetSize - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuParamSetSize(via, hfunc, numbytes);
+    if (cs_unlikely(t->gate)) return cs_s_cuParamSetSize(via, hfunc, numbytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuParamSetSize(via, hfunc, numbytes);
     cs_fast_enter(t, CS_CUDA_cuParamSetSize);
     uint32_t r = real(hfunc, numbytes);
@@ -20997,7 +20997,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuParamSetTexRef(uint
     typedef uint32_t (*fn_t)(void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuParamSetTexRef - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuParamSetTexRef(via, hfunc, texunit, hTexRef);
+    if (cs_unlikely(t->gate)) return cs_s_cuParamSetTexRef(via, hfunc, texunit, hTexRef);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuParamSetTexRef(via, hfunc, texunit, hTexRef);
     cs_fast_enter(t, CS_CUDA_cuParamSetTexRef);
     uint32_t r = real(hfunc, texunit, hTexRef);
@@ -21041,7 +21041,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuParamSetf(uint8_t v
     typedef uint32_t (*fn_t)(void *, int32_t, float);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuParamSetf - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuParamSetf(via, hfunc, offset, value);
+    if (cs_unlikely(t->gate)) return cs_s_cuParamSetf(via, hfunc, offset, value);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuParamSetf(via, hfunc, offset, value);
     cs_fast_enter(t, CS_CUDA_cuParamSetf);
     uint32_t r = real(hfunc, offset, value);
@@ -21085,7 +21085,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuParamSeti(uint8_t v
     typedef uint32_t (*fn_t)(void *, int32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuParamSeti - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuParamSeti(via, hfunc, offset, value);
+    if (cs_unlikely(t->gate)) return cs_s_cuParamSeti(via, hfunc, offset, value);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuParamSeti(via, hfunc, offset, value);
     cs_fast_enter(t, CS_CUDA_cuParamSeti);
     uint32_t r = real(hfunc, offset, value);
@@ -21129,7 +21129,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuParamSetv(uint8_t v
     typedef uint32_t (*fn_t)(void *, int32_t, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuParamSetv - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuParamSetv(via, hfunc, offset, ptr, numbytes);
+    if (cs_unlikely(t->gate)) return cs_s_cuParamSetv(via, hfunc, offset, ptr, numbytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuParamSetv(via, hfunc, offset, ptr, numbytes);
     cs_fast_enter(t, CS_CUDA_cuParamSetv);
     uint32_t r = real(hfunc, offset, ptr, numbytes);
@@ -21173,7 +21173,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuPointerGetAttribute
     typedef uint32_t (*fn_t)(void *, uint32_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuPointerGetAttribute - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuPointerGetAttribute(via, data, attribute, ptr);
+    if (cs_unlikely(t->gate)) return cs_s_cuPointerGetAttribute(via, data, attribute, ptr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuPointerGetAttribute(via, data, attribute, ptr);
     cs_fast_enter(t, CS_CUDA_cuPointerGetAttribute);
     uint32_t r = real(data, attribute, ptr);
@@ -21217,7 +21217,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuPointerGetAttribute
     typedef uint32_t (*fn_t)(uint32_t, void *, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuPointerGetAttributes - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuPointerGetAttributes(via, numAttributes, attributes, data, ptr);
+    if (cs_unlikely(t->gate)) return cs_s_cuPointerGetAttributes(via, numAttributes, attributes, data, ptr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuPointerGetAttributes(via, numAttributes, attributes, data, ptr);
     cs_fast_enter(t, CS_CUDA_cuPointerGetAttributes);
     uint32_t r = real(numAttributes, attributes, data, ptr);
@@ -21261,7 +21261,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuPointerSetAttribute
     typedef uint32_t (*fn_t)(void *, uint32_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuPointerSetAttribute - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuPointerSetAttribute(via, value, attribute, ptr);
+    if (cs_unlikely(t->gate)) return cs_s_cuPointerSetAttribute(via, value, attribute, ptr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuPointerSetAttribute(via, value, attribute, ptr);
     cs_fast_enter(t, CS_CUDA_cuPointerSetAttribute);
     uint32_t r = real(value, attribute, ptr);
@@ -21305,7 +21305,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuProfilerInitialize(
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuProfilerInitialize - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuProfilerInitialize(via, configFile, outputFile, outputMode);
+    if (cs_unlikely(t->gate)) return cs_s_cuProfilerInitialize(via, configFile, outputFile, outputMode);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuProfilerInitialize(via, configFile, outputFile, outputMode);
     cs_fast_enter(t, CS_CUDA_cuProfilerInitialize);
     uint32_t r = real(configFile, outputFile, outputMode);
@@ -21349,7 +21349,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuProfilerStart(uint8
     typedef uint32_t (*fn_t)(void);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuProfilerStart - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuProfilerStart(via);
+    if (cs_unlikely(t->gate)) return cs_s_cuProfilerStart(via);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuProfilerStart(via);
     cs_fast_enter(t, CS_CUDA_cuProfilerStart);
     uint32_t r = real();
@@ -21393,7 +21393,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuProfilerStop(uint8_
     typedef uint32_t (*fn_t)(void);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuProfilerStop - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuProfilerStop(via);
+    if (cs_unlikely(t->gate)) return cs_s_cuProfilerStop(via);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuProfilerStop(via);
     cs_fast_enter(t, CS_CUDA_cuProfilerStop);
     uint32_t r = real();
@@ -21437,7 +21437,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuSignalExternalSemap
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuSignalExternalSemaphoresAsync - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuSignalExternalSemaphoresAsync(via, extSemArray, paramsArray, numExtSems, stream);
+    if (cs_unlikely(t->gate)) return cs_s_cuSignalExternalSemaphoresAsync(via, extSemArray, paramsArray, numExtSems, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuSignalExternalSemaphoresAsync(via, extSemArray, paramsArray, numExtSems, stream);
     cs_fast_enter(t, CS_CUDA_cuSignalExternalSemaphoresAsync);
     uint32_t r = real(extSemArray, paramsArray, numExtSems, stream);
@@ -21481,7 +21481,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuSignalExternalSemap
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuSignalExternalSemaphoresAsync_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuSignalExternalSemaphoresAsync_ptsz(via, extSemArray, paramsArray, numExtSems, stream);
+    if (cs_unlikely(t->gate)) return cs_s_cuSignalExternalSemaphoresAsync_ptsz(via, extSemArray, paramsArray, numExtSems, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuSignalExternalSemaphoresAsync_ptsz(via, extSemArray, paramsArray, numExtSems, stream);
     cs_fast_enter(t, CS_CUDA_cuSignalExternalSemaphoresAsync_ptsz);
     uint32_t r = real(extSemArray, paramsArray, numExtSems, stream);
@@ -21525,7 +21525,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamAddCallback(u
     typedef uint32_t (*fn_t)(void *, void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamAddCallback - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamAddCallback(via, hStream, callback, userData, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamAddCallback(via, hStream, callback, userData, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamAddCallback(via, hStream, callback, userData, flags);
     cs_fast_enter(t, CS_CUDA_cuStreamAddCallback);
     uint32_t r = real(hStream, callback, userData, flags);
@@ -21569,7 +21569,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamAddCallback_p
     typedef uint32_t (*fn_t)(void *, void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamAddCallback_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamAddCallback_ptsz(via, hStream, callback, userData, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamAddCallback_ptsz(via, hStream, callback, userData, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamAddCallback_ptsz(via, hStream, callback, userData, flags);
     cs_fast_enter(t, CS_CUDA_cuStreamAddCallback_ptsz);
     uint32_t r = real(hStream, callback, userData, flags);
@@ -21613,7 +21613,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamAttachMemAsyn
     typedef uint32_t (*fn_t)(void *, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamAttachMemAsync - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamAttachMemAsync(via, hStream, dptr, length, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamAttachMemAsync(via, hStream, dptr, length, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamAttachMemAsync(via, hStream, dptr, length, flags);
     cs_fast_enter(t, CS_CUDA_cuStreamAttachMemAsync);
     uint32_t r = real(hStream, dptr, length, flags);
@@ -21657,7 +21657,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamAttachMemAsyn
     typedef uint32_t (*fn_t)(void *, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamAttachMemAsync_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamAttachMemAsync_ptsz(via, hStream, dptr, length, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamAttachMemAsync_ptsz(via, hStream, dptr, length, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamAttachMemAsync_ptsz(via, hStream, dptr, length, flags);
     cs_fast_enter(t, CS_CUDA_cuStreamAttachMemAsync_ptsz);
     uint32_t r = real(hStream, dptr, length, flags);
@@ -21701,7 +21701,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamBatchMemOp(ui
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamBatchMemOp - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamBatchMemOp(via, stream, count, paramArray, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamBatchMemOp(via, stream, count, paramArray, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamBatchMemOp(via, stream, count, paramArray, flags);
     cs_fast_enter(t, CS_CUDA_cuStreamBatchMemOp);
     uint32_t r = real(stream, count, paramArray, flags);
@@ -21745,7 +21745,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamBatchMemOp_pt
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamBatchMemOp_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamBatchMemOp_ptsz(via, stream, count, paramArray, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamBatchMemOp_ptsz(via, stream, count, paramArray, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamBatchMemOp_ptsz(via, stream, count, paramArray, flags);
     cs_fast_enter(t, CS_CUDA_cuStreamBatchMemOp_ptsz);
     uint32_t r = real(stream, count, paramArray, flags);
@@ -21789,7 +21789,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamBatchMemOp_v2
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamBatchMemOp_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamBatchMemOp_v2(via, stream, count, paramArray, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamBatchMemOp_v2(via, stream, count, paramArray, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamBatchMemOp_v2(via, stream, count, paramArray, flags);
     cs_fast_enter(t, CS_CUDA_cuStreamBatchMemOp_v2);
     uint32_t r = real(stream, count, paramArray, flags);
@@ -21833,7 +21833,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamBatchMemOp_v2
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamBatchMemOp_v2_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamBatchMemOp_v2_ptsz(via, stream, count, paramArray, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamBatchMemOp_v2_ptsz(via, stream, count, paramArray, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamBatchMemOp_v2_ptsz(via, stream, count, paramArray, flags);
     cs_fast_enter(t, CS_CUDA_cuStreamBatchMemOp_v2_ptsz);
     uint32_t r = real(stream, count, paramArray, flags);
@@ -21877,7 +21877,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamBeginCapture(
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamBeginCapture - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamBeginCapture(via, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamBeginCapture(via, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamBeginCapture(via, hStream);
     cs_fast_enter(t, CS_CUDA_cuStreamBeginCapture);
     uint32_t r = real(hStream);
@@ -21921,7 +21921,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamBeginCaptureT
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamBeginCaptureToGraph - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamBeginCaptureToGraph(via, hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamBeginCaptureToGraph(via, hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamBeginCaptureToGraph(via, hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
     cs_fast_enter(t, CS_CUDA_cuStreamBeginCaptureToGraph);
     uint32_t r = real(hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
@@ -21965,7 +21965,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamBeginCaptureT
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamBeginCaptureToGraph_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamBeginCaptureToGraph_ptsz(via, hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamBeginCaptureToGraph_ptsz(via, hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamBeginCaptureToGraph_ptsz(via, hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
     cs_fast_enter(t, CS_CUDA_cuStreamBeginCaptureToGraph_ptsz);
     uint32_t r = real(hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
@@ -22009,7 +22009,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamBeginCapture_
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamBeginCapture_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamBeginCapture_ptsz(via, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamBeginCapture_ptsz(via, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamBeginCapture_ptsz(via, hStream);
     cs_fast_enter(t, CS_CUDA_cuStreamBeginCapture_ptsz);
     uint32_t r = real(hStream);
@@ -22053,7 +22053,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamBeginCapture_
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamBeginCapture_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamBeginCapture_v2(via, hStream, mode);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamBeginCapture_v2(via, hStream, mode);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamBeginCapture_v2(via, hStream, mode);
     cs_fast_enter(t, CS_CUDA_cuStreamBeginCapture_v2);
     uint32_t r = real(hStream, mode);
@@ -22097,7 +22097,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamBeginCapture_
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamBeginCapture_v2_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamBeginCapture_v2_ptsz(via, hStream, mode);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamBeginCapture_v2_ptsz(via, hStream, mode);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamBeginCapture_v2_ptsz(via, hStream, mode);
     cs_fast_enter(t, CS_CUDA_cuStreamBeginCapture_v2_ptsz);
     uint32_t r = real(hStream, mode);
@@ -22141,7 +22141,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamCopyAttribute
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamCopyAttributes - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamCopyAttributes(via, dstStream, srcStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamCopyAttributes(via, dstStream, srcStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamCopyAttributes(via, dstStream, srcStream);
     cs_fast_enter(t, CS_CUDA_cuStreamCopyAttributes);
     uint32_t r = real(dstStream, srcStream);
@@ -22185,7 +22185,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamCopyAttribute
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamCopyAttributes_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamCopyAttributes_ptsz(via, dst, src);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamCopyAttributes_ptsz(via, dst, src);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamCopyAttributes_ptsz(via, dst, src);
     cs_fast_enter(t, CS_CUDA_cuStreamCopyAttributes_ptsz);
     uint32_t r = real(dst, src);
@@ -22229,7 +22229,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamCreate(uint8_
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamCreate - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamCreate(via, phStream, Flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamCreate(via, phStream, Flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamCreate(via, phStream, Flags);
     cs_fast_enter(t, CS_CUDA_cuStreamCreate);
     uint32_t r = real(phStream, Flags);
@@ -22273,7 +22273,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamCreateWithPri
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamCreateWithPriority - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamCreateWithPriority(via, phStream, flags, priority);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamCreateWithPriority(via, phStream, flags, priority);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamCreateWithPriority(via, phStream, flags, priority);
     cs_fast_enter(t, CS_CUDA_cuStreamCreateWithPriority);
     uint32_t r = real(phStream, flags, priority);
@@ -22317,7 +22317,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamDestroy(uint8
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamDestroy - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamDestroy(via, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamDestroy(via, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamDestroy(via, hStream);
     cs_fast_enter(t, CS_CUDA_cuStreamDestroy);
     uint32_t r = real(hStream);
@@ -22361,7 +22361,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamDestroy_v2(ui
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamDestroy_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamDestroy_v2(via, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamDestroy_v2(via, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamDestroy_v2(via, hStream);
     cs_fast_enter(t, CS_CUDA_cuStreamDestroy_v2);
     uint32_t r = real(hStream);
@@ -22405,7 +22405,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamEndCapture(ui
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamEndCapture - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamEndCapture(via, hStream, phGraph);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamEndCapture(via, hStream, phGraph);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamEndCapture(via, hStream, phGraph);
     cs_fast_enter(t, CS_CUDA_cuStreamEndCapture);
     uint32_t r = real(hStream, phGraph);
@@ -22449,7 +22449,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamEndCapture_pt
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamEndCapture_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamEndCapture_ptsz(via, hStream, phGraph);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamEndCapture_ptsz(via, hStream, phGraph);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamEndCapture_ptsz(via, hStream, phGraph);
     cs_fast_enter(t, CS_CUDA_cuStreamEndCapture_ptsz);
     uint32_t r = real(hStream, phGraph);
@@ -22493,7 +22493,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetAttribute(
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamGetAttribute - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamGetAttribute(via, hStream, attr, value);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamGetAttribute(via, hStream, attr, value);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamGetAttribute(via, hStream, attr, value);
     cs_fast_enter(t, CS_CUDA_cuStreamGetAttribute);
     uint32_t r = real(hStream, attr, value);
@@ -22537,7 +22537,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetAttribute_
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamGetAttribute_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamGetAttribute_ptsz(via, hStream, attr, value_out);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamGetAttribute_ptsz(via, hStream, attr, value_out);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamGetAttribute_ptsz(via, hStream, attr, value_out);
     cs_fast_enter(t, CS_CUDA_cuStreamGetAttribute_ptsz);
     uint32_t r = real(hStream, attr, value_out);
@@ -22581,7 +22581,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetCaptureInf
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamGetCaptureInfo - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamGetCaptureInfo(via, hStream, captureStatus_out, id_out);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamGetCaptureInfo(via, hStream, captureStatus_out, id_out);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamGetCaptureInfo(via, hStream, captureStatus_out, id_out);
     cs_fast_enter(t, CS_CUDA_cuStreamGetCaptureInfo);
     uint32_t r = real(hStream, captureStatus_out, id_out);
@@ -22625,7 +22625,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetCaptureInf
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamGetCaptureInfo_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamGetCaptureInfo_ptsz(via, hStream, captureStatus_out, id_out);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamGetCaptureInfo_ptsz(via, hStream, captureStatus_out, id_out);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamGetCaptureInfo_ptsz(via, hStream, captureStatus_out, id_out);
     cs_fast_enter(t, CS_CUDA_cuStreamGetCaptureInfo_ptsz);
     uint32_t r = real(hStream, captureStatus_out, id_out);
@@ -22669,7 +22669,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetCaptureInf
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamGetCaptureInfo_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamGetCaptureInfo_v2(via, hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamGetCaptureInfo_v2(via, hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamGetCaptureInfo_v2(via, hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out);
     cs_fast_enter(t, CS_CUDA_cuStreamGetCaptureInfo_v2);
     uint32_t r = real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out);
@@ -22713,7 +22713,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetCaptureInf
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamGetCaptureInfo_v2_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamGetCaptureInfo_v2_ptsz(via, hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamGetCaptureInfo_v2_ptsz(via, hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamGetCaptureInfo_v2_ptsz(via, hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out);
     cs_fast_enter(t, CS_CUDA_cuStreamGetCaptureInfo_v2_ptsz);
     uint32_t r = real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out);
@@ -22757,7 +22757,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetCaptureInf
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamGetCaptureInfo_v3 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamGetCaptureInfo_v3(via, hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamGetCaptureInfo_v3(via, hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamGetCaptureInfo_v3(via, hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
     cs_fast_enter(t, CS_CUDA_cuStreamGetCaptureInfo_v3);
     uint32_t r = real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
@@ -22801,7 +22801,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetCaptureInf
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamGetCaptureInfo_v3_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamGetCaptureInfo_v3_ptsz(via, hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamGetCaptureInfo_v3_ptsz(via, hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamGetCaptureInfo_v3_ptsz(via, hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
     cs_fast_enter(t, CS_CUDA_cuStreamGetCaptureInfo_v3_ptsz);
     uint32_t r = real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
@@ -22845,7 +22845,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetCtx(uint8_
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamGetCtx - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamGetCtx(via, hStream, pctx);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamGetCtx(via, hStream, pctx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamGetCtx(via, hStream, pctx);
     cs_fast_enter(t, CS_CUDA_cuStreamGetCtx);
     uint32_t r = real(hStream, pctx);
@@ -22889,7 +22889,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetCtx_ptsz(u
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamGetCtx_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamGetCtx_ptsz(via, hStream, pctx);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamGetCtx_ptsz(via, hStream, pctx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamGetCtx_ptsz(via, hStream, pctx);
     cs_fast_enter(t, CS_CUDA_cuStreamGetCtx_ptsz);
     uint32_t r = real(hStream, pctx);
@@ -22933,7 +22933,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetCtx_v2(uin
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamGetCtx_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamGetCtx_v2(via, hStream, pCtx, pGreenCtx);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamGetCtx_v2(via, hStream, pCtx, pGreenCtx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamGetCtx_v2(via, hStream, pCtx, pGreenCtx);
     cs_fast_enter(t, CS_CUDA_cuStreamGetCtx_v2);
     uint32_t r = real(hStream, pCtx, pGreenCtx);
@@ -22977,7 +22977,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetCtx_v2_pts
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamGetCtx_v2_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamGetCtx_v2_ptsz(via, hStream, pCtx, pGreenCtx);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamGetCtx_v2_ptsz(via, hStream, pCtx, pGreenCtx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamGetCtx_v2_ptsz(via, hStream, pCtx, pGreenCtx);
     cs_fast_enter(t, CS_CUDA_cuStreamGetCtx_v2_ptsz);
     uint32_t r = real(hStream, pCtx, pGreenCtx);
@@ -23021,7 +23021,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetDevice(uin
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamGetDevice - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamGetDevice(via, hStream, device);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamGetDevice(via, hStream, device);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamGetDevice(via, hStream, device);
     cs_fast_enter(t, CS_CUDA_cuStreamGetDevice);
     uint32_t r = real(hStream, device);
@@ -23065,7 +23065,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetDevice_pts
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamGetDevice_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamGetDevice_ptsz(via, hStream, device);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamGetDevice_ptsz(via, hStream, device);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamGetDevice_ptsz(via, hStream, device);
     cs_fast_enter(t, CS_CUDA_cuStreamGetDevice_ptsz);
     uint32_t r = real(hStream, device);
@@ -23109,7 +23109,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetFlags(uint
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamGetFlags - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamGetFlags(via, hStream, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamGetFlags(via, hStream, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamGetFlags(via, hStream, flags);
     cs_fast_enter(t, CS_CUDA_cuStreamGetFlags);
     uint32_t r = real(hStream, flags);
@@ -23153,7 +23153,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetFlags_ptsz
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamGetFlags_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamGetFlags_ptsz(via, hStream, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamGetFlags_ptsz(via, hStream, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamGetFlags_ptsz(via, hStream, flags);
     cs_fast_enter(t, CS_CUDA_cuStreamGetFlags_ptsz);
     uint32_t r = real(hStream, flags);
@@ -23197,7 +23197,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetGreenCtx(u
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamGetGreenCtx - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamGetGreenCtx(via, hStream, phCtx);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamGetGreenCtx(via, hStream, phCtx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamGetGreenCtx(via, hStream, phCtx);
     cs_fast_enter(t, CS_CUDA_cuStreamGetGreenCtx);
     uint32_t r = real(hStream, phCtx);
@@ -23241,7 +23241,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetId(uint8_t
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamGetId - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamGetId(via, hStream, streamId);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamGetId(via, hStream, streamId);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamGetId(via, hStream, streamId);
     cs_fast_enter(t, CS_CUDA_cuStreamGetId);
     uint32_t r = real(hStream, streamId);
@@ -23285,7 +23285,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetId_ptsz(ui
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamGetId_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamGetId_ptsz(via, hStream, streamId);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamGetId_ptsz(via, hStream, streamId);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamGetId_ptsz(via, hStream, streamId);
     cs_fast_enter(t, CS_CUDA_cuStreamGetId_ptsz);
     uint32_t r = real(hStream, streamId);
@@ -23329,7 +23329,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetPriority(u
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamGetPriority - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamGetPriority(via, hStream, priority);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamGetPriority(via, hStream, priority);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamGetPriority(via, hStream, priority);
     cs_fast_enter(t, CS_CUDA_cuStreamGetPriority);
     uint32_t r = real(hStream, priority);
@@ -23373,7 +23373,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetPriority_p
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamGetPriority_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamGetPriority_ptsz(via, hStream, priority);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamGetPriority_ptsz(via, hStream, priority);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamGetPriority_ptsz(via, hStream, priority);
     cs_fast_enter(t, CS_CUDA_cuStreamGetPriority_ptsz);
     uint32_t r = real(hStream, priority);
@@ -23417,7 +23417,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamIsCapturing(u
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamIsCapturing - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamIsCapturing(via, hStream, captureStatus);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamIsCapturing(via, hStream, captureStatus);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamIsCapturing(via, hStream, captureStatus);
     cs_fast_enter(t, CS_CUDA_cuStreamIsCapturing);
     uint32_t r = real(hStream, captureStatus);
@@ -23461,7 +23461,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamIsCapturing_p
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamIsCapturing_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamIsCapturing_ptsz(via, hStream, captureStatus);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamIsCapturing_ptsz(via, hStream, captureStatus);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamIsCapturing_ptsz(via, hStream, captureStatus);
     cs_fast_enter(t, CS_CUDA_cuStreamIsCapturing_ptsz);
     uint32_t r = real(hStream, captureStatus);
@@ -23505,7 +23505,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamQuery(uint8_t
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamQuery - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamQuery(via, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamQuery(via, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamQuery(via, hStream);
     cs_fast_enter(t, CS_CUDA_cuStreamQuery);
     uint32_t r = real(hStream);
@@ -23549,7 +23549,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamQuery_ptsz(ui
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamQuery_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamQuery_ptsz(via, hStream);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamQuery_ptsz(via, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamQuery_ptsz(via, hStream);
     cs_fast_enter(t, CS_CUDA_cuStreamQuery_ptsz);
     uint32_t r = real(hStream);
@@ -23593,7 +23593,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamSetAttribute(
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamSetAttribute - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamSetAttribute(via, hStream, attr, param);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamSetAttribute(via, hStream, attr, param);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamSetAttribute(via, hStream, attr, param);
     cs_fast_enter(t, CS_CUDA_cuStreamSetAttribute);
     uint32_t r = real(hStream, attr, param);
@@ -23637,7 +23637,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamSetAttribute_
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamSetAttribute_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamSetAttribute_ptsz(via, hStream, attr, value);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamSetAttribute_ptsz(via, hStream, attr, value);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamSetAttribute_ptsz(via, hStream, attr, value);
     cs_fast_enter(t, CS_CUDA_cuStreamSetAttribute_ptsz);
     uint32_t r = real(hStream, attr, value);
@@ -23725,7 +23725,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamUpdateCapture
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamUpdateCaptureDependencies - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamUpdateCaptureDependencies(via, hStream, dependencies, numDependencies, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamUpdateCaptureDependencies(via, hStream, dependencies, numDependencies, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamUpdateCaptureDependencies(via, hStream, dependencies, numDependencies, flags);
     cs_fast_enter(t, CS_CUDA_cuStreamUpdateCaptureDependencies);
     uint32_t r = real(hStream, dependencies, numDependencies, flags);
@@ -23769,7 +23769,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamUpdateCapture
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamUpdateCaptureDependencies_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamUpdateCaptureDependencies_ptsz(via, hStream, dependencies, numDependencies, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamUpdateCaptureDependencies_ptsz(via, hStream, dependencies, numDependencies, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamUpdateCaptureDependencies_ptsz(via, hStream, dependencies, numDependencies, flags);
     cs_fast_enter(t, CS_CUDA_cuStreamUpdateCaptureDependencies_ptsz);
     uint32_t r = real(hStream, dependencies, numDependencies, flags);
@@ -23813,7 +23813,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamUpdateCapture
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamUpdateCaptureDependencies_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamUpdateCaptureDependencies_v2(via, hStream, dependencies, dependencyData, numDependencies, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamUpdateCaptureDependencies_v2(via, hStream, dependencies, dependencyData, numDependencies, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamUpdateCaptureDependencies_v2(via, hStream, dependencies, dependencyData, numDependencies, flags);
     cs_fast_enter(t, CS_CUDA_cuStreamUpdateCaptureDependencies_v2);
     uint32_t r = real(hStream, dependencies, dependencyData, numDependencies, flags);
@@ -23857,7 +23857,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamUpdateCapture
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamUpdateCaptureDependencies_v2_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamUpdateCaptureDependencies_v2_ptsz(via, hStream, dependencies, dependencyData, numDependencies, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamUpdateCaptureDependencies_v2_ptsz(via, hStream, dependencies, dependencyData, numDependencies, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamUpdateCaptureDependencies_v2_ptsz(via, hStream, dependencies, dependencyData, numDependencies, flags);
     cs_fast_enter(t, CS_CUDA_cuStreamUpdateCaptureDependencies_v2_ptsz);
     uint32_t r = real(hStream, dependencies, dependencyData, numDependencies, flags);
@@ -23901,7 +23901,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWaitEvent(uin
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamWaitEvent - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamWaitEvent(via, hStream, hEvent, Flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamWaitEvent(via, hStream, hEvent, Flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamWaitEvent(via, hStream, hEvent, Flags);
     cs_fast_enter(t, CS_CUDA_cuStreamWaitEvent);
     uint32_t r = real(hStream, hEvent, Flags);
@@ -23945,7 +23945,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWaitEvent_pts
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamWaitEvent_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamWaitEvent_ptsz(via, hStream, hEvent, Flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamWaitEvent_ptsz(via, hStream, hEvent, Flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamWaitEvent_ptsz(via, hStream, hEvent, Flags);
     cs_fast_enter(t, CS_CUDA_cuStreamWaitEvent_ptsz);
     uint32_t r = real(hStream, hEvent, Flags);
@@ -23989,7 +23989,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWaitValue32(u
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamWaitValue32 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamWaitValue32(via, stream, addr, value, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamWaitValue32(via, stream, addr, value, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamWaitValue32(via, stream, addr, value, flags);
     cs_fast_enter(t, CS_CUDA_cuStreamWaitValue32);
     uint32_t r = real(stream, addr, value, flags);
@@ -24033,7 +24033,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWaitValue32_p
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamWaitValue32_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamWaitValue32_ptsz(via, stream, addr, value, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamWaitValue32_ptsz(via, stream, addr, value, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamWaitValue32_ptsz(via, stream, addr, value, flags);
     cs_fast_enter(t, CS_CUDA_cuStreamWaitValue32_ptsz);
     uint32_t r = real(stream, addr, value, flags);
@@ -24077,7 +24077,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWaitValue32_v
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamWaitValue32_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamWaitValue32_v2(via, stream, addr, value, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamWaitValue32_v2(via, stream, addr, value, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamWaitValue32_v2(via, stream, addr, value, flags);
     cs_fast_enter(t, CS_CUDA_cuStreamWaitValue32_v2);
     uint32_t r = real(stream, addr, value, flags);
@@ -24121,7 +24121,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWaitValue32_v
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamWaitValue32_v2_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamWaitValue32_v2_ptsz(via, stream, addr, value, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamWaitValue32_v2_ptsz(via, stream, addr, value, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamWaitValue32_v2_ptsz(via, stream, addr, value, flags);
     cs_fast_enter(t, CS_CUDA_cuStreamWaitValue32_v2_ptsz);
     uint32_t r = real(stream, addr, value, flags);
@@ -24165,7 +24165,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWaitValue64(u
     typedef uint32_t (*fn_t)(void *, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamWaitValue64 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamWaitValue64(via, stream, addr, value, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamWaitValue64(via, stream, addr, value, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamWaitValue64(via, stream, addr, value, flags);
     cs_fast_enter(t, CS_CUDA_cuStreamWaitValue64);
     uint32_t r = real(stream, addr, value, flags);
@@ -24209,7 +24209,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWaitValue64_p
     typedef uint32_t (*fn_t)(void *, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamWaitValue64_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamWaitValue64_ptsz(via, stream, addr, value, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamWaitValue64_ptsz(via, stream, addr, value, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamWaitValue64_ptsz(via, stream, addr, value, flags);
     cs_fast_enter(t, CS_CUDA_cuStreamWaitValue64_ptsz);
     uint32_t r = real(stream, addr, value, flags);
@@ -24253,7 +24253,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWaitValue64_v
     typedef uint32_t (*fn_t)(void *, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamWaitValue64_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamWaitValue64_v2(via, stream, addr, value, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamWaitValue64_v2(via, stream, addr, value, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamWaitValue64_v2(via, stream, addr, value, flags);
     cs_fast_enter(t, CS_CUDA_cuStreamWaitValue64_v2);
     uint32_t r = real(stream, addr, value, flags);
@@ -24297,7 +24297,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWaitValue64_v
     typedef uint32_t (*fn_t)(void *, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamWaitValue64_v2_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamWaitValue64_v2_ptsz(via, stream, addr, value, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamWaitValue64_v2_ptsz(via, stream, addr, value, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamWaitValue64_v2_ptsz(via, stream, addr, value, flags);
     cs_fast_enter(t, CS_CUDA_cuStreamWaitValue64_v2_ptsz);
     uint32_t r = real(stream, addr, value, flags);
@@ -24341,7 +24341,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWriteValue32(
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamWriteValue32 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamWriteValue32(via, stream, addr, value, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamWriteValue32(via, stream, addr, value, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamWriteValue32(via, stream, addr, value, flags);
     cs_fast_enter(t, CS_CUDA_cuStreamWriteValue32);
     uint32_t r = real(stream, addr, value, flags);
@@ -24385,7 +24385,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWriteValue32_
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamWriteValue32_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamWriteValue32_ptsz(via, stream, addr, value, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamWriteValue32_ptsz(via, stream, addr, value, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamWriteValue32_ptsz(via, stream, addr, value, flags);
     cs_fast_enter(t, CS_CUDA_cuStreamWriteValue32_ptsz);
     uint32_t r = real(stream, addr, value, flags);
@@ -24429,7 +24429,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWriteValue32_
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamWriteValue32_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamWriteValue32_v2(via, stream, addr, value, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamWriteValue32_v2(via, stream, addr, value, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamWriteValue32_v2(via, stream, addr, value, flags);
     cs_fast_enter(t, CS_CUDA_cuStreamWriteValue32_v2);
     uint32_t r = real(stream, addr, value, flags);
@@ -24473,7 +24473,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWriteValue32_
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamWriteValue32_v2_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamWriteValue32_v2_ptsz(via, stream, addr, value, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamWriteValue32_v2_ptsz(via, stream, addr, value, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamWriteValue32_v2_ptsz(via, stream, addr, value, flags);
     cs_fast_enter(t, CS_CUDA_cuStreamWriteValue32_v2_ptsz);
     uint32_t r = real(stream, addr, value, flags);
@@ -24517,7 +24517,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWriteValue64(
     typedef uint32_t (*fn_t)(void *, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamWriteValue64 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamWriteValue64(via, stream, addr, value, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamWriteValue64(via, stream, addr, value, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamWriteValue64(via, stream, addr, value, flags);
     cs_fast_enter(t, CS_CUDA_cuStreamWriteValue64);
     uint32_t r = real(stream, addr, value, flags);
@@ -24561,7 +24561,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWriteValue64_
     typedef uint32_t (*fn_t)(void *, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamWriteValue64_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamWriteValue64_ptsz(via, stream, addr, value, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamWriteValue64_ptsz(via, stream, addr, value, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamWriteValue64_ptsz(via, stream, addr, value, flags);
     cs_fast_enter(t, CS_CUDA_cuStreamWriteValue64_ptsz);
     uint32_t r = real(stream, addr, value, flags);
@@ -24605,7 +24605,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWriteValue64_
     typedef uint32_t (*fn_t)(void *, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamWriteValue64_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamWriteValue64_v2(via, stream, addr, value, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamWriteValue64_v2(via, stream, addr, value, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamWriteValue64_v2(via, stream, addr, value, flags);
     cs_fast_enter(t, CS_CUDA_cuStreamWriteValue64_v2);
     uint32_t r = real(stream, addr, value, flags);
@@ -24649,7 +24649,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWriteValue64_
     typedef uint32_t (*fn_t)(void *, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuStreamWriteValue64_v2_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuStreamWriteValue64_v2_ptsz(via, stream, addr, value, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuStreamWriteValue64_v2_ptsz(via, stream, addr, value, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuStreamWriteValue64_v2_ptsz(via, stream, addr, value, flags);
     cs_fast_enter(t, CS_CUDA_cuStreamWriteValue64_v2_ptsz);
     uint32_t r = real(stream, addr, value, flags);
@@ -24693,7 +24693,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuSurfObjectCreate(ui
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuSurfObjectCreate - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuSurfObjectCreate(via, pSurfObject, pResDesc);
+    if (cs_unlikely(t->gate)) return cs_s_cuSurfObjectCreate(via, pSurfObject, pResDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuSurfObjectCreate(via, pSurfObject, pResDesc);
     cs_fast_enter(t, CS_CUDA_cuSurfObjectCreate);
     uint32_t r = real(pSurfObject, pResDesc);
@@ -24737,7 +24737,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuSurfObjectDestroy(u
     typedef uint32_t (*fn_t)(uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuSurfObjectDestroy - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuSurfObjectDestroy(via, surfObject);
+    if (cs_unlikely(t->gate)) return cs_s_cuSurfObjectDestroy(via, surfObject);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuSurfObjectDestroy(via, surfObject);
     cs_fast_enter(t, CS_CUDA_cuSurfObjectDestroy);
     uint32_t r = real(surfObject);
@@ -24781,7 +24781,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuSurfObjectGetResour
     typedef uint32_t (*fn_t)(void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuSurfObjectGetResourceDesc - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuSurfObjectGetResourceDesc(via, pResDesc, surfObject);
+    if (cs_unlikely(t->gate)) return cs_s_cuSurfObjectGetResourceDesc(via, pResDesc, surfObject);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuSurfObjectGetResourceDesc(via, pResDesc, surfObject);
     cs_fast_enter(t, CS_CUDA_cuSurfObjectGetResourceDesc);
     uint32_t r = real(pResDesc, surfObject);
@@ -24825,7 +24825,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuSurfRefGetArray(uin
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuSurfRefGetArray - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuSurfRefGetArray(via, phArray, hSurfRef);
+    if (cs_unlikely(t->gate)) return cs_s_cuSurfRefGetArray(via, phArray, hSurfRef);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuSurfRefGetArray(via, phArray, hSurfRef);
     cs_fast_enter(t, CS_CUDA_cuSurfRefGetArray);
     uint32_t r = real(phArray, hSurfRef);
@@ -24869,7 +24869,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuSurfRefSetArray(uin
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuSurfRefSetArray - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuSurfRefSetArray(via, hSurfRef, hArray, Flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuSurfRefSetArray(via, hSurfRef, hArray, Flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuSurfRefSetArray(via, hSurfRef, hArray, Flags);
     cs_fast_enter(t, CS_CUDA_cuSurfRefSetArray);
     uint32_t r = real(hSurfRef, hArray, Flags);
@@ -24913,7 +24913,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTensorMapEncodeIm2c
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, void *, void *, void *, void *, void *, uint32_t, uint32_t, void *, uint32_t, uint32_t, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTensorMapEncodeIm2col - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTensorMapEncodeIm2col(via, tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill);
+    if (cs_unlikely(t->gate)) return cs_s_cuTensorMapEncodeIm2col(via, tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTensorMapEncodeIm2col(via, tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill);
     cs_fast_enter(t, CS_CUDA_cuTensorMapEncodeIm2col);
     uint32_t r = real(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill);
@@ -24957,7 +24957,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTensorMapEncodeIm2c
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, void *, void *, void *, int32_t, int32_t, uint32_t, uint32_t, void *, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTensorMapEncodeIm2colWide - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTensorMapEncodeIm2colWide(via, tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill);
+    if (cs_unlikely(t->gate)) return cs_s_cuTensorMapEncodeIm2colWide(via, tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTensorMapEncodeIm2colWide(via, tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill);
     cs_fast_enter(t, CS_CUDA_cuTensorMapEncodeIm2colWide);
     uint32_t r = real(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill);
@@ -25001,7 +25001,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTensorMapEncodeTile
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, void *, void *, void *, void *, void *, uint32_t, uint32_t, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTensorMapEncodeTiled - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTensorMapEncodeTiled(via, tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill);
+    if (cs_unlikely(t->gate)) return cs_s_cuTensorMapEncodeTiled(via, tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTensorMapEncodeTiled(via, tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill);
     cs_fast_enter(t, CS_CUDA_cuTensorMapEncodeTiled);
     uint32_t r = real(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill);
@@ -25045,7 +25045,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTensorMapReplaceAdd
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTensorMapReplaceAddress - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTensorMapReplaceAddress(via, tensorMap, globalAddress);
+    if (cs_unlikely(t->gate)) return cs_s_cuTensorMapReplaceAddress(via, tensorMap, globalAddress);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTensorMapReplaceAddress(via, tensorMap, globalAddress);
     cs_fast_enter(t, CS_CUDA_cuTensorMapReplaceAddress);
     uint32_t r = real(tensorMap, globalAddress);
@@ -25089,7 +25089,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexObjectCreate(uin
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexObjectCreate - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexObjectCreate(via, pTexObject, pResDesc, pTexDesc, pResViewDesc);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexObjectCreate(via, pTexObject, pResDesc, pTexDesc, pResViewDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexObjectCreate(via, pTexObject, pResDesc, pTexDesc, pResViewDesc);
     cs_fast_enter(t, CS_CUDA_cuTexObjectCreate);
     uint32_t r = real(pTexObject, pResDesc, pTexDesc, pResViewDesc);
@@ -25133,7 +25133,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexObjectDestroy(ui
     typedef uint32_t (*fn_t)(uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexObjectDestroy - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexObjectDestroy(via, texObject);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexObjectDestroy(via, texObject);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexObjectDestroy(via, texObject);
     cs_fast_enter(t, CS_CUDA_cuTexObjectDestroy);
     uint32_t r = real(texObject);
@@ -25177,7 +25177,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexObjectGetResourc
     typedef uint32_t (*fn_t)(void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexObjectGetResourceDesc - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexObjectGetResourceDesc(via, pResDesc, texObject);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexObjectGetResourceDesc(via, pResDesc, texObject);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexObjectGetResourceDesc(via, pResDesc, texObject);
     cs_fast_enter(t, CS_CUDA_cuTexObjectGetResourceDesc);
     uint32_t r = real(pResDesc, texObject);
@@ -25221,7 +25221,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexObjectGetResourc
     typedef uint32_t (*fn_t)(void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexObjectGetResourceViewDesc - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexObjectGetResourceViewDesc(via, pResViewDesc, texObject);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexObjectGetResourceViewDesc(via, pResViewDesc, texObject);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexObjectGetResourceViewDesc(via, pResViewDesc, texObject);
     cs_fast_enter(t, CS_CUDA_cuTexObjectGetResourceViewDesc);
     uint32_t r = real(pResViewDesc, texObject);
@@ -25265,7 +25265,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexObjectGetTexture
     typedef uint32_t (*fn_t)(void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexObjectGetTextureDesc - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexObjectGetTextureDesc(via, pTexDesc, texObject);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexObjectGetTextureDesc(via, pTexDesc, texObject);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexObjectGetTextureDesc(via, pTexDesc, texObject);
     cs_fast_enter(t, CS_CUDA_cuTexObjectGetTextureDesc);
     uint32_t r = real(pTexDesc, texObject);
@@ -25309,7 +25309,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefCreate(uint8_
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexRefCreate - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexRefCreate(via, pTexRef);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexRefCreate(via, pTexRef);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexRefCreate(via, pTexRef);
     cs_fast_enter(t, CS_CUDA_cuTexRefCreate);
     uint32_t r = real(pTexRef);
@@ -25353,7 +25353,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefDestroy(uint8
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexRefDestroy - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexRefDestroy(via, hTexRef);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexRefDestroy(via, hTexRef);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexRefDestroy(via, hTexRef);
     cs_fast_enter(t, CS_CUDA_cuTexRefDestroy);
     uint32_t r = real(hTexRef);
@@ -25397,7 +25397,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefGetAddress(ui
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexRefGetAddress - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexRefGetAddress(via, pdptr, hTexRef);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexRefGetAddress(via, pdptr, hTexRef);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexRefGetAddress(via, pdptr, hTexRef);
     cs_fast_enter(t, CS_CUDA_cuTexRefGetAddress);
     uint32_t r = real(pdptr, hTexRef);
@@ -25441,7 +25441,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefGetAddressMod
     typedef uint32_t (*fn_t)(void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexRefGetAddressMode - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexRefGetAddressMode(via, pam, hTexRef, dim);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexRefGetAddressMode(via, pam, hTexRef, dim);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexRefGetAddressMode(via, pam, hTexRef, dim);
     cs_fast_enter(t, CS_CUDA_cuTexRefGetAddressMode);
     uint32_t r = real(pam, hTexRef, dim);
@@ -25485,7 +25485,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefGetAddress_v2
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexRefGetAddress_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexRefGetAddress_v2(via, pdptr, hTexRef);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexRefGetAddress_v2(via, pdptr, hTexRef);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexRefGetAddress_v2(via, pdptr, hTexRef);
     cs_fast_enter(t, CS_CUDA_cuTexRefGetAddress_v2);
     uint32_t r = real(pdptr, hTexRef);
@@ -25529,7 +25529,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefGetArray(uint
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexRefGetArray - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexRefGetArray(via, phArray, hTexRef);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexRefGetArray(via, phArray, hTexRef);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexRefGetArray(via, phArray, hTexRef);
     cs_fast_enter(t, CS_CUDA_cuTexRefGetArray);
     uint32_t r = real(phArray, hTexRef);
@@ -25573,7 +25573,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefGetBorderColo
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexRefGetBorderColor - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexRefGetBorderColor(via, pBorderColor, hTexRef);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexRefGetBorderColor(via, pBorderColor, hTexRef);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexRefGetBorderColor(via, pBorderColor, hTexRef);
     cs_fast_enter(t, CS_CUDA_cuTexRefGetBorderColor);
     uint32_t r = real(pBorderColor, hTexRef);
@@ -25617,7 +25617,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefGetFilterMode
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexRefGetFilterMode - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexRefGetFilterMode(via, pfm, hTexRef);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexRefGetFilterMode(via, pfm, hTexRef);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexRefGetFilterMode(via, pfm, hTexRef);
     cs_fast_enter(t, CS_CUDA_cuTexRefGetFilterMode);
     uint32_t r = real(pfm, hTexRef);
@@ -25661,7 +25661,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefGetFlags(uint
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexRefGetFlags - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexRefGetFlags(via, pFlags, hTexRef);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexRefGetFlags(via, pFlags, hTexRef);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexRefGetFlags(via, pFlags, hTexRef);
     cs_fast_enter(t, CS_CUDA_cuTexRefGetFlags);
     uint32_t r = real(pFlags, hTexRef);
@@ -25705,7 +25705,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefGetFormat(uin
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexRefGetFormat - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexRefGetFormat(via, pFormat, pNumChannels, hTexRef);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexRefGetFormat(via, pFormat, pNumChannels, hTexRef);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexRefGetFormat(via, pFormat, pNumChannels, hTexRef);
     cs_fast_enter(t, CS_CUDA_cuTexRefGetFormat);
     uint32_t r = real(pFormat, pNumChannels, hTexRef);
@@ -25749,7 +25749,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefGetMaxAnisotr
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexRefGetMaxAnisotropy - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexRefGetMaxAnisotropy(via, pmaxAniso, hTexRef);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexRefGetMaxAnisotropy(via, pmaxAniso, hTexRef);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexRefGetMaxAnisotropy(via, pmaxAniso, hTexRef);
     cs_fast_enter(t, CS_CUDA_cuTexRefGetMaxAnisotropy);
     uint32_t r = real(pmaxAniso, hTexRef);
@@ -25793,7 +25793,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefGetMipmapFilt
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexRefGetMipmapFilterMode - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexRefGetMipmapFilterMode(via, pfm, hTexRef);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexRefGetMipmapFilterMode(via, pfm, hTexRef);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexRefGetMipmapFilterMode(via, pfm, hTexRef);
     cs_fast_enter(t, CS_CUDA_cuTexRefGetMipmapFilterMode);
     uint32_t r = real(pfm, hTexRef);
@@ -25837,7 +25837,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefGetMipmapLeve
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexRefGetMipmapLevelBias - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexRefGetMipmapLevelBias(via, pbias, hTexRef);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexRefGetMipmapLevelBias(via, pbias, hTexRef);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexRefGetMipmapLevelBias(via, pbias, hTexRef);
     cs_fast_enter(t, CS_CUDA_cuTexRefGetMipmapLevelBias);
     uint32_t r = real(pbias, hTexRef);
@@ -25881,7 +25881,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefGetMipmapLeve
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexRefGetMipmapLevelClamp - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexRefGetMipmapLevelClamp(via, pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexRefGetMipmapLevelClamp(via, pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexRefGetMipmapLevelClamp(via, pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef);
     cs_fast_enter(t, CS_CUDA_cuTexRefGetMipmapLevelClamp);
     uint32_t r = real(pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef);
@@ -25925,7 +25925,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefGetMipmappedA
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexRefGetMipmappedArray - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexRefGetMipmappedArray(via, phMipmappedArray, hTexRef);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexRefGetMipmappedArray(via, phMipmappedArray, hTexRef);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexRefGetMipmappedArray(via, phMipmappedArray, hTexRef);
     cs_fast_enter(t, CS_CUDA_cuTexRefGetMipmappedArray);
     uint32_t r = real(phMipmappedArray, hTexRef);
@@ -25969,7 +25969,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefSetAddress(ui
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexRefSetAddress - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexRefSetAddress(via, ByteOffset, hTexRef, dptr, bytes);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexRefSetAddress(via, ByteOffset, hTexRef, dptr, bytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexRefSetAddress(via, ByteOffset, hTexRef, dptr, bytes);
     cs_fast_enter(t, CS_CUDA_cuTexRefSetAddress);
     uint32_t r = real(ByteOffset, hTexRef, dptr, bytes);
@@ -26013,7 +26013,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefSetAddress2D(
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexRefSetAddress2D - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexRefSetAddress2D(via, hTexRef, desc, dptr, Pitch);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexRefSetAddress2D(via, hTexRef, desc, dptr, Pitch);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexRefSetAddress2D(via, hTexRef, desc, dptr, Pitch);
     cs_fast_enter(t, CS_CUDA_cuTexRefSetAddress2D);
     uint32_t r = real(hTexRef, desc, dptr, Pitch);
@@ -26057,7 +26057,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefSetAddress2D_
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexRefSetAddress2D_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexRefSetAddress2D_v2(via, hTexRef, desc, dptr, Pitch);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexRefSetAddress2D_v2(via, hTexRef, desc, dptr, Pitch);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexRefSetAddress2D_v2(via, hTexRef, desc, dptr, Pitch);
     cs_fast_enter(t, CS_CUDA_cuTexRefSetAddress2D_v2);
     uint32_t r = real(hTexRef, desc, dptr, Pitch);
@@ -26101,7 +26101,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefSetAddress2D_
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexRefSetAddress2D_v3 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexRefSetAddress2D_v3(via, hTexRef, desc, dptr, Pitch);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexRefSetAddress2D_v3(via, hTexRef, desc, dptr, Pitch);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexRefSetAddress2D_v3(via, hTexRef, desc, dptr, Pitch);
     cs_fast_enter(t, CS_CUDA_cuTexRefSetAddress2D_v3);
     uint32_t r = real(hTexRef, desc, dptr, Pitch);
@@ -26145,7 +26145,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefSetAddressMod
     typedef uint32_t (*fn_t)(void *, int32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexRefSetAddressMode - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexRefSetAddressMode(via, hTexRef, dim, am);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexRefSetAddressMode(via, hTexRef, dim, am);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexRefSetAddressMode(via, hTexRef, dim, am);
     cs_fast_enter(t, CS_CUDA_cuTexRefSetAddressMode);
     uint32_t r = real(hTexRef, dim, am);
@@ -26189,7 +26189,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefSetAddress_v2
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexRefSetAddress_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexRefSetAddress_v2(via, ByteOffset, hTexRef, dptr, bytes);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexRefSetAddress_v2(via, ByteOffset, hTexRef, dptr, bytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexRefSetAddress_v2(via, ByteOffset, hTexRef, dptr, bytes);
     cs_fast_enter(t, CS_CUDA_cuTexRefSetAddress_v2);
     uint32_t r = real(ByteOffset, hTexRef, dptr, bytes);
@@ -26233,7 +26233,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefSetArray(uint
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexRefSetArray - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexRefSetArray(via, hTexRef, hArray, Flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexRefSetArray(via, hTexRef, hArray, Flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexRefSetArray(via, hTexRef, hArray, Flags);
     cs_fast_enter(t, CS_CUDA_cuTexRefSetArray);
     uint32_t r = real(hTexRef, hArray, Flags);
@@ -26277,7 +26277,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefSetBorderColo
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexRefSetBorderColor - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexRefSetBorderColor(via, hTexRef, pBorderColor);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexRefSetBorderColor(via, hTexRef, pBorderColor);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexRefSetBorderColor(via, hTexRef, pBorderColor);
     cs_fast_enter(t, CS_CUDA_cuTexRefSetBorderColor);
     uint32_t r = real(hTexRef, pBorderColor);
@@ -26321,7 +26321,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefSetFilterMode
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexRefSetFilterMode - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexRefSetFilterMode(via, hTexRef, fm);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexRefSetFilterMode(via, hTexRef, fm);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexRefSetFilterMode(via, hTexRef, fm);
     cs_fast_enter(t, CS_CUDA_cuTexRefSetFilterMode);
     uint32_t r = real(hTexRef, fm);
@@ -26365,7 +26365,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefSetFlags(uint
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexRefSetFlags - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexRefSetFlags(via, hTexRef, Flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexRefSetFlags(via, hTexRef, Flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexRefSetFlags(via, hTexRef, Flags);
     cs_fast_enter(t, CS_CUDA_cuTexRefSetFlags);
     uint32_t r = real(hTexRef, Flags);
@@ -26409,7 +26409,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefSetFormat(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexRefSetFormat - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexRefSetFormat(via, hTexRef, fmt, NumPackedComponents);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexRefSetFormat(via, hTexRef, fmt, NumPackedComponents);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexRefSetFormat(via, hTexRef, fmt, NumPackedComponents);
     cs_fast_enter(t, CS_CUDA_cuTexRefSetFormat);
     uint32_t r = real(hTexRef, fmt, NumPackedComponents);
@@ -26453,7 +26453,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefSetMaxAnisotr
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexRefSetMaxAnisotropy - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexRefSetMaxAnisotropy(via, hTexRef, maxAniso);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexRefSetMaxAnisotropy(via, hTexRef, maxAniso);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexRefSetMaxAnisotropy(via, hTexRef, maxAniso);
     cs_fast_enter(t, CS_CUDA_cuTexRefSetMaxAnisotropy);
     uint32_t r = real(hTexRef, maxAniso);
@@ -26497,7 +26497,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefSetMipmapFilt
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexRefSetMipmapFilterMode - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexRefSetMipmapFilterMode(via, hTexRef, fm);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexRefSetMipmapFilterMode(via, hTexRef, fm);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexRefSetMipmapFilterMode(via, hTexRef, fm);
     cs_fast_enter(t, CS_CUDA_cuTexRefSetMipmapFilterMode);
     uint32_t r = real(hTexRef, fm);
@@ -26541,7 +26541,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefSetMipmapLeve
     typedef uint32_t (*fn_t)(void *, float);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexRefSetMipmapLevelBias - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexRefSetMipmapLevelBias(via, hTexRef, bias);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexRefSetMipmapLevelBias(via, hTexRef, bias);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexRefSetMipmapLevelBias(via, hTexRef, bias);
     cs_fast_enter(t, CS_CUDA_cuTexRefSetMipmapLevelBias);
     uint32_t r = real(hTexRef, bias);
@@ -26585,7 +26585,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefSetMipmapLeve
     typedef uint32_t (*fn_t)(void *, float, float);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexRefSetMipmapLevelClamp - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexRefSetMipmapLevelClamp(via, hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexRefSetMipmapLevelClamp(via, hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexRefSetMipmapLevelClamp(via, hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp);
     cs_fast_enter(t, CS_CUDA_cuTexRefSetMipmapLevelClamp);
     uint32_t r = real(hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp);
@@ -26629,7 +26629,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefSetMipmappedA
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuTexRefSetMipmappedArray - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuTexRefSetMipmappedArray(via, hTexRef, hMipmappedArray, Flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuTexRefSetMipmappedArray(via, hTexRef, hMipmappedArray, Flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuTexRefSetMipmappedArray(via, hTexRef, hMipmappedArray, Flags);
     cs_fast_enter(t, CS_CUDA_cuTexRefSetMipmappedArray);
     uint32_t r = real(hTexRef, hMipmappedArray, Flags);
@@ -26673,7 +26673,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuThreadExchangeStrea
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuThreadExchangeStreamCaptureMode - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuThreadExchangeStreamCaptureMode(via, mode);
+    if (cs_unlikely(t->gate)) return cs_s_cuThreadExchangeStreamCaptureMode(via, mode);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuThreadExchangeStreamCaptureMode(via, mode);
     cs_fast_enter(t, CS_CUDA_cuThreadExchangeStreamCaptureMode);
     uint32_t r = real(mode);
@@ -26717,7 +26717,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuUserObjectCreate(ui
     typedef uint32_t (*fn_t)(void *, void *, void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuUserObjectCreate - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuUserObjectCreate(via, object_out, ptr, destroy, initialRefcount, flags);
+    if (cs_unlikely(t->gate)) return cs_s_cuUserObjectCreate(via, object_out, ptr, destroy, initialRefcount, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuUserObjectCreate(via, object_out, ptr, destroy, initialRefcount, flags);
     cs_fast_enter(t, CS_CUDA_cuUserObjectCreate);
     uint32_t r = real(object_out, ptr, destroy, initialRefcount, flags);
@@ -26761,7 +26761,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuUserObjectRelease(u
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuUserObjectRelease - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuUserObjectRelease(via, object, count);
+    if (cs_unlikely(t->gate)) return cs_s_cuUserObjectRelease(via, object, count);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuUserObjectRelease(via, object, count);
     cs_fast_enter(t, CS_CUDA_cuUserObjectRelease);
     uint32_t r = real(object, count);
@@ -26805,7 +26805,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuUserObjectRetain(ui
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuUserObjectRetain - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuUserObjectRetain(via, object, count);
+    if (cs_unlikely(t->gate)) return cs_s_cuUserObjectRetain(via, object, count);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuUserObjectRetain(via, object, count);
     cs_fast_enter(t, CS_CUDA_cuUserObjectRetain);
     uint32_t r = real(object, count);
@@ -26849,7 +26849,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuWaitExternalSemapho
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuWaitExternalSemaphoresAsync - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuWaitExternalSemaphoresAsync(via, extSemArray, paramsArray, numExtSems, stream);
+    if (cs_unlikely(t->gate)) return cs_s_cuWaitExternalSemaphoresAsync(via, extSemArray, paramsArray, numExtSems, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuWaitExternalSemaphoresAsync(via, extSemArray, paramsArray, numExtSems, stream);
     cs_fast_enter(t, CS_CUDA_cuWaitExternalSemaphoresAsync);
     uint32_t r = real(extSemArray, paramsArray, numExtSems, stream);
@@ -26893,7 +26893,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuWaitExternalSemapho
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuWaitExternalSemaphoresAsync_ptsz - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_UNWATCHED)) return cs_s_cuWaitExternalSemaphoresAsync_ptsz(via, extSemArray, paramsArray, numExtSems, stream);
+    if (cs_unlikely(t->gate)) return cs_s_cuWaitExternalSemaphoresAsync_ptsz(via, extSemArray, paramsArray, numExtSems, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuWaitExternalSemaphoresAsync_ptsz(via, extSemArray, paramsArray, numExtSems, stream);
     cs_fast_enter(t, CS_CUDA_cuWaitExternalSemaphoresAsync_ptsz);
     uint32_t r = real(extSemArray, paramsArray, numExtSems, stream);

@@ -45,7 +45,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaArrayGetInfo(uint
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaArrayGetInfo - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaArrayGetInfo(via, desc, extent, flags, array);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaArrayGetInfo(via, desc, extent, flags, array);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaArrayGetInfo(via, desc, extent, flags, array);
     cs_fast_enter(t, CS_CUDART_cudaArrayGetInfo);
     uint32_t r = real(desc, extent, flags, array);
@@ -100,7 +100,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaArrayGetMemoryReq
     typedef uint32_t (*fn_t)(void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaArrayGetMemoryRequirements - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaArrayGetMemoryRequirements(via, memoryRequirements, array, device);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaArrayGetMemoryRequirements(via, memoryRequirements, array, device);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaArrayGetMemoryRequirements(via, memoryRequirements, array, device);
     cs_fast_enter(t, CS_CUDART_cudaArrayGetMemoryRequirements);
     uint32_t r = real(memoryRequirements, array, device);
@@ -155,7 +155,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaArrayGetPlane(uin
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaArrayGetPlane - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaArrayGetPlane(via, pPlaneArray, hArray, planeIdx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaArrayGetPlane(via, pPlaneArray, hArray, planeIdx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaArrayGetPlane(via, pPlaneArray, hArray, planeIdx);
     cs_fast_enter(t, CS_CUDART_cudaArrayGetPlane);
     uint32_t r = real(pPlaneArray, hArray, planeIdx);
@@ -210,7 +210,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaArrayGetSparsePro
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaArrayGetSparseProperties - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaArrayGetSparseProperties(via, sparseProperties, array);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaArrayGetSparseProperties(via, sparseProperties, array);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaArrayGetSparseProperties(via, sparseProperties, array);
     cs_fast_enter(t, CS_CUDART_cudaArrayGetSparseProperties);
     uint32_t r = real(sparseProperties, array);
@@ -265,7 +265,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaChooseDevice(uint
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaChooseDevice - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaChooseDevice(via, device, prop);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaChooseDevice(via, device, prop);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaChooseDevice(via, device, prop);
     cs_fast_enter(t, CS_CUDART_cudaChooseDevice);
     uint32_t r = real(device, prop);
@@ -350,7 +350,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaCreateSurfaceObje
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaCreateSurfaceObject - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaCreateSurfaceObject(via, pSurfObject, pResDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaCreateSurfaceObject(via, pSurfObject, pResDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaCreateSurfaceObject(via, pSurfObject, pResDesc);
     cs_fast_enter(t, CS_CUDART_cudaCreateSurfaceObject);
     uint32_t r = real(pSurfObject, pResDesc);
@@ -405,7 +405,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaCreateTextureObje
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaCreateTextureObject - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaCreateTextureObject(via, pTexObject, pResDesc, pTexDesc, pResViewDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaCreateTextureObject(via, pTexObject, pResDesc, pTexDesc, pResViewDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaCreateTextureObject(via, pTexObject, pResDesc, pTexDesc, pResViewDesc);
     cs_fast_enter(t, CS_CUDART_cudaCreateTextureObject);
     uint32_t r = real(pTexObject, pResDesc, pTexDesc, pResViewDesc);
@@ -460,7 +460,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaCtxResetPersistin
     typedef uint32_t (*fn_t)(void);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaCtxResetPersistingL2Cache - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaCtxResetPersistingL2Cache(via);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaCtxResetPersistingL2Cache(via);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaCtxResetPersistingL2Cache(via);
     cs_fast_enter(t, CS_CUDART_cudaCtxResetPersistingL2Cache);
     uint32_t r = real();
@@ -515,7 +515,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDestroyExternalMe
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDestroyExternalMemory - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDestroyExternalMemory(via, extMem);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDestroyExternalMemory(via, extMem);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDestroyExternalMemory(via, extMem);
     cs_fast_enter(t, CS_CUDART_cudaDestroyExternalMemory);
     uint32_t r = real(extMem);
@@ -570,7 +570,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDestroyExternalSe
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDestroyExternalSemaphore - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDestroyExternalSemaphore(via, extSem);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDestroyExternalSemaphore(via, extSem);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDestroyExternalSemaphore(via, extSem);
     cs_fast_enter(t, CS_CUDART_cudaDestroyExternalSemaphore);
     uint32_t r = real(extSem);
@@ -625,7 +625,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDestroySurfaceObj
     typedef uint32_t (*fn_t)(uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDestroySurfaceObject - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDestroySurfaceObject(via, surfObject);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDestroySurfaceObject(via, surfObject);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDestroySurfaceObject(via, surfObject);
     cs_fast_enter(t, CS_CUDART_cudaDestroySurfaceObject);
     uint32_t r = real(surfObject);
@@ -680,7 +680,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDestroyTextureObj
     typedef uint32_t (*fn_t)(uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDestroyTextureObject - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDestroyTextureObject(via, texObject);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDestroyTextureObject(via, texObject);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDestroyTextureObject(via, texObject);
     cs_fast_enter(t, CS_CUDART_cudaDestroyTextureObject);
     uint32_t r = real(texObject);
@@ -735,7 +735,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceCanAccessPe
     typedef uint32_t (*fn_t)(void *, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDeviceCanAccessPeer - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDeviceCanAccessPeer(via, canAccessPeer, device, peerDevice);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDeviceCanAccessPeer(via, canAccessPeer, device, peerDevice);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDeviceCanAccessPeer(via, canAccessPeer, device, peerDevice);
     cs_fast_enter(t, CS_CUDART_cudaDeviceCanAccessPeer);
     uint32_t r = real(canAccessPeer, device, peerDevice);
@@ -790,7 +790,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceDisablePeer
     typedef uint32_t (*fn_t)(int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDeviceDisablePeerAccess - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDeviceDisablePeerAccess(via, peerDevice);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDeviceDisablePeerAccess(via, peerDevice);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDeviceDisablePeerAccess(via, peerDevice);
     cs_fast_enter(t, CS_CUDART_cudaDeviceDisablePeerAccess);
     uint32_t r = real(peerDevice);
@@ -845,7 +845,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceEnablePeerA
     typedef uint32_t (*fn_t)(int32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDeviceEnablePeerAccess - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDeviceEnablePeerAccess(via, peerDevice, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDeviceEnablePeerAccess(via, peerDevice, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDeviceEnablePeerAccess(via, peerDevice, flags);
     cs_fast_enter(t, CS_CUDART_cudaDeviceEnablePeerAccess);
     uint32_t r = real(peerDevice, flags);
@@ -900,7 +900,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceFlushGPUDir
     typedef uint32_t (*fn_t)(uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDeviceFlushGPUDirectRDMAWrites - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDeviceFlushGPUDirectRDMAWrites(via, target, scope);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDeviceFlushGPUDirectRDMAWrites(via, target, scope);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDeviceFlushGPUDirectRDMAWrites(via, target, scope);
     cs_fast_enter(t, CS_CUDART_cudaDeviceFlushGPUDirectRDMAWrites);
     uint32_t r = real(target, scope);
@@ -955,7 +955,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceGetAttribut
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDeviceGetAttribute - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDeviceGetAttribute(via, value, attr, device);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDeviceGetAttribute(via, value, attr, device);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDeviceGetAttribute(via, value, attr, device);
     cs_fast_enter(t, CS_CUDART_cudaDeviceGetAttribute);
     uint32_t r = real(value, attr, device);
@@ -1010,7 +1010,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceGetByPCIBus
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDeviceGetByPCIBusId - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDeviceGetByPCIBusId(via, device, pciBusId);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDeviceGetByPCIBusId(via, device, pciBusId);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDeviceGetByPCIBusId(via, device, pciBusId);
     cs_fast_enter(t, CS_CUDART_cudaDeviceGetByPCIBusId);
     uint32_t r = real(device, pciBusId);
@@ -1065,7 +1065,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceGetCacheCon
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDeviceGetCacheConfig - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDeviceGetCacheConfig(via, pCacheConfig);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDeviceGetCacheConfig(via, pCacheConfig);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDeviceGetCacheConfig(via, pCacheConfig);
     cs_fast_enter(t, CS_CUDART_cudaDeviceGetCacheConfig);
     uint32_t r = real(pCacheConfig);
@@ -1120,7 +1120,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceGetDefaultM
     typedef uint32_t (*fn_t)(void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDeviceGetDefaultMemPool - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDeviceGetDefaultMemPool(via, memPool, device);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDeviceGetDefaultMemPool(via, memPool, device);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDeviceGetDefaultMemPool(via, memPool, device);
     cs_fast_enter(t, CS_CUDART_cudaDeviceGetDefaultMemPool);
     uint32_t r = real(memPool, device);
@@ -1175,7 +1175,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceGetGraphMem
     typedef uint32_t (*fn_t)(int32_t, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDeviceGetGraphMemAttribute - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDeviceGetGraphMemAttribute(via, device, attr, value);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDeviceGetGraphMemAttribute(via, device, attr, value);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDeviceGetGraphMemAttribute(via, device, attr, value);
     cs_fast_enter(t, CS_CUDART_cudaDeviceGetGraphMemAttribute);
     uint32_t r = real(device, attr, value);
@@ -1230,7 +1230,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceGetHostAtom
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDeviceGetHostAtomicCapabilities - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDeviceGetHostAtomicCapabilities(via, capabilities, operations, count, device);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDeviceGetHostAtomicCapabilities(via, capabilities, operations, count, device);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDeviceGetHostAtomicCapabilities(via, capabilities, operations, count, device);
     cs_fast_enter(t, CS_CUDART_cudaDeviceGetHostAtomicCapabilities);
     uint32_t r = real(capabilities, operations, count, device);
@@ -1285,7 +1285,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceGetLimit(ui
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDeviceGetLimit - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDeviceGetLimit(via, pValue, limit);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDeviceGetLimit(via, pValue, limit);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDeviceGetLimit(via, pValue, limit);
     cs_fast_enter(t, CS_CUDART_cudaDeviceGetLimit);
     uint32_t r = real(pValue, limit);
@@ -1340,7 +1340,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceGetMemPool(
     typedef uint32_t (*fn_t)(void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDeviceGetMemPool - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDeviceGetMemPool(via, memPool, device);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDeviceGetMemPool(via, memPool, device);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDeviceGetMemPool(via, memPool, device);
     cs_fast_enter(t, CS_CUDART_cudaDeviceGetMemPool);
     uint32_t r = real(memPool, device);
@@ -1395,7 +1395,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceGetNvSciSyn
     typedef uint32_t (*fn_t)(void *, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDeviceGetNvSciSyncAttributes - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDeviceGetNvSciSyncAttributes(via, nvSciSyncAttrList, device, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDeviceGetNvSciSyncAttributes(via, nvSciSyncAttrList, device, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDeviceGetNvSciSyncAttributes(via, nvSciSyncAttrList, device, flags);
     cs_fast_enter(t, CS_CUDART_cudaDeviceGetNvSciSyncAttributes);
     uint32_t r = real(nvSciSyncAttrList, device, flags);
@@ -1450,7 +1450,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceGetP2PAtomi
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDeviceGetP2PAtomicCapabilities - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDeviceGetP2PAtomicCapabilities(via, capabilities, operations, count, srcDevice, dstDevice);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDeviceGetP2PAtomicCapabilities(via, capabilities, operations, count, srcDevice, dstDevice);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDeviceGetP2PAtomicCapabilities(via, capabilities, operations, count, srcDevice, dstDevice);
     cs_fast_enter(t, CS_CUDART_cudaDeviceGetP2PAtomicCapabilities);
     uint32_t r = real(capabilities, operations, count, srcDevice, dstDevice);
@@ -1505,7 +1505,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceGetP2PAttri
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDeviceGetP2PAttribute - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDeviceGetP2PAttribute(via, value, attr, srcDevice, dstDevice);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDeviceGetP2PAttribute(via, value, attr, srcDevice, dstDevice);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDeviceGetP2PAttribute(via, value, attr, srcDevice, dstDevice);
     cs_fast_enter(t, CS_CUDART_cudaDeviceGetP2PAttribute);
     uint32_t r = real(value, attr, srcDevice, dstDevice);
@@ -1560,7 +1560,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceGetPCIBusId
     typedef uint32_t (*fn_t)(void *, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDeviceGetPCIBusId - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDeviceGetPCIBusId(via, pciBusId, len, device);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDeviceGetPCIBusId(via, pciBusId, len, device);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDeviceGetPCIBusId(via, pciBusId, len, device);
     cs_fast_enter(t, CS_CUDART_cudaDeviceGetPCIBusId);
     uint32_t r = real(pciBusId, len, device);
@@ -1615,7 +1615,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceGetSharedMe
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDeviceGetSharedMemConfig - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDeviceGetSharedMemConfig(via, pConfig);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDeviceGetSharedMemConfig(via, pConfig);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDeviceGetSharedMemConfig(via, pConfig);
     cs_fast_enter(t, CS_CUDART_cudaDeviceGetSharedMemConfig);
     uint32_t r = real(pConfig);
@@ -1670,7 +1670,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceGetStreamPr
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDeviceGetStreamPriorityRange - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDeviceGetStreamPriorityRange(via, leastPriority, greatestPriority);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDeviceGetStreamPriorityRange(via, leastPriority, greatestPriority);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDeviceGetStreamPriorityRange(via, leastPriority, greatestPriority);
     cs_fast_enter(t, CS_CUDART_cudaDeviceGetStreamPriorityRange);
     uint32_t r = real(leastPriority, greatestPriority);
@@ -1725,7 +1725,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceGetTexture1
     typedef uint32_t (*fn_t)(void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDeviceGetTexture1DLinearMaxWidth - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDeviceGetTexture1DLinearMaxWidth(via, maxWidthInElements, fmtDesc, device);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDeviceGetTexture1DLinearMaxWidth(via, maxWidthInElements, fmtDesc, device);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDeviceGetTexture1DLinearMaxWidth(via, maxWidthInElements, fmtDesc, device);
     cs_fast_enter(t, CS_CUDART_cudaDeviceGetTexture1DLinearMaxWidth);
     uint32_t r = real(maxWidthInElements, fmtDesc, device);
@@ -1780,7 +1780,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceGraphMemTri
     typedef uint32_t (*fn_t)(int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDeviceGraphMemTrim - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDeviceGraphMemTrim(via, device);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDeviceGraphMemTrim(via, device);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDeviceGraphMemTrim(via, device);
     cs_fast_enter(t, CS_CUDART_cudaDeviceGraphMemTrim);
     uint32_t r = real(device);
@@ -1835,7 +1835,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceRegisterAsy
     typedef uint32_t (*fn_t)(int32_t, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDeviceRegisterAsyncNotification - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDeviceRegisterAsyncNotification(via, device, callbackFunc, userData, callback);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDeviceRegisterAsyncNotification(via, device, callbackFunc, userData, callback);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDeviceRegisterAsyncNotification(via, device, callbackFunc, userData, callback);
     cs_fast_enter(t, CS_CUDART_cudaDeviceRegisterAsyncNotification);
     uint32_t r = real(device, callbackFunc, userData, callback);
@@ -1890,7 +1890,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceReset(uint8
     typedef uint32_t (*fn_t)(void);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDeviceReset - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDeviceReset(via);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDeviceReset(via);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDeviceReset(via);
     cs_fast_enter(t, CS_CUDART_cudaDeviceReset);
     uint32_t r = real();
@@ -1945,7 +1945,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceSetCacheCon
     typedef uint32_t (*fn_t)(uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDeviceSetCacheConfig - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDeviceSetCacheConfig(via, cacheConfig);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDeviceSetCacheConfig(via, cacheConfig);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDeviceSetCacheConfig(via, cacheConfig);
     cs_fast_enter(t, CS_CUDART_cudaDeviceSetCacheConfig);
     uint32_t r = real(cacheConfig);
@@ -2000,7 +2000,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceSetGraphMem
     typedef uint32_t (*fn_t)(int32_t, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDeviceSetGraphMemAttribute - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDeviceSetGraphMemAttribute(via, device, attr, value);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDeviceSetGraphMemAttribute(via, device, attr, value);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDeviceSetGraphMemAttribute(via, device, attr, value);
     cs_fast_enter(t, CS_CUDART_cudaDeviceSetGraphMemAttribute);
     uint32_t r = real(device, attr, value);
@@ -2055,7 +2055,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceSetLimit(ui
     typedef uint32_t (*fn_t)(uint32_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDeviceSetLimit - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDeviceSetLimit(via, limit, value);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDeviceSetLimit(via, limit, value);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDeviceSetLimit(via, limit, value);
     cs_fast_enter(t, CS_CUDART_cudaDeviceSetLimit);
     uint32_t r = real(limit, value);
@@ -2110,7 +2110,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceSetMemPool(
     typedef uint32_t (*fn_t)(int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDeviceSetMemPool - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDeviceSetMemPool(via, device, memPool);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDeviceSetMemPool(via, device, memPool);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDeviceSetMemPool(via, device, memPool);
     cs_fast_enter(t, CS_CUDART_cudaDeviceSetMemPool);
     uint32_t r = real(device, memPool);
@@ -2165,7 +2165,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceSetSharedMe
     typedef uint32_t (*fn_t)(uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDeviceSetSharedMemConfig - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDeviceSetSharedMemConfig(via, config);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDeviceSetSharedMemConfig(via, config);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDeviceSetSharedMemConfig(via, config);
     cs_fast_enter(t, CS_CUDART_cudaDeviceSetSharedMemConfig);
     uint32_t r = real(config);
@@ -2220,7 +2220,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceSynchronize
     typedef uint32_t (*fn_t)(void);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDeviceSynchronize - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDeviceSynchronize(via);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDeviceSynchronize(via);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDeviceSynchronize(via);
     cs_fast_enter(t, CS_CUDART_cudaDeviceSynchronize);
     uint32_t r = real();
@@ -2275,7 +2275,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceUnregisterA
     typedef uint32_t (*fn_t)(int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDeviceUnregisterAsyncNotification - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDeviceUnregisterAsyncNotification(via, device, callback);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDeviceUnregisterAsyncNotification(via, device, callback);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDeviceUnregisterAsyncNotification(via, device, callback);
     cs_fast_enter(t, CS_CUDART_cudaDeviceUnregisterAsyncNotification);
     uint32_t r = real(device, callback);
@@ -2330,7 +2330,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDriverGetVersion(
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaDriverGetVersion - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaDriverGetVersion(via, driverVersion);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaDriverGetVersion(via, driverVersion);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaDriverGetVersion(via, driverVersion);
     cs_fast_enter(t, CS_CUDART_cudaDriverGetVersion);
     uint32_t r = real(driverVersion);
@@ -2385,7 +2385,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaEventCreate(uint8
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaEventCreate - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaEventCreate(via, event);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaEventCreate(via, event);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaEventCreate(via, event);
     cs_fast_enter(t, CS_CUDART_cudaEventCreate);
     uint32_t r = real(event);
@@ -2440,7 +2440,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaEventCreateWithFl
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaEventCreateWithFlags - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaEventCreateWithFlags(via, event, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaEventCreateWithFlags(via, event, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaEventCreateWithFlags(via, event, flags);
     cs_fast_enter(t, CS_CUDART_cudaEventCreateWithFlags);
     uint32_t r = real(event, flags);
@@ -2495,7 +2495,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaEventDestroy(uint
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaEventDestroy - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaEventDestroy(via, event);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaEventDestroy(via, event);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaEventDestroy(via, event);
     cs_fast_enter(t, CS_CUDART_cudaEventDestroy);
     uint32_t r = real(event);
@@ -2550,7 +2550,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaEventElapsedTime(
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaEventElapsedTime - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaEventElapsedTime(via, ms, start, end);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaEventElapsedTime(via, ms, start, end);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaEventElapsedTime(via, ms, start, end);
     cs_fast_enter(t, CS_CUDART_cudaEventElapsedTime);
     uint32_t r = real(ms, start, end);
@@ -2605,7 +2605,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaEventQuery(uint8_
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaEventQuery - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaEventQuery(via, event);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaEventQuery(via, event);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaEventQuery(via, event);
     cs_fast_enter(t, CS_CUDART_cudaEventQuery);
     uint32_t r = real(event);
@@ -2660,7 +2660,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaEventRecord(uint8
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaEventRecord - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaEventRecord(via, event, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaEventRecord(via, event, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaEventRecord(via, event, stream);
     cs_fast_enter(t, CS_CUDART_cudaEventRecord);
     uint32_t r = real(event, stream);
@@ -2715,7 +2715,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaEventRecordWithFl
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaEventRecordWithFlags - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaEventRecordWithFlags(via, event, stream, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaEventRecordWithFlags(via, event, stream, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaEventRecordWithFlags(via, event, stream, flags);
     cs_fast_enter(t, CS_CUDART_cudaEventRecordWithFlags);
     uint32_t r = real(event, stream, flags);
@@ -2770,7 +2770,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaEventRecordWithFl
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaEventRecordWithFlags_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaEventRecordWithFlags_ptsz(via, event, stream, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaEventRecordWithFlags_ptsz(via, event, stream, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaEventRecordWithFlags_ptsz(via, event, stream, flags);
     cs_fast_enter(t, CS_CUDART_cudaEventRecordWithFlags_ptsz);
     uint32_t r = real(event, stream, flags);
@@ -2825,7 +2825,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaEventRecord_ptsz(
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaEventRecord_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaEventRecord_ptsz(via, event, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaEventRecord_ptsz(via, event, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaEventRecord_ptsz(via, event, stream);
     cs_fast_enter(t, CS_CUDART_cudaEventRecord_ptsz);
     uint32_t r = real(event, stream);
@@ -2880,7 +2880,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaEventSynchronize(
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaEventSynchronize - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaEventSynchronize(via, event);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaEventSynchronize(via, event);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaEventSynchronize(via, event);
     cs_fast_enter(t, CS_CUDART_cudaEventSynchronize);
     uint32_t r = real(event);
@@ -2935,7 +2935,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaExternalMemoryGet
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaExternalMemoryGetMappedBuffer - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaExternalMemoryGetMappedBuffer(via, devPtr, extMem, bufferDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaExternalMemoryGetMappedBuffer(via, devPtr, extMem, bufferDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaExternalMemoryGetMappedBuffer(via, devPtr, extMem, bufferDesc);
     cs_fast_enter(t, CS_CUDART_cudaExternalMemoryGetMappedBuffer);
     uint32_t r = real(devPtr, extMem, bufferDesc);
@@ -2990,7 +2990,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaExternalMemoryGet
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaExternalMemoryGetMappedMipmappedArray - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaExternalMemoryGetMappedMipmappedArray(via, mipmap, extMem, mipmapDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaExternalMemoryGetMappedMipmappedArray(via, mipmap, extMem, mipmapDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaExternalMemoryGetMappedMipmappedArray(via, mipmap, extMem, mipmapDesc);
     cs_fast_enter(t, CS_CUDART_cudaExternalMemoryGetMappedMipmappedArray);
     uint32_t r = real(mipmap, extMem, mipmapDesc);
@@ -3045,7 +3045,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaFree(uint8_t via,
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaFree - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaFree(via, devPtr);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaFree(via, devPtr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaFree(via, devPtr);
     cs_fast_enter(t, CS_CUDART_cudaFree);
     uint32_t r = real(devPtr);
@@ -3100,7 +3100,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaFreeArray(uint8_t
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaFreeArray - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaFreeArray(via, array);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaFreeArray(via, array);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaFreeArray(via, array);
     cs_fast_enter(t, CS_CUDART_cudaFreeArray);
     uint32_t r = real(array);
@@ -3155,7 +3155,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaFreeAsync(uint8_t
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaFreeAsync - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaFreeAsync(via, devPtr, hStream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaFreeAsync(via, devPtr, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaFreeAsync(via, devPtr, hStream);
     cs_fast_enter(t, CS_CUDART_cudaFreeAsync);
     uint32_t r = real(devPtr, hStream);
@@ -3210,7 +3210,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaFreeAsync_ptsz(ui
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaFreeAsync_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaFreeAsync_ptsz(via, devPtr, hStream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaFreeAsync_ptsz(via, devPtr, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaFreeAsync_ptsz(via, devPtr, hStream);
     cs_fast_enter(t, CS_CUDART_cudaFreeAsync_ptsz);
     uint32_t r = real(devPtr, hStream);
@@ -3265,7 +3265,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaFreeHost(uint8_t 
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaFreeHost - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaFreeHost(via, ptr);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaFreeHost(via, ptr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaFreeHost(via, ptr);
     cs_fast_enter(t, CS_CUDART_cudaFreeHost);
     uint32_t r = real(ptr);
@@ -3320,7 +3320,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaFreeMipmappedArra
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaFreeMipmappedArray - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaFreeMipmappedArray(via, mipmappedArray);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaFreeMipmappedArray(via, mipmappedArray);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaFreeMipmappedArray(via, mipmappedArray);
     cs_fast_enter(t, CS_CUDART_cudaFreeMipmappedArray);
     uint32_t r = real(mipmappedArray);
@@ -3375,7 +3375,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaFuncGetAttributes
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaFuncGetAttributes - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaFuncGetAttributes(via, attr, func);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaFuncGetAttributes(via, attr, func);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaFuncGetAttributes(via, attr, func);
     cs_fast_enter(t, CS_CUDART_cudaFuncGetAttributes);
     uint32_t r = real(attr, func);
@@ -3430,7 +3430,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaFuncGetName(uint8
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaFuncGetName - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaFuncGetName(via, name, func);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaFuncGetName(via, name, func);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaFuncGetName(via, name, func);
     cs_fast_enter(t, CS_CUDART_cudaFuncGetName);
     uint32_t r = real(name, func);
@@ -3485,7 +3485,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaFuncGetParamInfo(
     typedef uint32_t (*fn_t)(void *, uint64_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaFuncGetParamInfo - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaFuncGetParamInfo(via, func, paramIndex, paramOffset, paramSize);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaFuncGetParamInfo(via, func, paramIndex, paramOffset, paramSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaFuncGetParamInfo(via, func, paramIndex, paramOffset, paramSize);
     cs_fast_enter(t, CS_CUDART_cudaFuncGetParamInfo);
     uint32_t r = real(func, paramIndex, paramOffset, paramSize);
@@ -3540,7 +3540,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaFuncSetAttribute(
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaFuncSetAttribute - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaFuncSetAttribute(via, func, attr, value);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaFuncSetAttribute(via, func, attr, value);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaFuncSetAttribute(via, func, attr, value);
     cs_fast_enter(t, CS_CUDART_cudaFuncSetAttribute);
     uint32_t r = real(func, attr, value);
@@ -3595,7 +3595,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaFuncSetCacheConfi
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaFuncSetCacheConfig - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaFuncSetCacheConfig(via, func, cacheConfig);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaFuncSetCacheConfig(via, func, cacheConfig);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaFuncSetCacheConfig(via, func, cacheConfig);
     cs_fast_enter(t, CS_CUDART_cudaFuncSetCacheConfig);
     uint32_t r = real(func, cacheConfig);
@@ -3650,7 +3650,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaFuncSetSharedMemC
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaFuncSetSharedMemConfig - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaFuncSetSharedMemConfig(via, func, config);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaFuncSetSharedMemConfig(via, func, config);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaFuncSetSharedMemConfig(via, func, config);
     cs_fast_enter(t, CS_CUDART_cudaFuncSetSharedMemConfig);
     uint32_t r = real(func, config);
@@ -3705,7 +3705,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetChannelDesc(ui
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGetChannelDesc - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGetChannelDesc(via, desc, array);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGetChannelDesc(via, desc, array);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGetChannelDesc(via, desc, array);
     cs_fast_enter(t, CS_CUDART_cudaGetChannelDesc);
     uint32_t r = real(desc, array);
@@ -3760,7 +3760,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetDevice(uint8_t
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGetDevice - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGetDevice(via, device);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGetDevice(via, device);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGetDevice(via, device);
     cs_fast_enter(t, CS_CUDART_cudaGetDevice);
     uint32_t r = real(device);
@@ -3815,7 +3815,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetDeviceCount(ui
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGetDeviceCount - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGetDeviceCount(via, count);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGetDeviceCount(via, count);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGetDeviceCount(via, count);
     cs_fast_enter(t, CS_CUDART_cudaGetDeviceCount);
     uint32_t r = real(count);
@@ -3870,7 +3870,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetDeviceFlags(ui
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGetDeviceFlags - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGetDeviceFlags(via, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGetDeviceFlags(via, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGetDeviceFlags(via, flags);
     cs_fast_enter(t, CS_CUDART_cudaGetDeviceFlags);
     uint32_t r = real(flags);
@@ -3925,7 +3925,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetDeviceProperti
     typedef uint32_t (*fn_t)(void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGetDeviceProperties - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGetDeviceProperties(via, prop, device);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGetDeviceProperties(via, prop, device);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGetDeviceProperties(via, prop, device);
     cs_fast_enter(t, CS_CUDART_cudaGetDeviceProperties);
     uint32_t r = real(prop, device);
@@ -3980,7 +3980,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetDriverEntryPoi
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGetDriverEntryPoint - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGetDriverEntryPoint(via, symbol, funcPtr, flags, driverStatus);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGetDriverEntryPoint(via, symbol, funcPtr, flags, driverStatus);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGetDriverEntryPoint(via, symbol, funcPtr, flags, driverStatus);
     cs_fast_enter(t, CS_CUDART_cudaGetDriverEntryPoint);
     uint32_t r = real(symbol, funcPtr, flags, driverStatus);
@@ -4035,7 +4035,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetDriverEntryPoi
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGetDriverEntryPointByVersion - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGetDriverEntryPointByVersion(via, symbol, funcPtr, cudaVersion, flags, driverStatus);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGetDriverEntryPointByVersion(via, symbol, funcPtr, cudaVersion, flags, driverStatus);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGetDriverEntryPointByVersion(via, symbol, funcPtr, cudaVersion, flags, driverStatus);
     cs_fast_enter(t, CS_CUDART_cudaGetDriverEntryPointByVersion);
     uint32_t r = real(symbol, funcPtr, cudaVersion, flags, driverStatus);
@@ -4090,7 +4090,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetDriverEntryPoi
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGetDriverEntryPointByVersion_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGetDriverEntryPointByVersion_ptsz(via, symbol, funcPtr, cudaVersion, flags, driverStatus);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGetDriverEntryPointByVersion_ptsz(via, symbol, funcPtr, cudaVersion, flags, driverStatus);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGetDriverEntryPointByVersion_ptsz(via, symbol, funcPtr, cudaVersion, flags, driverStatus);
     cs_fast_enter(t, CS_CUDART_cudaGetDriverEntryPointByVersion_ptsz);
     uint32_t r = real(symbol, funcPtr, cudaVersion, flags, driverStatus);
@@ -4145,7 +4145,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetDriverEntryPoi
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGetDriverEntryPoint_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGetDriverEntryPoint_ptsz(via, symbol, funcPtr, flags, driverStatus);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGetDriverEntryPoint_ptsz(via, symbol, funcPtr, flags, driverStatus);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGetDriverEntryPoint_ptsz(via, symbol, funcPtr, flags, driverStatus);
     cs_fast_enter(t, CS_CUDART_cudaGetDriverEntryPoint_ptsz);
     uint32_t r = real(symbol, funcPtr, flags, driverStatus);
@@ -4260,7 +4260,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetExportTable(ui
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGetExportTable - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGetExportTable(via, ppExportTable, pExportTableId);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGetExportTable(via, ppExportTable, pExportTableId);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGetExportTable(via, ppExportTable, pExportTableId);
     cs_fast_enter(t, CS_CUDART_cudaGetExportTable);
     uint32_t r = real(ppExportTable, pExportTableId);
@@ -4315,7 +4315,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetFuncBySymbol(u
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGetFuncBySymbol - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGetFuncBySymbol(via, functionPtr, symbolPtr);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGetFuncBySymbol(via, functionPtr, symbolPtr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGetFuncBySymbol(via, functionPtr, symbolPtr);
     cs_fast_enter(t, CS_CUDART_cudaGetFuncBySymbol);
     uint32_t r = real(functionPtr, symbolPtr);
@@ -4370,7 +4370,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetKernel(uint8_t
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGetKernel - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGetKernel(via, kernelPtr, entryFuncAddr);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGetKernel(via, kernelPtr, entryFuncAddr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGetKernel(via, kernelPtr, entryFuncAddr);
     cs_fast_enter(t, CS_CUDART_cudaGetKernel);
     uint32_t r = real(kernelPtr, entryFuncAddr);
@@ -4425,7 +4425,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetLastError(uint
     typedef uint32_t (*fn_t)(void);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGetLastError - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGetLastError(via);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGetLastError(via);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGetLastError(via);
     cs_fast_enter(t, CS_CUDART_cudaGetLastError);
     uint32_t r = real();
@@ -4480,7 +4480,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetMipmappedArray
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGetMipmappedArrayLevel - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGetMipmappedArrayLevel(via, levelArray, mipmappedArray, level);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGetMipmappedArrayLevel(via, levelArray, mipmappedArray, level);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGetMipmappedArrayLevel(via, levelArray, mipmappedArray, level);
     cs_fast_enter(t, CS_CUDART_cudaGetMipmappedArrayLevel);
     uint32_t r = real(levelArray, mipmappedArray, level);
@@ -4535,7 +4535,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetSurfaceObjectR
     typedef uint32_t (*fn_t)(void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGetSurfaceObjectResourceDesc - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGetSurfaceObjectResourceDesc(via, pResDesc, surfObject);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGetSurfaceObjectResourceDesc(via, pResDesc, surfObject);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGetSurfaceObjectResourceDesc(via, pResDesc, surfObject);
     cs_fast_enter(t, CS_CUDART_cudaGetSurfaceObjectResourceDesc);
     uint32_t r = real(pResDesc, surfObject);
@@ -4590,7 +4590,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetSymbolAddress(
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGetSymbolAddress - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGetSymbolAddress(via, devPtr, symbol);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGetSymbolAddress(via, devPtr, symbol);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGetSymbolAddress(via, devPtr, symbol);
     cs_fast_enter(t, CS_CUDART_cudaGetSymbolAddress);
     uint32_t r = real(devPtr, symbol);
@@ -4645,7 +4645,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetSymbolSize(uin
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGetSymbolSize - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGetSymbolSize(via, size, symbol);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGetSymbolSize(via, size, symbol);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGetSymbolSize(via, size, symbol);
     cs_fast_enter(t, CS_CUDART_cudaGetSymbolSize);
     uint32_t r = real(size, symbol);
@@ -4700,7 +4700,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetTextureObjectR
     typedef uint32_t (*fn_t)(void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGetTextureObjectResourceDesc - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGetTextureObjectResourceDesc(via, pResDesc, texObject);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGetTextureObjectResourceDesc(via, pResDesc, texObject);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGetTextureObjectResourceDesc(via, pResDesc, texObject);
     cs_fast_enter(t, CS_CUDART_cudaGetTextureObjectResourceDesc);
     uint32_t r = real(pResDesc, texObject);
@@ -4755,7 +4755,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetTextureObjectR
     typedef uint32_t (*fn_t)(void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGetTextureObjectResourceViewDesc - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGetTextureObjectResourceViewDesc(via, pResViewDesc, texObject);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGetTextureObjectResourceViewDesc(via, pResViewDesc, texObject);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGetTextureObjectResourceViewDesc(via, pResViewDesc, texObject);
     cs_fast_enter(t, CS_CUDART_cudaGetTextureObjectResourceViewDesc);
     uint32_t r = real(pResViewDesc, texObject);
@@ -4810,7 +4810,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetTextureObjectT
     typedef uint32_t (*fn_t)(void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGetTextureObjectTextureDesc - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGetTextureObjectTextureDesc(via, pTexDesc, texObject);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGetTextureObjectTextureDesc(via, pTexDesc, texObject);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGetTextureObjectTextureDesc(via, pTexDesc, texObject);
     cs_fast_enter(t, CS_CUDART_cudaGetTextureObjectTextureDesc);
     uint32_t r = real(pTexDesc, texObject);
@@ -4865,7 +4865,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddChildGrap
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphAddChildGraphNode - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphAddChildGraphNode(via, pGraphNode, graph, pDependencies, numDependencies, childGraph);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphAddChildGraphNode(via, pGraphNode, graph, pDependencies, numDependencies, childGraph);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphAddChildGraphNode(via, pGraphNode, graph, pDependencies, numDependencies, childGraph);
     cs_fast_enter(t, CS_CUDART_cudaGraphAddChildGraphNode);
     uint32_t r = real(pGraphNode, graph, pDependencies, numDependencies, childGraph);
@@ -4920,7 +4920,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddDependenc
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphAddDependencies - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphAddDependencies(via, graph, from, to, edgeData, numDependencies);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphAddDependencies(via, graph, from, to, edgeData, numDependencies);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphAddDependencies(via, graph, from, to, edgeData, numDependencies);
     cs_fast_enter(t, CS_CUDART_cudaGraphAddDependencies);
     uint32_t r = real(graph, from, to, edgeData, numDependencies);
@@ -4975,7 +4975,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddEmptyNode
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphAddEmptyNode - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphAddEmptyNode(via, pGraphNode, graph, pDependencies, numDependencies);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphAddEmptyNode(via, pGraphNode, graph, pDependencies, numDependencies);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphAddEmptyNode(via, pGraphNode, graph, pDependencies, numDependencies);
     cs_fast_enter(t, CS_CUDART_cudaGraphAddEmptyNode);
     uint32_t r = real(pGraphNode, graph, pDependencies, numDependencies);
@@ -5030,7 +5030,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddEventReco
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphAddEventRecordNode - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphAddEventRecordNode(via, pGraphNode, graph, pDependencies, numDependencies, event);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphAddEventRecordNode(via, pGraphNode, graph, pDependencies, numDependencies, event);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphAddEventRecordNode(via, pGraphNode, graph, pDependencies, numDependencies, event);
     cs_fast_enter(t, CS_CUDART_cudaGraphAddEventRecordNode);
     uint32_t r = real(pGraphNode, graph, pDependencies, numDependencies, event);
@@ -5085,7 +5085,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddEventWait
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphAddEventWaitNode - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphAddEventWaitNode(via, pGraphNode, graph, pDependencies, numDependencies, event);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphAddEventWaitNode(via, pGraphNode, graph, pDependencies, numDependencies, event);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphAddEventWaitNode(via, pGraphNode, graph, pDependencies, numDependencies, event);
     cs_fast_enter(t, CS_CUDART_cudaGraphAddEventWaitNode);
     uint32_t r = real(pGraphNode, graph, pDependencies, numDependencies, event);
@@ -5140,7 +5140,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddExternalS
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphAddExternalSemaphoresSignalNode - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphAddExternalSemaphoresSignalNode(via, pGraphNode, graph, pDependencies, numDependencies, nodeParams);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphAddExternalSemaphoresSignalNode(via, pGraphNode, graph, pDependencies, numDependencies, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphAddExternalSemaphoresSignalNode(via, pGraphNode, graph, pDependencies, numDependencies, nodeParams);
     cs_fast_enter(t, CS_CUDART_cudaGraphAddExternalSemaphoresSignalNode);
     uint32_t r = real(pGraphNode, graph, pDependencies, numDependencies, nodeParams);
@@ -5195,7 +5195,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddExternalS
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphAddExternalSemaphoresWaitNode - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphAddExternalSemaphoresWaitNode(via, pGraphNode, graph, pDependencies, numDependencies, nodeParams);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphAddExternalSemaphoresWaitNode(via, pGraphNode, graph, pDependencies, numDependencies, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphAddExternalSemaphoresWaitNode(via, pGraphNode, graph, pDependencies, numDependencies, nodeParams);
     cs_fast_enter(t, CS_CUDART_cudaGraphAddExternalSemaphoresWaitNode);
     uint32_t r = real(pGraphNode, graph, pDependencies, numDependencies, nodeParams);
@@ -5250,7 +5250,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddHostNode(
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphAddHostNode - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphAddHostNode(via, pGraphNode, graph, pDependencies, numDependencies, pNodeParams);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphAddHostNode(via, pGraphNode, graph, pDependencies, numDependencies, pNodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphAddHostNode(via, pGraphNode, graph, pDependencies, numDependencies, pNodeParams);
     cs_fast_enter(t, CS_CUDART_cudaGraphAddHostNode);
     uint32_t r = real(pGraphNode, graph, pDependencies, numDependencies, pNodeParams);
@@ -5305,7 +5305,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddKernelNod
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphAddKernelNode - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphAddKernelNode(via, pGraphNode, graph, pDependencies, numDependencies, pNodeParams);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphAddKernelNode(via, pGraphNode, graph, pDependencies, numDependencies, pNodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphAddKernelNode(via, pGraphNode, graph, pDependencies, numDependencies, pNodeParams);
     cs_fast_enter(t, CS_CUDART_cudaGraphAddKernelNode);
     uint32_t r = real(pGraphNode, graph, pDependencies, numDependencies, pNodeParams);
@@ -5360,7 +5360,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddMemAllocN
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphAddMemAllocNode - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphAddMemAllocNode(via, pGraphNode, graph, pDependencies, numDependencies, nodeParams);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphAddMemAllocNode(via, pGraphNode, graph, pDependencies, numDependencies, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphAddMemAllocNode(via, pGraphNode, graph, pDependencies, numDependencies, nodeParams);
     cs_fast_enter(t, CS_CUDART_cudaGraphAddMemAllocNode);
     uint32_t r = real(pGraphNode, graph, pDependencies, numDependencies, nodeParams);
@@ -5415,7 +5415,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddMemFreeNo
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphAddMemFreeNode - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphAddMemFreeNode(via, pGraphNode, graph, pDependencies, numDependencies, dptr);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphAddMemFreeNode(via, pGraphNode, graph, pDependencies, numDependencies, dptr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphAddMemFreeNode(via, pGraphNode, graph, pDependencies, numDependencies, dptr);
     cs_fast_enter(t, CS_CUDART_cudaGraphAddMemFreeNode);
     uint32_t r = real(pGraphNode, graph, pDependencies, numDependencies, dptr);
@@ -5470,7 +5470,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddMemcpyNod
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphAddMemcpyNode - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphAddMemcpyNode(via, pGraphNode, graph, pDependencies, numDependencies, pCopyParams);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphAddMemcpyNode(via, pGraphNode, graph, pDependencies, numDependencies, pCopyParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphAddMemcpyNode(via, pGraphNode, graph, pDependencies, numDependencies, pCopyParams);
     cs_fast_enter(t, CS_CUDART_cudaGraphAddMemcpyNode);
     uint32_t r = real(pGraphNode, graph, pDependencies, numDependencies, pCopyParams);
@@ -5525,7 +5525,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddMemcpyNod
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *, void *, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphAddMemcpyNode1D - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphAddMemcpyNode1D(via, pGraphNode, graph, pDependencies, numDependencies, dst, src, count, kind);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphAddMemcpyNode1D(via, pGraphNode, graph, pDependencies, numDependencies, dst, src, count, kind);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphAddMemcpyNode1D(via, pGraphNode, graph, pDependencies, numDependencies, dst, src, count, kind);
     cs_fast_enter(t, CS_CUDART_cudaGraphAddMemcpyNode1D);
     uint32_t r = real(pGraphNode, graph, pDependencies, numDependencies, dst, src, count, kind);
@@ -5580,7 +5580,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddMemcpyNod
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *, void *, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphAddMemcpyNodeFromSymbol - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphAddMemcpyNodeFromSymbol(via, pGraphNode, graph, pDependencies, numDependencies, dst, symbol, count, offset, kind);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphAddMemcpyNodeFromSymbol(via, pGraphNode, graph, pDependencies, numDependencies, dst, symbol, count, offset, kind);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphAddMemcpyNodeFromSymbol(via, pGraphNode, graph, pDependencies, numDependencies, dst, symbol, count, offset, kind);
     cs_fast_enter(t, CS_CUDART_cudaGraphAddMemcpyNodeFromSymbol);
     uint32_t r = real(pGraphNode, graph, pDependencies, numDependencies, dst, symbol, count, offset, kind);
@@ -5635,7 +5635,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddMemcpyNod
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *, void *, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphAddMemcpyNodeToSymbol - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphAddMemcpyNodeToSymbol(via, pGraphNode, graph, pDependencies, numDependencies, symbol, src, count, offset, kind);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphAddMemcpyNodeToSymbol(via, pGraphNode, graph, pDependencies, numDependencies, symbol, src, count, offset, kind);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphAddMemcpyNodeToSymbol(via, pGraphNode, graph, pDependencies, numDependencies, symbol, src, count, offset, kind);
     cs_fast_enter(t, CS_CUDART_cudaGraphAddMemcpyNodeToSymbol);
     uint32_t r = real(pGraphNode, graph, pDependencies, numDependencies, symbol, src, count, offset, kind);
@@ -5690,7 +5690,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddMemsetNod
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphAddMemsetNode - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphAddMemsetNode(via, pGraphNode, graph, pDependencies, numDependencies, pMemsetParams);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphAddMemsetNode(via, pGraphNode, graph, pDependencies, numDependencies, pMemsetParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphAddMemsetNode(via, pGraphNode, graph, pDependencies, numDependencies, pMemsetParams);
     cs_fast_enter(t, CS_CUDART_cudaGraphAddMemsetNode);
     uint32_t r = real(pGraphNode, graph, pDependencies, numDependencies, pMemsetParams);
@@ -5745,7 +5745,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddNode(uint
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphAddNode - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphAddNode(via, pGraphNode, graph, pDependencies, dependencyData, numDependencies, nodeParams);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphAddNode(via, pGraphNode, graph, pDependencies, dependencyData, numDependencies, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphAddNode(via, pGraphNode, graph, pDependencies, dependencyData, numDependencies, nodeParams);
     cs_fast_enter(t, CS_CUDART_cudaGraphAddNode);
     uint32_t r = real(pGraphNode, graph, pDependencies, dependencyData, numDependencies, nodeParams);
@@ -5800,7 +5800,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphChildGraphNo
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphChildGraphNodeGetGraph - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphChildGraphNodeGetGraph(via, node, pGraph);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphChildGraphNodeGetGraph(via, node, pGraph);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphChildGraphNodeGetGraph(via, node, pGraph);
     cs_fast_enter(t, CS_CUDART_cudaGraphChildGraphNodeGetGraph);
     uint32_t r = real(node, pGraph);
@@ -5855,7 +5855,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphClone(uint8_
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphClone - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphClone(via, pGraphClone, originalGraph);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphClone(via, pGraphClone, originalGraph);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphClone(via, pGraphClone, originalGraph);
     cs_fast_enter(t, CS_CUDART_cudaGraphClone);
     uint32_t r = real(pGraphClone, originalGraph);
@@ -5910,7 +5910,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphConditionalH
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphConditionalHandleCreate - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphConditionalHandleCreate(via, pHandle_out, graph, defaultLaunchValue, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphConditionalHandleCreate(via, pHandle_out, graph, defaultLaunchValue, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphConditionalHandleCreate(via, pHandle_out, graph, defaultLaunchValue, flags);
     cs_fast_enter(t, CS_CUDART_cudaGraphConditionalHandleCreate);
     uint32_t r = real(pHandle_out, graph, defaultLaunchValue, flags);
@@ -5965,7 +5965,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphCreate(uint8
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphCreate - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphCreate(via, pGraph, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphCreate(via, pGraph, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphCreate(via, pGraph, flags);
     cs_fast_enter(t, CS_CUDART_cudaGraphCreate);
     uint32_t r = real(pGraph, flags);
@@ -6020,7 +6020,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphDebugDotPrin
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphDebugDotPrint - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphDebugDotPrint(via, graph, path, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphDebugDotPrint(via, graph, path, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphDebugDotPrint(via, graph, path, flags);
     cs_fast_enter(t, CS_CUDART_cudaGraphDebugDotPrint);
     uint32_t r = real(graph, path, flags);
@@ -6075,7 +6075,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphDestroy(uint
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphDestroy - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphDestroy(via, graph);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphDestroy(via, graph);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphDestroy(via, graph);
     cs_fast_enter(t, CS_CUDART_cudaGraphDestroy);
     uint32_t r = real(graph);
@@ -6130,7 +6130,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphDestroyNode(
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphDestroyNode - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphDestroyNode(via, node);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphDestroyNode(via, node);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphDestroyNode(via, node);
     cs_fast_enter(t, CS_CUDART_cudaGraphDestroyNode);
     uint32_t r = real(node);
@@ -6185,7 +6185,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphEventRecordN
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphEventRecordNodeGetEvent - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphEventRecordNodeGetEvent(via, node, event_out);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphEventRecordNodeGetEvent(via, node, event_out);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphEventRecordNodeGetEvent(via, node, event_out);
     cs_fast_enter(t, CS_CUDART_cudaGraphEventRecordNodeGetEvent);
     uint32_t r = real(node, event_out);
@@ -6240,7 +6240,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphEventRecordN
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphEventRecordNodeSetEvent - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphEventRecordNodeSetEvent(via, node, event);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphEventRecordNodeSetEvent(via, node, event);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphEventRecordNodeSetEvent(via, node, event);
     cs_fast_enter(t, CS_CUDART_cudaGraphEventRecordNodeSetEvent);
     uint32_t r = real(node, event);
@@ -6295,7 +6295,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphEventWaitNod
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphEventWaitNodeGetEvent - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphEventWaitNodeGetEvent(via, node, event_out);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphEventWaitNodeGetEvent(via, node, event_out);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphEventWaitNodeGetEvent(via, node, event_out);
     cs_fast_enter(t, CS_CUDART_cudaGraphEventWaitNodeGetEvent);
     uint32_t r = real(node, event_out);
@@ -6350,7 +6350,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphEventWaitNod
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphEventWaitNodeSetEvent - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphEventWaitNodeSetEvent(via, node, event);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphEventWaitNodeSetEvent(via, node, event);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphEventWaitNodeSetEvent(via, node, event);
     cs_fast_enter(t, CS_CUDART_cudaGraphEventWaitNodeSetEvent);
     uint32_t r = real(node, event);
@@ -6405,7 +6405,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExecChildGra
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphExecChildGraphNodeSetParams - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphExecChildGraphNodeSetParams(via, hGraphExec, node, childGraph);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphExecChildGraphNodeSetParams(via, hGraphExec, node, childGraph);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphExecChildGraphNodeSetParams(via, hGraphExec, node, childGraph);
     cs_fast_enter(t, CS_CUDART_cudaGraphExecChildGraphNodeSetParams);
     uint32_t r = real(hGraphExec, node, childGraph);
@@ -6460,7 +6460,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExecDestroy(
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphExecDestroy - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphExecDestroy(via, graphExec);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphExecDestroy(via, graphExec);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphExecDestroy(via, graphExec);
     cs_fast_enter(t, CS_CUDART_cudaGraphExecDestroy);
     uint32_t r = real(graphExec);
@@ -6515,7 +6515,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExecEventRec
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphExecEventRecordNodeSetEvent - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphExecEventRecordNodeSetEvent(via, hGraphExec, hNode, event);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphExecEventRecordNodeSetEvent(via, hGraphExec, hNode, event);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphExecEventRecordNodeSetEvent(via, hGraphExec, hNode, event);
     cs_fast_enter(t, CS_CUDART_cudaGraphExecEventRecordNodeSetEvent);
     uint32_t r = real(hGraphExec, hNode, event);
@@ -6570,7 +6570,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExecEventWai
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphExecEventWaitNodeSetEvent - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphExecEventWaitNodeSetEvent(via, hGraphExec, hNode, event);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphExecEventWaitNodeSetEvent(via, hGraphExec, hNode, event);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphExecEventWaitNodeSetEvent(via, hGraphExec, hNode, event);
     cs_fast_enter(t, CS_CUDART_cudaGraphExecEventWaitNodeSetEvent);
     uint32_t r = real(hGraphExec, hNode, event);
@@ -6625,7 +6625,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExecExternal
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphExecExternalSemaphoresSignalNodeSetParams - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphExecExternalSemaphoresSignalNodeSetParams(via, hGraphExec, hNode, nodeParams);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphExecExternalSemaphoresSignalNodeSetParams(via, hGraphExec, hNode, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphExecExternalSemaphoresSignalNodeSetParams(via, hGraphExec, hNode, nodeParams);
     cs_fast_enter(t, CS_CUDART_cudaGraphExecExternalSemaphoresSignalNodeSetParams);
     uint32_t r = real(hGraphExec, hNode, nodeParams);
@@ -6680,7 +6680,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExecExternal
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphExecExternalSemaphoresWaitNodeSetParams - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphExecExternalSemaphoresWaitNodeSetParams(via, hGraphExec, hNode, nodeParams);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphExecExternalSemaphoresWaitNodeSetParams(via, hGraphExec, hNode, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphExecExternalSemaphoresWaitNodeSetParams(via, hGraphExec, hNode, nodeParams);
     cs_fast_enter(t, CS_CUDART_cudaGraphExecExternalSemaphoresWaitNodeSetParams);
     uint32_t r = real(hGraphExec, hNode, nodeParams);
@@ -6735,7 +6735,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExecGetFlags
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphExecGetFlags - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphExecGetFlags(via, graphExec, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphExecGetFlags(via, graphExec, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphExecGetFlags(via, graphExec, flags);
     cs_fast_enter(t, CS_CUDART_cudaGraphExecGetFlags);
     uint32_t r = real(graphExec, flags);
@@ -6790,7 +6790,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExecHostNode
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphExecHostNodeSetParams - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphExecHostNodeSetParams(via, hGraphExec, node, pNodeParams);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphExecHostNodeSetParams(via, hGraphExec, node, pNodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphExecHostNodeSetParams(via, hGraphExec, node, pNodeParams);
     cs_fast_enter(t, CS_CUDART_cudaGraphExecHostNodeSetParams);
     uint32_t r = real(hGraphExec, node, pNodeParams);
@@ -6845,7 +6845,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExecKernelNo
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphExecKernelNodeSetParams - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphExecKernelNodeSetParams(via, hGraphExec, node, pNodeParams);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphExecKernelNodeSetParams(via, hGraphExec, node, pNodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphExecKernelNodeSetParams(via, hGraphExec, node, pNodeParams);
     cs_fast_enter(t, CS_CUDART_cudaGraphExecKernelNodeSetParams);
     uint32_t r = real(hGraphExec, node, pNodeParams);
@@ -6900,7 +6900,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExecMemcpyNo
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphExecMemcpyNodeSetParams - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphExecMemcpyNodeSetParams(via, hGraphExec, node, pNodeParams);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphExecMemcpyNodeSetParams(via, hGraphExec, node, pNodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphExecMemcpyNodeSetParams(via, hGraphExec, node, pNodeParams);
     cs_fast_enter(t, CS_CUDART_cudaGraphExecMemcpyNodeSetParams);
     uint32_t r = real(hGraphExec, node, pNodeParams);
@@ -6955,7 +6955,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExecMemcpyNo
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphExecMemcpyNodeSetParams1D - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphExecMemcpyNodeSetParams1D(via, hGraphExec, node, dst, src, count, kind);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphExecMemcpyNodeSetParams1D(via, hGraphExec, node, dst, src, count, kind);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphExecMemcpyNodeSetParams1D(via, hGraphExec, node, dst, src, count, kind);
     cs_fast_enter(t, CS_CUDART_cudaGraphExecMemcpyNodeSetParams1D);
     uint32_t r = real(hGraphExec, node, dst, src, count, kind);
@@ -7010,7 +7010,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExecMemcpyNo
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphExecMemcpyNodeSetParamsFromSymbol - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphExecMemcpyNodeSetParamsFromSymbol(via, hGraphExec, node, dst, symbol, count, offset, kind);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphExecMemcpyNodeSetParamsFromSymbol(via, hGraphExec, node, dst, symbol, count, offset, kind);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphExecMemcpyNodeSetParamsFromSymbol(via, hGraphExec, node, dst, symbol, count, offset, kind);
     cs_fast_enter(t, CS_CUDART_cudaGraphExecMemcpyNodeSetParamsFromSymbol);
     uint32_t r = real(hGraphExec, node, dst, symbol, count, offset, kind);
@@ -7065,7 +7065,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExecMemcpyNo
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphExecMemcpyNodeSetParamsToSymbol - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphExecMemcpyNodeSetParamsToSymbol(via, hGraphExec, node, symbol, src, count, offset, kind);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphExecMemcpyNodeSetParamsToSymbol(via, hGraphExec, node, symbol, src, count, offset, kind);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphExecMemcpyNodeSetParamsToSymbol(via, hGraphExec, node, symbol, src, count, offset, kind);
     cs_fast_enter(t, CS_CUDART_cudaGraphExecMemcpyNodeSetParamsToSymbol);
     uint32_t r = real(hGraphExec, node, symbol, src, count, offset, kind);
@@ -7120,7 +7120,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExecMemsetNo
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphExecMemsetNodeSetParams - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphExecMemsetNodeSetParams(via, hGraphExec, node, pNodeParams);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphExecMemsetNodeSetParams(via, hGraphExec, node, pNodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphExecMemsetNodeSetParams(via, hGraphExec, node, pNodeParams);
     cs_fast_enter(t, CS_CUDART_cudaGraphExecMemsetNodeSetParams);
     uint32_t r = real(hGraphExec, node, pNodeParams);
@@ -7175,7 +7175,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExecNodeSetP
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphExecNodeSetParams - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphExecNodeSetParams(via, graphExec, node, nodeParams);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphExecNodeSetParams(via, graphExec, node, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphExecNodeSetParams(via, graphExec, node, nodeParams);
     cs_fast_enter(t, CS_CUDART_cudaGraphExecNodeSetParams);
     uint32_t r = real(graphExec, node, nodeParams);
@@ -7230,7 +7230,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExecUpdate(u
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphExecUpdate - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphExecUpdate(via, hGraphExec, hGraph, resultInfo);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphExecUpdate(via, hGraphExec, hGraph, resultInfo);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphExecUpdate(via, hGraphExec, hGraph, resultInfo);
     cs_fast_enter(t, CS_CUDART_cudaGraphExecUpdate);
     uint32_t r = real(hGraphExec, hGraph, resultInfo);
@@ -7285,7 +7285,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExternalSema
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphExternalSemaphoresSignalNodeGetParams - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphExternalSemaphoresSignalNodeGetParams(via, hNode, params_out);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphExternalSemaphoresSignalNodeGetParams(via, hNode, params_out);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphExternalSemaphoresSignalNodeGetParams(via, hNode, params_out);
     cs_fast_enter(t, CS_CUDART_cudaGraphExternalSemaphoresSignalNodeGetParams);
     uint32_t r = real(hNode, params_out);
@@ -7340,7 +7340,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExternalSema
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphExternalSemaphoresSignalNodeSetParams - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphExternalSemaphoresSignalNodeSetParams(via, hNode, nodeParams);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphExternalSemaphoresSignalNodeSetParams(via, hNode, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphExternalSemaphoresSignalNodeSetParams(via, hNode, nodeParams);
     cs_fast_enter(t, CS_CUDART_cudaGraphExternalSemaphoresSignalNodeSetParams);
     uint32_t r = real(hNode, nodeParams);
@@ -7395,7 +7395,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExternalSema
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphExternalSemaphoresWaitNodeGetParams - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphExternalSemaphoresWaitNodeGetParams(via, hNode, params_out);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphExternalSemaphoresWaitNodeGetParams(via, hNode, params_out);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphExternalSemaphoresWaitNodeGetParams(via, hNode, params_out);
     cs_fast_enter(t, CS_CUDART_cudaGraphExternalSemaphoresWaitNodeGetParams);
     uint32_t r = real(hNode, params_out);
@@ -7450,7 +7450,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExternalSema
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphExternalSemaphoresWaitNodeSetParams - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphExternalSemaphoresWaitNodeSetParams(via, hNode, nodeParams);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphExternalSemaphoresWaitNodeSetParams(via, hNode, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphExternalSemaphoresWaitNodeSetParams(via, hNode, nodeParams);
     cs_fast_enter(t, CS_CUDART_cudaGraphExternalSemaphoresWaitNodeSetParams);
     uint32_t r = real(hNode, nodeParams);
@@ -7505,7 +7505,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphGetEdges(uin
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphGetEdges - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphGetEdges(via, graph, from, to, edgeData, numEdges);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphGetEdges(via, graph, from, to, edgeData, numEdges);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphGetEdges(via, graph, from, to, edgeData, numEdges);
     cs_fast_enter(t, CS_CUDART_cudaGraphGetEdges);
     uint32_t r = real(graph, from, to, edgeData, numEdges);
@@ -7560,7 +7560,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphGetNodes(uin
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphGetNodes - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphGetNodes(via, graph, nodes, numNodes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphGetNodes(via, graph, nodes, numNodes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphGetNodes(via, graph, nodes, numNodes);
     cs_fast_enter(t, CS_CUDART_cudaGraphGetNodes);
     uint32_t r = real(graph, nodes, numNodes);
@@ -7615,7 +7615,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphGetRootNodes
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphGetRootNodes - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphGetRootNodes(via, graph, pRootNodes, pNumRootNodes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphGetRootNodes(via, graph, pRootNodes, pNumRootNodes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphGetRootNodes(via, graph, pRootNodes, pNumRootNodes);
     cs_fast_enter(t, CS_CUDART_cudaGraphGetRootNodes);
     uint32_t r = real(graph, pRootNodes, pNumRootNodes);
@@ -7670,7 +7670,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphHostNodeGetP
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphHostNodeGetParams - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphHostNodeGetParams(via, node, pNodeParams);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphHostNodeGetParams(via, node, pNodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphHostNodeGetParams(via, node, pNodeParams);
     cs_fast_enter(t, CS_CUDART_cudaGraphHostNodeGetParams);
     uint32_t r = real(node, pNodeParams);
@@ -7725,7 +7725,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphHostNodeSetP
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphHostNodeSetParams - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphHostNodeSetParams(via, node, pNodeParams);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphHostNodeSetParams(via, node, pNodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphHostNodeSetParams(via, node, pNodeParams);
     cs_fast_enter(t, CS_CUDART_cudaGraphHostNodeSetParams);
     uint32_t r = real(node, pNodeParams);
@@ -7780,7 +7780,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphInstantiate(
     typedef uint32_t (*fn_t)(void *, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphInstantiate - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphInstantiate(via, pGraphExec, graph, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphInstantiate(via, pGraphExec, graph, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphInstantiate(via, pGraphExec, graph, flags);
     cs_fast_enter(t, CS_CUDART_cudaGraphInstantiate);
     uint32_t r = real(pGraphExec, graph, flags);
@@ -7835,7 +7835,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphInstantiateW
     typedef uint32_t (*fn_t)(void *, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphInstantiateWithFlags - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphInstantiateWithFlags(via, pGraphExec, graph, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphInstantiateWithFlags(via, pGraphExec, graph, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphInstantiateWithFlags(via, pGraphExec, graph, flags);
     cs_fast_enter(t, CS_CUDART_cudaGraphInstantiateWithFlags);
     uint32_t r = real(pGraphExec, graph, flags);
@@ -7890,7 +7890,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphInstantiateW
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphInstantiateWithParams - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphInstantiateWithParams(via, pGraphExec, graph, instantiateParams);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphInstantiateWithParams(via, pGraphExec, graph, instantiateParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphInstantiateWithParams(via, pGraphExec, graph, instantiateParams);
     cs_fast_enter(t, CS_CUDART_cudaGraphInstantiateWithParams);
     uint32_t r = real(pGraphExec, graph, instantiateParams);
@@ -7945,7 +7945,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphInstantiateW
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphInstantiateWithParams_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphInstantiateWithParams_ptsz(via, pGraphExec, graph, instantiateParams);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphInstantiateWithParams_ptsz(via, pGraphExec, graph, instantiateParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphInstantiateWithParams_ptsz(via, pGraphExec, graph, instantiateParams);
     cs_fast_enter(t, CS_CUDART_cudaGraphInstantiateWithParams_ptsz);
     uint32_t r = real(pGraphExec, graph, instantiateParams);
@@ -8000,7 +8000,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphKernelNodeCo
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphKernelNodeCopyAttributes - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphKernelNodeCopyAttributes(via, hDst, hSrc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphKernelNodeCopyAttributes(via, hDst, hSrc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphKernelNodeCopyAttributes(via, hDst, hSrc);
     cs_fast_enter(t, CS_CUDART_cudaGraphKernelNodeCopyAttributes);
     uint32_t r = real(hDst, hSrc);
@@ -8055,7 +8055,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphKernelNodeGe
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphKernelNodeGetAttribute - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphKernelNodeGetAttribute(via, hNode, attr, value_out);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphKernelNodeGetAttribute(via, hNode, attr, value_out);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphKernelNodeGetAttribute(via, hNode, attr, value_out);
     cs_fast_enter(t, CS_CUDART_cudaGraphKernelNodeGetAttribute);
     uint32_t r = real(hNode, attr, value_out);
@@ -8110,7 +8110,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphKernelNodeGe
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphKernelNodeGetParams - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphKernelNodeGetParams(via, node, pNodeParams);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphKernelNodeGetParams(via, node, pNodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphKernelNodeGetParams(via, node, pNodeParams);
     cs_fast_enter(t, CS_CUDART_cudaGraphKernelNodeGetParams);
     uint32_t r = real(node, pNodeParams);
@@ -8165,7 +8165,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphKernelNodeSe
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphKernelNodeSetAttribute - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphKernelNodeSetAttribute(via, hNode, attr, value);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphKernelNodeSetAttribute(via, hNode, attr, value);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphKernelNodeSetAttribute(via, hNode, attr, value);
     cs_fast_enter(t, CS_CUDART_cudaGraphKernelNodeSetAttribute);
     uint32_t r = real(hNode, attr, value);
@@ -8220,7 +8220,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphKernelNodeSe
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphKernelNodeSetParams - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphKernelNodeSetParams(via, node, pNodeParams);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphKernelNodeSetParams(via, node, pNodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphKernelNodeSetParams(via, node, pNodeParams);
     cs_fast_enter(t, CS_CUDART_cudaGraphKernelNodeSetParams);
     uint32_t r = real(node, pNodeParams);
@@ -8275,7 +8275,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphLaunch(uint8
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphLaunch - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphLaunch(via, graphExec, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphLaunch(via, graphExec, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphLaunch(via, graphExec, stream);
     cs_fast_enter(t, CS_CUDART_cudaGraphLaunch);
     uint32_t r = real(graphExec, stream);
@@ -8330,7 +8330,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphLaunch_ptsz(
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphLaunch_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphLaunch_ptsz(via, graphExec, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphLaunch_ptsz(via, graphExec, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphLaunch_ptsz(via, graphExec, stream);
     cs_fast_enter(t, CS_CUDART_cudaGraphLaunch_ptsz);
     uint32_t r = real(graphExec, stream);
@@ -8385,7 +8385,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphMemAllocNode
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphMemAllocNodeGetParams - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphMemAllocNodeGetParams(via, node, params_out);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphMemAllocNodeGetParams(via, node, params_out);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphMemAllocNodeGetParams(via, node, params_out);
     cs_fast_enter(t, CS_CUDART_cudaGraphMemAllocNodeGetParams);
     uint32_t r = real(node, params_out);
@@ -8440,7 +8440,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphMemFreeNodeG
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphMemFreeNodeGetParams - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphMemFreeNodeGetParams(via, node, dptr_out);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphMemFreeNodeGetParams(via, node, dptr_out);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphMemFreeNodeGetParams(via, node, dptr_out);
     cs_fast_enter(t, CS_CUDART_cudaGraphMemFreeNodeGetParams);
     uint32_t r = real(node, dptr_out);
@@ -8495,7 +8495,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphMemcpyNodeGe
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphMemcpyNodeGetParams - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphMemcpyNodeGetParams(via, node, pNodeParams);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphMemcpyNodeGetParams(via, node, pNodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphMemcpyNodeGetParams(via, node, pNodeParams);
     cs_fast_enter(t, CS_CUDART_cudaGraphMemcpyNodeGetParams);
     uint32_t r = real(node, pNodeParams);
@@ -8550,7 +8550,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphMemcpyNodeSe
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphMemcpyNodeSetParams - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphMemcpyNodeSetParams(via, node, pNodeParams);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphMemcpyNodeSetParams(via, node, pNodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphMemcpyNodeSetParams(via, node, pNodeParams);
     cs_fast_enter(t, CS_CUDART_cudaGraphMemcpyNodeSetParams);
     uint32_t r = real(node, pNodeParams);
@@ -8605,7 +8605,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphMemcpyNodeSe
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphMemcpyNodeSetParams1D - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphMemcpyNodeSetParams1D(via, node, dst, src, count, kind);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphMemcpyNodeSetParams1D(via, node, dst, src, count, kind);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphMemcpyNodeSetParams1D(via, node, dst, src, count, kind);
     cs_fast_enter(t, CS_CUDART_cudaGraphMemcpyNodeSetParams1D);
     uint32_t r = real(node, dst, src, count, kind);
@@ -8660,7 +8660,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphMemcpyNodeSe
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphMemcpyNodeSetParamsFromSymbol - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphMemcpyNodeSetParamsFromSymbol(via, node, dst, symbol, count, offset, kind);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphMemcpyNodeSetParamsFromSymbol(via, node, dst, symbol, count, offset, kind);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphMemcpyNodeSetParamsFromSymbol(via, node, dst, symbol, count, offset, kind);
     cs_fast_enter(t, CS_CUDART_cudaGraphMemcpyNodeSetParamsFromSymbol);
     uint32_t r = real(node, dst, symbol, count, offset, kind);
@@ -8715,7 +8715,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphMemcpyNodeSe
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphMemcpyNodeSetParamsToSymbol - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphMemcpyNodeSetParamsToSymbol(via, node, symbol, src, count, offset, kind);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphMemcpyNodeSetParamsToSymbol(via, node, symbol, src, count, offset, kind);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphMemcpyNodeSetParamsToSymbol(via, node, symbol, src, count, offset, kind);
     cs_fast_enter(t, CS_CUDART_cudaGraphMemcpyNodeSetParamsToSymbol);
     uint32_t r = real(node, symbol, src, count, offset, kind);
@@ -8770,7 +8770,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphMemsetNodeGe
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphMemsetNodeGetParams - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphMemsetNodeGetParams(via, node, pNodeParams);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphMemsetNodeGetParams(via, node, pNodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphMemsetNodeGetParams(via, node, pNodeParams);
     cs_fast_enter(t, CS_CUDART_cudaGraphMemsetNodeGetParams);
     uint32_t r = real(node, pNodeParams);
@@ -8825,7 +8825,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphMemsetNodeSe
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphMemsetNodeSetParams - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphMemsetNodeSetParams(via, node, pNodeParams);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphMemsetNodeSetParams(via, node, pNodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphMemsetNodeSetParams(via, node, pNodeParams);
     cs_fast_enter(t, CS_CUDART_cudaGraphMemsetNodeSetParams);
     uint32_t r = real(node, pNodeParams);
@@ -8880,7 +8880,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphNodeFindInCl
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphNodeFindInClone - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphNodeFindInClone(via, pNode, originalNode, clonedGraph);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphNodeFindInClone(via, pNode, originalNode, clonedGraph);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphNodeFindInClone(via, pNode, originalNode, clonedGraph);
     cs_fast_enter(t, CS_CUDART_cudaGraphNodeFindInClone);
     uint32_t r = real(pNode, originalNode, clonedGraph);
@@ -8935,7 +8935,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphNodeGetDepen
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphNodeGetDependencies - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphNodeGetDependencies(via, node, pDependencies, edgeData, pNumDependencies);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphNodeGetDependencies(via, node, pDependencies, edgeData, pNumDependencies);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphNodeGetDependencies(via, node, pDependencies, edgeData, pNumDependencies);
     cs_fast_enter(t, CS_CUDART_cudaGraphNodeGetDependencies);
     uint32_t r = real(node, pDependencies, edgeData, pNumDependencies);
@@ -8990,7 +8990,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphNodeGetDepen
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphNodeGetDependentNodes - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphNodeGetDependentNodes(via, node, pDependentNodes, edgeData, pNumDependentNodes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphNodeGetDependentNodes(via, node, pDependentNodes, edgeData, pNumDependentNodes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphNodeGetDependentNodes(via, node, pDependentNodes, edgeData, pNumDependentNodes);
     cs_fast_enter(t, CS_CUDART_cudaGraphNodeGetDependentNodes);
     uint32_t r = real(node, pDependentNodes, edgeData, pNumDependentNodes);
@@ -9045,7 +9045,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphNodeGetEnabl
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphNodeGetEnabled - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphNodeGetEnabled(via, hGraphExec, hNode, isEnabled);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphNodeGetEnabled(via, hGraphExec, hNode, isEnabled);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphNodeGetEnabled(via, hGraphExec, hNode, isEnabled);
     cs_fast_enter(t, CS_CUDART_cudaGraphNodeGetEnabled);
     uint32_t r = real(hGraphExec, hNode, isEnabled);
@@ -9100,7 +9100,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphNodeGetType(
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphNodeGetType - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphNodeGetType(via, node, pType);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphNodeGetType(via, node, pType);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphNodeGetType(via, node, pType);
     cs_fast_enter(t, CS_CUDART_cudaGraphNodeGetType);
     uint32_t r = real(node, pType);
@@ -9155,7 +9155,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphNodeSetEnabl
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphNodeSetEnabled - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphNodeSetEnabled(via, hGraphExec, hNode, isEnabled);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphNodeSetEnabled(via, hGraphExec, hNode, isEnabled);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphNodeSetEnabled(via, hGraphExec, hNode, isEnabled);
     cs_fast_enter(t, CS_CUDART_cudaGraphNodeSetEnabled);
     uint32_t r = real(hGraphExec, hNode, isEnabled);
@@ -9210,7 +9210,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphNodeSetParam
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphNodeSetParams - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphNodeSetParams(via, node, nodeParams);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphNodeSetParams(via, node, nodeParams);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphNodeSetParams(via, node, nodeParams);
     cs_fast_enter(t, CS_CUDART_cudaGraphNodeSetParams);
     uint32_t r = real(node, nodeParams);
@@ -9265,7 +9265,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphReleaseUserO
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphReleaseUserObject - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphReleaseUserObject(via, graph, object, count);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphReleaseUserObject(via, graph, object, count);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphReleaseUserObject(via, graph, object, count);
     cs_fast_enter(t, CS_CUDART_cudaGraphReleaseUserObject);
     uint32_t r = real(graph, object, count);
@@ -9320,7 +9320,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphRemoveDepend
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphRemoveDependencies - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphRemoveDependencies(via, graph, from, to, edgeData, numDependencies);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphRemoveDependencies(via, graph, from, to, edgeData, numDependencies);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphRemoveDependencies(via, graph, from, to, edgeData, numDependencies);
     cs_fast_enter(t, CS_CUDART_cudaGraphRemoveDependencies);
     uint32_t r = real(graph, from, to, edgeData, numDependencies);
@@ -9375,7 +9375,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphRetainUserOb
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphRetainUserObject - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphRetainUserObject(via, graph, object, count, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphRetainUserObject(via, graph, object, count, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphRetainUserObject(via, graph, object, count, flags);
     cs_fast_enter(t, CS_CUDART_cudaGraphRetainUserObject);
     uint32_t r = real(graph, object, count, flags);
@@ -9430,7 +9430,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphUpload(uint8
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphUpload - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphUpload(via, graphExec, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphUpload(via, graphExec, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphUpload(via, graphExec, stream);
     cs_fast_enter(t, CS_CUDART_cudaGraphUpload);
     uint32_t r = real(graphExec, stream);
@@ -9485,7 +9485,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphUpload_ptsz(
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphUpload_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphUpload_ptsz(via, graphExec, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphUpload_ptsz(via, graphExec, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphUpload_ptsz(via, graphExec, stream);
     cs_fast_enter(t, CS_CUDART_cudaGraphUpload_ptsz);
     uint32_t r = real(graphExec, stream);
@@ -9540,7 +9540,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphicsMapResour
     typedef uint32_t (*fn_t)(int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphicsMapResources - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphicsMapResources(via, count, resources, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphicsMapResources(via, count, resources, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphicsMapResources(via, count, resources, stream);
     cs_fast_enter(t, CS_CUDART_cudaGraphicsMapResources);
     uint32_t r = real(count, resources, stream);
@@ -9595,7 +9595,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphicsResourceG
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphicsResourceGetMappedMipmappedArray - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphicsResourceGetMappedMipmappedArray(via, mipmappedArray, resource);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphicsResourceGetMappedMipmappedArray(via, mipmappedArray, resource);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphicsResourceGetMappedMipmappedArray(via, mipmappedArray, resource);
     cs_fast_enter(t, CS_CUDART_cudaGraphicsResourceGetMappedMipmappedArray);
     uint32_t r = real(mipmappedArray, resource);
@@ -9650,7 +9650,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphicsResourceG
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphicsResourceGetMappedPointer - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphicsResourceGetMappedPointer(via, devPtr, size, resource);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphicsResourceGetMappedPointer(via, devPtr, size, resource);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphicsResourceGetMappedPointer(via, devPtr, size, resource);
     cs_fast_enter(t, CS_CUDART_cudaGraphicsResourceGetMappedPointer);
     uint32_t r = real(devPtr, size, resource);
@@ -9705,7 +9705,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphicsResourceS
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphicsResourceSetMapFlags - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphicsResourceSetMapFlags(via, resource, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphicsResourceSetMapFlags(via, resource, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphicsResourceSetMapFlags(via, resource, flags);
     cs_fast_enter(t, CS_CUDART_cudaGraphicsResourceSetMapFlags);
     uint32_t r = real(resource, flags);
@@ -9760,7 +9760,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphicsSubResour
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphicsSubResourceGetMappedArray - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphicsSubResourceGetMappedArray(via, array, resource, arrayIndex, mipLevel);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphicsSubResourceGetMappedArray(via, array, resource, arrayIndex, mipLevel);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphicsSubResourceGetMappedArray(via, array, resource, arrayIndex, mipLevel);
     cs_fast_enter(t, CS_CUDART_cudaGraphicsSubResourceGetMappedArray);
     uint32_t r = real(array, resource, arrayIndex, mipLevel);
@@ -9815,7 +9815,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphicsUnmapReso
     typedef uint32_t (*fn_t)(int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphicsUnmapResources - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphicsUnmapResources(via, count, resources, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphicsUnmapResources(via, count, resources, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphicsUnmapResources(via, count, resources, stream);
     cs_fast_enter(t, CS_CUDART_cudaGraphicsUnmapResources);
     uint32_t r = real(count, resources, stream);
@@ -9870,7 +9870,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphicsUnregiste
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaGraphicsUnregisterResource - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaGraphicsUnregisterResource(via, resource);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaGraphicsUnregisterResource(via, resource);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaGraphicsUnregisterResource(via, resource);
     cs_fast_enter(t, CS_CUDART_cudaGraphicsUnregisterResource);
     uint32_t r = real(resource);
@@ -9925,7 +9925,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaHostAlloc(uint8_t
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaHostAlloc - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaHostAlloc(via, pHost, size, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaHostAlloc(via, pHost, size, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaHostAlloc(via, pHost, size, flags);
     cs_fast_enter(t, CS_CUDART_cudaHostAlloc);
     uint32_t r = real(pHost, size, flags);
@@ -9980,7 +9980,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaHostGetDevicePoin
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaHostGetDevicePointer - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaHostGetDevicePointer(via, pDevice, pHost, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaHostGetDevicePointer(via, pDevice, pHost, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaHostGetDevicePointer(via, pDevice, pHost, flags);
     cs_fast_enter(t, CS_CUDART_cudaHostGetDevicePointer);
     uint32_t r = real(pDevice, pHost, flags);
@@ -10035,7 +10035,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaHostGetFlags(uint
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaHostGetFlags - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaHostGetFlags(via, pFlags, pHost);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaHostGetFlags(via, pFlags, pHost);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaHostGetFlags(via, pFlags, pHost);
     cs_fast_enter(t, CS_CUDART_cudaHostGetFlags);
     uint32_t r = real(pFlags, pHost);
@@ -10090,7 +10090,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaHostRegister(uint
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaHostRegister - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaHostRegister(via, ptr, size, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaHostRegister(via, ptr, size, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaHostRegister(via, ptr, size, flags);
     cs_fast_enter(t, CS_CUDART_cudaHostRegister);
     uint32_t r = real(ptr, size, flags);
@@ -10145,7 +10145,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaHostUnregister(ui
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaHostUnregister - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaHostUnregister(via, ptr);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaHostUnregister(via, ptr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaHostUnregister(via, ptr);
     cs_fast_enter(t, CS_CUDART_cudaHostUnregister);
     uint32_t r = real(ptr);
@@ -10200,7 +10200,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaImportExternalMem
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaImportExternalMemory - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaImportExternalMemory(via, extMem_out, memHandleDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaImportExternalMemory(via, extMem_out, memHandleDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaImportExternalMemory(via, extMem_out, memHandleDesc);
     cs_fast_enter(t, CS_CUDART_cudaImportExternalMemory);
     uint32_t r = real(extMem_out, memHandleDesc);
@@ -10255,7 +10255,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaImportExternalSem
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaImportExternalSemaphore - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaImportExternalSemaphore(via, extSem_out, semHandleDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaImportExternalSemaphore(via, extSem_out, semHandleDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaImportExternalSemaphore(via, extSem_out, semHandleDesc);
     cs_fast_enter(t, CS_CUDART_cudaImportExternalSemaphore);
     uint32_t r = real(extSem_out, semHandleDesc);
@@ -10310,7 +10310,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaInitDevice(uint8_
     typedef uint32_t (*fn_t)(int32_t, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaInitDevice - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaInitDevice(via, device, deviceFlags, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaInitDevice(via, device, deviceFlags, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaInitDevice(via, device, deviceFlags, flags);
     cs_fast_enter(t, CS_CUDART_cudaInitDevice);
     uint32_t r = real(device, deviceFlags, flags);
@@ -10365,7 +10365,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaIpcCloseMemHandle
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaIpcCloseMemHandle - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaIpcCloseMemHandle(via, devPtr);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaIpcCloseMemHandle(via, devPtr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaIpcCloseMemHandle(via, devPtr);
     cs_fast_enter(t, CS_CUDART_cudaIpcCloseMemHandle);
     uint32_t r = real(devPtr);
@@ -10420,7 +10420,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaIpcGetEventHandle
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaIpcGetEventHandle - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaIpcGetEventHandle(via, handle, event);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaIpcGetEventHandle(via, handle, event);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaIpcGetEventHandle(via, handle, event);
     cs_fast_enter(t, CS_CUDART_cudaIpcGetEventHandle);
     uint32_t r = real(handle, event);
@@ -10475,7 +10475,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaIpcGetMemHandle(u
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaIpcGetMemHandle - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaIpcGetMemHandle(via, handle, devPtr);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaIpcGetMemHandle(via, handle, devPtr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaIpcGetMemHandle(via, handle, devPtr);
     cs_fast_enter(t, CS_CUDART_cudaIpcGetMemHandle);
     uint32_t r = real(handle, devPtr);
@@ -10530,7 +10530,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaIpcOpenEventHandl
     typedef uint32_t (*fn_t)(void *, struct cs_blob_64_1);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaIpcOpenEventHandle - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaIpcOpenEventHandle(via, event, handle);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaIpcOpenEventHandle(via, event, handle);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaIpcOpenEventHandle(via, event, handle);
     cs_fast_enter(t, CS_CUDART_cudaIpcOpenEventHandle);
     uint32_t r = real(event, handle);
@@ -10585,7 +10585,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaIpcOpenMemHandle(
     typedef uint32_t (*fn_t)(void *, struct cs_blob_64_1, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaIpcOpenMemHandle - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaIpcOpenMemHandle(via, devPtr, handle, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaIpcOpenMemHandle(via, devPtr, handle, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaIpcOpenMemHandle(via, devPtr, handle, flags);
     cs_fast_enter(t, CS_CUDART_cudaIpcOpenMemHandle);
     uint32_t r = real(devPtr, handle, flags);
@@ -10640,7 +10640,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaKernelSetAttribut
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaKernelSetAttributeForDevice - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaKernelSetAttributeForDevice(via, kernel, attr, value, device);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaKernelSetAttributeForDevice(via, kernel, attr, value, device);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaKernelSetAttributeForDevice(via, kernel, attr, value, device);
     cs_fast_enter(t, CS_CUDART_cudaKernelSetAttributeForDevice);
     uint32_t r = real(kernel, attr, value, device);
@@ -10695,7 +10695,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLaunchCooperative
     typedef uint32_t (*fn_t)(void *, struct cs_blob_12_4, struct cs_blob_12_4, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaLaunchCooperativeKernel - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaLaunchCooperativeKernel(via, func, gridDim, blockDim, args, sharedMem, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaLaunchCooperativeKernel(via, func, gridDim, blockDim, args, sharedMem, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaLaunchCooperativeKernel(via, func, gridDim, blockDim, args, sharedMem, stream);
     cs_fast_enter(t, CS_CUDART_cudaLaunchCooperativeKernel);
     uint32_t r = real(func, gridDim, blockDim, args, sharedMem, stream);
@@ -10750,7 +10750,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLaunchCooperative
     typedef uint32_t (*fn_t)(void *, struct cs_blob_12_4, struct cs_blob_12_4, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaLaunchCooperativeKernel_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaLaunchCooperativeKernel_ptsz(via, func, gridDim, blockDim, args, sharedMem, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaLaunchCooperativeKernel_ptsz(via, func, gridDim, blockDim, args, sharedMem, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaLaunchCooperativeKernel_ptsz(via, func, gridDim, blockDim, args, sharedMem, stream);
     cs_fast_enter(t, CS_CUDART_cudaLaunchCooperativeKernel_ptsz);
     uint32_t r = real(func, gridDim, blockDim, args, sharedMem, stream);
@@ -10805,7 +10805,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLaunchHostFunc(ui
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaLaunchHostFunc - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaLaunchHostFunc(via, stream, fn, userData);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaLaunchHostFunc(via, stream, fn, userData);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaLaunchHostFunc(via, stream, fn, userData);
     cs_fast_enter(t, CS_CUDART_cudaLaunchHostFunc);
     uint32_t r = real(stream, fn, userData);
@@ -10860,7 +10860,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLaunchHostFunc_pt
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaLaunchHostFunc_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaLaunchHostFunc_ptsz(via, stream, fn, userData);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaLaunchHostFunc_ptsz(via, stream, fn, userData);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaLaunchHostFunc_ptsz(via, stream, fn, userData);
     cs_fast_enter(t, CS_CUDART_cudaLaunchHostFunc_ptsz);
     uint32_t r = real(stream, fn, userData);
@@ -10915,7 +10915,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLaunchKernel(uint
     typedef uint32_t (*fn_t)(void *, struct cs_blob_12_4, struct cs_blob_12_4, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaLaunchKernel - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaLaunchKernel(via, func, gridDim, blockDim, args, sharedMem, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaLaunchKernel(via, func, gridDim, blockDim, args, sharedMem, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaLaunchKernel(via, func, gridDim, blockDim, args, sharedMem, stream);
     cs_fast_enter(t, CS_CUDART_cudaLaunchKernel);
     uint32_t r = real(func, gridDim, blockDim, args, sharedMem, stream);
@@ -10970,7 +10970,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLaunchKernelExC(u
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaLaunchKernelExC - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaLaunchKernelExC(via, config, func, args);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaLaunchKernelExC(via, config, func, args);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaLaunchKernelExC(via, config, func, args);
     cs_fast_enter(t, CS_CUDART_cudaLaunchKernelExC);
     uint32_t r = real(config, func, args);
@@ -11025,7 +11025,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLaunchKernelExC_p
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaLaunchKernelExC_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaLaunchKernelExC_ptsz(via, config, func, args);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaLaunchKernelExC_ptsz(via, config, func, args);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaLaunchKernelExC_ptsz(via, config, func, args);
     cs_fast_enter(t, CS_CUDART_cudaLaunchKernelExC_ptsz);
     uint32_t r = real(config, func, args);
@@ -11080,7 +11080,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLaunchKernel_ptsz
     typedef uint32_t (*fn_t)(void *, struct cs_blob_12_4, struct cs_blob_12_4, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaLaunchKernel_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaLaunchKernel_ptsz(via, func, gridDim, blockDim, args, sharedMem, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaLaunchKernel_ptsz(via, func, gridDim, blockDim, args, sharedMem, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaLaunchKernel_ptsz(via, func, gridDim, blockDim, args, sharedMem, stream);
     cs_fast_enter(t, CS_CUDART_cudaLaunchKernel_ptsz);
     uint32_t r = real(func, gridDim, blockDim, args, sharedMem, stream);
@@ -11135,7 +11135,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLibraryEnumerateK
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaLibraryEnumerateKernels - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaLibraryEnumerateKernels(via, kernels, numKernels, lib);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaLibraryEnumerateKernels(via, kernels, numKernels, lib);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaLibraryEnumerateKernels(via, kernels, numKernels, lib);
     cs_fast_enter(t, CS_CUDART_cudaLibraryEnumerateKernels);
     uint32_t r = real(kernels, numKernels, lib);
@@ -11190,7 +11190,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLibraryGetGlobal(
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaLibraryGetGlobal - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaLibraryGetGlobal(via, dptr, bytes, library, name);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaLibraryGetGlobal(via, dptr, bytes, library, name);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaLibraryGetGlobal(via, dptr, bytes, library, name);
     cs_fast_enter(t, CS_CUDART_cudaLibraryGetGlobal);
     uint32_t r = real(dptr, bytes, library, name);
@@ -11245,7 +11245,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLibraryGetKernel(
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaLibraryGetKernel - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaLibraryGetKernel(via, pKernel, library, name);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaLibraryGetKernel(via, pKernel, library, name);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaLibraryGetKernel(via, pKernel, library, name);
     cs_fast_enter(t, CS_CUDART_cudaLibraryGetKernel);
     uint32_t r = real(pKernel, library, name);
@@ -11300,7 +11300,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLibraryGetKernelC
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaLibraryGetKernelCount - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaLibraryGetKernelCount(via, count, lib);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaLibraryGetKernelCount(via, count, lib);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaLibraryGetKernelCount(via, count, lib);
     cs_fast_enter(t, CS_CUDART_cudaLibraryGetKernelCount);
     uint32_t r = real(count, lib);
@@ -11355,7 +11355,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLibraryGetManaged
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaLibraryGetManaged - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaLibraryGetManaged(via, dptr, bytes, library, name);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaLibraryGetManaged(via, dptr, bytes, library, name);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaLibraryGetManaged(via, dptr, bytes, library, name);
     cs_fast_enter(t, CS_CUDART_cudaLibraryGetManaged);
     uint32_t r = real(dptr, bytes, library, name);
@@ -11410,7 +11410,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLibraryGetUnified
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaLibraryGetUnifiedFunction - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaLibraryGetUnifiedFunction(via, fptr, library, symbol);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaLibraryGetUnifiedFunction(via, fptr, library, symbol);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaLibraryGetUnifiedFunction(via, fptr, library, symbol);
     cs_fast_enter(t, CS_CUDART_cudaLibraryGetUnifiedFunction);
     uint32_t r = real(fptr, library, symbol);
@@ -11465,7 +11465,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLibraryLoadData(u
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, uint32_t, void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaLibraryLoadData - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaLibraryLoadData(via, library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaLibraryLoadData(via, library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaLibraryLoadData(via, library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
     cs_fast_enter(t, CS_CUDART_cudaLibraryLoadData);
     uint32_t r = real(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
@@ -11520,7 +11520,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLibraryLoadFromFi
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, uint32_t, void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaLibraryLoadFromFile - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaLibraryLoadFromFile(via, library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaLibraryLoadFromFile(via, library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaLibraryLoadFromFile(via, library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
     cs_fast_enter(t, CS_CUDART_cudaLibraryLoadFromFile);
     uint32_t r = real(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
@@ -11575,7 +11575,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLibraryUnload(uin
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaLibraryUnload - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaLibraryUnload(via, library);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaLibraryUnload(via, library);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaLibraryUnload(via, library);
     cs_fast_enter(t, CS_CUDART_cudaLibraryUnload);
     uint32_t r = real(library);
@@ -11630,7 +11630,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLogsCurrent(uint8
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaLogsCurrent - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaLogsCurrent(via, iterator_out, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaLogsCurrent(via, iterator_out, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaLogsCurrent(via, iterator_out, flags);
     cs_fast_enter(t, CS_CUDART_cudaLogsCurrent);
     uint32_t r = real(iterator_out, flags);
@@ -11685,7 +11685,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLogsDumpToFile(ui
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaLogsDumpToFile - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaLogsDumpToFile(via, iterator, pathToFile, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaLogsDumpToFile(via, iterator, pathToFile, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaLogsDumpToFile(via, iterator, pathToFile, flags);
     cs_fast_enter(t, CS_CUDART_cudaLogsDumpToFile);
     uint32_t r = real(iterator, pathToFile, flags);
@@ -11740,7 +11740,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLogsDumpToMemory(
     typedef uint32_t (*fn_t)(void *, void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaLogsDumpToMemory - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaLogsDumpToMemory(via, iterator, buffer, size, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaLogsDumpToMemory(via, iterator, buffer, size, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaLogsDumpToMemory(via, iterator, buffer, size, flags);
     cs_fast_enter(t, CS_CUDART_cudaLogsDumpToMemory);
     uint32_t r = real(iterator, buffer, size, flags);
@@ -11795,7 +11795,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLogsRegisterCallb
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaLogsRegisterCallback - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaLogsRegisterCallback(via, callbackFunc, userData, callback_out);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaLogsRegisterCallback(via, callbackFunc, userData, callback_out);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaLogsRegisterCallback(via, callbackFunc, userData, callback_out);
     cs_fast_enter(t, CS_CUDART_cudaLogsRegisterCallback);
     uint32_t r = real(callbackFunc, userData, callback_out);
@@ -11850,7 +11850,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLogsUnregisterCal
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaLogsUnregisterCallback - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaLogsUnregisterCallback(via, callback);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaLogsUnregisterCallback(via, callback);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaLogsUnregisterCallback(via, callback);
     cs_fast_enter(t, CS_CUDART_cudaLogsUnregisterCallback);
     uint32_t r = real(callback);
@@ -11905,7 +11905,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMalloc(uint8_t vi
     typedef uint32_t (*fn_t)(void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMalloc - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMalloc(via, devPtr, size);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMalloc(via, devPtr, size);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMalloc(via, devPtr, size);
     cs_fast_enter(t, CS_CUDART_cudaMalloc);
     uint32_t r = real(devPtr, size);
@@ -11960,7 +11960,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMalloc3D(uint8_t 
     typedef uint32_t (*fn_t)(void *, struct cs_blob_24_8);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMalloc3D - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMalloc3D(via, pitchedDevPtr, extent);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMalloc3D(via, pitchedDevPtr, extent);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMalloc3D(via, pitchedDevPtr, extent);
     cs_fast_enter(t, CS_CUDART_cudaMalloc3D);
     uint32_t r = real(pitchedDevPtr, extent);
@@ -12015,7 +12015,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMalloc3DArray(uin
     typedef uint32_t (*fn_t)(void *, void *, struct cs_blob_24_8, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMalloc3DArray - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMalloc3DArray(via, array, desc, extent, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMalloc3DArray(via, array, desc, extent, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMalloc3DArray(via, array, desc, extent, flags);
     cs_fast_enter(t, CS_CUDART_cudaMalloc3DArray);
     uint32_t r = real(array, desc, extent, flags);
@@ -12070,7 +12070,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMallocArray(uint8
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMallocArray - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMallocArray(via, array, desc, width, height, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMallocArray(via, array, desc, width, height, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMallocArray(via, array, desc, width, height, flags);
     cs_fast_enter(t, CS_CUDART_cudaMallocArray);
     uint32_t r = real(array, desc, width, height, flags);
@@ -12125,7 +12125,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMallocAsync(uint8
     typedef uint32_t (*fn_t)(void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMallocAsync - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMallocAsync(via, devPtr, size, hStream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMallocAsync(via, devPtr, size, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMallocAsync(via, devPtr, size, hStream);
     cs_fast_enter(t, CS_CUDART_cudaMallocAsync);
     uint32_t r = real(devPtr, size, hStream);
@@ -12180,7 +12180,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMallocAsync_ptsz(
     typedef uint32_t (*fn_t)(void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMallocAsync_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMallocAsync_ptsz(via, devPtr, size, hStream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMallocAsync_ptsz(via, devPtr, size, hStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMallocAsync_ptsz(via, devPtr, size, hStream);
     cs_fast_enter(t, CS_CUDART_cudaMallocAsync_ptsz);
     uint32_t r = real(devPtr, size, hStream);
@@ -12235,7 +12235,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMallocFromPoolAsy
     typedef uint32_t (*fn_t)(void *, uint64_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMallocFromPoolAsync - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMallocFromPoolAsync(via, ptr, size, memPool, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMallocFromPoolAsync(via, ptr, size, memPool, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMallocFromPoolAsync(via, ptr, size, memPool, stream);
     cs_fast_enter(t, CS_CUDART_cudaMallocFromPoolAsync);
     uint32_t r = real(ptr, size, memPool, stream);
@@ -12290,7 +12290,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMallocFromPoolAsy
     typedef uint32_t (*fn_t)(void *, uint64_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMallocFromPoolAsync_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMallocFromPoolAsync_ptsz(via, ptr, size, memPool, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMallocFromPoolAsync_ptsz(via, ptr, size, memPool, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMallocFromPoolAsync_ptsz(via, ptr, size, memPool, stream);
     cs_fast_enter(t, CS_CUDART_cudaMallocFromPoolAsync_ptsz);
     uint32_t r = real(ptr, size, memPool, stream);
@@ -12345,7 +12345,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMallocHost(uint8_
     typedef uint32_t (*fn_t)(void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMallocHost - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMallocHost(via, ptr, size);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMallocHost(via, ptr, size);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMallocHost(via, ptr, size);
     cs_fast_enter(t, CS_CUDART_cudaMallocHost);
     uint32_t r = real(ptr, size);
@@ -12400,7 +12400,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMallocManaged(uin
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMallocManaged - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMallocManaged(via, devPtr, size, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMallocManaged(via, devPtr, size, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMallocManaged(via, devPtr, size, flags);
     cs_fast_enter(t, CS_CUDART_cudaMallocManaged);
     uint32_t r = real(devPtr, size, flags);
@@ -12455,7 +12455,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMallocMipmappedAr
     typedef uint32_t (*fn_t)(void *, void *, struct cs_blob_24_8, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMallocMipmappedArray - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMallocMipmappedArray(via, mipmappedArray, desc, extent, numLevels, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMallocMipmappedArray(via, mipmappedArray, desc, extent, numLevels, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMallocMipmappedArray(via, mipmappedArray, desc, extent, numLevels, flags);
     cs_fast_enter(t, CS_CUDART_cudaMallocMipmappedArray);
     uint32_t r = real(mipmappedArray, desc, extent, numLevels, flags);
@@ -12510,7 +12510,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMallocPitch(uint8
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMallocPitch - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMallocPitch(via, devPtr, pitch, width, height);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMallocPitch(via, devPtr, pitch, width, height);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMallocPitch(via, devPtr, pitch, width, height);
     cs_fast_enter(t, CS_CUDART_cudaMallocPitch);
     uint32_t r = real(devPtr, pitch, width, height);
@@ -12565,7 +12565,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemAdvise(uint8_t
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, struct cs_blob_8_4);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemAdvise - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemAdvise(via, devPtr, count, advice, location);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemAdvise(via, devPtr, count, advice, location);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemAdvise(via, devPtr, count, advice, location);
     cs_fast_enter(t, CS_CUDART_cudaMemAdvise);
     uint32_t r = real(devPtr, count, advice, location);
@@ -12620,7 +12620,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemDiscardAndPref
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, void *, void *, uint64_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemDiscardAndPrefetchBatchAsync - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemDiscardAndPrefetchBatchAsync(via, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemDiscardAndPrefetchBatchAsync(via, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemDiscardAndPrefetchBatchAsync(via, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemDiscardAndPrefetchBatchAsync);
     uint32_t r = real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
@@ -12675,7 +12675,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemDiscardAndPref
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, void *, void *, uint64_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemDiscardAndPrefetchBatchAsync_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemDiscardAndPrefetchBatchAsync_ptsz(via, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemDiscardAndPrefetchBatchAsync_ptsz(via, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemDiscardAndPrefetchBatchAsync_ptsz(via, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemDiscardAndPrefetchBatchAsync_ptsz);
     uint32_t r = real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
@@ -12730,7 +12730,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemDiscardBatchAs
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemDiscardBatchAsync - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemDiscardBatchAsync(via, dptrs, sizes, count, flags, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemDiscardBatchAsync(via, dptrs, sizes, count, flags, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemDiscardBatchAsync(via, dptrs, sizes, count, flags, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemDiscardBatchAsync);
     uint32_t r = real(dptrs, sizes, count, flags, stream);
@@ -12785,7 +12785,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemDiscardBatchAs
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemDiscardBatchAsync_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemDiscardBatchAsync_ptsz(via, dptrs, sizes, count, flags, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemDiscardBatchAsync_ptsz(via, dptrs, sizes, count, flags, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemDiscardBatchAsync_ptsz(via, dptrs, sizes, count, flags, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemDiscardBatchAsync_ptsz);
     uint32_t r = real(dptrs, sizes, count, flags, stream);
@@ -12840,7 +12840,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemGetDefaultMemP
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemGetDefaultMemPool - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemGetDefaultMemPool(via, memPool, location, type);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemGetDefaultMemPool(via, memPool, location, type);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemGetDefaultMemPool(via, memPool, location, type);
     cs_fast_enter(t, CS_CUDART_cudaMemGetDefaultMemPool);
     uint32_t r = real(memPool, location, type);
@@ -12895,7 +12895,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemGetInfo(uint8_
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemGetInfo - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemGetInfo(via, free, total);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemGetInfo(via, free, total);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemGetInfo(via, free, total);
     cs_fast_enter(t, CS_CUDART_cudaMemGetInfo);
     uint32_t r = real(free, total);
@@ -12950,7 +12950,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemGetMemPool(uin
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemGetMemPool - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemGetMemPool(via, memPool, location, type);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemGetMemPool(via, memPool, location, type);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemGetMemPool(via, memPool, location, type);
     cs_fast_enter(t, CS_CUDART_cudaMemGetMemPool);
     uint32_t r = real(memPool, location, type);
@@ -13005,7 +13005,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemPoolCreate(uin
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemPoolCreate - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemPoolCreate(via, memPool, poolProps);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemPoolCreate(via, memPool, poolProps);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemPoolCreate(via, memPool, poolProps);
     cs_fast_enter(t, CS_CUDART_cudaMemPoolCreate);
     uint32_t r = real(memPool, poolProps);
@@ -13060,7 +13060,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemPoolDestroy(ui
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemPoolDestroy - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemPoolDestroy(via, memPool);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemPoolDestroy(via, memPool);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemPoolDestroy(via, memPool);
     cs_fast_enter(t, CS_CUDART_cudaMemPoolDestroy);
     uint32_t r = real(memPool);
@@ -13115,7 +13115,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemPoolExportPoin
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemPoolExportPointer - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemPoolExportPointer(via, exportData, ptr);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemPoolExportPointer(via, exportData, ptr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemPoolExportPointer(via, exportData, ptr);
     cs_fast_enter(t, CS_CUDART_cudaMemPoolExportPointer);
     uint32_t r = real(exportData, ptr);
@@ -13170,7 +13170,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemPoolExportToSh
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemPoolExportToShareableHandle - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemPoolExportToShareableHandle(via, shareableHandle, memPool, handleType, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemPoolExportToShareableHandle(via, shareableHandle, memPool, handleType, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemPoolExportToShareableHandle(via, shareableHandle, memPool, handleType, flags);
     cs_fast_enter(t, CS_CUDART_cudaMemPoolExportToShareableHandle);
     uint32_t r = real(shareableHandle, memPool, handleType, flags);
@@ -13225,7 +13225,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemPoolGetAccess(
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemPoolGetAccess - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemPoolGetAccess(via, flags, memPool, location);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemPoolGetAccess(via, flags, memPool, location);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemPoolGetAccess(via, flags, memPool, location);
     cs_fast_enter(t, CS_CUDART_cudaMemPoolGetAccess);
     uint32_t r = real(flags, memPool, location);
@@ -13280,7 +13280,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemPoolGetAttribu
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemPoolGetAttribute - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemPoolGetAttribute(via, memPool, attr, value);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemPoolGetAttribute(via, memPool, attr, value);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemPoolGetAttribute(via, memPool, attr, value);
     cs_fast_enter(t, CS_CUDART_cudaMemPoolGetAttribute);
     uint32_t r = real(memPool, attr, value);
@@ -13335,7 +13335,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemPoolImportFrom
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemPoolImportFromShareableHandle - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemPoolImportFromShareableHandle(via, memPool, shareableHandle, handleType, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemPoolImportFromShareableHandle(via, memPool, shareableHandle, handleType, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemPoolImportFromShareableHandle(via, memPool, shareableHandle, handleType, flags);
     cs_fast_enter(t, CS_CUDART_cudaMemPoolImportFromShareableHandle);
     uint32_t r = real(memPool, shareableHandle, handleType, flags);
@@ -13390,7 +13390,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemPoolImportPoin
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemPoolImportPointer - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemPoolImportPointer(via, ptr, memPool, exportData);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemPoolImportPointer(via, ptr, memPool, exportData);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemPoolImportPointer(via, ptr, memPool, exportData);
     cs_fast_enter(t, CS_CUDART_cudaMemPoolImportPointer);
     uint32_t r = real(ptr, memPool, exportData);
@@ -13445,7 +13445,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemPoolSetAccess(
     typedef uint32_t (*fn_t)(void *, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemPoolSetAccess - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemPoolSetAccess(via, memPool, descList, count);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemPoolSetAccess(via, memPool, descList, count);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemPoolSetAccess(via, memPool, descList, count);
     cs_fast_enter(t, CS_CUDART_cudaMemPoolSetAccess);
     uint32_t r = real(memPool, descList, count);
@@ -13500,7 +13500,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemPoolSetAttribu
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemPoolSetAttribute - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemPoolSetAttribute(via, memPool, attr, value);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemPoolSetAttribute(via, memPool, attr, value);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemPoolSetAttribute(via, memPool, attr, value);
     cs_fast_enter(t, CS_CUDART_cudaMemPoolSetAttribute);
     uint32_t r = real(memPool, attr, value);
@@ -13555,7 +13555,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemPoolTrimTo(uin
     typedef uint32_t (*fn_t)(void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemPoolTrimTo - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemPoolTrimTo(via, memPool, minBytesToKeep);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemPoolTrimTo(via, memPool, minBytesToKeep);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemPoolTrimTo(via, memPool, minBytesToKeep);
     cs_fast_enter(t, CS_CUDART_cudaMemPoolTrimTo);
     uint32_t r = real(memPool, minBytesToKeep);
@@ -13610,7 +13610,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemPrefetchAsync(
     typedef uint32_t (*fn_t)(void *, uint64_t, struct cs_blob_8_4, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemPrefetchAsync - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemPrefetchAsync(via, devPtr, count, location, flags, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemPrefetchAsync(via, devPtr, count, location, flags, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemPrefetchAsync(via, devPtr, count, location, flags, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemPrefetchAsync);
     uint32_t r = real(devPtr, count, location, flags, stream);
@@ -13665,7 +13665,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemPrefetchAsync_
     typedef uint32_t (*fn_t)(void *, uint64_t, struct cs_blob_8_4, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemPrefetchAsync_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemPrefetchAsync_ptsz(via, devPtr, count, location, flags, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemPrefetchAsync_ptsz(via, devPtr, count, location, flags, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemPrefetchAsync_ptsz(via, devPtr, count, location, flags, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemPrefetchAsync_ptsz);
     uint32_t r = real(devPtr, count, location, flags, stream);
@@ -13720,7 +13720,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemPrefetchBatchA
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, void *, void *, uint64_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemPrefetchBatchAsync - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemPrefetchBatchAsync(via, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemPrefetchBatchAsync(via, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemPrefetchBatchAsync(via, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemPrefetchBatchAsync);
     uint32_t r = real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
@@ -13775,7 +13775,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemPrefetchBatchA
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, void *, void *, uint64_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemPrefetchBatchAsync_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemPrefetchBatchAsync_ptsz(via, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemPrefetchBatchAsync_ptsz(via, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemPrefetchBatchAsync_ptsz(via, dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemPrefetchBatchAsync_ptsz);
     uint32_t r = real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
@@ -13830,7 +13830,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemRangeGetAttrib
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemRangeGetAttribute - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemRangeGetAttribute(via, data, dataSize, attribute, devPtr, count);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemRangeGetAttribute(via, data, dataSize, attribute, devPtr, count);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemRangeGetAttribute(via, data, dataSize, attribute, devPtr, count);
     cs_fast_enter(t, CS_CUDART_cudaMemRangeGetAttribute);
     uint32_t r = real(data, dataSize, attribute, devPtr, count);
@@ -13885,7 +13885,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemRangeGetAttrib
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemRangeGetAttributes - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemRangeGetAttributes(via, data, dataSizes, attributes, numAttributes, devPtr, count);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemRangeGetAttributes(via, data, dataSizes, attributes, numAttributes, devPtr, count);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemRangeGetAttributes(via, data, dataSizes, attributes, numAttributes, devPtr, count);
     cs_fast_enter(t, CS_CUDART_cudaMemRangeGetAttributes);
     uint32_t r = real(data, dataSizes, attributes, numAttributes, devPtr, count);
@@ -13940,7 +13940,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemSetMemPool(uin
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemSetMemPool - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemSetMemPool(via, location, type, memPool);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemSetMemPool(via, location, type, memPool);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemSetMemPool(via, location, type, memPool);
     cs_fast_enter(t, CS_CUDART_cudaMemSetMemPool);
     uint32_t r = real(location, type, memPool);
@@ -13995,7 +13995,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy(uint8_t vi
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpy - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpy(via, dst, src, count, kind);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpy(via, dst, src, count, kind);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpy(via, dst, src, count, kind);
     cs_fast_enter(t, CS_CUDART_cudaMemcpy);
     uint32_t r = real(dst, src, count, kind);
@@ -14050,7 +14050,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy2D(uint8_t 
     typedef uint32_t (*fn_t)(void *, uint64_t, void *, uint64_t, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpy2D - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpy2D(via, dst, dpitch, src, spitch, width, height, kind);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpy2D(via, dst, dpitch, src, spitch, width, height, kind);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpy2D(via, dst, dpitch, src, spitch, width, height, kind);
     cs_fast_enter(t, CS_CUDART_cudaMemcpy2D);
     uint32_t r = real(dst, dpitch, src, spitch, width, height, kind);
@@ -14105,7 +14105,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy2DArrayToAr
     typedef uint32_t (*fn_t)(void *, uint64_t, uint64_t, void *, uint64_t, uint64_t, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpy2DArrayToArray - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpy2DArrayToArray(via, dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpy2DArrayToArray(via, dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpy2DArrayToArray(via, dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind);
     cs_fast_enter(t, CS_CUDART_cudaMemcpy2DArrayToArray);
     uint32_t r = real(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind);
@@ -14160,7 +14160,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy2DArrayToAr
     typedef uint32_t (*fn_t)(void *, uint64_t, uint64_t, void *, uint64_t, uint64_t, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpy2DArrayToArray_ptds - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpy2DArrayToArray_ptds(via, dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpy2DArrayToArray_ptds(via, dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpy2DArrayToArray_ptds(via, dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind);
     cs_fast_enter(t, CS_CUDART_cudaMemcpy2DArrayToArray_ptds);
     uint32_t r = real(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind);
@@ -14215,7 +14215,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy2DAsync(uin
     typedef uint32_t (*fn_t)(void *, uint64_t, void *, uint64_t, uint64_t, uint64_t, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpy2DAsync - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpy2DAsync(via, dst, dpitch, src, spitch, width, height, kind, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpy2DAsync(via, dst, dpitch, src, spitch, width, height, kind, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpy2DAsync(via, dst, dpitch, src, spitch, width, height, kind, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemcpy2DAsync);
     uint32_t r = real(dst, dpitch, src, spitch, width, height, kind, stream);
@@ -14270,7 +14270,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy2DAsync_pts
     typedef uint32_t (*fn_t)(void *, uint64_t, void *, uint64_t, uint64_t, uint64_t, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpy2DAsync_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpy2DAsync_ptsz(via, dst, dpitch, src, spitch, width, height, kind, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpy2DAsync_ptsz(via, dst, dpitch, src, spitch, width, height, kind, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpy2DAsync_ptsz(via, dst, dpitch, src, spitch, width, height, kind, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemcpy2DAsync_ptsz);
     uint32_t r = real(dst, dpitch, src, spitch, width, height, kind, stream);
@@ -14325,7 +14325,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy2DFromArray
     typedef uint32_t (*fn_t)(void *, uint64_t, void *, uint64_t, uint64_t, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpy2DFromArray - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpy2DFromArray(via, dst, dpitch, src, wOffset, hOffset, width, height, kind);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpy2DFromArray(via, dst, dpitch, src, wOffset, hOffset, width, height, kind);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpy2DFromArray(via, dst, dpitch, src, wOffset, hOffset, width, height, kind);
     cs_fast_enter(t, CS_CUDART_cudaMemcpy2DFromArray);
     uint32_t r = real(dst, dpitch, src, wOffset, hOffset, width, height, kind);
@@ -14380,7 +14380,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy2DFromArray
     typedef uint32_t (*fn_t)(void *, uint64_t, void *, uint64_t, uint64_t, uint64_t, uint64_t, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpy2DFromArrayAsync - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpy2DFromArrayAsync(via, dst, dpitch, src, wOffset, hOffset, width, height, kind, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpy2DFromArrayAsync(via, dst, dpitch, src, wOffset, hOffset, width, height, kind, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpy2DFromArrayAsync(via, dst, dpitch, src, wOffset, hOffset, width, height, kind, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemcpy2DFromArrayAsync);
     uint32_t r = real(dst, dpitch, src, wOffset, hOffset, width, height, kind, stream);
@@ -14435,7 +14435,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy2DFromArray
     typedef uint32_t (*fn_t)(void *, uint64_t, void *, uint64_t, uint64_t, uint64_t, uint64_t, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpy2DFromArrayAsync_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpy2DFromArrayAsync_ptsz(via, dst, dpitch, src, wOffset, hOffset, width, height, kind, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpy2DFromArrayAsync_ptsz(via, dst, dpitch, src, wOffset, hOffset, width, height, kind, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpy2DFromArrayAsync_ptsz(via, dst, dpitch, src, wOffset, hOffset, width, height, kind, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemcpy2DFromArrayAsync_ptsz);
     uint32_t r = real(dst, dpitch, src, wOffset, hOffset, width, height, kind, stream);
@@ -14490,7 +14490,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy2DFromArray
     typedef uint32_t (*fn_t)(void *, uint64_t, void *, uint64_t, uint64_t, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpy2DFromArray_ptds - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpy2DFromArray_ptds(via, dst, dpitch, src, wOffset, hOffset, width, height, kind);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpy2DFromArray_ptds(via, dst, dpitch, src, wOffset, hOffset, width, height, kind);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpy2DFromArray_ptds(via, dst, dpitch, src, wOffset, hOffset, width, height, kind);
     cs_fast_enter(t, CS_CUDART_cudaMemcpy2DFromArray_ptds);
     uint32_t r = real(dst, dpitch, src, wOffset, hOffset, width, height, kind);
@@ -14545,7 +14545,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy2DToArray(u
     typedef uint32_t (*fn_t)(void *, uint64_t, uint64_t, void *, uint64_t, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpy2DToArray - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpy2DToArray(via, dst, wOffset, hOffset, src, spitch, width, height, kind);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpy2DToArray(via, dst, wOffset, hOffset, src, spitch, width, height, kind);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpy2DToArray(via, dst, wOffset, hOffset, src, spitch, width, height, kind);
     cs_fast_enter(t, CS_CUDART_cudaMemcpy2DToArray);
     uint32_t r = real(dst, wOffset, hOffset, src, spitch, width, height, kind);
@@ -14600,7 +14600,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy2DToArrayAs
     typedef uint32_t (*fn_t)(void *, uint64_t, uint64_t, void *, uint64_t, uint64_t, uint64_t, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpy2DToArrayAsync - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpy2DToArrayAsync(via, dst, wOffset, hOffset, src, spitch, width, height, kind, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpy2DToArrayAsync(via, dst, wOffset, hOffset, src, spitch, width, height, kind, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpy2DToArrayAsync(via, dst, wOffset, hOffset, src, spitch, width, height, kind, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemcpy2DToArrayAsync);
     uint32_t r = real(dst, wOffset, hOffset, src, spitch, width, height, kind, stream);
@@ -14655,7 +14655,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy2DToArrayAs
     typedef uint32_t (*fn_t)(void *, uint64_t, uint64_t, void *, uint64_t, uint64_t, uint64_t, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpy2DToArrayAsync_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpy2DToArrayAsync_ptsz(via, dst, wOffset, hOffset, src, spitch, width, height, kind, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpy2DToArrayAsync_ptsz(via, dst, wOffset, hOffset, src, spitch, width, height, kind, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpy2DToArrayAsync_ptsz(via, dst, wOffset, hOffset, src, spitch, width, height, kind, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemcpy2DToArrayAsync_ptsz);
     uint32_t r = real(dst, wOffset, hOffset, src, spitch, width, height, kind, stream);
@@ -14710,7 +14710,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy2DToArray_p
     typedef uint32_t (*fn_t)(void *, uint64_t, uint64_t, void *, uint64_t, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpy2DToArray_ptds - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpy2DToArray_ptds(via, dst, wOffset, hOffset, src, spitch, width, height, kind);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpy2DToArray_ptds(via, dst, wOffset, hOffset, src, spitch, width, height, kind);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpy2DToArray_ptds(via, dst, wOffset, hOffset, src, spitch, width, height, kind);
     cs_fast_enter(t, CS_CUDART_cudaMemcpy2DToArray_ptds);
     uint32_t r = real(dst, wOffset, hOffset, src, spitch, width, height, kind);
@@ -14765,7 +14765,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy2D_ptds(uin
     typedef uint32_t (*fn_t)(void *, uint64_t, void *, uint64_t, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpy2D_ptds - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpy2D_ptds(via, dst, dpitch, src, spitch, width, height, kind);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpy2D_ptds(via, dst, dpitch, src, spitch, width, height, kind);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpy2D_ptds(via, dst, dpitch, src, spitch, width, height, kind);
     cs_fast_enter(t, CS_CUDART_cudaMemcpy2D_ptds);
     uint32_t r = real(dst, dpitch, src, spitch, width, height, kind);
@@ -14820,7 +14820,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy3D(uint8_t 
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpy3D - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpy3D(via, p);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpy3D(via, p);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpy3D(via, p);
     cs_fast_enter(t, CS_CUDART_cudaMemcpy3D);
     uint32_t r = real(p);
@@ -14875,7 +14875,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy3DAsync(uin
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpy3DAsync - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpy3DAsync(via, p, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpy3DAsync(via, p, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpy3DAsync(via, p, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemcpy3DAsync);
     uint32_t r = real(p, stream);
@@ -14930,7 +14930,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy3DAsync_pts
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpy3DAsync_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpy3DAsync_ptsz(via, p, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpy3DAsync_ptsz(via, p, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpy3DAsync_ptsz(via, p, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemcpy3DAsync_ptsz);
     uint32_t r = real(p, stream);
@@ -14985,7 +14985,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy3DBatchAsyn
     typedef uint32_t (*fn_t)(uint64_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpy3DBatchAsync - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpy3DBatchAsync(via, numOps, opList, flags, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpy3DBatchAsync(via, numOps, opList, flags, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpy3DBatchAsync(via, numOps, opList, flags, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemcpy3DBatchAsync);
     uint32_t r = real(numOps, opList, flags, stream);
@@ -15040,7 +15040,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy3DBatchAsyn
     typedef uint32_t (*fn_t)(uint64_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpy3DBatchAsync_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpy3DBatchAsync_ptsz(via, numOps, opList, flags, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpy3DBatchAsync_ptsz(via, numOps, opList, flags, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpy3DBatchAsync_ptsz(via, numOps, opList, flags, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemcpy3DBatchAsync_ptsz);
     uint32_t r = real(numOps, opList, flags, stream);
@@ -15095,7 +15095,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy3DPeer(uint
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpy3DPeer - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpy3DPeer(via, p);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpy3DPeer(via, p);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpy3DPeer(via, p);
     cs_fast_enter(t, CS_CUDART_cudaMemcpy3DPeer);
     uint32_t r = real(p);
@@ -15150,7 +15150,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy3DPeerAsync
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpy3DPeerAsync - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpy3DPeerAsync(via, p, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpy3DPeerAsync(via, p, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpy3DPeerAsync(via, p, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemcpy3DPeerAsync);
     uint32_t r = real(p, stream);
@@ -15205,7 +15205,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy3DPeerAsync
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpy3DPeerAsync_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpy3DPeerAsync_ptsz(via, p, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpy3DPeerAsync_ptsz(via, p, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpy3DPeerAsync_ptsz(via, p, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemcpy3DPeerAsync_ptsz);
     uint32_t r = real(p, stream);
@@ -15260,7 +15260,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy3DPeer_ptds
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpy3DPeer_ptds - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpy3DPeer_ptds(via, p);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpy3DPeer_ptds(via, p);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpy3DPeer_ptds(via, p);
     cs_fast_enter(t, CS_CUDART_cudaMemcpy3DPeer_ptds);
     uint32_t r = real(p);
@@ -15315,7 +15315,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy3D_ptds(uin
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpy3D_ptds - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpy3D_ptds(via, p);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpy3D_ptds(via, p);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpy3D_ptds(via, p);
     cs_fast_enter(t, CS_CUDART_cudaMemcpy3D_ptds);
     uint32_t r = real(p);
@@ -15370,7 +15370,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyArrayToArra
     typedef uint32_t (*fn_t)(void *, uint64_t, uint64_t, void *, uint64_t, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpyArrayToArray - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpyArrayToArray(via, dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpyArrayToArray(via, dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpyArrayToArray(via, dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind);
     cs_fast_enter(t, CS_CUDART_cudaMemcpyArrayToArray);
     uint32_t r = real(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind);
@@ -15425,7 +15425,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyArrayToArra
     typedef uint32_t (*fn_t)(void *, uint64_t, uint64_t, void *, uint64_t, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpyArrayToArray_ptds - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpyArrayToArray_ptds(via, dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpyArrayToArray_ptds(via, dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpyArrayToArray_ptds(via, dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind);
     cs_fast_enter(t, CS_CUDART_cudaMemcpyArrayToArray_ptds);
     uint32_t r = real(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind);
@@ -15480,7 +15480,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyAsync(uint8
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpyAsync - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpyAsync(via, dst, src, count, kind, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpyAsync(via, dst, src, count, kind, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpyAsync(via, dst, src, count, kind, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemcpyAsync);
     uint32_t r = real(dst, src, count, kind, stream);
@@ -15535,7 +15535,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyAsync_ptsz(
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpyAsync_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpyAsync_ptsz(via, dst, src, count, kind, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpyAsync_ptsz(via, dst, src, count, kind, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpyAsync_ptsz(via, dst, src, count, kind, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemcpyAsync_ptsz);
     uint32_t r = real(dst, src, count, kind, stream);
@@ -15590,7 +15590,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyBatchAsync(
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpyBatchAsync - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpyBatchAsync(via, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpyBatchAsync(via, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpyBatchAsync(via, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemcpyBatchAsync);
     uint32_t r = real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream);
@@ -15645,7 +15645,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyBatchAsync_
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpyBatchAsync_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpyBatchAsync_ptsz(via, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpyBatchAsync_ptsz(via, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpyBatchAsync_ptsz(via, dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemcpyBatchAsync_ptsz);
     uint32_t r = real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream);
@@ -15700,7 +15700,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyFromArray(u
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpyFromArray - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpyFromArray(via, dst, src, wOffset, hOffset, count, kind);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpyFromArray(via, dst, src, wOffset, hOffset, count, kind);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpyFromArray(via, dst, src, wOffset, hOffset, count, kind);
     cs_fast_enter(t, CS_CUDART_cudaMemcpyFromArray);
     uint32_t r = real(dst, src, wOffset, hOffset, count, kind);
@@ -15755,7 +15755,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyFromArrayAs
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint64_t, uint64_t, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpyFromArrayAsync - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpyFromArrayAsync(via, dst, src, wOffset, hOffset, count, kind, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpyFromArrayAsync(via, dst, src, wOffset, hOffset, count, kind, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpyFromArrayAsync(via, dst, src, wOffset, hOffset, count, kind, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemcpyFromArrayAsync);
     uint32_t r = real(dst, src, wOffset, hOffset, count, kind, stream);
@@ -15810,7 +15810,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyFromArrayAs
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint64_t, uint64_t, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpyFromArrayAsync_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpyFromArrayAsync_ptsz(via, dst, src, wOffset, hOffset, count, kind, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpyFromArrayAsync_ptsz(via, dst, src, wOffset, hOffset, count, kind, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpyFromArrayAsync_ptsz(via, dst, src, wOffset, hOffset, count, kind, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemcpyFromArrayAsync_ptsz);
     uint32_t r = real(dst, src, wOffset, hOffset, count, kind, stream);
@@ -15865,7 +15865,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyFromArray_p
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpyFromArray_ptds - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpyFromArray_ptds(via, dst, src, wOffset, hOffset, count, kind);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpyFromArray_ptds(via, dst, src, wOffset, hOffset, count, kind);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpyFromArray_ptds(via, dst, src, wOffset, hOffset, count, kind);
     cs_fast_enter(t, CS_CUDART_cudaMemcpyFromArray_ptds);
     uint32_t r = real(dst, src, wOffset, hOffset, count, kind);
@@ -15920,7 +15920,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyFromSymbol(
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpyFromSymbol - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpyFromSymbol(via, dst, symbol, count, offset, kind);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpyFromSymbol(via, dst, symbol, count, offset, kind);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpyFromSymbol(via, dst, symbol, count, offset, kind);
     cs_fast_enter(t, CS_CUDART_cudaMemcpyFromSymbol);
     uint32_t r = real(dst, symbol, count, offset, kind);
@@ -15975,7 +15975,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyFromSymbolA
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint64_t, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpyFromSymbolAsync - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpyFromSymbolAsync(via, dst, symbol, count, offset, kind, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpyFromSymbolAsync(via, dst, symbol, count, offset, kind, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpyFromSymbolAsync(via, dst, symbol, count, offset, kind, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemcpyFromSymbolAsync);
     uint32_t r = real(dst, symbol, count, offset, kind, stream);
@@ -16030,7 +16030,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyFromSymbolA
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint64_t, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpyFromSymbolAsync_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpyFromSymbolAsync_ptsz(via, dst, symbol, count, offset, kind, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpyFromSymbolAsync_ptsz(via, dst, symbol, count, offset, kind, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpyFromSymbolAsync_ptsz(via, dst, symbol, count, offset, kind, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemcpyFromSymbolAsync_ptsz);
     uint32_t r = real(dst, symbol, count, offset, kind, stream);
@@ -16085,7 +16085,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyFromSymbol_
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpyFromSymbol_ptds - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpyFromSymbol_ptds(via, dst, symbol, count, offset, kind);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpyFromSymbol_ptds(via, dst, symbol, count, offset, kind);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpyFromSymbol_ptds(via, dst, symbol, count, offset, kind);
     cs_fast_enter(t, CS_CUDART_cudaMemcpyFromSymbol_ptds);
     uint32_t r = real(dst, symbol, count, offset, kind);
@@ -16140,7 +16140,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyPeer(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpyPeer - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpyPeer(via, dst, dstDevice, src, srcDevice, count);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpyPeer(via, dst, dstDevice, src, srcDevice, count);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpyPeer(via, dst, dstDevice, src, srcDevice, count);
     cs_fast_enter(t, CS_CUDART_cudaMemcpyPeer);
     uint32_t r = real(dst, dstDevice, src, srcDevice, count);
@@ -16195,7 +16195,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyPeerAsync(u
     typedef uint32_t (*fn_t)(void *, int32_t, void *, int32_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpyPeerAsync - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpyPeerAsync(via, dst, dstDevice, src, srcDevice, count, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpyPeerAsync(via, dst, dstDevice, src, srcDevice, count, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpyPeerAsync(via, dst, dstDevice, src, srcDevice, count, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemcpyPeerAsync);
     uint32_t r = real(dst, dstDevice, src, srcDevice, count, stream);
@@ -16250,7 +16250,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyToArray(uin
     typedef uint32_t (*fn_t)(void *, uint64_t, uint64_t, void *, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpyToArray - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpyToArray(via, dst, wOffset, hOffset, src, count, kind);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpyToArray(via, dst, wOffset, hOffset, src, count, kind);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpyToArray(via, dst, wOffset, hOffset, src, count, kind);
     cs_fast_enter(t, CS_CUDART_cudaMemcpyToArray);
     uint32_t r = real(dst, wOffset, hOffset, src, count, kind);
@@ -16305,7 +16305,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyToArrayAsyn
     typedef uint32_t (*fn_t)(void *, uint64_t, uint64_t, void *, uint64_t, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpyToArrayAsync - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpyToArrayAsync(via, dst, wOffset, hOffset, src, count, kind, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpyToArrayAsync(via, dst, wOffset, hOffset, src, count, kind, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpyToArrayAsync(via, dst, wOffset, hOffset, src, count, kind, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemcpyToArrayAsync);
     uint32_t r = real(dst, wOffset, hOffset, src, count, kind, stream);
@@ -16360,7 +16360,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyToArrayAsyn
     typedef uint32_t (*fn_t)(void *, uint64_t, uint64_t, void *, uint64_t, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpyToArrayAsync_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpyToArrayAsync_ptsz(via, dst, wOffset, hOffset, src, count, kind, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpyToArrayAsync_ptsz(via, dst, wOffset, hOffset, src, count, kind, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpyToArrayAsync_ptsz(via, dst, wOffset, hOffset, src, count, kind, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemcpyToArrayAsync_ptsz);
     uint32_t r = real(dst, wOffset, hOffset, src, count, kind, stream);
@@ -16415,7 +16415,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyToArray_ptd
     typedef uint32_t (*fn_t)(void *, uint64_t, uint64_t, void *, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpyToArray_ptds - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpyToArray_ptds(via, dst, wOffset, hOffset, src, count, kind);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpyToArray_ptds(via, dst, wOffset, hOffset, src, count, kind);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpyToArray_ptds(via, dst, wOffset, hOffset, src, count, kind);
     cs_fast_enter(t, CS_CUDART_cudaMemcpyToArray_ptds);
     uint32_t r = real(dst, wOffset, hOffset, src, count, kind);
@@ -16470,7 +16470,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyToSymbol(ui
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpyToSymbol - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpyToSymbol(via, symbol, src, count, offset, kind);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpyToSymbol(via, symbol, src, count, offset, kind);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpyToSymbol(via, symbol, src, count, offset, kind);
     cs_fast_enter(t, CS_CUDART_cudaMemcpyToSymbol);
     uint32_t r = real(symbol, src, count, offset, kind);
@@ -16525,7 +16525,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyToSymbolAsy
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint64_t, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpyToSymbolAsync - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpyToSymbolAsync(via, symbol, src, count, offset, kind, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpyToSymbolAsync(via, symbol, src, count, offset, kind, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpyToSymbolAsync(via, symbol, src, count, offset, kind, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemcpyToSymbolAsync);
     uint32_t r = real(symbol, src, count, offset, kind, stream);
@@ -16580,7 +16580,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyToSymbolAsy
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint64_t, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpyToSymbolAsync_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpyToSymbolAsync_ptsz(via, symbol, src, count, offset, kind, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpyToSymbolAsync_ptsz(via, symbol, src, count, offset, kind, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpyToSymbolAsync_ptsz(via, symbol, src, count, offset, kind, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemcpyToSymbolAsync_ptsz);
     uint32_t r = real(symbol, src, count, offset, kind, stream);
@@ -16635,7 +16635,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyToSymbol_pt
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpyToSymbol_ptds - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpyToSymbol_ptds(via, symbol, src, count, offset, kind);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpyToSymbol_ptds(via, symbol, src, count, offset, kind);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpyToSymbol_ptds(via, symbol, src, count, offset, kind);
     cs_fast_enter(t, CS_CUDART_cudaMemcpyToSymbol_ptds);
     uint32_t r = real(symbol, src, count, offset, kind);
@@ -16690,7 +16690,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy_ptds(uint8
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemcpy_ptds - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemcpy_ptds(via, dst, src, count, kind);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemcpy_ptds(via, dst, src, count, kind);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemcpy_ptds(via, dst, src, count, kind);
     cs_fast_enter(t, CS_CUDART_cudaMemcpy_ptds);
     uint32_t r = real(dst, src, count, kind);
@@ -16745,7 +16745,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemset(uint8_t vi
     typedef uint32_t (*fn_t)(void *, int32_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemset - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemset(via, devPtr, value, count);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemset(via, devPtr, value, count);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemset(via, devPtr, value, count);
     cs_fast_enter(t, CS_CUDART_cudaMemset);
     uint32_t r = real(devPtr, value, count);
@@ -16800,7 +16800,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemset2D(uint8_t 
     typedef uint32_t (*fn_t)(void *, uint64_t, int32_t, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemset2D - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemset2D(via, devPtr, pitch, value, width, height);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemset2D(via, devPtr, pitch, value, width, height);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemset2D(via, devPtr, pitch, value, width, height);
     cs_fast_enter(t, CS_CUDART_cudaMemset2D);
     uint32_t r = real(devPtr, pitch, value, width, height);
@@ -16855,7 +16855,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemset2DAsync(uin
     typedef uint32_t (*fn_t)(void *, uint64_t, int32_t, uint64_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemset2DAsync - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemset2DAsync(via, devPtr, pitch, value, width, height, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemset2DAsync(via, devPtr, pitch, value, width, height, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemset2DAsync(via, devPtr, pitch, value, width, height, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemset2DAsync);
     uint32_t r = real(devPtr, pitch, value, width, height, stream);
@@ -16910,7 +16910,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemset2DAsync_pts
     typedef uint32_t (*fn_t)(void *, uint64_t, int32_t, uint64_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemset2DAsync_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemset2DAsync_ptsz(via, devPtr, pitch, value, width, height, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemset2DAsync_ptsz(via, devPtr, pitch, value, width, height, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemset2DAsync_ptsz(via, devPtr, pitch, value, width, height, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemset2DAsync_ptsz);
     uint32_t r = real(devPtr, pitch, value, width, height, stream);
@@ -16965,7 +16965,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemset2D_ptds(uin
     typedef uint32_t (*fn_t)(void *, uint64_t, int32_t, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemset2D_ptds - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemset2D_ptds(via, devPtr, pitch, value, width, height);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemset2D_ptds(via, devPtr, pitch, value, width, height);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemset2D_ptds(via, devPtr, pitch, value, width, height);
     cs_fast_enter(t, CS_CUDART_cudaMemset2D_ptds);
     uint32_t r = real(devPtr, pitch, value, width, height);
@@ -17020,7 +17020,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemset3D(uint8_t 
     typedef uint32_t (*fn_t)(struct cs_blob_32_8, int32_t, struct cs_blob_24_8);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemset3D - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemset3D(via, pitchedDevPtr, value, extent);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemset3D(via, pitchedDevPtr, value, extent);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemset3D(via, pitchedDevPtr, value, extent);
     cs_fast_enter(t, CS_CUDART_cudaMemset3D);
     uint32_t r = real(pitchedDevPtr, value, extent);
@@ -17075,7 +17075,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemset3DAsync(uin
     typedef uint32_t (*fn_t)(struct cs_blob_32_8, int32_t, struct cs_blob_24_8, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemset3DAsync - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemset3DAsync(via, pitchedDevPtr, value, extent, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemset3DAsync(via, pitchedDevPtr, value, extent, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemset3DAsync(via, pitchedDevPtr, value, extent, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemset3DAsync);
     uint32_t r = real(pitchedDevPtr, value, extent, stream);
@@ -17130,7 +17130,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemset3DAsync_pts
     typedef uint32_t (*fn_t)(struct cs_blob_32_8, int32_t, struct cs_blob_24_8, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemset3DAsync_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemset3DAsync_ptsz(via, pitchedDevPtr, value, extent, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemset3DAsync_ptsz(via, pitchedDevPtr, value, extent, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemset3DAsync_ptsz(via, pitchedDevPtr, value, extent, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemset3DAsync_ptsz);
     uint32_t r = real(pitchedDevPtr, value, extent, stream);
@@ -17185,7 +17185,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemset3D_ptds(uin
     typedef uint32_t (*fn_t)(struct cs_blob_32_8, int32_t, struct cs_blob_24_8);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemset3D_ptds - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemset3D_ptds(via, pitchedDevPtr, value, extent);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemset3D_ptds(via, pitchedDevPtr, value, extent);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemset3D_ptds(via, pitchedDevPtr, value, extent);
     cs_fast_enter(t, CS_CUDART_cudaMemset3D_ptds);
     uint32_t r = real(pitchedDevPtr, value, extent);
@@ -17240,7 +17240,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemsetAsync(uint8
     typedef uint32_t (*fn_t)(void *, int32_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemsetAsync - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemsetAsync(via, devPtr, value, count, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemsetAsync(via, devPtr, value, count, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemsetAsync(via, devPtr, value, count, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemsetAsync);
     uint32_t r = real(devPtr, value, count, stream);
@@ -17295,7 +17295,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemsetAsync_ptsz(
     typedef uint32_t (*fn_t)(void *, int32_t, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemsetAsync_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemsetAsync_ptsz(via, devPtr, value, count, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemsetAsync_ptsz(via, devPtr, value, count, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemsetAsync_ptsz(via, devPtr, value, count, stream);
     cs_fast_enter(t, CS_CUDART_cudaMemsetAsync_ptsz);
     uint32_t r = real(devPtr, value, count, stream);
@@ -17350,7 +17350,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemset_ptds(uint8
     typedef uint32_t (*fn_t)(void *, int32_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMemset_ptds - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMemset_ptds(via, devPtr, value, count);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMemset_ptds(via, devPtr, value, count);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMemset_ptds(via, devPtr, value, count);
     cs_fast_enter(t, CS_CUDART_cudaMemset_ptds);
     uint32_t r = real(devPtr, value, count);
@@ -17405,7 +17405,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMipmappedArrayGet
     typedef uint32_t (*fn_t)(void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMipmappedArrayGetMemoryRequirements - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMipmappedArrayGetMemoryRequirements(via, memoryRequirements, mipmap, device);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMipmappedArrayGetMemoryRequirements(via, memoryRequirements, mipmap, device);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMipmappedArrayGetMemoryRequirements(via, memoryRequirements, mipmap, device);
     cs_fast_enter(t, CS_CUDART_cudaMipmappedArrayGetMemoryRequirements);
     uint32_t r = real(memoryRequirements, mipmap, device);
@@ -17460,7 +17460,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMipmappedArrayGet
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaMipmappedArrayGetSparseProperties - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaMipmappedArrayGetSparseProperties(via, sparseProperties, mipmap);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaMipmappedArrayGetSparseProperties(via, sparseProperties, mipmap);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaMipmappedArrayGetSparseProperties(via, sparseProperties, mipmap);
     cs_fast_enter(t, CS_CUDART_cudaMipmappedArrayGetSparseProperties);
     uint32_t r = real(sparseProperties, mipmap);
@@ -17515,7 +17515,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaOccupancyAvailabl
     typedef uint32_t (*fn_t)(void *, void *, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaOccupancyAvailableDynamicSMemPerBlock - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaOccupancyAvailableDynamicSMemPerBlock(via, dynamicSmemSize, func, numBlocks, blockSize);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaOccupancyAvailableDynamicSMemPerBlock(via, dynamicSmemSize, func, numBlocks, blockSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaOccupancyAvailableDynamicSMemPerBlock(via, dynamicSmemSize, func, numBlocks, blockSize);
     cs_fast_enter(t, CS_CUDART_cudaOccupancyAvailableDynamicSMemPerBlock);
     uint32_t r = real(dynamicSmemSize, func, numBlocks, blockSize);
@@ -17570,7 +17570,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaOccupancyMaxActiv
     typedef uint32_t (*fn_t)(void *, void *, int32_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaOccupancyMaxActiveBlocksPerMultiprocessor - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaOccupancyMaxActiveBlocksPerMultiprocessor(via, numBlocks, func, blockSize, dynamicSMemSize);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaOccupancyMaxActiveBlocksPerMultiprocessor(via, numBlocks, func, blockSize, dynamicSMemSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaOccupancyMaxActiveBlocksPerMultiprocessor(via, numBlocks, func, blockSize, dynamicSMemSize);
     cs_fast_enter(t, CS_CUDART_cudaOccupancyMaxActiveBlocksPerMultiprocessor);
     uint32_t r = real(numBlocks, func, blockSize, dynamicSMemSize);
@@ -17625,7 +17625,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaOccupancyMaxActiv
     typedef uint32_t (*fn_t)(void *, void *, int32_t, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(via, numBlocks, func, blockSize, dynamicSMemSize, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(via, numBlocks, func, blockSize, dynamicSMemSize, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(via, numBlocks, func, blockSize, dynamicSMemSize, flags);
     cs_fast_enter(t, CS_CUDART_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags);
     uint32_t r = real(numBlocks, func, blockSize, dynamicSMemSize, flags);
@@ -17680,7 +17680,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaOccupancyMaxActiv
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaOccupancyMaxActiveClusters - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaOccupancyMaxActiveClusters(via, numClusters, func, launchConfig);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaOccupancyMaxActiveClusters(via, numClusters, func, launchConfig);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaOccupancyMaxActiveClusters(via, numClusters, func, launchConfig);
     cs_fast_enter(t, CS_CUDART_cudaOccupancyMaxActiveClusters);
     uint32_t r = real(numClusters, func, launchConfig);
@@ -17735,7 +17735,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaOccupancyMaxPoten
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaOccupancyMaxPotentialClusterSize - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaOccupancyMaxPotentialClusterSize(via, clusterSize, func, launchConfig);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaOccupancyMaxPotentialClusterSize(via, clusterSize, func, launchConfig);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaOccupancyMaxPotentialClusterSize(via, clusterSize, func, launchConfig);
     cs_fast_enter(t, CS_CUDART_cudaOccupancyMaxPotentialClusterSize);
     uint32_t r = real(clusterSize, func, launchConfig);
@@ -17790,7 +17790,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaPeekAtLastError(u
     typedef uint32_t (*fn_t)(void);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaPeekAtLastError - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaPeekAtLastError(via);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaPeekAtLastError(via);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaPeekAtLastError(via);
     cs_fast_enter(t, CS_CUDART_cudaPeekAtLastError);
     uint32_t r = real();
@@ -17845,7 +17845,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaPointerGetAttribu
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaPointerGetAttributes - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaPointerGetAttributes(via, attributes, ptr);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaPointerGetAttributes(via, attributes, ptr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaPointerGetAttributes(via, attributes, ptr);
     cs_fast_enter(t, CS_CUDART_cudaPointerGetAttributes);
     uint32_t r = real(attributes, ptr);
@@ -17900,7 +17900,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaRuntimeGetVersion
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaRuntimeGetVersion - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaRuntimeGetVersion(via, runtimeVersion);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaRuntimeGetVersion(via, runtimeVersion);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaRuntimeGetVersion(via, runtimeVersion);
     cs_fast_enter(t, CS_CUDART_cudaRuntimeGetVersion);
     uint32_t r = real(runtimeVersion);
@@ -17955,7 +17955,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaSetDevice(uint8_t
     typedef uint32_t (*fn_t)(int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaSetDevice - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaSetDevice(via, device);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaSetDevice(via, device);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaSetDevice(via, device);
     cs_fast_enter(t, CS_CUDART_cudaSetDevice);
     uint32_t r = real(device);
@@ -18010,7 +18010,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaSetDeviceFlags(ui
     typedef uint32_t (*fn_t)(uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaSetDeviceFlags - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaSetDeviceFlags(via, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaSetDeviceFlags(via, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaSetDeviceFlags(via, flags);
     cs_fast_enter(t, CS_CUDART_cudaSetDeviceFlags);
     uint32_t r = real(flags);
@@ -18065,7 +18065,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaSetValidDevices(u
     typedef uint32_t (*fn_t)(void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaSetValidDevices - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaSetValidDevices(via, device_arr, len);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaSetValidDevices(via, device_arr, len);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaSetValidDevices(via, device_arr, len);
     cs_fast_enter(t, CS_CUDART_cudaSetValidDevices);
     uint32_t r = real(device_arr, len);
@@ -18120,7 +18120,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaSignalExternalSem
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaSignalExternalSemaphoresAsync - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaSignalExternalSemaphoresAsync(via, extSemArray, paramsArray, numExtSems, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaSignalExternalSemaphoresAsync(via, extSemArray, paramsArray, numExtSems, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaSignalExternalSemaphoresAsync(via, extSemArray, paramsArray, numExtSems, stream);
     cs_fast_enter(t, CS_CUDART_cudaSignalExternalSemaphoresAsync);
     uint32_t r = real(extSemArray, paramsArray, numExtSems, stream);
@@ -18175,7 +18175,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaSignalExternalSem
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaSignalExternalSemaphoresAsync_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaSignalExternalSemaphoresAsync_ptsz(via, extSemArray, paramsArray, numExtSems, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaSignalExternalSemaphoresAsync_ptsz(via, extSemArray, paramsArray, numExtSems, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaSignalExternalSemaphoresAsync_ptsz(via, extSemArray, paramsArray, numExtSems, stream);
     cs_fast_enter(t, CS_CUDART_cudaSignalExternalSemaphoresAsync_ptsz);
     uint32_t r = real(extSemArray, paramsArray, numExtSems, stream);
@@ -18230,7 +18230,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamAddCallback
     typedef uint32_t (*fn_t)(void *, void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamAddCallback - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamAddCallback(via, stream, callback, userData, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamAddCallback(via, stream, callback, userData, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamAddCallback(via, stream, callback, userData, flags);
     cs_fast_enter(t, CS_CUDART_cudaStreamAddCallback);
     uint32_t r = real(stream, callback, userData, flags);
@@ -18285,7 +18285,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamAddCallback
     typedef uint32_t (*fn_t)(void *, void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamAddCallback_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamAddCallback_ptsz(via, stream, callback, userData, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamAddCallback_ptsz(via, stream, callback, userData, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamAddCallback_ptsz(via, stream, callback, userData, flags);
     cs_fast_enter(t, CS_CUDART_cudaStreamAddCallback_ptsz);
     uint32_t r = real(stream, callback, userData, flags);
@@ -18340,7 +18340,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamAttachMemAs
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamAttachMemAsync - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamAttachMemAsync(via, stream, devPtr, length, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamAttachMemAsync(via, stream, devPtr, length, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamAttachMemAsync(via, stream, devPtr, length, flags);
     cs_fast_enter(t, CS_CUDART_cudaStreamAttachMemAsync);
     uint32_t r = real(stream, devPtr, length, flags);
@@ -18395,7 +18395,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamAttachMemAs
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamAttachMemAsync_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamAttachMemAsync_ptsz(via, stream, devPtr, length, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamAttachMemAsync_ptsz(via, stream, devPtr, length, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamAttachMemAsync_ptsz(via, stream, devPtr, length, flags);
     cs_fast_enter(t, CS_CUDART_cudaStreamAttachMemAsync_ptsz);
     uint32_t r = real(stream, devPtr, length, flags);
@@ -18450,7 +18450,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamBeginCaptur
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamBeginCapture - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamBeginCapture(via, stream, mode);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamBeginCapture(via, stream, mode);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamBeginCapture(via, stream, mode);
     cs_fast_enter(t, CS_CUDART_cudaStreamBeginCapture);
     uint32_t r = real(stream, mode);
@@ -18505,7 +18505,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamBeginCaptur
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamBeginCaptureToGraph - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamBeginCaptureToGraph(via, stream, graph, dependencies, dependencyData, numDependencies, mode);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamBeginCaptureToGraph(via, stream, graph, dependencies, dependencyData, numDependencies, mode);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamBeginCaptureToGraph(via, stream, graph, dependencies, dependencyData, numDependencies, mode);
     cs_fast_enter(t, CS_CUDART_cudaStreamBeginCaptureToGraph);
     uint32_t r = real(stream, graph, dependencies, dependencyData, numDependencies, mode);
@@ -18560,7 +18560,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamBeginCaptur
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamBeginCaptureToGraph_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamBeginCaptureToGraph_ptsz(via, stream, graph, dependencies, dependencyData, numDependencies, mode);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamBeginCaptureToGraph_ptsz(via, stream, graph, dependencies, dependencyData, numDependencies, mode);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamBeginCaptureToGraph_ptsz(via, stream, graph, dependencies, dependencyData, numDependencies, mode);
     cs_fast_enter(t, CS_CUDART_cudaStreamBeginCaptureToGraph_ptsz);
     uint32_t r = real(stream, graph, dependencies, dependencyData, numDependencies, mode);
@@ -18615,7 +18615,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamBeginCaptur
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamBeginCapture_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamBeginCapture_ptsz(via, stream, mode);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamBeginCapture_ptsz(via, stream, mode);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamBeginCapture_ptsz(via, stream, mode);
     cs_fast_enter(t, CS_CUDART_cudaStreamBeginCapture_ptsz);
     uint32_t r = real(stream, mode);
@@ -18670,7 +18670,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamCopyAttribu
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamCopyAttributes - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamCopyAttributes(via, dst, src);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamCopyAttributes(via, dst, src);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamCopyAttributes(via, dst, src);
     cs_fast_enter(t, CS_CUDART_cudaStreamCopyAttributes);
     uint32_t r = real(dst, src);
@@ -18725,7 +18725,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamCopyAttribu
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamCopyAttributes_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamCopyAttributes_ptsz(via, dst, src);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamCopyAttributes_ptsz(via, dst, src);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamCopyAttributes_ptsz(via, dst, src);
     cs_fast_enter(t, CS_CUDART_cudaStreamCopyAttributes_ptsz);
     uint32_t r = real(dst, src);
@@ -18780,7 +18780,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamCreate(uint
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamCreate - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamCreate(via, pStream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamCreate(via, pStream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamCreate(via, pStream);
     cs_fast_enter(t, CS_CUDART_cudaStreamCreate);
     uint32_t r = real(pStream);
@@ -18835,7 +18835,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamCreateWithF
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamCreateWithFlags - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamCreateWithFlags(via, pStream, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamCreateWithFlags(via, pStream, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamCreateWithFlags(via, pStream, flags);
     cs_fast_enter(t, CS_CUDART_cudaStreamCreateWithFlags);
     uint32_t r = real(pStream, flags);
@@ -18890,7 +18890,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamCreateWithP
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamCreateWithPriority - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamCreateWithPriority(via, pStream, flags, priority);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamCreateWithPriority(via, pStream, flags, priority);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamCreateWithPriority(via, pStream, flags, priority);
     cs_fast_enter(t, CS_CUDART_cudaStreamCreateWithPriority);
     uint32_t r = real(pStream, flags, priority);
@@ -18945,7 +18945,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamDestroy(uin
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamDestroy - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamDestroy(via, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamDestroy(via, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamDestroy(via, stream);
     cs_fast_enter(t, CS_CUDART_cudaStreamDestroy);
     uint32_t r = real(stream);
@@ -19000,7 +19000,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamEndCapture(
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamEndCapture - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamEndCapture(via, stream, pGraph);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamEndCapture(via, stream, pGraph);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamEndCapture(via, stream, pGraph);
     cs_fast_enter(t, CS_CUDART_cudaStreamEndCapture);
     uint32_t r = real(stream, pGraph);
@@ -19055,7 +19055,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamEndCapture_
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamEndCapture_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamEndCapture_ptsz(via, stream, pGraph);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamEndCapture_ptsz(via, stream, pGraph);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamEndCapture_ptsz(via, stream, pGraph);
     cs_fast_enter(t, CS_CUDART_cudaStreamEndCapture_ptsz);
     uint32_t r = real(stream, pGraph);
@@ -19110,7 +19110,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamGetAttribut
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamGetAttribute - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamGetAttribute(via, hStream, attr, value_out);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamGetAttribute(via, hStream, attr, value_out);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamGetAttribute(via, hStream, attr, value_out);
     cs_fast_enter(t, CS_CUDART_cudaStreamGetAttribute);
     uint32_t r = real(hStream, attr, value_out);
@@ -19165,7 +19165,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamGetAttribut
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamGetAttribute_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamGetAttribute_ptsz(via, hStream, attr, value_out);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamGetAttribute_ptsz(via, hStream, attr, value_out);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamGetAttribute_ptsz(via, hStream, attr, value_out);
     cs_fast_enter(t, CS_CUDART_cudaStreamGetAttribute_ptsz);
     uint32_t r = real(hStream, attr, value_out);
@@ -19220,7 +19220,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamGetCaptureI
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamGetCaptureInfo - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamGetCaptureInfo(via, stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamGetCaptureInfo(via, stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamGetCaptureInfo(via, stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
     cs_fast_enter(t, CS_CUDART_cudaStreamGetCaptureInfo);
     uint32_t r = real(stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
@@ -19275,7 +19275,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamGetCaptureI
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamGetCaptureInfo_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamGetCaptureInfo_ptsz(via, stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamGetCaptureInfo_ptsz(via, stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamGetCaptureInfo_ptsz(via, stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
     cs_fast_enter(t, CS_CUDART_cudaStreamGetCaptureInfo_ptsz);
     uint32_t r = real(stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
@@ -19330,7 +19330,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamGetDevice(u
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamGetDevice - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamGetDevice(via, hStream, device);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamGetDevice(via, hStream, device);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamGetDevice(via, hStream, device);
     cs_fast_enter(t, CS_CUDART_cudaStreamGetDevice);
     uint32_t r = real(hStream, device);
@@ -19385,7 +19385,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamGetDevice_p
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamGetDevice_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamGetDevice_ptsz(via, hStream, device);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamGetDevice_ptsz(via, hStream, device);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamGetDevice_ptsz(via, hStream, device);
     cs_fast_enter(t, CS_CUDART_cudaStreamGetDevice_ptsz);
     uint32_t r = real(hStream, device);
@@ -19440,7 +19440,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamGetFlags(ui
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamGetFlags - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamGetFlags(via, hStream, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamGetFlags(via, hStream, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamGetFlags(via, hStream, flags);
     cs_fast_enter(t, CS_CUDART_cudaStreamGetFlags);
     uint32_t r = real(hStream, flags);
@@ -19495,7 +19495,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamGetFlags_pt
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamGetFlags_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamGetFlags_ptsz(via, hStream, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamGetFlags_ptsz(via, hStream, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamGetFlags_ptsz(via, hStream, flags);
     cs_fast_enter(t, CS_CUDART_cudaStreamGetFlags_ptsz);
     uint32_t r = real(hStream, flags);
@@ -19550,7 +19550,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamGetId(uint8
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamGetId - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamGetId(via, hStream, streamId);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamGetId(via, hStream, streamId);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamGetId(via, hStream, streamId);
     cs_fast_enter(t, CS_CUDART_cudaStreamGetId);
     uint32_t r = real(hStream, streamId);
@@ -19605,7 +19605,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamGetId_ptsz(
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamGetId_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamGetId_ptsz(via, hStream, streamId);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamGetId_ptsz(via, hStream, streamId);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamGetId_ptsz(via, hStream, streamId);
     cs_fast_enter(t, CS_CUDART_cudaStreamGetId_ptsz);
     uint32_t r = real(hStream, streamId);
@@ -19660,7 +19660,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamGetPriority
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamGetPriority - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamGetPriority(via, hStream, priority);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamGetPriority(via, hStream, priority);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamGetPriority(via, hStream, priority);
     cs_fast_enter(t, CS_CUDART_cudaStreamGetPriority);
     uint32_t r = real(hStream, priority);
@@ -19715,7 +19715,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamGetPriority
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamGetPriority_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamGetPriority_ptsz(via, hStream, priority);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamGetPriority_ptsz(via, hStream, priority);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamGetPriority_ptsz(via, hStream, priority);
     cs_fast_enter(t, CS_CUDART_cudaStreamGetPriority_ptsz);
     uint32_t r = real(hStream, priority);
@@ -19770,7 +19770,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamIsCapturing
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamIsCapturing - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamIsCapturing(via, stream, pCaptureStatus);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamIsCapturing(via, stream, pCaptureStatus);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamIsCapturing(via, stream, pCaptureStatus);
     cs_fast_enter(t, CS_CUDART_cudaStreamIsCapturing);
     uint32_t r = real(stream, pCaptureStatus);
@@ -19825,7 +19825,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamIsCapturing
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamIsCapturing_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamIsCapturing_ptsz(via, stream, pCaptureStatus);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamIsCapturing_ptsz(via, stream, pCaptureStatus);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamIsCapturing_ptsz(via, stream, pCaptureStatus);
     cs_fast_enter(t, CS_CUDART_cudaStreamIsCapturing_ptsz);
     uint32_t r = real(stream, pCaptureStatus);
@@ -19880,7 +19880,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamQuery(uint8
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamQuery - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamQuery(via, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamQuery(via, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamQuery(via, stream);
     cs_fast_enter(t, CS_CUDART_cudaStreamQuery);
     uint32_t r = real(stream);
@@ -19935,7 +19935,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamQuery_ptsz(
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamQuery_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamQuery_ptsz(via, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamQuery_ptsz(via, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamQuery_ptsz(via, stream);
     cs_fast_enter(t, CS_CUDART_cudaStreamQuery_ptsz);
     uint32_t r = real(stream);
@@ -19990,7 +19990,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamSetAttribut
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamSetAttribute - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamSetAttribute(via, hStream, attr, value);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamSetAttribute(via, hStream, attr, value);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamSetAttribute(via, hStream, attr, value);
     cs_fast_enter(t, CS_CUDART_cudaStreamSetAttribute);
     uint32_t r = real(hStream, attr, value);
@@ -20045,7 +20045,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamSetAttribut
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamSetAttribute_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamSetAttribute_ptsz(via, hStream, attr, value);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamSetAttribute_ptsz(via, hStream, attr, value);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamSetAttribute_ptsz(via, hStream, attr, value);
     cs_fast_enter(t, CS_CUDART_cudaStreamSetAttribute_ptsz);
     uint32_t r = real(hStream, attr, value);
@@ -20100,7 +20100,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamSynchronize
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamSynchronize - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamSynchronize(via, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamSynchronize(via, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamSynchronize(via, stream);
     cs_fast_enter(t, CS_CUDART_cudaStreamSynchronize);
     uint32_t r = real(stream);
@@ -20155,7 +20155,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamSynchronize
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamSynchronize_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamSynchronize_ptsz(via, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamSynchronize_ptsz(via, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamSynchronize_ptsz(via, stream);
     cs_fast_enter(t, CS_CUDART_cudaStreamSynchronize_ptsz);
     uint32_t r = real(stream);
@@ -20210,7 +20210,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamUpdateCaptu
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamUpdateCaptureDependencies - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamUpdateCaptureDependencies(via, stream, dependencies, dependencyData, numDependencies, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamUpdateCaptureDependencies(via, stream, dependencies, dependencyData, numDependencies, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamUpdateCaptureDependencies(via, stream, dependencies, dependencyData, numDependencies, flags);
     cs_fast_enter(t, CS_CUDART_cudaStreamUpdateCaptureDependencies);
     uint32_t r = real(stream, dependencies, dependencyData, numDependencies, flags);
@@ -20265,7 +20265,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamUpdateCaptu
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamUpdateCaptureDependencies_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamUpdateCaptureDependencies_ptsz(via, stream, dependencies, dependencyData, numDependencies, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamUpdateCaptureDependencies_ptsz(via, stream, dependencies, dependencyData, numDependencies, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamUpdateCaptureDependencies_ptsz(via, stream, dependencies, dependencyData, numDependencies, flags);
     cs_fast_enter(t, CS_CUDART_cudaStreamUpdateCaptureDependencies_ptsz);
     uint32_t r = real(stream, dependencies, dependencyData, numDependencies, flags);
@@ -20320,7 +20320,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamWaitEvent(u
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamWaitEvent - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamWaitEvent(via, stream, event, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamWaitEvent(via, stream, event, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamWaitEvent(via, stream, event, flags);
     cs_fast_enter(t, CS_CUDART_cudaStreamWaitEvent);
     uint32_t r = real(stream, event, flags);
@@ -20375,7 +20375,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamWaitEvent_p
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaStreamWaitEvent_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaStreamWaitEvent_ptsz(via, stream, event, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaStreamWaitEvent_ptsz(via, stream, event, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaStreamWaitEvent_ptsz(via, stream, event, flags);
     cs_fast_enter(t, CS_CUDART_cudaStreamWaitEvent_ptsz);
     uint32_t r = real(stream, event, flags);
@@ -20430,7 +20430,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaThreadExchangeStr
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaThreadExchangeStreamCaptureMode - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaThreadExchangeStreamCaptureMode(via, mode);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaThreadExchangeStreamCaptureMode(via, mode);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaThreadExchangeStreamCaptureMode(via, mode);
     cs_fast_enter(t, CS_CUDART_cudaThreadExchangeStreamCaptureMode);
     uint32_t r = real(mode);
@@ -20485,7 +20485,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaUserObjectCreate(
     typedef uint32_t (*fn_t)(void *, void *, void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaUserObjectCreate - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaUserObjectCreate(via, object_out, ptr, destroy, initialRefcount, flags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaUserObjectCreate(via, object_out, ptr, destroy, initialRefcount, flags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaUserObjectCreate(via, object_out, ptr, destroy, initialRefcount, flags);
     cs_fast_enter(t, CS_CUDART_cudaUserObjectCreate);
     uint32_t r = real(object_out, ptr, destroy, initialRefcount, flags);
@@ -20540,7 +20540,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaUserObjectRelease
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaUserObjectRelease - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaUserObjectRelease(via, object, count);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaUserObjectRelease(via, object, count);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaUserObjectRelease(via, object, count);
     cs_fast_enter(t, CS_CUDART_cudaUserObjectRelease);
     uint32_t r = real(object, count);
@@ -20595,7 +20595,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaUserObjectRetain(
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaUserObjectRetain - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaUserObjectRetain(via, object, count);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaUserObjectRetain(via, object, count);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaUserObjectRetain(via, object, count);
     cs_fast_enter(t, CS_CUDART_cudaUserObjectRetain);
     uint32_t r = real(object, count);
@@ -20650,7 +20650,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaWaitExternalSemap
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaWaitExternalSemaphoresAsync - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaWaitExternalSemaphoresAsync(via, extSemArray, paramsArray, numExtSems, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaWaitExternalSemaphoresAsync(via, extSemArray, paramsArray, numExtSems, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaWaitExternalSemaphoresAsync(via, extSemArray, paramsArray, numExtSems, stream);
     cs_fast_enter(t, CS_CUDART_cudaWaitExternalSemaphoresAsync);
     uint32_t r = real(extSemArray, paramsArray, numExtSems, stream);
@@ -20705,7 +20705,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaWaitExternalSemap
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDART_cudaWaitExternalSemaphoresAsync_ptsz - CS_CUDART_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudaWaitExternalSemaphoresAsync_ptsz(via, extSemArray, paramsArray, numExtSems, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudaWaitExternalSemaphoresAsync_ptsz(via, extSemArray, paramsArray, numExtSems, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudaWaitExternalSemaphoresAsync_ptsz(via, extSemArray, paramsArray, numExtSems, stream);
     cs_fast_enter(t, CS_CUDART_cudaWaitExternalSemaphoresAsync_ptsz);
     uint32_t r = real(extSemArray, paramsArray, numExtSems, stream);

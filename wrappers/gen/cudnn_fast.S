@@ -2,845 +2,845 @@
 #include "../../shim/fast_asm.h"
 #if CS_FAST_ASM
     .text
-CS_FAST_ENTRY cs_l_cudnnActivationBackward, cs_sl_cudnnActivationBackward, 0, 637, cs_call_cudnn+0, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnActivationBackward, cs_sd_cudnnActivationBackward, 1, 637, cs_call_cudnn+0, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnActivationBackward, cs_sg_cudnnActivationBackward, 2, 637, cs_call_cudnn+0, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnActivationBackward, cs_sl_cudnnActivationBackward, 0, 637, cs_call_cudnn+0, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnActivationBackward, cs_sd_cudnnActivationBackward, 1, 637, cs_call_cudnn+0, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnActivationBackward, cs_sg_cudnnActivationBackward, 2, 637, cs_call_cudnn+0, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnActivationBackward, 637
-CS_FAST_ENTRY cs_l_cudnnActivationForward, cs_sl_cudnnActivationForward, 0, 638, cs_call_cudnn+8, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnActivationForward, cs_sd_cudnnActivationForward, 1, 638, cs_call_cudnn+8, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnActivationForward, cs_sg_cudnnActivationForward, 2, 638, cs_call_cudnn+8, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnActivationForward, cs_sl_cudnnActivationForward, 0, 638, cs_call_cudnn+8, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnActivationForward, cs_sd_cudnnActivationForward, 1, 638, cs_call_cudnn+8, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnActivationForward, cs_sg_cudnnActivationForward, 2, 638, cs_call_cudnn+8, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnActivationForward, 638
-CS_FAST_ENTRY cs_l_cudnnAddTensor, cs_sl_cudnnAddTensor, 0, 639, cs_call_cudnn+16, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnAddTensor, cs_sd_cudnnAddTensor, 1, 639, cs_call_cudnn+16, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnAddTensor, cs_sg_cudnnAddTensor, 2, 639, cs_call_cudnn+16, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnAddTensor, cs_sl_cudnnAddTensor, 0, 639, cs_call_cudnn+16, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnAddTensor, cs_sd_cudnnAddTensor, 1, 639, cs_call_cudnn+16, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnAddTensor, cs_sg_cudnnAddTensor, 2, 639, cs_call_cudnn+16, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnAddTensor, 639
-CS_FAST_ENTRY cs_l_cudnnAdvVersionCheck, cs_sl_cudnnAdvVersionCheck, 0, 640, cs_call_cudnn+24, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnAdvVersionCheck, cs_sd_cudnnAdvVersionCheck, 1, 640, cs_call_cudnn+24, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnAdvVersionCheck, cs_sg_cudnnAdvVersionCheck, 2, 640, cs_call_cudnn+24, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnAdvVersionCheck, cs_sl_cudnnAdvVersionCheck, 0, 640, cs_call_cudnn+24, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnAdvVersionCheck, cs_sd_cudnnAdvVersionCheck, 1, 640, cs_call_cudnn+24, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnAdvVersionCheck, cs_sg_cudnnAdvVersionCheck, 2, 640, cs_call_cudnn+24, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnAdvVersionCheck, 640
-CS_FAST_ENTRY cs_l_cudnnBackendDestroyDescriptor, cs_sl_cudnnBackendDestroyDescriptor, 0, 642, cs_call_cudnn+40, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnBackendDestroyDescriptor, cs_sd_cudnnBackendDestroyDescriptor, 1, 642, cs_call_cudnn+40, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnBackendDestroyDescriptor, cs_sg_cudnnBackendDestroyDescriptor, 2, 642, cs_call_cudnn+40, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnBackendDestroyDescriptor, cs_sl_cudnnBackendDestroyDescriptor, 0, 642, cs_call_cudnn+40, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnBackendDestroyDescriptor, cs_sd_cudnnBackendDestroyDescriptor, 1, 642, cs_call_cudnn+40, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnBackendDestroyDescriptor, cs_sg_cudnnBackendDestroyDescriptor, 2, 642, cs_call_cudnn+40, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnBackendDestroyDescriptor, 642
-CS_FAST_ENTRY cs_l_cudnnBackendGetAttribute, cs_sl_cudnnBackendGetAttribute, 0, 645, cs_call_cudnn+64, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnBackendGetAttribute, cs_sd_cudnnBackendGetAttribute, 1, 645, cs_call_cudnn+64, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnBackendGetAttribute, cs_sg_cudnnBackendGetAttribute, 2, 645, cs_call_cudnn+64, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnBackendGetAttribute, cs_sl_cudnnBackendGetAttribute, 0, 645, cs_call_cudnn+64, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnBackendGetAttribute, cs_sd_cudnnBackendGetAttribute, 1, 645, cs_call_cudnn+64, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnBackendGetAttribute, cs_sg_cudnnBackendGetAttribute, 2, 645, cs_call_cudnn+64, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnBackendGetAttribute, 645
-CS_FAST_ENTRY cs_l_cudnnBackendInitialize, cs_sl_cudnnBackendInitialize, 0, 646, cs_call_cudnn+72, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnBackendInitialize, cs_sd_cudnnBackendInitialize, 1, 646, cs_call_cudnn+72, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnBackendInitialize, cs_sg_cudnnBackendInitialize, 2, 646, cs_call_cudnn+72, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnBackendInitialize, cs_sl_cudnnBackendInitialize, 0, 646, cs_call_cudnn+72, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnBackendInitialize, cs_sd_cudnnBackendInitialize, 1, 646, cs_call_cudnn+72, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnBackendInitialize, cs_sg_cudnnBackendInitialize, 2, 646, cs_call_cudnn+72, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnBackendInitialize, 646
-CS_FAST_ENTRY cs_l_cudnnBackendPopulateCudaGraph, cs_sl_cudnnBackendPopulateCudaGraph, 0, 647, cs_call_cudnn+80, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnBackendPopulateCudaGraph, cs_sd_cudnnBackendPopulateCudaGraph, 1, 647, cs_call_cudnn+80, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnBackendPopulateCudaGraph, cs_sg_cudnnBackendPopulateCudaGraph, 2, 647, cs_call_cudnn+80, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnBackendPopulateCudaGraph, cs_sl_cudnnBackendPopulateCudaGraph, 0, 647, cs_call_cudnn+80, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnBackendPopulateCudaGraph, cs_sd_cudnnBackendPopulateCudaGraph, 1, 647, cs_call_cudnn+80, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnBackendPopulateCudaGraph, cs_sg_cudnnBackendPopulateCudaGraph, 2, 647, cs_call_cudnn+80, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnBackendPopulateCudaGraph, 647
-CS_FAST_ENTRY cs_l_cudnnBackendSetAttribute, cs_sl_cudnnBackendSetAttribute, 0, 648, cs_call_cudnn+88, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnBackendSetAttribute, cs_sd_cudnnBackendSetAttribute, 1, 648, cs_call_cudnn+88, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnBackendSetAttribute, cs_sg_cudnnBackendSetAttribute, 2, 648, cs_call_cudnn+88, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnBackendSetAttribute, cs_sl_cudnnBackendSetAttribute, 0, 648, cs_call_cudnn+88, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnBackendSetAttribute, cs_sd_cudnnBackendSetAttribute, 1, 648, cs_call_cudnn+88, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnBackendSetAttribute, cs_sg_cudnnBackendSetAttribute, 2, 648, cs_call_cudnn+88, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnBackendSetAttribute, 648
-CS_FAST_ENTRY cs_l_cudnnBackendUpdateCudaGraph, cs_sl_cudnnBackendUpdateCudaGraph, 0, 649, cs_call_cudnn+96, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnBackendUpdateCudaGraph, cs_sd_cudnnBackendUpdateCudaGraph, 1, 649, cs_call_cudnn+96, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnBackendUpdateCudaGraph, cs_sg_cudnnBackendUpdateCudaGraph, 2, 649, cs_call_cudnn+96, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnBackendUpdateCudaGraph, cs_sl_cudnnBackendUpdateCudaGraph, 0, 649, cs_call_cudnn+96, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnBackendUpdateCudaGraph, cs_sd_cudnnBackendUpdateCudaGraph, 1, 649, cs_call_cudnn+96, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnBackendUpdateCudaGraph, cs_sg_cudnnBackendUpdateCudaGraph, 2, 649, cs_call_cudnn+96, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnBackendUpdateCudaGraph, 649
-CS_FAST_ENTRY cs_l_cudnnBatchNormalizationBackward, cs_sl_cudnnBatchNormalizationBackward, 0, 650, cs_call_cudnn+104, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnBatchNormalizationBackward, cs_sd_cudnnBatchNormalizationBackward, 1, 650, cs_call_cudnn+104, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnBatchNormalizationBackward, cs_sg_cudnnBatchNormalizationBackward, 2, 650, cs_call_cudnn+104, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnBatchNormalizationBackward, cs_sl_cudnnBatchNormalizationBackward, 0, 650, cs_call_cudnn+104, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnBatchNormalizationBackward, cs_sd_cudnnBatchNormalizationBackward, 1, 650, cs_call_cudnn+104, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnBatchNormalizationBackward, cs_sg_cudnnBatchNormalizationBackward, 2, 650, cs_call_cudnn+104, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnBatchNormalizationBackward, 650
-CS_FAST_ENTRY cs_l_cudnnBatchNormalizationBackwardEx, cs_sl_cudnnBatchNormalizationBackwardEx, 0, 651, cs_call_cudnn+112, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnBatchNormalizationBackwardEx, cs_sd_cudnnBatchNormalizationBackwardEx, 1, 651, cs_call_cudnn+112, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnBatchNormalizationBackwardEx, cs_sg_cudnnBatchNormalizationBackwardEx, 2, 651, cs_call_cudnn+112, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnBatchNormalizationBackwardEx, cs_sl_cudnnBatchNormalizationBackwardEx, 0, 651, cs_call_cudnn+112, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnBatchNormalizationBackwardEx, cs_sd_cudnnBatchNormalizationBackwardEx, 1, 651, cs_call_cudnn+112, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnBatchNormalizationBackwardEx, cs_sg_cudnnBatchNormalizationBackwardEx, 2, 651, cs_call_cudnn+112, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnBatchNormalizationBackwardEx, 651
-CS_FAST_ENTRY cs_l_cudnnBatchNormalizationForwardInference, cs_sl_cudnnBatchNormalizationForwardInference, 0, 652, cs_call_cudnn+120, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnBatchNormalizationForwardInference, cs_sd_cudnnBatchNormalizationForwardInference, 1, 652, cs_call_cudnn+120, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnBatchNormalizationForwardInference, cs_sg_cudnnBatchNormalizationForwardInference, 2, 652, cs_call_cudnn+120, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnBatchNormalizationForwardInference, cs_sl_cudnnBatchNormalizationForwardInference, 0, 652, cs_call_cudnn+120, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnBatchNormalizationForwardInference, cs_sd_cudnnBatchNormalizationForwardInference, 1, 652, cs_call_cudnn+120, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnBatchNormalizationForwardInference, cs_sg_cudnnBatchNormalizationForwardInference, 2, 652, cs_call_cudnn+120, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnBatchNormalizationForwardInference, 652
-CS_FAST_ENTRY cs_l_cudnnBatchNormalizationForwardTraining, cs_sl_cudnnBatchNormalizationForwardTraining, 0, 653, cs_call_cudnn+128, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnBatchNormalizationForwardTraining, cs_sd_cudnnBatchNormalizationForwardTraining, 1, 653, cs_call_cudnn+128, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnBatchNormalizationForwardTraining, cs_sg_cudnnBatchNormalizationForwardTraining, 2, 653, cs_call_cudnn+128, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnBatchNormalizationForwardTraining, cs_sl_cudnnBatchNormalizationForwardTraining, 0, 653, cs_call_cudnn+128, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnBatchNormalizationForwardTraining, cs_sd_cudnnBatchNormalizationForwardTraining, 1, 653, cs_call_cudnn+128, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnBatchNormalizationForwardTraining, cs_sg_cudnnBatchNormalizationForwardTraining, 2, 653, cs_call_cudnn+128, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnBatchNormalizationForwardTraining, 653
-CS_FAST_ENTRY cs_l_cudnnBatchNormalizationForwardTrainingEx, cs_sl_cudnnBatchNormalizationForwardTrainingEx, 0, 654, cs_call_cudnn+136, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnBatchNormalizationForwardTrainingEx, cs_sd_cudnnBatchNormalizationForwardTrainingEx, 1, 654, cs_call_cudnn+136, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnBatchNormalizationForwardTrainingEx, cs_sg_cudnnBatchNormalizationForwardTrainingEx, 2, 654, cs_call_cudnn+136, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnBatchNormalizationForwardTrainingEx, cs_sl_cudnnBatchNormalizationForwardTrainingEx, 0, 654, cs_call_cudnn+136, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnBatchNormalizationForwardTrainingEx, cs_sd_cudnnBatchNormalizationForwardTrainingEx, 1, 654, cs_call_cudnn+136, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnBatchNormalizationForwardTrainingEx, cs_sg_cudnnBatchNormalizationForwardTrainingEx, 2, 654, cs_call_cudnn+136, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnBatchNormalizationForwardTrainingEx, 654
-CS_FAST_ENTRY cs_l_cudnnBuildRNNDynamic, cs_sl_cudnnBuildRNNDynamic, 0, 655, cs_call_cudnn+144, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnBuildRNNDynamic, cs_sd_cudnnBuildRNNDynamic, 1, 655, cs_call_cudnn+144, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnBuildRNNDynamic, cs_sg_cudnnBuildRNNDynamic, 2, 655, cs_call_cudnn+144, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnBuildRNNDynamic, cs_sl_cudnnBuildRNNDynamic, 0, 655, cs_call_cudnn+144, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnBuildRNNDynamic, cs_sd_cudnnBuildRNNDynamic, 1, 655, cs_call_cudnn+144, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnBuildRNNDynamic, cs_sg_cudnnBuildRNNDynamic, 2, 655, cs_call_cudnn+144, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnBuildRNNDynamic, 655
-CS_FAST_ENTRY cs_l_cudnnCTCLoss, cs_sl_cudnnCTCLoss, 0, 656, cs_call_cudnn+152, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnCTCLoss, cs_sd_cudnnCTCLoss, 1, 656, cs_call_cudnn+152, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnCTCLoss, cs_sg_cudnnCTCLoss, 2, 656, cs_call_cudnn+152, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnCTCLoss, cs_sl_cudnnCTCLoss, 0, 656, cs_call_cudnn+152, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnCTCLoss, cs_sd_cudnnCTCLoss, 1, 656, cs_call_cudnn+152, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnCTCLoss, cs_sg_cudnnCTCLoss, 2, 656, cs_call_cudnn+152, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnCTCLoss, 656
-CS_FAST_ENTRY cs_l_cudnnCTCLoss_v8, cs_sl_cudnnCTCLoss_v8, 0, 657, cs_call_cudnn+160, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnCTCLoss_v8, cs_sd_cudnnCTCLoss_v8, 1, 657, cs_call_cudnn+160, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnCTCLoss_v8, cs_sg_cudnnCTCLoss_v8, 2, 657, cs_call_cudnn+160, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnCTCLoss_v8, cs_sl_cudnnCTCLoss_v8, 0, 657, cs_call_cudnn+160, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnCTCLoss_v8, cs_sd_cudnnCTCLoss_v8, 1, 657, cs_call_cudnn+160, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnCTCLoss_v8, cs_sg_cudnnCTCLoss_v8, 2, 657, cs_call_cudnn+160, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnCTCLoss_v8, 657
-CS_FAST_ENTRY cs_l_cudnnCnnVersionCheck, cs_sl_cudnnCnnVersionCheck, 0, 658, cs_call_cudnn+168, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnCnnVersionCheck, cs_sd_cudnnCnnVersionCheck, 1, 658, cs_call_cudnn+168, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnCnnVersionCheck, cs_sg_cudnnCnnVersionCheck, 2, 658, cs_call_cudnn+168, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnCnnVersionCheck, cs_sl_cudnnCnnVersionCheck, 0, 658, cs_call_cudnn+168, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnCnnVersionCheck, cs_sd_cudnnCnnVersionCheck, 1, 658, cs_call_cudnn+168, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnCnnVersionCheck, cs_sg_cudnnCnnVersionCheck, 2, 658, cs_call_cudnn+168, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnCnnVersionCheck, 658
-CS_FAST_ENTRY cs_l_cudnnConvolutionBackwardBias, cs_sl_cudnnConvolutionBackwardBias, 0, 659, cs_call_cudnn+176, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnConvolutionBackwardBias, cs_sd_cudnnConvolutionBackwardBias, 1, 659, cs_call_cudnn+176, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnConvolutionBackwardBias, cs_sg_cudnnConvolutionBackwardBias, 2, 659, cs_call_cudnn+176, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnConvolutionBackwardBias, cs_sl_cudnnConvolutionBackwardBias, 0, 659, cs_call_cudnn+176, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnConvolutionBackwardBias, cs_sd_cudnnConvolutionBackwardBias, 1, 659, cs_call_cudnn+176, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnConvolutionBackwardBias, cs_sg_cudnnConvolutionBackwardBias, 2, 659, cs_call_cudnn+176, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnConvolutionBackwardBias, 659
-CS_FAST_ENTRY cs_l_cudnnConvolutionBackwardData, cs_sl_cudnnConvolutionBackwardData, 0, 660, cs_call_cudnn+184, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnConvolutionBackwardData, cs_sd_cudnnConvolutionBackwardData, 1, 660, cs_call_cudnn+184, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnConvolutionBackwardData, cs_sg_cudnnConvolutionBackwardData, 2, 660, cs_call_cudnn+184, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnConvolutionBackwardData, cs_sl_cudnnConvolutionBackwardData, 0, 660, cs_call_cudnn+184, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnConvolutionBackwardData, cs_sd_cudnnConvolutionBackwardData, 1, 660, cs_call_cudnn+184, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnConvolutionBackwardData, cs_sg_cudnnConvolutionBackwardData, 2, 660, cs_call_cudnn+184, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnConvolutionBackwardData, 660
-CS_FAST_ENTRY cs_l_cudnnConvolutionBackwardFilter, cs_sl_cudnnConvolutionBackwardFilter, 0, 661, cs_call_cudnn+192, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnConvolutionBackwardFilter, cs_sd_cudnnConvolutionBackwardFilter, 1, 661, cs_call_cudnn+192, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnConvolutionBackwardFilter, cs_sg_cudnnConvolutionBackwardFilter, 2, 661, cs_call_cudnn+192, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnConvolutionBackwardFilter, cs_sl_cudnnConvolutionBackwardFilter, 0, 661, cs_call_cudnn+192, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnConvolutionBackwardFilter, cs_sd_cudnnConvolutionBackwardFilter, 1, 661, cs_call_cudnn+192, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnConvolutionBackwardFilter, cs_sg_cudnnConvolutionBackwardFilter, 2, 661, cs_call_cudnn+192, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnConvolutionBackwardFilter, 661
-CS_FAST_ENTRY cs_l_cudnnConvolutionBiasActivationForward, cs_sl_cudnnConvolutionBiasActivationForward, 0, 662, cs_call_cudnn+200, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnConvolutionBiasActivationForward, cs_sd_cudnnConvolutionBiasActivationForward, 1, 662, cs_call_cudnn+200, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnConvolutionBiasActivationForward, cs_sg_cudnnConvolutionBiasActivationForward, 2, 662, cs_call_cudnn+200, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnConvolutionBiasActivationForward, cs_sl_cudnnConvolutionBiasActivationForward, 0, 662, cs_call_cudnn+200, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnConvolutionBiasActivationForward, cs_sd_cudnnConvolutionBiasActivationForward, 1, 662, cs_call_cudnn+200, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnConvolutionBiasActivationForward, cs_sg_cudnnConvolutionBiasActivationForward, 2, 662, cs_call_cudnn+200, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnConvolutionBiasActivationForward, 662
-CS_FAST_ENTRY cs_l_cudnnConvolutionForward, cs_sl_cudnnConvolutionForward, 0, 663, cs_call_cudnn+208, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnConvolutionForward, cs_sd_cudnnConvolutionForward, 1, 663, cs_call_cudnn+208, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnConvolutionForward, cs_sg_cudnnConvolutionForward, 2, 663, cs_call_cudnn+208, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnConvolutionForward, cs_sl_cudnnConvolutionForward, 0, 663, cs_call_cudnn+208, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnConvolutionForward, cs_sd_cudnnConvolutionForward, 1, 663, cs_call_cudnn+208, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnConvolutionForward, cs_sg_cudnnConvolutionForward, 2, 663, cs_call_cudnn+208, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnConvolutionForward, 663
-CS_FAST_ENTRY cs_l_cudnnCreateActivationDescriptor, cs_sl_cudnnCreateActivationDescriptor, 0, 665, cs_call_cudnn+224, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnCreateActivationDescriptor, cs_sd_cudnnCreateActivationDescriptor, 1, 665, cs_call_cudnn+224, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnCreateActivationDescriptor, cs_sg_cudnnCreateActivationDescriptor, 2, 665, cs_call_cudnn+224, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnCreateActivationDescriptor, cs_sl_cudnnCreateActivationDescriptor, 0, 665, cs_call_cudnn+224, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnCreateActivationDescriptor, cs_sd_cudnnCreateActivationDescriptor, 1, 665, cs_call_cudnn+224, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnCreateActivationDescriptor, cs_sg_cudnnCreateActivationDescriptor, 2, 665, cs_call_cudnn+224, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnCreateActivationDescriptor, 665
-CS_FAST_ENTRY cs_l_cudnnCreateAttnDescriptor, cs_sl_cudnnCreateAttnDescriptor, 0, 666, cs_call_cudnn+232, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnCreateAttnDescriptor, cs_sd_cudnnCreateAttnDescriptor, 1, 666, cs_call_cudnn+232, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnCreateAttnDescriptor, cs_sg_cudnnCreateAttnDescriptor, 2, 666, cs_call_cudnn+232, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnCreateAttnDescriptor, cs_sl_cudnnCreateAttnDescriptor, 0, 666, cs_call_cudnn+232, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnCreateAttnDescriptor, cs_sd_cudnnCreateAttnDescriptor, 1, 666, cs_call_cudnn+232, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnCreateAttnDescriptor, cs_sg_cudnnCreateAttnDescriptor, 2, 666, cs_call_cudnn+232, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnCreateAttnDescriptor, 666
-CS_FAST_ENTRY cs_l_cudnnCreateCTCLossDescriptor, cs_sl_cudnnCreateCTCLossDescriptor, 0, 667, cs_call_cudnn+240, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnCreateCTCLossDescriptor, cs_sd_cudnnCreateCTCLossDescriptor, 1, 667, cs_call_cudnn+240, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnCreateCTCLossDescriptor, cs_sg_cudnnCreateCTCLossDescriptor, 2, 667, cs_call_cudnn+240, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnCreateCTCLossDescriptor, cs_sl_cudnnCreateCTCLossDescriptor, 0, 667, cs_call_cudnn+240, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnCreateCTCLossDescriptor, cs_sd_cudnnCreateCTCLossDescriptor, 1, 667, cs_call_cudnn+240, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnCreateCTCLossDescriptor, cs_sg_cudnnCreateCTCLossDescriptor, 2, 667, cs_call_cudnn+240, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnCreateCTCLossDescriptor, 667
-CS_FAST_ENTRY cs_l_cudnnCreateConvolutionDescriptor, cs_sl_cudnnCreateConvolutionDescriptor, 0, 668, cs_call_cudnn+248, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnCreateConvolutionDescriptor, cs_sd_cudnnCreateConvolutionDescriptor, 1, 668, cs_call_cudnn+248, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnCreateConvolutionDescriptor, cs_sg_cudnnCreateConvolutionDescriptor, 2, 668, cs_call_cudnn+248, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnCreateConvolutionDescriptor, cs_sl_cudnnCreateConvolutionDescriptor, 0, 668, cs_call_cudnn+248, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnCreateConvolutionDescriptor, cs_sd_cudnnCreateConvolutionDescriptor, 1, 668, cs_call_cudnn+248, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnCreateConvolutionDescriptor, cs_sg_cudnnCreateConvolutionDescriptor, 2, 668, cs_call_cudnn+248, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnCreateConvolutionDescriptor, 668
-CS_FAST_ENTRY cs_l_cudnnCreateDropoutDescriptor, cs_sl_cudnnCreateDropoutDescriptor, 0, 669, cs_call_cudnn+256, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnCreateDropoutDescriptor, cs_sd_cudnnCreateDropoutDescriptor, 1, 669, cs_call_cudnn+256, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnCreateDropoutDescriptor, cs_sg_cudnnCreateDropoutDescriptor, 2, 669, cs_call_cudnn+256, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnCreateDropoutDescriptor, cs_sl_cudnnCreateDropoutDescriptor, 0, 669, cs_call_cudnn+256, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnCreateDropoutDescriptor, cs_sd_cudnnCreateDropoutDescriptor, 1, 669, cs_call_cudnn+256, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnCreateDropoutDescriptor, cs_sg_cudnnCreateDropoutDescriptor, 2, 669, cs_call_cudnn+256, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnCreateDropoutDescriptor, 669
-CS_FAST_ENTRY cs_l_cudnnCreateFilterDescriptor, cs_sl_cudnnCreateFilterDescriptor, 0, 670, cs_call_cudnn+264, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnCreateFilterDescriptor, cs_sd_cudnnCreateFilterDescriptor, 1, 670, cs_call_cudnn+264, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnCreateFilterDescriptor, cs_sg_cudnnCreateFilterDescriptor, 2, 670, cs_call_cudnn+264, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnCreateFilterDescriptor, cs_sl_cudnnCreateFilterDescriptor, 0, 670, cs_call_cudnn+264, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnCreateFilterDescriptor, cs_sd_cudnnCreateFilterDescriptor, 1, 670, cs_call_cudnn+264, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnCreateFilterDescriptor, cs_sg_cudnnCreateFilterDescriptor, 2, 670, cs_call_cudnn+264, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnCreateFilterDescriptor, 670
-CS_FAST_ENTRY cs_l_cudnnCreateFusedOpsConstParamPack, cs_sl_cudnnCreateFusedOpsConstParamPack, 0, 671, cs_call_cudnn+272, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnCreateFusedOpsConstParamPack, cs_sd_cudnnCreateFusedOpsConstParamPack, 1, 671, cs_call_cudnn+272, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnCreateFusedOpsConstParamPack, cs_sg_cudnnCreateFusedOpsConstParamPack, 2, 671, cs_call_cudnn+272, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnCreateFusedOpsConstParamPack, cs_sl_cudnnCreateFusedOpsConstParamPack, 0, 671, cs_call_cudnn+272, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnCreateFusedOpsConstParamPack, cs_sd_cudnnCreateFusedOpsConstParamPack, 1, 671, cs_call_cudnn+272, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnCreateFusedOpsConstParamPack, cs_sg_cudnnCreateFusedOpsConstParamPack, 2, 671, cs_call_cudnn+272, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnCreateFusedOpsConstParamPack, 671
-CS_FAST_ENTRY cs_l_cudnnCreateFusedOpsPlan, cs_sl_cudnnCreateFusedOpsPlan, 0, 672, cs_call_cudnn+280, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnCreateFusedOpsPlan, cs_sd_cudnnCreateFusedOpsPlan, 1, 672, cs_call_cudnn+280, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnCreateFusedOpsPlan, cs_sg_cudnnCreateFusedOpsPlan, 2, 672, cs_call_cudnn+280, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnCreateFusedOpsPlan, cs_sl_cudnnCreateFusedOpsPlan, 0, 672, cs_call_cudnn+280, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnCreateFusedOpsPlan, cs_sd_cudnnCreateFusedOpsPlan, 1, 672, cs_call_cudnn+280, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnCreateFusedOpsPlan, cs_sg_cudnnCreateFusedOpsPlan, 2, 672, cs_call_cudnn+280, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnCreateFusedOpsPlan, 672
-CS_FAST_ENTRY cs_l_cudnnCreateFusedOpsVariantParamPack, cs_sl_cudnnCreateFusedOpsVariantParamPack, 0, 673, cs_call_cudnn+288, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnCreateFusedOpsVariantParamPack, cs_sd_cudnnCreateFusedOpsVariantParamPack, 1, 673, cs_call_cudnn+288, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnCreateFusedOpsVariantParamPack, cs_sg_cudnnCreateFusedOpsVariantParamPack, 2, 673, cs_call_cudnn+288, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnCreateFusedOpsVariantParamPack, cs_sl_cudnnCreateFusedOpsVariantParamPack, 0, 673, cs_call_cudnn+288, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnCreateFusedOpsVariantParamPack, cs_sd_cudnnCreateFusedOpsVariantParamPack, 1, 673, cs_call_cudnn+288, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnCreateFusedOpsVariantParamPack, cs_sg_cudnnCreateFusedOpsVariantParamPack, 2, 673, cs_call_cudnn+288, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnCreateFusedOpsVariantParamPack, 673
-CS_FAST_ENTRY cs_l_cudnnCreateLRNDescriptor, cs_sl_cudnnCreateLRNDescriptor, 0, 674, cs_call_cudnn+296, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnCreateLRNDescriptor, cs_sd_cudnnCreateLRNDescriptor, 1, 674, cs_call_cudnn+296, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnCreateLRNDescriptor, cs_sg_cudnnCreateLRNDescriptor, 2, 674, cs_call_cudnn+296, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnCreateLRNDescriptor, cs_sl_cudnnCreateLRNDescriptor, 0, 674, cs_call_cudnn+296, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnCreateLRNDescriptor, cs_sd_cudnnCreateLRNDescriptor, 1, 674, cs_call_cudnn+296, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnCreateLRNDescriptor, cs_sg_cudnnCreateLRNDescriptor, 2, 674, cs_call_cudnn+296, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnCreateLRNDescriptor, 674
-CS_FAST_ENTRY cs_l_cudnnCreateOpTensorDescriptor, cs_sl_cudnnCreateOpTensorDescriptor, 0, 675, cs_call_cudnn+304, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnCreateOpTensorDescriptor, cs_sd_cudnnCreateOpTensorDescriptor, 1, 675, cs_call_cudnn+304, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnCreateOpTensorDescriptor, cs_sg_cudnnCreateOpTensorDescriptor, 2, 675, cs_call_cudnn+304, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnCreateOpTensorDescriptor, cs_sl_cudnnCreateOpTensorDescriptor, 0, 675, cs_call_cudnn+304, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnCreateOpTensorDescriptor, cs_sd_cudnnCreateOpTensorDescriptor, 1, 675, cs_call_cudnn+304, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnCreateOpTensorDescriptor, cs_sg_cudnnCreateOpTensorDescriptor, 2, 675, cs_call_cudnn+304, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnCreateOpTensorDescriptor, 675
-CS_FAST_ENTRY cs_l_cudnnCreatePoolingDescriptor, cs_sl_cudnnCreatePoolingDescriptor, 0, 676, cs_call_cudnn+312, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnCreatePoolingDescriptor, cs_sd_cudnnCreatePoolingDescriptor, 1, 676, cs_call_cudnn+312, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnCreatePoolingDescriptor, cs_sg_cudnnCreatePoolingDescriptor, 2, 676, cs_call_cudnn+312, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnCreatePoolingDescriptor, cs_sl_cudnnCreatePoolingDescriptor, 0, 676, cs_call_cudnn+312, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnCreatePoolingDescriptor, cs_sd_cudnnCreatePoolingDescriptor, 1, 676, cs_call_cudnn+312, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnCreatePoolingDescriptor, cs_sg_cudnnCreatePoolingDescriptor, 2, 676, cs_call_cudnn+312, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnCreatePoolingDescriptor, 676
-CS_FAST_ENTRY cs_l_cudnnCreateRNNDataDescriptor, cs_sl_cudnnCreateRNNDataDescriptor, 0, 677, cs_call_cudnn+320, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnCreateRNNDataDescriptor, cs_sd_cudnnCreateRNNDataDescriptor, 1, 677, cs_call_cudnn+320, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnCreateRNNDataDescriptor, cs_sg_cudnnCreateRNNDataDescriptor, 2, 677, cs_call_cudnn+320, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnCreateRNNDataDescriptor, cs_sl_cudnnCreateRNNDataDescriptor, 0, 677, cs_call_cudnn+320, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnCreateRNNDataDescriptor, cs_sd_cudnnCreateRNNDataDescriptor, 1, 677, cs_call_cudnn+320, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnCreateRNNDataDescriptor, cs_sg_cudnnCreateRNNDataDescriptor, 2, 677, cs_call_cudnn+320, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnCreateRNNDataDescriptor, 677
-CS_FAST_ENTRY cs_l_cudnnCreateRNNDescriptor, cs_sl_cudnnCreateRNNDescriptor, 0, 678, cs_call_cudnn+328, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnCreateRNNDescriptor, cs_sd_cudnnCreateRNNDescriptor, 1, 678, cs_call_cudnn+328, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnCreateRNNDescriptor, cs_sg_cudnnCreateRNNDescriptor, 2, 678, cs_call_cudnn+328, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnCreateRNNDescriptor, cs_sl_cudnnCreateRNNDescriptor, 0, 678, cs_call_cudnn+328, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnCreateRNNDescriptor, cs_sd_cudnnCreateRNNDescriptor, 1, 678, cs_call_cudnn+328, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnCreateRNNDescriptor, cs_sg_cudnnCreateRNNDescriptor, 2, 678, cs_call_cudnn+328, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnCreateRNNDescriptor, 678
-CS_FAST_ENTRY cs_l_cudnnCreateReduceTensorDescriptor, cs_sl_cudnnCreateReduceTensorDescriptor, 0, 679, cs_call_cudnn+336, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnCreateReduceTensorDescriptor, cs_sd_cudnnCreateReduceTensorDescriptor, 1, 679, cs_call_cudnn+336, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnCreateReduceTensorDescriptor, cs_sg_cudnnCreateReduceTensorDescriptor, 2, 679, cs_call_cudnn+336, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnCreateReduceTensorDescriptor, cs_sl_cudnnCreateReduceTensorDescriptor, 0, 679, cs_call_cudnn+336, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnCreateReduceTensorDescriptor, cs_sd_cudnnCreateReduceTensorDescriptor, 1, 679, cs_call_cudnn+336, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnCreateReduceTensorDescriptor, cs_sg_cudnnCreateReduceTensorDescriptor, 2, 679, cs_call_cudnn+336, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnCreateReduceTensorDescriptor, 679
-CS_FAST_ENTRY cs_l_cudnnCreateSeqDataDescriptor, cs_sl_cudnnCreateSeqDataDescriptor, 0, 680, cs_call_cudnn+344, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnCreateSeqDataDescriptor, cs_sd_cudnnCreateSeqDataDescriptor, 1, 680, cs_call_cudnn+344, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnCreateSeqDataDescriptor, cs_sg_cudnnCreateSeqDataDescriptor, 2, 680, cs_call_cudnn+344, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnCreateSeqDataDescriptor, cs_sl_cudnnCreateSeqDataDescriptor, 0, 680, cs_call_cudnn+344, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnCreateSeqDataDescriptor, cs_sd_cudnnCreateSeqDataDescriptor, 1, 680, cs_call_cudnn+344, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnCreateSeqDataDescriptor, cs_sg_cudnnCreateSeqDataDescriptor, 2, 680, cs_call_cudnn+344, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnCreateSeqDataDescriptor, 680
-CS_FAST_ENTRY cs_l_cudnnCreateSpatialTransformerDescriptor, cs_sl_cudnnCreateSpatialTransformerDescriptor, 0, 681, cs_call_cudnn+352, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnCreateSpatialTransformerDescriptor, cs_sd_cudnnCreateSpatialTransformerDescriptor, 1, 681, cs_call_cudnn+352, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnCreateSpatialTransformerDescriptor, cs_sg_cudnnCreateSpatialTransformerDescriptor, 2, 681, cs_call_cudnn+352, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnCreateSpatialTransformerDescriptor, cs_sl_cudnnCreateSpatialTransformerDescriptor, 0, 681, cs_call_cudnn+352, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnCreateSpatialTransformerDescriptor, cs_sd_cudnnCreateSpatialTransformerDescriptor, 1, 681, cs_call_cudnn+352, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnCreateSpatialTransformerDescriptor, cs_sg_cudnnCreateSpatialTransformerDescriptor, 2, 681, cs_call_cudnn+352, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnCreateSpatialTransformerDescriptor, 681
-CS_FAST_ENTRY cs_l_cudnnCreateTensorDescriptor, cs_sl_cudnnCreateTensorDescriptor, 0, 682, cs_call_cudnn+360, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnCreateTensorDescriptor, cs_sd_cudnnCreateTensorDescriptor, 1, 682, cs_call_cudnn+360, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnCreateTensorDescriptor, cs_sg_cudnnCreateTensorDescriptor, 2, 682, cs_call_cudnn+360, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnCreateTensorDescriptor, cs_sl_cudnnCreateTensorDescriptor, 0, 682, cs_call_cudnn+360, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnCreateTensorDescriptor, cs_sd_cudnnCreateTensorDescriptor, 1, 682, cs_call_cudnn+360, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnCreateTensorDescriptor, cs_sg_cudnnCreateTensorDescriptor, 2, 682, cs_call_cudnn+360, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnCreateTensorDescriptor, 682
-CS_FAST_ENTRY cs_l_cudnnCreateTensorTransformDescriptor, cs_sl_cudnnCreateTensorTransformDescriptor, 0, 683, cs_call_cudnn+368, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnCreateTensorTransformDescriptor, cs_sd_cudnnCreateTensorTransformDescriptor, 1, 683, cs_call_cudnn+368, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnCreateTensorTransformDescriptor, cs_sg_cudnnCreateTensorTransformDescriptor, 2, 683, cs_call_cudnn+368, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnCreateTensorTransformDescriptor, cs_sl_cudnnCreateTensorTransformDescriptor, 0, 683, cs_call_cudnn+368, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnCreateTensorTransformDescriptor, cs_sd_cudnnCreateTensorTransformDescriptor, 1, 683, cs_call_cudnn+368, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnCreateTensorTransformDescriptor, cs_sg_cudnnCreateTensorTransformDescriptor, 2, 683, cs_call_cudnn+368, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnCreateTensorTransformDescriptor, 683
-CS_FAST_ENTRY cs_l_cudnnDeriveBNTensorDescriptor, cs_sl_cudnnDeriveBNTensorDescriptor, 0, 684, cs_call_cudnn+376, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnDeriveBNTensorDescriptor, cs_sd_cudnnDeriveBNTensorDescriptor, 1, 684, cs_call_cudnn+376, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnDeriveBNTensorDescriptor, cs_sg_cudnnDeriveBNTensorDescriptor, 2, 684, cs_call_cudnn+376, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnDeriveBNTensorDescriptor, cs_sl_cudnnDeriveBNTensorDescriptor, 0, 684, cs_call_cudnn+376, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnDeriveBNTensorDescriptor, cs_sd_cudnnDeriveBNTensorDescriptor, 1, 684, cs_call_cudnn+376, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnDeriveBNTensorDescriptor, cs_sg_cudnnDeriveBNTensorDescriptor, 2, 684, cs_call_cudnn+376, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnDeriveBNTensorDescriptor, 684
-CS_FAST_ENTRY cs_l_cudnnDeriveNormTensorDescriptor, cs_sl_cudnnDeriveNormTensorDescriptor, 0, 685, cs_call_cudnn+384, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnDeriveNormTensorDescriptor, cs_sd_cudnnDeriveNormTensorDescriptor, 1, 685, cs_call_cudnn+384, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnDeriveNormTensorDescriptor, cs_sg_cudnnDeriveNormTensorDescriptor, 2, 685, cs_call_cudnn+384, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnDeriveNormTensorDescriptor, cs_sl_cudnnDeriveNormTensorDescriptor, 0, 685, cs_call_cudnn+384, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnDeriveNormTensorDescriptor, cs_sd_cudnnDeriveNormTensorDescriptor, 1, 685, cs_call_cudnn+384, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnDeriveNormTensorDescriptor, cs_sg_cudnnDeriveNormTensorDescriptor, 2, 685, cs_call_cudnn+384, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnDeriveNormTensorDescriptor, 685
-CS_FAST_ENTRY cs_l_cudnnDestroyActivationDescriptor, cs_sl_cudnnDestroyActivationDescriptor, 0, 687, cs_call_cudnn+400, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnDestroyActivationDescriptor, cs_sd_cudnnDestroyActivationDescriptor, 1, 687, cs_call_cudnn+400, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnDestroyActivationDescriptor, cs_sg_cudnnDestroyActivationDescriptor, 2, 687, cs_call_cudnn+400, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnDestroyActivationDescriptor, cs_sl_cudnnDestroyActivationDescriptor, 0, 687, cs_call_cudnn+400, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnDestroyActivationDescriptor, cs_sd_cudnnDestroyActivationDescriptor, 1, 687, cs_call_cudnn+400, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnDestroyActivationDescriptor, cs_sg_cudnnDestroyActivationDescriptor, 2, 687, cs_call_cudnn+400, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnDestroyActivationDescriptor, 687
-CS_FAST_ENTRY cs_l_cudnnDestroyAttnDescriptor, cs_sl_cudnnDestroyAttnDescriptor, 0, 688, cs_call_cudnn+408, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnDestroyAttnDescriptor, cs_sd_cudnnDestroyAttnDescriptor, 1, 688, cs_call_cudnn+408, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnDestroyAttnDescriptor, cs_sg_cudnnDestroyAttnDescriptor, 2, 688, cs_call_cudnn+408, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnDestroyAttnDescriptor, cs_sl_cudnnDestroyAttnDescriptor, 0, 688, cs_call_cudnn+408, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnDestroyAttnDescriptor, cs_sd_cudnnDestroyAttnDescriptor, 1, 688, cs_call_cudnn+408, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnDestroyAttnDescriptor, cs_sg_cudnnDestroyAttnDescriptor, 2, 688, cs_call_cudnn+408, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnDestroyAttnDescriptor, 688
-CS_FAST_ENTRY cs_l_cudnnDestroyCTCLossDescriptor, cs_sl_cudnnDestroyCTCLossDescriptor, 0, 689, cs_call_cudnn+416, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnDestroyCTCLossDescriptor, cs_sd_cudnnDestroyCTCLossDescriptor, 1, 689, cs_call_cudnn+416, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnDestroyCTCLossDescriptor, cs_sg_cudnnDestroyCTCLossDescriptor, 2, 689, cs_call_cudnn+416, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnDestroyCTCLossDescriptor, cs_sl_cudnnDestroyCTCLossDescriptor, 0, 689, cs_call_cudnn+416, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnDestroyCTCLossDescriptor, cs_sd_cudnnDestroyCTCLossDescriptor, 1, 689, cs_call_cudnn+416, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnDestroyCTCLossDescriptor, cs_sg_cudnnDestroyCTCLossDescriptor, 2, 689, cs_call_cudnn+416, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnDestroyCTCLossDescriptor, 689
-CS_FAST_ENTRY cs_l_cudnnDestroyConvolutionDescriptor, cs_sl_cudnnDestroyConvolutionDescriptor, 0, 690, cs_call_cudnn+424, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnDestroyConvolutionDescriptor, cs_sd_cudnnDestroyConvolutionDescriptor, 1, 690, cs_call_cudnn+424, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnDestroyConvolutionDescriptor, cs_sg_cudnnDestroyConvolutionDescriptor, 2, 690, cs_call_cudnn+424, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnDestroyConvolutionDescriptor, cs_sl_cudnnDestroyConvolutionDescriptor, 0, 690, cs_call_cudnn+424, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnDestroyConvolutionDescriptor, cs_sd_cudnnDestroyConvolutionDescriptor, 1, 690, cs_call_cudnn+424, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnDestroyConvolutionDescriptor, cs_sg_cudnnDestroyConvolutionDescriptor, 2, 690, cs_call_cudnn+424, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnDestroyConvolutionDescriptor, 690
-CS_FAST_ENTRY cs_l_cudnnDestroyDropoutDescriptor, cs_sl_cudnnDestroyDropoutDescriptor, 0, 691, cs_call_cudnn+432, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnDestroyDropoutDescriptor, cs_sd_cudnnDestroyDropoutDescriptor, 1, 691, cs_call_cudnn+432, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnDestroyDropoutDescriptor, cs_sg_cudnnDestroyDropoutDescriptor, 2, 691, cs_call_cudnn+432, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnDestroyDropoutDescriptor, cs_sl_cudnnDestroyDropoutDescriptor, 0, 691, cs_call_cudnn+432, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnDestroyDropoutDescriptor, cs_sd_cudnnDestroyDropoutDescriptor, 1, 691, cs_call_cudnn+432, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnDestroyDropoutDescriptor, cs_sg_cudnnDestroyDropoutDescriptor, 2, 691, cs_call_cudnn+432, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnDestroyDropoutDescriptor, 691
-CS_FAST_ENTRY cs_l_cudnnDestroyFilterDescriptor, cs_sl_cudnnDestroyFilterDescriptor, 0, 692, cs_call_cudnn+440, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnDestroyFilterDescriptor, cs_sd_cudnnDestroyFilterDescriptor, 1, 692, cs_call_cudnn+440, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnDestroyFilterDescriptor, cs_sg_cudnnDestroyFilterDescriptor, 2, 692, cs_call_cudnn+440, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnDestroyFilterDescriptor, cs_sl_cudnnDestroyFilterDescriptor, 0, 692, cs_call_cudnn+440, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnDestroyFilterDescriptor, cs_sd_cudnnDestroyFilterDescriptor, 1, 692, cs_call_cudnn+440, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnDestroyFilterDescriptor, cs_sg_cudnnDestroyFilterDescriptor, 2, 692, cs_call_cudnn+440, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnDestroyFilterDescriptor, 692
-CS_FAST_ENTRY cs_l_cudnnDestroyFusedOpsConstParamPack, cs_sl_cudnnDestroyFusedOpsConstParamPack, 0, 693, cs_call_cudnn+448, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnDestroyFusedOpsConstParamPack, cs_sd_cudnnDestroyFusedOpsConstParamPack, 1, 693, cs_call_cudnn+448, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnDestroyFusedOpsConstParamPack, cs_sg_cudnnDestroyFusedOpsConstParamPack, 2, 693, cs_call_cudnn+448, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnDestroyFusedOpsConstParamPack, cs_sl_cudnnDestroyFusedOpsConstParamPack, 0, 693, cs_call_cudnn+448, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnDestroyFusedOpsConstParamPack, cs_sd_cudnnDestroyFusedOpsConstParamPack, 1, 693, cs_call_cudnn+448, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnDestroyFusedOpsConstParamPack, cs_sg_cudnnDestroyFusedOpsConstParamPack, 2, 693, cs_call_cudnn+448, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnDestroyFusedOpsConstParamPack, 693
-CS_FAST_ENTRY cs_l_cudnnDestroyFusedOpsPlan, cs_sl_cudnnDestroyFusedOpsPlan, 0, 694, cs_call_cudnn+456, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnDestroyFusedOpsPlan, cs_sd_cudnnDestroyFusedOpsPlan, 1, 694, cs_call_cudnn+456, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnDestroyFusedOpsPlan, cs_sg_cudnnDestroyFusedOpsPlan, 2, 694, cs_call_cudnn+456, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnDestroyFusedOpsPlan, cs_sl_cudnnDestroyFusedOpsPlan, 0, 694, cs_call_cudnn+456, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnDestroyFusedOpsPlan, cs_sd_cudnnDestroyFusedOpsPlan, 1, 694, cs_call_cudnn+456, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnDestroyFusedOpsPlan, cs_sg_cudnnDestroyFusedOpsPlan, 2, 694, cs_call_cudnn+456, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnDestroyFusedOpsPlan, 694
-CS_FAST_ENTRY cs_l_cudnnDestroyFusedOpsVariantParamPack, cs_sl_cudnnDestroyFusedOpsVariantParamPack, 0, 695, cs_call_cudnn+464, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnDestroyFusedOpsVariantParamPack, cs_sd_cudnnDestroyFusedOpsVariantParamPack, 1, 695, cs_call_cudnn+464, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnDestroyFusedOpsVariantParamPack, cs_sg_cudnnDestroyFusedOpsVariantParamPack, 2, 695, cs_call_cudnn+464, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnDestroyFusedOpsVariantParamPack, cs_sl_cudnnDestroyFusedOpsVariantParamPack, 0, 695, cs_call_cudnn+464, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnDestroyFusedOpsVariantParamPack, cs_sd_cudnnDestroyFusedOpsVariantParamPack, 1, 695, cs_call_cudnn+464, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnDestroyFusedOpsVariantParamPack, cs_sg_cudnnDestroyFusedOpsVariantParamPack, 2, 695, cs_call_cudnn+464, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnDestroyFusedOpsVariantParamPack, 695
-CS_FAST_ENTRY cs_l_cudnnDestroyLRNDescriptor, cs_sl_cudnnDestroyLRNDescriptor, 0, 696, cs_call_cudnn+472, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnDestroyLRNDescriptor, cs_sd_cudnnDestroyLRNDescriptor, 1, 696, cs_call_cudnn+472, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnDestroyLRNDescriptor, cs_sg_cudnnDestroyLRNDescriptor, 2, 696, cs_call_cudnn+472, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnDestroyLRNDescriptor, cs_sl_cudnnDestroyLRNDescriptor, 0, 696, cs_call_cudnn+472, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnDestroyLRNDescriptor, cs_sd_cudnnDestroyLRNDescriptor, 1, 696, cs_call_cudnn+472, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnDestroyLRNDescriptor, cs_sg_cudnnDestroyLRNDescriptor, 2, 696, cs_call_cudnn+472, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnDestroyLRNDescriptor, 696
-CS_FAST_ENTRY cs_l_cudnnDestroyOpTensorDescriptor, cs_sl_cudnnDestroyOpTensorDescriptor, 0, 697, cs_call_cudnn+480, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnDestroyOpTensorDescriptor, cs_sd_cudnnDestroyOpTensorDescriptor, 1, 697, cs_call_cudnn+480, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnDestroyOpTensorDescriptor, cs_sg_cudnnDestroyOpTensorDescriptor, 2, 697, cs_call_cudnn+480, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnDestroyOpTensorDescriptor, cs_sl_cudnnDestroyOpTensorDescriptor, 0, 697, cs_call_cudnn+480, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnDestroyOpTensorDescriptor, cs_sd_cudnnDestroyOpTensorDescriptor, 1, 697, cs_call_cudnn+480, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnDestroyOpTensorDescriptor, cs_sg_cudnnDestroyOpTensorDescriptor, 2, 697, cs_call_cudnn+480, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnDestroyOpTensorDescriptor, 697
-CS_FAST_ENTRY cs_l_cudnnDestroyPoolingDescriptor, cs_sl_cudnnDestroyPoolingDescriptor, 0, 698, cs_call_cudnn+488, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnDestroyPoolingDescriptor, cs_sd_cudnnDestroyPoolingDescriptor, 1, 698, cs_call_cudnn+488, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnDestroyPoolingDescriptor, cs_sg_cudnnDestroyPoolingDescriptor, 2, 698, cs_call_cudnn+488, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnDestroyPoolingDescriptor, cs_sl_cudnnDestroyPoolingDescriptor, 0, 698, cs_call_cudnn+488, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnDestroyPoolingDescriptor, cs_sd_cudnnDestroyPoolingDescriptor, 1, 698, cs_call_cudnn+488, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnDestroyPoolingDescriptor, cs_sg_cudnnDestroyPoolingDescriptor, 2, 698, cs_call_cudnn+488, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnDestroyPoolingDescriptor, 698
-CS_FAST_ENTRY cs_l_cudnnDestroyRNNDataDescriptor, cs_sl_cudnnDestroyRNNDataDescriptor, 0, 699, cs_call_cudnn+496, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnDestroyRNNDataDescriptor, cs_sd_cudnnDestroyRNNDataDescriptor, 1, 699, cs_call_cudnn+496, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnDestroyRNNDataDescriptor, cs_sg_cudnnDestroyRNNDataDescriptor, 2, 699, cs_call_cudnn+496, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnDestroyRNNDataDescriptor, cs_sl_cudnnDestroyRNNDataDescriptor, 0, 699, cs_call_cudnn+496, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnDestroyRNNDataDescriptor, cs_sd_cudnnDestroyRNNDataDescriptor, 1, 699, cs_call_cudnn+496, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnDestroyRNNDataDescriptor, cs_sg_cudnnDestroyRNNDataDescriptor, 2, 699, cs_call_cudnn+496, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnDestroyRNNDataDescriptor, 699
-CS_FAST_ENTRY cs_l_cudnnDestroyRNNDescriptor, cs_sl_cudnnDestroyRNNDescriptor, 0, 700, cs_call_cudnn+504, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnDestroyRNNDescriptor, cs_sd_cudnnDestroyRNNDescriptor, 1, 700, cs_call_cudnn+504, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnDestroyRNNDescriptor, cs_sg_cudnnDestroyRNNDescriptor, 2, 700, cs_call_cudnn+504, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnDestroyRNNDescriptor, cs_sl_cudnnDestroyRNNDescriptor, 0, 700, cs_call_cudnn+504, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnDestroyRNNDescriptor, cs_sd_cudnnDestroyRNNDescriptor, 1, 700, cs_call_cudnn+504, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnDestroyRNNDescriptor, cs_sg_cudnnDestroyRNNDescriptor, 2, 700, cs_call_cudnn+504, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnDestroyRNNDescriptor, 700
-CS_FAST_ENTRY cs_l_cudnnDestroyReduceTensorDescriptor, cs_sl_cudnnDestroyReduceTensorDescriptor, 0, 701, cs_call_cudnn+512, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnDestroyReduceTensorDescriptor, cs_sd_cudnnDestroyReduceTensorDescriptor, 1, 701, cs_call_cudnn+512, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnDestroyReduceTensorDescriptor, cs_sg_cudnnDestroyReduceTensorDescriptor, 2, 701, cs_call_cudnn+512, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnDestroyReduceTensorDescriptor, cs_sl_cudnnDestroyReduceTensorDescriptor, 0, 701, cs_call_cudnn+512, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnDestroyReduceTensorDescriptor, cs_sd_cudnnDestroyReduceTensorDescriptor, 1, 701, cs_call_cudnn+512, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnDestroyReduceTensorDescriptor, cs_sg_cudnnDestroyReduceTensorDescriptor, 2, 701, cs_call_cudnn+512, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnDestroyReduceTensorDescriptor, 701
-CS_FAST_ENTRY cs_l_cudnnDestroySeqDataDescriptor, cs_sl_cudnnDestroySeqDataDescriptor, 0, 702, cs_call_cudnn+520, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnDestroySeqDataDescriptor, cs_sd_cudnnDestroySeqDataDescriptor, 1, 702, cs_call_cudnn+520, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnDestroySeqDataDescriptor, cs_sg_cudnnDestroySeqDataDescriptor, 2, 702, cs_call_cudnn+520, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnDestroySeqDataDescriptor, cs_sl_cudnnDestroySeqDataDescriptor, 0, 702, cs_call_cudnn+520, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnDestroySeqDataDescriptor, cs_sd_cudnnDestroySeqDataDescriptor, 1, 702, cs_call_cudnn+520, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnDestroySeqDataDescriptor, cs_sg_cudnnDestroySeqDataDescriptor, 2, 702, cs_call_cudnn+520, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnDestroySeqDataDescriptor, 702
-CS_FAST_ENTRY cs_l_cudnnDestroySpatialTransformerDescriptor, cs_sl_cudnnDestroySpatialTransformerDescriptor, 0, 703, cs_call_cudnn+528, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnDestroySpatialTransformerDescriptor, cs_sd_cudnnDestroySpatialTransformerDescriptor, 1, 703, cs_call_cudnn+528, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnDestroySpatialTransformerDescriptor, cs_sg_cudnnDestroySpatialTransformerDescriptor, 2, 703, cs_call_cudnn+528, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnDestroySpatialTransformerDescriptor, cs_sl_cudnnDestroySpatialTransformerDescriptor, 0, 703, cs_call_cudnn+528, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnDestroySpatialTransformerDescriptor, cs_sd_cudnnDestroySpatialTransformerDescriptor, 1, 703, cs_call_cudnn+528, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnDestroySpatialTransformerDescriptor, cs_sg_cudnnDestroySpatialTransformerDescriptor, 2, 703, cs_call_cudnn+528, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnDestroySpatialTransformerDescriptor, 703
-CS_FAST_ENTRY cs_l_cudnnDestroyTensorDescriptor, cs_sl_cudnnDestroyTensorDescriptor, 0, 704, cs_call_cudnn+536, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnDestroyTensorDescriptor, cs_sd_cudnnDestroyTensorDescriptor, 1, 704, cs_call_cudnn+536, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnDestroyTensorDescriptor, cs_sg_cudnnDestroyTensorDescriptor, 2, 704, cs_call_cudnn+536, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnDestroyTensorDescriptor, cs_sl_cudnnDestroyTensorDescriptor, 0, 704, cs_call_cudnn+536, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnDestroyTensorDescriptor, cs_sd_cudnnDestroyTensorDescriptor, 1, 704, cs_call_cudnn+536, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnDestroyTensorDescriptor, cs_sg_cudnnDestroyTensorDescriptor, 2, 704, cs_call_cudnn+536, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnDestroyTensorDescriptor, 704
-CS_FAST_ENTRY cs_l_cudnnDestroyTensorTransformDescriptor, cs_sl_cudnnDestroyTensorTransformDescriptor, 0, 705, cs_call_cudnn+544, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnDestroyTensorTransformDescriptor, cs_sd_cudnnDestroyTensorTransformDescriptor, 1, 705, cs_call_cudnn+544, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnDestroyTensorTransformDescriptor, cs_sg_cudnnDestroyTensorTransformDescriptor, 2, 705, cs_call_cudnn+544, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnDestroyTensorTransformDescriptor, cs_sl_cudnnDestroyTensorTransformDescriptor, 0, 705, cs_call_cudnn+544, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnDestroyTensorTransformDescriptor, cs_sd_cudnnDestroyTensorTransformDescriptor, 1, 705, cs_call_cudnn+544, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnDestroyTensorTransformDescriptor, cs_sg_cudnnDestroyTensorTransformDescriptor, 2, 705, cs_call_cudnn+544, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnDestroyTensorTransformDescriptor, 705
-CS_FAST_ENTRY cs_l_cudnnDivisiveNormalizationBackward, cs_sl_cudnnDivisiveNormalizationBackward, 0, 706, cs_call_cudnn+552, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnDivisiveNormalizationBackward, cs_sd_cudnnDivisiveNormalizationBackward, 1, 706, cs_call_cudnn+552, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnDivisiveNormalizationBackward, cs_sg_cudnnDivisiveNormalizationBackward, 2, 706, cs_call_cudnn+552, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnDivisiveNormalizationBackward, cs_sl_cudnnDivisiveNormalizationBackward, 0, 706, cs_call_cudnn+552, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnDivisiveNormalizationBackward, cs_sd_cudnnDivisiveNormalizationBackward, 1, 706, cs_call_cudnn+552, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnDivisiveNormalizationBackward, cs_sg_cudnnDivisiveNormalizationBackward, 2, 706, cs_call_cudnn+552, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnDivisiveNormalizationBackward, 706
-CS_FAST_ENTRY cs_l_cudnnDivisiveNormalizationForward, cs_sl_cudnnDivisiveNormalizationForward, 0, 707, cs_call_cudnn+560, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnDivisiveNormalizationForward, cs_sd_cudnnDivisiveNormalizationForward, 1, 707, cs_call_cudnn+560, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnDivisiveNormalizationForward, cs_sg_cudnnDivisiveNormalizationForward, 2, 707, cs_call_cudnn+560, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnDivisiveNormalizationForward, cs_sl_cudnnDivisiveNormalizationForward, 0, 707, cs_call_cudnn+560, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnDivisiveNormalizationForward, cs_sd_cudnnDivisiveNormalizationForward, 1, 707, cs_call_cudnn+560, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnDivisiveNormalizationForward, cs_sg_cudnnDivisiveNormalizationForward, 2, 707, cs_call_cudnn+560, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnDivisiveNormalizationForward, 707
-CS_FAST_ENTRY cs_l_cudnnDropoutBackward, cs_sl_cudnnDropoutBackward, 0, 708, cs_call_cudnn+568, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnDropoutBackward, cs_sd_cudnnDropoutBackward, 1, 708, cs_call_cudnn+568, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnDropoutBackward, cs_sg_cudnnDropoutBackward, 2, 708, cs_call_cudnn+568, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnDropoutBackward, cs_sl_cudnnDropoutBackward, 0, 708, cs_call_cudnn+568, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnDropoutBackward, cs_sd_cudnnDropoutBackward, 1, 708, cs_call_cudnn+568, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnDropoutBackward, cs_sg_cudnnDropoutBackward, 2, 708, cs_call_cudnn+568, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnDropoutBackward, 708
-CS_FAST_ENTRY cs_l_cudnnDropoutForward, cs_sl_cudnnDropoutForward, 0, 709, cs_call_cudnn+576, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnDropoutForward, cs_sd_cudnnDropoutForward, 1, 709, cs_call_cudnn+576, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnDropoutForward, cs_sg_cudnnDropoutForward, 2, 709, cs_call_cudnn+576, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnDropoutForward, cs_sl_cudnnDropoutForward, 0, 709, cs_call_cudnn+576, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnDropoutForward, cs_sd_cudnnDropoutForward, 1, 709, cs_call_cudnn+576, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnDropoutForward, cs_sg_cudnnDropoutForward, 2, 709, cs_call_cudnn+576, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnDropoutForward, 709
-CS_FAST_ENTRY cs_l_cudnnDropoutGetReserveSpaceSize, cs_sl_cudnnDropoutGetReserveSpaceSize, 0, 710, cs_call_cudnn+584, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnDropoutGetReserveSpaceSize, cs_sd_cudnnDropoutGetReserveSpaceSize, 1, 710, cs_call_cudnn+584, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnDropoutGetReserveSpaceSize, cs_sg_cudnnDropoutGetReserveSpaceSize, 2, 710, cs_call_cudnn+584, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnDropoutGetReserveSpaceSize, cs_sl_cudnnDropoutGetReserveSpaceSize, 0, 710, cs_call_cudnn+584, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnDropoutGetReserveSpaceSize, cs_sd_cudnnDropoutGetReserveSpaceSize, 1, 710, cs_call_cudnn+584, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnDropoutGetReserveSpaceSize, cs_sg_cudnnDropoutGetReserveSpaceSize, 2, 710, cs_call_cudnn+584, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnDropoutGetReserveSpaceSize, 710
-CS_FAST_ENTRY cs_l_cudnnDropoutGetStatesSize, cs_sl_cudnnDropoutGetStatesSize, 0, 711, cs_call_cudnn+592, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnDropoutGetStatesSize, cs_sd_cudnnDropoutGetStatesSize, 1, 711, cs_call_cudnn+592, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnDropoutGetStatesSize, cs_sg_cudnnDropoutGetStatesSize, 2, 711, cs_call_cudnn+592, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnDropoutGetStatesSize, cs_sl_cudnnDropoutGetStatesSize, 0, 711, cs_call_cudnn+592, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnDropoutGetStatesSize, cs_sd_cudnnDropoutGetStatesSize, 1, 711, cs_call_cudnn+592, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnDropoutGetStatesSize, cs_sg_cudnnDropoutGetStatesSize, 2, 711, cs_call_cudnn+592, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnDropoutGetStatesSize, 711
-CS_FAST_ENTRY cs_l_cudnnFindConvolutionBackwardDataAlgorithm, cs_sl_cudnnFindConvolutionBackwardDataAlgorithm, 0, 712, cs_call_cudnn+600, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnFindConvolutionBackwardDataAlgorithm, cs_sd_cudnnFindConvolutionBackwardDataAlgorithm, 1, 712, cs_call_cudnn+600, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnFindConvolutionBackwardDataAlgorithm, cs_sg_cudnnFindConvolutionBackwardDataAlgorithm, 2, 712, cs_call_cudnn+600, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnFindConvolutionBackwardDataAlgorithm, cs_sl_cudnnFindConvolutionBackwardDataAlgorithm, 0, 712, cs_call_cudnn+600, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnFindConvolutionBackwardDataAlgorithm, cs_sd_cudnnFindConvolutionBackwardDataAlgorithm, 1, 712, cs_call_cudnn+600, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnFindConvolutionBackwardDataAlgorithm, cs_sg_cudnnFindConvolutionBackwardDataAlgorithm, 2, 712, cs_call_cudnn+600, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnFindConvolutionBackwardDataAlgorithm, 712
-CS_FAST_ENTRY cs_l_cudnnFindConvolutionBackwardDataAlgorithmEx, cs_sl_cudnnFindConvolutionBackwardDataAlgorithmEx, 0, 713, cs_call_cudnn+608, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnFindConvolutionBackwardDataAlgorithmEx, cs_sd_cudnnFindConvolutionBackwardDataAlgorithmEx, 1, 713, cs_call_cudnn+608, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnFindConvolutionBackwardDataAlgorithmEx, cs_sg_cudnnFindConvolutionBackwardDataAlgorithmEx, 2, 713, cs_call_cudnn+608, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnFindConvolutionBackwardDataAlgorithmEx, cs_sl_cudnnFindConvolutionBackwardDataAlgorithmEx, 0, 713, cs_call_cudnn+608, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnFindConvolutionBackwardDataAlgorithmEx, cs_sd_cudnnFindConvolutionBackwardDataAlgorithmEx, 1, 713, cs_call_cudnn+608, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnFindConvolutionBackwardDataAlgorithmEx, cs_sg_cudnnFindConvolutionBackwardDataAlgorithmEx, 2, 713, cs_call_cudnn+608, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnFindConvolutionBackwardDataAlgorithmEx, 713
-CS_FAST_ENTRY cs_l_cudnnFindConvolutionBackwardFilterAlgorithm, cs_sl_cudnnFindConvolutionBackwardFilterAlgorithm, 0, 714, cs_call_cudnn+616, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnFindConvolutionBackwardFilterAlgorithm, cs_sd_cudnnFindConvolutionBackwardFilterAlgorithm, 1, 714, cs_call_cudnn+616, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnFindConvolutionBackwardFilterAlgorithm, cs_sg_cudnnFindConvolutionBackwardFilterAlgorithm, 2, 714, cs_call_cudnn+616, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnFindConvolutionBackwardFilterAlgorithm, cs_sl_cudnnFindConvolutionBackwardFilterAlgorithm, 0, 714, cs_call_cudnn+616, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnFindConvolutionBackwardFilterAlgorithm, cs_sd_cudnnFindConvolutionBackwardFilterAlgorithm, 1, 714, cs_call_cudnn+616, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnFindConvolutionBackwardFilterAlgorithm, cs_sg_cudnnFindConvolutionBackwardFilterAlgorithm, 2, 714, cs_call_cudnn+616, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnFindConvolutionBackwardFilterAlgorithm, 714
-CS_FAST_ENTRY cs_l_cudnnFindConvolutionBackwardFilterAlgorithmEx, cs_sl_cudnnFindConvolutionBackwardFilterAlgorithmEx, 0, 715, cs_call_cudnn+624, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnFindConvolutionBackwardFilterAlgorithmEx, cs_sd_cudnnFindConvolutionBackwardFilterAlgorithmEx, 1, 715, cs_call_cudnn+624, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnFindConvolutionBackwardFilterAlgorithmEx, cs_sg_cudnnFindConvolutionBackwardFilterAlgorithmEx, 2, 715, cs_call_cudnn+624, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnFindConvolutionBackwardFilterAlgorithmEx, cs_sl_cudnnFindConvolutionBackwardFilterAlgorithmEx, 0, 715, cs_call_cudnn+624, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnFindConvolutionBackwardFilterAlgorithmEx, cs_sd_cudnnFindConvolutionBackwardFilterAlgorithmEx, 1, 715, cs_call_cudnn+624, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnFindConvolutionBackwardFilterAlgorithmEx, cs_sg_cudnnFindConvolutionBackwardFilterAlgorithmEx, 2, 715, cs_call_cudnn+624, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnFindConvolutionBackwardFilterAlgorithmEx, 715
-CS_FAST_ENTRY cs_l_cudnnFindConvolutionForwardAlgorithm, cs_sl_cudnnFindConvolutionForwardAlgorithm, 0, 716, cs_call_cudnn+632, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnFindConvolutionForwardAlgorithm, cs_sd_cudnnFindConvolutionForwardAlgorithm, 1, 716, cs_call_cudnn+632, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnFindConvolutionForwardAlgorithm, cs_sg_cudnnFindConvolutionForwardAlgorithm, 2, 716, cs_call_cudnn+632, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnFindConvolutionForwardAlgorithm, cs_sl_cudnnFindConvolutionForwardAlgorithm, 0, 716, cs_call_cudnn+632, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnFindConvolutionForwardAlgorithm, cs_sd_cudnnFindConvolutionForwardAlgorithm, 1, 716, cs_call_cudnn+632, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnFindConvolutionForwardAlgorithm, cs_sg_cudnnFindConvolutionForwardAlgorithm, 2, 716, cs_call_cudnn+632, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnFindConvolutionForwardAlgorithm, 716
-CS_FAST_ENTRY cs_l_cudnnFindConvolutionForwardAlgorithmEx, cs_sl_cudnnFindConvolutionForwardAlgorithmEx, 0, 717, cs_call_cudnn+640, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnFindConvolutionForwardAlgorithmEx, cs_sd_cudnnFindConvolutionForwardAlgorithmEx, 1, 717, cs_call_cudnn+640, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnFindConvolutionForwardAlgorithmEx, cs_sg_cudnnFindConvolutionForwardAlgorithmEx, 2, 717, cs_call_cudnn+640, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnFindConvolutionForwardAlgorithmEx, cs_sl_cudnnFindConvolutionForwardAlgorithmEx, 0, 717, cs_call_cudnn+640, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnFindConvolutionForwardAlgorithmEx, cs_sd_cudnnFindConvolutionForwardAlgorithmEx, 1, 717, cs_call_cudnn+640, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnFindConvolutionForwardAlgorithmEx, cs_sg_cudnnFindConvolutionForwardAlgorithmEx, 2, 717, cs_call_cudnn+640, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnFindConvolutionForwardAlgorithmEx, 717
-CS_FAST_ENTRY cs_l_cudnnFusedOpsExecute, cs_sl_cudnnFusedOpsExecute, 0, 718, cs_call_cudnn+648, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnFusedOpsExecute, cs_sd_cudnnFusedOpsExecute, 1, 718, cs_call_cudnn+648, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnFusedOpsExecute, cs_sg_cudnnFusedOpsExecute, 2, 718, cs_call_cudnn+648, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnFusedOpsExecute, cs_sl_cudnnFusedOpsExecute, 0, 718, cs_call_cudnn+648, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnFusedOpsExecute, cs_sd_cudnnFusedOpsExecute, 1, 718, cs_call_cudnn+648, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnFusedOpsExecute, cs_sg_cudnnFusedOpsExecute, 2, 718, cs_call_cudnn+648, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnFusedOpsExecute, 718
-CS_FAST_ENTRY cs_l_cudnnGetActivationDescriptor, cs_sl_cudnnGetActivationDescriptor, 0, 719, cs_call_cudnn+656, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetActivationDescriptor, cs_sd_cudnnGetActivationDescriptor, 1, 719, cs_call_cudnn+656, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetActivationDescriptor, cs_sg_cudnnGetActivationDescriptor, 2, 719, cs_call_cudnn+656, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetActivationDescriptor, cs_sl_cudnnGetActivationDescriptor, 0, 719, cs_call_cudnn+656, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetActivationDescriptor, cs_sd_cudnnGetActivationDescriptor, 1, 719, cs_call_cudnn+656, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetActivationDescriptor, cs_sg_cudnnGetActivationDescriptor, 2, 719, cs_call_cudnn+656, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetActivationDescriptor, 719
-CS_FAST_ENTRY cs_l_cudnnGetActivationDescriptorSwishBeta, cs_sl_cudnnGetActivationDescriptorSwishBeta, 0, 720, cs_call_cudnn+664, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetActivationDescriptorSwishBeta, cs_sd_cudnnGetActivationDescriptorSwishBeta, 1, 720, cs_call_cudnn+664, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetActivationDescriptorSwishBeta, cs_sg_cudnnGetActivationDescriptorSwishBeta, 2, 720, cs_call_cudnn+664, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetActivationDescriptorSwishBeta, cs_sl_cudnnGetActivationDescriptorSwishBeta, 0, 720, cs_call_cudnn+664, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetActivationDescriptorSwishBeta, cs_sd_cudnnGetActivationDescriptorSwishBeta, 1, 720, cs_call_cudnn+664, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetActivationDescriptorSwishBeta, cs_sg_cudnnGetActivationDescriptorSwishBeta, 2, 720, cs_call_cudnn+664, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetActivationDescriptorSwishBeta, 720
-CS_FAST_ENTRY cs_l_cudnnGetAttnDescriptor, cs_sl_cudnnGetAttnDescriptor, 0, 721, cs_call_cudnn+672, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetAttnDescriptor, cs_sd_cudnnGetAttnDescriptor, 1, 721, cs_call_cudnn+672, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetAttnDescriptor, cs_sg_cudnnGetAttnDescriptor, 2, 721, cs_call_cudnn+672, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetAttnDescriptor, cs_sl_cudnnGetAttnDescriptor, 0, 721, cs_call_cudnn+672, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetAttnDescriptor, cs_sd_cudnnGetAttnDescriptor, 1, 721, cs_call_cudnn+672, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetAttnDescriptor, cs_sg_cudnnGetAttnDescriptor, 2, 721, cs_call_cudnn+672, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetAttnDescriptor, 721
-CS_FAST_ENTRY cs_l_cudnnGetBatchNormalizationBackwardExWorkspaceSize, cs_sl_cudnnGetBatchNormalizationBackwardExWorkspaceSize, 0, 722, cs_call_cudnn+680, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetBatchNormalizationBackwardExWorkspaceSize, cs_sd_cudnnGetBatchNormalizationBackwardExWorkspaceSize, 1, 722, cs_call_cudnn+680, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetBatchNormalizationBackwardExWorkspaceSize, cs_sg_cudnnGetBatchNormalizationBackwardExWorkspaceSize, 2, 722, cs_call_cudnn+680, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetBatchNormalizationBackwardExWorkspaceSize, cs_sl_cudnnGetBatchNormalizationBackwardExWorkspaceSize, 0, 722, cs_call_cudnn+680, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetBatchNormalizationBackwardExWorkspaceSize, cs_sd_cudnnGetBatchNormalizationBackwardExWorkspaceSize, 1, 722, cs_call_cudnn+680, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetBatchNormalizationBackwardExWorkspaceSize, cs_sg_cudnnGetBatchNormalizationBackwardExWorkspaceSize, 2, 722, cs_call_cudnn+680, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetBatchNormalizationBackwardExWorkspaceSize, 722
-CS_FAST_ENTRY cs_l_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize, cs_sl_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize, 0, 723, cs_call_cudnn+688, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize, cs_sd_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize, 1, 723, cs_call_cudnn+688, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize, cs_sg_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize, 2, 723, cs_call_cudnn+688, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize, cs_sl_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize, 0, 723, cs_call_cudnn+688, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize, cs_sd_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize, 1, 723, cs_call_cudnn+688, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize, cs_sg_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize, 2, 723, cs_call_cudnn+688, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize, 723
-CS_FAST_ENTRY cs_l_cudnnGetBatchNormalizationTrainingExReserveSpaceSize, cs_sl_cudnnGetBatchNormalizationTrainingExReserveSpaceSize, 0, 724, cs_call_cudnn+696, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetBatchNormalizationTrainingExReserveSpaceSize, cs_sd_cudnnGetBatchNormalizationTrainingExReserveSpaceSize, 1, 724, cs_call_cudnn+696, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetBatchNormalizationTrainingExReserveSpaceSize, cs_sg_cudnnGetBatchNormalizationTrainingExReserveSpaceSize, 2, 724, cs_call_cudnn+696, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetBatchNormalizationTrainingExReserveSpaceSize, cs_sl_cudnnGetBatchNormalizationTrainingExReserveSpaceSize, 0, 724, cs_call_cudnn+696, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetBatchNormalizationTrainingExReserveSpaceSize, cs_sd_cudnnGetBatchNormalizationTrainingExReserveSpaceSize, 1, 724, cs_call_cudnn+696, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetBatchNormalizationTrainingExReserveSpaceSize, cs_sg_cudnnGetBatchNormalizationTrainingExReserveSpaceSize, 2, 724, cs_call_cudnn+696, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetBatchNormalizationTrainingExReserveSpaceSize, 724
-CS_FAST_ENTRY cs_l_cudnnGetCTCLossDescriptor, cs_sl_cudnnGetCTCLossDescriptor, 0, 725, cs_call_cudnn+704, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetCTCLossDescriptor, cs_sd_cudnnGetCTCLossDescriptor, 1, 725, cs_call_cudnn+704, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetCTCLossDescriptor, cs_sg_cudnnGetCTCLossDescriptor, 2, 725, cs_call_cudnn+704, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetCTCLossDescriptor, cs_sl_cudnnGetCTCLossDescriptor, 0, 725, cs_call_cudnn+704, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetCTCLossDescriptor, cs_sd_cudnnGetCTCLossDescriptor, 1, 725, cs_call_cudnn+704, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetCTCLossDescriptor, cs_sg_cudnnGetCTCLossDescriptor, 2, 725, cs_call_cudnn+704, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetCTCLossDescriptor, 725
-CS_FAST_ENTRY cs_l_cudnnGetCTCLossDescriptorEx, cs_sl_cudnnGetCTCLossDescriptorEx, 0, 726, cs_call_cudnn+712, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetCTCLossDescriptorEx, cs_sd_cudnnGetCTCLossDescriptorEx, 1, 726, cs_call_cudnn+712, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetCTCLossDescriptorEx, cs_sg_cudnnGetCTCLossDescriptorEx, 2, 726, cs_call_cudnn+712, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetCTCLossDescriptorEx, cs_sl_cudnnGetCTCLossDescriptorEx, 0, 726, cs_call_cudnn+712, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetCTCLossDescriptorEx, cs_sd_cudnnGetCTCLossDescriptorEx, 1, 726, cs_call_cudnn+712, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetCTCLossDescriptorEx, cs_sg_cudnnGetCTCLossDescriptorEx, 2, 726, cs_call_cudnn+712, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetCTCLossDescriptorEx, 726
-CS_FAST_ENTRY cs_l_cudnnGetCTCLossDescriptor_v8, cs_sl_cudnnGetCTCLossDescriptor_v8, 0, 727, cs_call_cudnn+720, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetCTCLossDescriptor_v8, cs_sd_cudnnGetCTCLossDescriptor_v8, 1, 727, cs_call_cudnn+720, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetCTCLossDescriptor_v8, cs_sg_cudnnGetCTCLossDescriptor_v8, 2, 727, cs_call_cudnn+720, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetCTCLossDescriptor_v8, cs_sl_cudnnGetCTCLossDescriptor_v8, 0, 727, cs_call_cudnn+720, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetCTCLossDescriptor_v8, cs_sd_cudnnGetCTCLossDescriptor_v8, 1, 727, cs_call_cudnn+720, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetCTCLossDescriptor_v8, cs_sg_cudnnGetCTCLossDescriptor_v8, 2, 727, cs_call_cudnn+720, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetCTCLossDescriptor_v8, 727
-CS_FAST_ENTRY cs_l_cudnnGetCTCLossDescriptor_v9, cs_sl_cudnnGetCTCLossDescriptor_v9, 0, 728, cs_call_cudnn+728, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetCTCLossDescriptor_v9, cs_sd_cudnnGetCTCLossDescriptor_v9, 1, 728, cs_call_cudnn+728, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetCTCLossDescriptor_v9, cs_sg_cudnnGetCTCLossDescriptor_v9, 2, 728, cs_call_cudnn+728, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetCTCLossDescriptor_v9, cs_sl_cudnnGetCTCLossDescriptor_v9, 0, 728, cs_call_cudnn+728, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetCTCLossDescriptor_v9, cs_sd_cudnnGetCTCLossDescriptor_v9, 1, 728, cs_call_cudnn+728, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetCTCLossDescriptor_v9, cs_sg_cudnnGetCTCLossDescriptor_v9, 2, 728, cs_call_cudnn+728, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetCTCLossDescriptor_v9, 728
-CS_FAST_ENTRY cs_l_cudnnGetCTCLossWorkspaceSize, cs_sl_cudnnGetCTCLossWorkspaceSize, 0, 729, cs_call_cudnn+736, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetCTCLossWorkspaceSize, cs_sd_cudnnGetCTCLossWorkspaceSize, 1, 729, cs_call_cudnn+736, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetCTCLossWorkspaceSize, cs_sg_cudnnGetCTCLossWorkspaceSize, 2, 729, cs_call_cudnn+736, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetCTCLossWorkspaceSize, cs_sl_cudnnGetCTCLossWorkspaceSize, 0, 729, cs_call_cudnn+736, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetCTCLossWorkspaceSize, cs_sd_cudnnGetCTCLossWorkspaceSize, 1, 729, cs_call_cudnn+736, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetCTCLossWorkspaceSize, cs_sg_cudnnGetCTCLossWorkspaceSize, 2, 729, cs_call_cudnn+736, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetCTCLossWorkspaceSize, 729
-CS_FAST_ENTRY cs_l_cudnnGetCTCLossWorkspaceSize_v8, cs_sl_cudnnGetCTCLossWorkspaceSize_v8, 0, 730, cs_call_cudnn+744, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetCTCLossWorkspaceSize_v8, cs_sd_cudnnGetCTCLossWorkspaceSize_v8, 1, 730, cs_call_cudnn+744, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetCTCLossWorkspaceSize_v8, cs_sg_cudnnGetCTCLossWorkspaceSize_v8, 2, 730, cs_call_cudnn+744, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetCTCLossWorkspaceSize_v8, cs_sl_cudnnGetCTCLossWorkspaceSize_v8, 0, 730, cs_call_cudnn+744, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetCTCLossWorkspaceSize_v8, cs_sd_cudnnGetCTCLossWorkspaceSize_v8, 1, 730, cs_call_cudnn+744, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetCTCLossWorkspaceSize_v8, cs_sg_cudnnGetCTCLossWorkspaceSize_v8, 2, 730, cs_call_cudnn+744, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetCTCLossWorkspaceSize_v8, 730
-CS_FAST_ENTRY cs_l_cudnnGetCallback, cs_sl_cudnnGetCallback, 0, 731, cs_call_cudnn+752, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetCallback, cs_sd_cudnnGetCallback, 1, 731, cs_call_cudnn+752, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetCallback, cs_sg_cudnnGetCallback, 2, 731, cs_call_cudnn+752, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetCallback, cs_sl_cudnnGetCallback, 0, 731, cs_call_cudnn+752, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetCallback, cs_sd_cudnnGetCallback, 1, 731, cs_call_cudnn+752, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetCallback, cs_sg_cudnnGetCallback, 2, 731, cs_call_cudnn+752, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetCallback, 731
-CS_FAST_ENTRY cs_l_cudnnGetConvolution2dDescriptor, cs_sl_cudnnGetConvolution2dDescriptor, 0, 732, cs_call_cudnn+760, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetConvolution2dDescriptor, cs_sd_cudnnGetConvolution2dDescriptor, 1, 732, cs_call_cudnn+760, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetConvolution2dDescriptor, cs_sg_cudnnGetConvolution2dDescriptor, 2, 732, cs_call_cudnn+760, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetConvolution2dDescriptor, cs_sl_cudnnGetConvolution2dDescriptor, 0, 732, cs_call_cudnn+760, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetConvolution2dDescriptor, cs_sd_cudnnGetConvolution2dDescriptor, 1, 732, cs_call_cudnn+760, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetConvolution2dDescriptor, cs_sg_cudnnGetConvolution2dDescriptor, 2, 732, cs_call_cudnn+760, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetConvolution2dDescriptor, 732
-CS_FAST_ENTRY cs_l_cudnnGetConvolution2dForwardOutputDim, cs_sl_cudnnGetConvolution2dForwardOutputDim, 0, 733, cs_call_cudnn+768, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetConvolution2dForwardOutputDim, cs_sd_cudnnGetConvolution2dForwardOutputDim, 1, 733, cs_call_cudnn+768, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetConvolution2dForwardOutputDim, cs_sg_cudnnGetConvolution2dForwardOutputDim, 2, 733, cs_call_cudnn+768, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetConvolution2dForwardOutputDim, cs_sl_cudnnGetConvolution2dForwardOutputDim, 0, 733, cs_call_cudnn+768, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetConvolution2dForwardOutputDim, cs_sd_cudnnGetConvolution2dForwardOutputDim, 1, 733, cs_call_cudnn+768, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetConvolution2dForwardOutputDim, cs_sg_cudnnGetConvolution2dForwardOutputDim, 2, 733, cs_call_cudnn+768, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetConvolution2dForwardOutputDim, 733
-CS_FAST_ENTRY cs_l_cudnnGetConvolutionBackwardDataAlgorithmMaxCount, cs_sl_cudnnGetConvolutionBackwardDataAlgorithmMaxCount, 0, 734, cs_call_cudnn+776, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetConvolutionBackwardDataAlgorithmMaxCount, cs_sd_cudnnGetConvolutionBackwardDataAlgorithmMaxCount, 1, 734, cs_call_cudnn+776, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetConvolutionBackwardDataAlgorithmMaxCount, cs_sg_cudnnGetConvolutionBackwardDataAlgorithmMaxCount, 2, 734, cs_call_cudnn+776, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetConvolutionBackwardDataAlgorithmMaxCount, cs_sl_cudnnGetConvolutionBackwardDataAlgorithmMaxCount, 0, 734, cs_call_cudnn+776, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetConvolutionBackwardDataAlgorithmMaxCount, cs_sd_cudnnGetConvolutionBackwardDataAlgorithmMaxCount, 1, 734, cs_call_cudnn+776, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetConvolutionBackwardDataAlgorithmMaxCount, cs_sg_cudnnGetConvolutionBackwardDataAlgorithmMaxCount, 2, 734, cs_call_cudnn+776, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetConvolutionBackwardDataAlgorithmMaxCount, 734
-CS_FAST_ENTRY cs_l_cudnnGetConvolutionBackwardDataAlgorithm_v7, cs_sl_cudnnGetConvolutionBackwardDataAlgorithm_v7, 0, 735, cs_call_cudnn+784, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetConvolutionBackwardDataAlgorithm_v7, cs_sd_cudnnGetConvolutionBackwardDataAlgorithm_v7, 1, 735, cs_call_cudnn+784, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetConvolutionBackwardDataAlgorithm_v7, cs_sg_cudnnGetConvolutionBackwardDataAlgorithm_v7, 2, 735, cs_call_cudnn+784, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetConvolutionBackwardDataAlgorithm_v7, cs_sl_cudnnGetConvolutionBackwardDataAlgorithm_v7, 0, 735, cs_call_cudnn+784, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetConvolutionBackwardDataAlgorithm_v7, cs_sd_cudnnGetConvolutionBackwardDataAlgorithm_v7, 1, 735, cs_call_cudnn+784, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetConvolutionBackwardDataAlgorithm_v7, cs_sg_cudnnGetConvolutionBackwardDataAlgorithm_v7, 2, 735, cs_call_cudnn+784, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetConvolutionBackwardDataAlgorithm_v7, 735
-CS_FAST_ENTRY cs_l_cudnnGetConvolutionBackwardDataWorkspaceSize, cs_sl_cudnnGetConvolutionBackwardDataWorkspaceSize, 0, 736, cs_call_cudnn+792, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetConvolutionBackwardDataWorkspaceSize, cs_sd_cudnnGetConvolutionBackwardDataWorkspaceSize, 1, 736, cs_call_cudnn+792, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetConvolutionBackwardDataWorkspaceSize, cs_sg_cudnnGetConvolutionBackwardDataWorkspaceSize, 2, 736, cs_call_cudnn+792, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetConvolutionBackwardDataWorkspaceSize, cs_sl_cudnnGetConvolutionBackwardDataWorkspaceSize, 0, 736, cs_call_cudnn+792, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetConvolutionBackwardDataWorkspaceSize, cs_sd_cudnnGetConvolutionBackwardDataWorkspaceSize, 1, 736, cs_call_cudnn+792, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetConvolutionBackwardDataWorkspaceSize, cs_sg_cudnnGetConvolutionBackwardDataWorkspaceSize, 2, 736, cs_call_cudnn+792, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetConvolutionBackwardDataWorkspaceSize, 736
-CS_FAST_ENTRY cs_l_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount, cs_sl_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount, 0, 737, cs_call_cudnn+800, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount, cs_sd_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount, 1, 737, cs_call_cudnn+800, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount, cs_sg_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount, 2, 737, cs_call_cudnn+800, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount, cs_sl_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount, 0, 737, cs_call_cudnn+800, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount, cs_sd_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount, 1, 737, cs_call_cudnn+800, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount, cs_sg_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount, 2, 737, cs_call_cudnn+800, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount, 737
-CS_FAST_ENTRY cs_l_cudnnGetConvolutionBackwardFilterAlgorithm_v7, cs_sl_cudnnGetConvolutionBackwardFilterAlgorithm_v7, 0, 738, cs_call_cudnn+808, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetConvolutionBackwardFilterAlgorithm_v7, cs_sd_cudnnGetConvolutionBackwardFilterAlgorithm_v7, 1, 738, cs_call_cudnn+808, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetConvolutionBackwardFilterAlgorithm_v7, cs_sg_cudnnGetConvolutionBackwardFilterAlgorithm_v7, 2, 738, cs_call_cudnn+808, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetConvolutionBackwardFilterAlgorithm_v7, cs_sl_cudnnGetConvolutionBackwardFilterAlgorithm_v7, 0, 738, cs_call_cudnn+808, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetConvolutionBackwardFilterAlgorithm_v7, cs_sd_cudnnGetConvolutionBackwardFilterAlgorithm_v7, 1, 738, cs_call_cudnn+808, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetConvolutionBackwardFilterAlgorithm_v7, cs_sg_cudnnGetConvolutionBackwardFilterAlgorithm_v7, 2, 738, cs_call_cudnn+808, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetConvolutionBackwardFilterAlgorithm_v7, 738
-CS_FAST_ENTRY cs_l_cudnnGetConvolutionBackwardFilterWorkspaceSize, cs_sl_cudnnGetConvolutionBackwardFilterWorkspaceSize, 0, 739, cs_call_cudnn+816, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetConvolutionBackwardFilterWorkspaceSize, cs_sd_cudnnGetConvolutionBackwardFilterWorkspaceSize, 1, 739, cs_call_cudnn+816, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetConvolutionBackwardFilterWorkspaceSize, cs_sg_cudnnGetConvolutionBackwardFilterWorkspaceSize, 2, 739, cs_call_cudnn+816, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetConvolutionBackwardFilterWorkspaceSize, cs_sl_cudnnGetConvolutionBackwardFilterWorkspaceSize, 0, 739, cs_call_cudnn+816, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetConvolutionBackwardFilterWorkspaceSize, cs_sd_cudnnGetConvolutionBackwardFilterWorkspaceSize, 1, 739, cs_call_cudnn+816, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetConvolutionBackwardFilterWorkspaceSize, cs_sg_cudnnGetConvolutionBackwardFilterWorkspaceSize, 2, 739, cs_call_cudnn+816, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetConvolutionBackwardFilterWorkspaceSize, 739
-CS_FAST_ENTRY cs_l_cudnnGetConvolutionForwardAlgorithmMaxCount, cs_sl_cudnnGetConvolutionForwardAlgorithmMaxCount, 0, 740, cs_call_cudnn+824, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetConvolutionForwardAlgorithmMaxCount, cs_sd_cudnnGetConvolutionForwardAlgorithmMaxCount, 1, 740, cs_call_cudnn+824, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetConvolutionForwardAlgorithmMaxCount, cs_sg_cudnnGetConvolutionForwardAlgorithmMaxCount, 2, 740, cs_call_cudnn+824, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetConvolutionForwardAlgorithmMaxCount, cs_sl_cudnnGetConvolutionForwardAlgorithmMaxCount, 0, 740, cs_call_cudnn+824, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetConvolutionForwardAlgorithmMaxCount, cs_sd_cudnnGetConvolutionForwardAlgorithmMaxCount, 1, 740, cs_call_cudnn+824, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetConvolutionForwardAlgorithmMaxCount, cs_sg_cudnnGetConvolutionForwardAlgorithmMaxCount, 2, 740, cs_call_cudnn+824, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetConvolutionForwardAlgorithmMaxCount, 740
-CS_FAST_ENTRY cs_l_cudnnGetConvolutionForwardAlgorithm_v7, cs_sl_cudnnGetConvolutionForwardAlgorithm_v7, 0, 741, cs_call_cudnn+832, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetConvolutionForwardAlgorithm_v7, cs_sd_cudnnGetConvolutionForwardAlgorithm_v7, 1, 741, cs_call_cudnn+832, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetConvolutionForwardAlgorithm_v7, cs_sg_cudnnGetConvolutionForwardAlgorithm_v7, 2, 741, cs_call_cudnn+832, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetConvolutionForwardAlgorithm_v7, cs_sl_cudnnGetConvolutionForwardAlgorithm_v7, 0, 741, cs_call_cudnn+832, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetConvolutionForwardAlgorithm_v7, cs_sd_cudnnGetConvolutionForwardAlgorithm_v7, 1, 741, cs_call_cudnn+832, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetConvolutionForwardAlgorithm_v7, cs_sg_cudnnGetConvolutionForwardAlgorithm_v7, 2, 741, cs_call_cudnn+832, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetConvolutionForwardAlgorithm_v7, 741
-CS_FAST_ENTRY cs_l_cudnnGetConvolutionForwardWorkspaceSize, cs_sl_cudnnGetConvolutionForwardWorkspaceSize, 0, 742, cs_call_cudnn+840, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetConvolutionForwardWorkspaceSize, cs_sd_cudnnGetConvolutionForwardWorkspaceSize, 1, 742, cs_call_cudnn+840, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetConvolutionForwardWorkspaceSize, cs_sg_cudnnGetConvolutionForwardWorkspaceSize, 2, 742, cs_call_cudnn+840, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetConvolutionForwardWorkspaceSize, cs_sl_cudnnGetConvolutionForwardWorkspaceSize, 0, 742, cs_call_cudnn+840, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetConvolutionForwardWorkspaceSize, cs_sd_cudnnGetConvolutionForwardWorkspaceSize, 1, 742, cs_call_cudnn+840, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetConvolutionForwardWorkspaceSize, cs_sg_cudnnGetConvolutionForwardWorkspaceSize, 2, 742, cs_call_cudnn+840, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetConvolutionForwardWorkspaceSize, 742
-CS_FAST_ENTRY cs_l_cudnnGetConvolutionGroupCount, cs_sl_cudnnGetConvolutionGroupCount, 0, 743, cs_call_cudnn+848, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetConvolutionGroupCount, cs_sd_cudnnGetConvolutionGroupCount, 1, 743, cs_call_cudnn+848, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetConvolutionGroupCount, cs_sg_cudnnGetConvolutionGroupCount, 2, 743, cs_call_cudnn+848, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetConvolutionGroupCount, cs_sl_cudnnGetConvolutionGroupCount, 0, 743, cs_call_cudnn+848, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetConvolutionGroupCount, cs_sd_cudnnGetConvolutionGroupCount, 1, 743, cs_call_cudnn+848, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetConvolutionGroupCount, cs_sg_cudnnGetConvolutionGroupCount, 2, 743, cs_call_cudnn+848, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetConvolutionGroupCount, 743
-CS_FAST_ENTRY cs_l_cudnnGetConvolutionMathType, cs_sl_cudnnGetConvolutionMathType, 0, 744, cs_call_cudnn+856, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetConvolutionMathType, cs_sd_cudnnGetConvolutionMathType, 1, 744, cs_call_cudnn+856, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetConvolutionMathType, cs_sg_cudnnGetConvolutionMathType, 2, 744, cs_call_cudnn+856, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetConvolutionMathType, cs_sl_cudnnGetConvolutionMathType, 0, 744, cs_call_cudnn+856, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetConvolutionMathType, cs_sd_cudnnGetConvolutionMathType, 1, 744, cs_call_cudnn+856, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetConvolutionMathType, cs_sg_cudnnGetConvolutionMathType, 2, 744, cs_call_cudnn+856, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetConvolutionMathType, 744
-CS_FAST_ENTRY cs_l_cudnnGetConvolutionNdDescriptor, cs_sl_cudnnGetConvolutionNdDescriptor, 0, 745, cs_call_cudnn+864, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetConvolutionNdDescriptor, cs_sd_cudnnGetConvolutionNdDescriptor, 1, 745, cs_call_cudnn+864, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetConvolutionNdDescriptor, cs_sg_cudnnGetConvolutionNdDescriptor, 2, 745, cs_call_cudnn+864, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetConvolutionNdDescriptor, cs_sl_cudnnGetConvolutionNdDescriptor, 0, 745, cs_call_cudnn+864, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetConvolutionNdDescriptor, cs_sd_cudnnGetConvolutionNdDescriptor, 1, 745, cs_call_cudnn+864, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetConvolutionNdDescriptor, cs_sg_cudnnGetConvolutionNdDescriptor, 2, 745, cs_call_cudnn+864, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetConvolutionNdDescriptor, 745
-CS_FAST_ENTRY cs_l_cudnnGetConvolutionNdForwardOutputDim, cs_sl_cudnnGetConvolutionNdForwardOutputDim, 0, 746, cs_call_cudnn+872, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetConvolutionNdForwardOutputDim, cs_sd_cudnnGetConvolutionNdForwardOutputDim, 1, 746, cs_call_cudnn+872, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetConvolutionNdForwardOutputDim, cs_sg_cudnnGetConvolutionNdForwardOutputDim, 2, 746, cs_call_cudnn+872, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetConvolutionNdForwardOutputDim, cs_sl_cudnnGetConvolutionNdForwardOutputDim, 0, 746, cs_call_cudnn+872, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetConvolutionNdForwardOutputDim, cs_sd_cudnnGetConvolutionNdForwardOutputDim, 1, 746, cs_call_cudnn+872, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetConvolutionNdForwardOutputDim, cs_sg_cudnnGetConvolutionNdForwardOutputDim, 2, 746, cs_call_cudnn+872, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetConvolutionNdForwardOutputDim, 746
-CS_FAST_ENTRY cs_l_cudnnGetConvolutionReorderType, cs_sl_cudnnGetConvolutionReorderType, 0, 747, cs_call_cudnn+880, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetConvolutionReorderType, cs_sd_cudnnGetConvolutionReorderType, 1, 747, cs_call_cudnn+880, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetConvolutionReorderType, cs_sg_cudnnGetConvolutionReorderType, 2, 747, cs_call_cudnn+880, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetConvolutionReorderType, cs_sl_cudnnGetConvolutionReorderType, 0, 747, cs_call_cudnn+880, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetConvolutionReorderType, cs_sd_cudnnGetConvolutionReorderType, 1, 747, cs_call_cudnn+880, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetConvolutionReorderType, cs_sg_cudnnGetConvolutionReorderType, 2, 747, cs_call_cudnn+880, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetConvolutionReorderType, 747
-CS_FAST_ENTRY cs_l_cudnnGetDropoutDescriptor, cs_sl_cudnnGetDropoutDescriptor, 0, 749, cs_call_cudnn+896, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetDropoutDescriptor, cs_sd_cudnnGetDropoutDescriptor, 1, 749, cs_call_cudnn+896, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetDropoutDescriptor, cs_sg_cudnnGetDropoutDescriptor, 2, 749, cs_call_cudnn+896, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetDropoutDescriptor, cs_sl_cudnnGetDropoutDescriptor, 0, 749, cs_call_cudnn+896, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetDropoutDescriptor, cs_sd_cudnnGetDropoutDescriptor, 1, 749, cs_call_cudnn+896, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetDropoutDescriptor, cs_sg_cudnnGetDropoutDescriptor, 2, 749, cs_call_cudnn+896, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetDropoutDescriptor, 749
-CS_FAST_ENTRY cs_l_cudnnGetFilter4dDescriptor, cs_sl_cudnnGetFilter4dDescriptor, 0, 751, cs_call_cudnn+912, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetFilter4dDescriptor, cs_sd_cudnnGetFilter4dDescriptor, 1, 751, cs_call_cudnn+912, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetFilter4dDescriptor, cs_sg_cudnnGetFilter4dDescriptor, 2, 751, cs_call_cudnn+912, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetFilter4dDescriptor, cs_sl_cudnnGetFilter4dDescriptor, 0, 751, cs_call_cudnn+912, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetFilter4dDescriptor, cs_sd_cudnnGetFilter4dDescriptor, 1, 751, cs_call_cudnn+912, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetFilter4dDescriptor, cs_sg_cudnnGetFilter4dDescriptor, 2, 751, cs_call_cudnn+912, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetFilter4dDescriptor, 751
-CS_FAST_ENTRY cs_l_cudnnGetFilterNdDescriptor, cs_sl_cudnnGetFilterNdDescriptor, 0, 752, cs_call_cudnn+920, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetFilterNdDescriptor, cs_sd_cudnnGetFilterNdDescriptor, 1, 752, cs_call_cudnn+920, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetFilterNdDescriptor, cs_sg_cudnnGetFilterNdDescriptor, 2, 752, cs_call_cudnn+920, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetFilterNdDescriptor, cs_sl_cudnnGetFilterNdDescriptor, 0, 752, cs_call_cudnn+920, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetFilterNdDescriptor, cs_sd_cudnnGetFilterNdDescriptor, 1, 752, cs_call_cudnn+920, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetFilterNdDescriptor, cs_sg_cudnnGetFilterNdDescriptor, 2, 752, cs_call_cudnn+920, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetFilterNdDescriptor, 752
-CS_FAST_ENTRY cs_l_cudnnGetFilterSizeInBytes, cs_sl_cudnnGetFilterSizeInBytes, 0, 753, cs_call_cudnn+928, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetFilterSizeInBytes, cs_sd_cudnnGetFilterSizeInBytes, 1, 753, cs_call_cudnn+928, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetFilterSizeInBytes, cs_sg_cudnnGetFilterSizeInBytes, 2, 753, cs_call_cudnn+928, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetFilterSizeInBytes, cs_sl_cudnnGetFilterSizeInBytes, 0, 753, cs_call_cudnn+928, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetFilterSizeInBytes, cs_sd_cudnnGetFilterSizeInBytes, 1, 753, cs_call_cudnn+928, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetFilterSizeInBytes, cs_sg_cudnnGetFilterSizeInBytes, 2, 753, cs_call_cudnn+928, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetFilterSizeInBytes, 753
-CS_FAST_ENTRY cs_l_cudnnGetFoldedConvBackwardDataDescriptors, cs_sl_cudnnGetFoldedConvBackwardDataDescriptors, 0, 754, cs_call_cudnn+936, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetFoldedConvBackwardDataDescriptors, cs_sd_cudnnGetFoldedConvBackwardDataDescriptors, 1, 754, cs_call_cudnn+936, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetFoldedConvBackwardDataDescriptors, cs_sg_cudnnGetFoldedConvBackwardDataDescriptors, 2, 754, cs_call_cudnn+936, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetFoldedConvBackwardDataDescriptors, cs_sl_cudnnGetFoldedConvBackwardDataDescriptors, 0, 754, cs_call_cudnn+936, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetFoldedConvBackwardDataDescriptors, cs_sd_cudnnGetFoldedConvBackwardDataDescriptors, 1, 754, cs_call_cudnn+936, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetFoldedConvBackwardDataDescriptors, cs_sg_cudnnGetFoldedConvBackwardDataDescriptors, 2, 754, cs_call_cudnn+936, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetFoldedConvBackwardDataDescriptors, 754
-CS_FAST_ENTRY cs_l_cudnnGetFusedOpsConstParamPackAttribute, cs_sl_cudnnGetFusedOpsConstParamPackAttribute, 0, 755, cs_call_cudnn+944, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetFusedOpsConstParamPackAttribute, cs_sd_cudnnGetFusedOpsConstParamPackAttribute, 1, 755, cs_call_cudnn+944, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetFusedOpsConstParamPackAttribute, cs_sg_cudnnGetFusedOpsConstParamPackAttribute, 2, 755, cs_call_cudnn+944, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetFusedOpsConstParamPackAttribute, cs_sl_cudnnGetFusedOpsConstParamPackAttribute, 0, 755, cs_call_cudnn+944, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetFusedOpsConstParamPackAttribute, cs_sd_cudnnGetFusedOpsConstParamPackAttribute, 1, 755, cs_call_cudnn+944, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetFusedOpsConstParamPackAttribute, cs_sg_cudnnGetFusedOpsConstParamPackAttribute, 2, 755, cs_call_cudnn+944, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetFusedOpsConstParamPackAttribute, 755
-CS_FAST_ENTRY cs_l_cudnnGetFusedOpsVariantParamPackAttribute, cs_sl_cudnnGetFusedOpsVariantParamPackAttribute, 0, 756, cs_call_cudnn+952, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetFusedOpsVariantParamPackAttribute, cs_sd_cudnnGetFusedOpsVariantParamPackAttribute, 1, 756, cs_call_cudnn+952, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetFusedOpsVariantParamPackAttribute, cs_sg_cudnnGetFusedOpsVariantParamPackAttribute, 2, 756, cs_call_cudnn+952, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetFusedOpsVariantParamPackAttribute, cs_sl_cudnnGetFusedOpsVariantParamPackAttribute, 0, 756, cs_call_cudnn+952, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetFusedOpsVariantParamPackAttribute, cs_sd_cudnnGetFusedOpsVariantParamPackAttribute, 1, 756, cs_call_cudnn+952, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetFusedOpsVariantParamPackAttribute, cs_sg_cudnnGetFusedOpsVariantParamPackAttribute, 2, 756, cs_call_cudnn+952, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetFusedOpsVariantParamPackAttribute, 756
-CS_FAST_ENTRY cs_l_cudnnGetLRNDescriptor, cs_sl_cudnnGetLRNDescriptor, 0, 757, cs_call_cudnn+960, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetLRNDescriptor, cs_sd_cudnnGetLRNDescriptor, 1, 757, cs_call_cudnn+960, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetLRNDescriptor, cs_sg_cudnnGetLRNDescriptor, 2, 757, cs_call_cudnn+960, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetLRNDescriptor, cs_sl_cudnnGetLRNDescriptor, 0, 757, cs_call_cudnn+960, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetLRNDescriptor, cs_sd_cudnnGetLRNDescriptor, 1, 757, cs_call_cudnn+960, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetLRNDescriptor, cs_sg_cudnnGetLRNDescriptor, 2, 757, cs_call_cudnn+960, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetLRNDescriptor, 757
-CS_FAST_ENTRY cs_l_cudnnGetMultiHeadAttnBuffers, cs_sl_cudnnGetMultiHeadAttnBuffers, 0, 759, cs_call_cudnn+976, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetMultiHeadAttnBuffers, cs_sd_cudnnGetMultiHeadAttnBuffers, 1, 759, cs_call_cudnn+976, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetMultiHeadAttnBuffers, cs_sg_cudnnGetMultiHeadAttnBuffers, 2, 759, cs_call_cudnn+976, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetMultiHeadAttnBuffers, cs_sl_cudnnGetMultiHeadAttnBuffers, 0, 759, cs_call_cudnn+976, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetMultiHeadAttnBuffers, cs_sd_cudnnGetMultiHeadAttnBuffers, 1, 759, cs_call_cudnn+976, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetMultiHeadAttnBuffers, cs_sg_cudnnGetMultiHeadAttnBuffers, 2, 759, cs_call_cudnn+976, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetMultiHeadAttnBuffers, 759
-CS_FAST_ENTRY cs_l_cudnnGetMultiHeadAttnWeights, cs_sl_cudnnGetMultiHeadAttnWeights, 0, 760, cs_call_cudnn+984, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetMultiHeadAttnWeights, cs_sd_cudnnGetMultiHeadAttnWeights, 1, 760, cs_call_cudnn+984, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetMultiHeadAttnWeights, cs_sg_cudnnGetMultiHeadAttnWeights, 2, 760, cs_call_cudnn+984, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetMultiHeadAttnWeights, cs_sl_cudnnGetMultiHeadAttnWeights, 0, 760, cs_call_cudnn+984, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetMultiHeadAttnWeights, cs_sd_cudnnGetMultiHeadAttnWeights, 1, 760, cs_call_cudnn+984, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetMultiHeadAttnWeights, cs_sg_cudnnGetMultiHeadAttnWeights, 2, 760, cs_call_cudnn+984, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetMultiHeadAttnWeights, 760
-CS_FAST_ENTRY cs_l_cudnnGetNormalizationBackwardWorkspaceSize, cs_sl_cudnnGetNormalizationBackwardWorkspaceSize, 0, 761, cs_call_cudnn+992, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetNormalizationBackwardWorkspaceSize, cs_sd_cudnnGetNormalizationBackwardWorkspaceSize, 1, 761, cs_call_cudnn+992, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetNormalizationBackwardWorkspaceSize, cs_sg_cudnnGetNormalizationBackwardWorkspaceSize, 2, 761, cs_call_cudnn+992, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetNormalizationBackwardWorkspaceSize, cs_sl_cudnnGetNormalizationBackwardWorkspaceSize, 0, 761, cs_call_cudnn+992, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetNormalizationBackwardWorkspaceSize, cs_sd_cudnnGetNormalizationBackwardWorkspaceSize, 1, 761, cs_call_cudnn+992, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetNormalizationBackwardWorkspaceSize, cs_sg_cudnnGetNormalizationBackwardWorkspaceSize, 2, 761, cs_call_cudnn+992, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetNormalizationBackwardWorkspaceSize, 761
-CS_FAST_ENTRY cs_l_cudnnGetNormalizationForwardTrainingWorkspaceSize, cs_sl_cudnnGetNormalizationForwardTrainingWorkspaceSize, 0, 762, cs_call_cudnn+1000, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetNormalizationForwardTrainingWorkspaceSize, cs_sd_cudnnGetNormalizationForwardTrainingWorkspaceSize, 1, 762, cs_call_cudnn+1000, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetNormalizationForwardTrainingWorkspaceSize, cs_sg_cudnnGetNormalizationForwardTrainingWorkspaceSize, 2, 762, cs_call_cudnn+1000, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetNormalizationForwardTrainingWorkspaceSize, cs_sl_cudnnGetNormalizationForwardTrainingWorkspaceSize, 0, 762, cs_call_cudnn+1000, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetNormalizationForwardTrainingWorkspaceSize, cs_sd_cudnnGetNormalizationForwardTrainingWorkspaceSize, 1, 762, cs_call_cudnn+1000, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetNormalizationForwardTrainingWorkspaceSize, cs_sg_cudnnGetNormalizationForwardTrainingWorkspaceSize, 2, 762, cs_call_cudnn+1000, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetNormalizationForwardTrainingWorkspaceSize, 762
-CS_FAST_ENTRY cs_l_cudnnGetNormalizationTrainingReserveSpaceSize, cs_sl_cudnnGetNormalizationTrainingReserveSpaceSize, 0, 763, cs_call_cudnn+1008, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetNormalizationTrainingReserveSpaceSize, cs_sd_cudnnGetNormalizationTrainingReserveSpaceSize, 1, 763, cs_call_cudnn+1008, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetNormalizationTrainingReserveSpaceSize, cs_sg_cudnnGetNormalizationTrainingReserveSpaceSize, 2, 763, cs_call_cudnn+1008, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetNormalizationTrainingReserveSpaceSize, cs_sl_cudnnGetNormalizationTrainingReserveSpaceSize, 0, 763, cs_call_cudnn+1008, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetNormalizationTrainingReserveSpaceSize, cs_sd_cudnnGetNormalizationTrainingReserveSpaceSize, 1, 763, cs_call_cudnn+1008, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetNormalizationTrainingReserveSpaceSize, cs_sg_cudnnGetNormalizationTrainingReserveSpaceSize, 2, 763, cs_call_cudnn+1008, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetNormalizationTrainingReserveSpaceSize, 763
-CS_FAST_ENTRY cs_l_cudnnGetOpTensorDescriptor, cs_sl_cudnnGetOpTensorDescriptor, 0, 764, cs_call_cudnn+1016, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetOpTensorDescriptor, cs_sd_cudnnGetOpTensorDescriptor, 1, 764, cs_call_cudnn+1016, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetOpTensorDescriptor, cs_sg_cudnnGetOpTensorDescriptor, 2, 764, cs_call_cudnn+1016, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetOpTensorDescriptor, cs_sl_cudnnGetOpTensorDescriptor, 0, 764, cs_call_cudnn+1016, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetOpTensorDescriptor, cs_sd_cudnnGetOpTensorDescriptor, 1, 764, cs_call_cudnn+1016, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetOpTensorDescriptor, cs_sg_cudnnGetOpTensorDescriptor, 2, 764, cs_call_cudnn+1016, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetOpTensorDescriptor, 764
-CS_FAST_ENTRY cs_l_cudnnGetPooling2dDescriptor, cs_sl_cudnnGetPooling2dDescriptor, 0, 765, cs_call_cudnn+1024, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetPooling2dDescriptor, cs_sd_cudnnGetPooling2dDescriptor, 1, 765, cs_call_cudnn+1024, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetPooling2dDescriptor, cs_sg_cudnnGetPooling2dDescriptor, 2, 765, cs_call_cudnn+1024, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetPooling2dDescriptor, cs_sl_cudnnGetPooling2dDescriptor, 0, 765, cs_call_cudnn+1024, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetPooling2dDescriptor, cs_sd_cudnnGetPooling2dDescriptor, 1, 765, cs_call_cudnn+1024, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetPooling2dDescriptor, cs_sg_cudnnGetPooling2dDescriptor, 2, 765, cs_call_cudnn+1024, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetPooling2dDescriptor, 765
-CS_FAST_ENTRY cs_l_cudnnGetPooling2dForwardOutputDim, cs_sl_cudnnGetPooling2dForwardOutputDim, 0, 766, cs_call_cudnn+1032, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetPooling2dForwardOutputDim, cs_sd_cudnnGetPooling2dForwardOutputDim, 1, 766, cs_call_cudnn+1032, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetPooling2dForwardOutputDim, cs_sg_cudnnGetPooling2dForwardOutputDim, 2, 766, cs_call_cudnn+1032, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetPooling2dForwardOutputDim, cs_sl_cudnnGetPooling2dForwardOutputDim, 0, 766, cs_call_cudnn+1032, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetPooling2dForwardOutputDim, cs_sd_cudnnGetPooling2dForwardOutputDim, 1, 766, cs_call_cudnn+1032, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetPooling2dForwardOutputDim, cs_sg_cudnnGetPooling2dForwardOutputDim, 2, 766, cs_call_cudnn+1032, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetPooling2dForwardOutputDim, 766
-CS_FAST_ENTRY cs_l_cudnnGetPoolingNdDescriptor, cs_sl_cudnnGetPoolingNdDescriptor, 0, 767, cs_call_cudnn+1040, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetPoolingNdDescriptor, cs_sd_cudnnGetPoolingNdDescriptor, 1, 767, cs_call_cudnn+1040, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetPoolingNdDescriptor, cs_sg_cudnnGetPoolingNdDescriptor, 2, 767, cs_call_cudnn+1040, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetPoolingNdDescriptor, cs_sl_cudnnGetPoolingNdDescriptor, 0, 767, cs_call_cudnn+1040, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetPoolingNdDescriptor, cs_sd_cudnnGetPoolingNdDescriptor, 1, 767, cs_call_cudnn+1040, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetPoolingNdDescriptor, cs_sg_cudnnGetPoolingNdDescriptor, 2, 767, cs_call_cudnn+1040, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetPoolingNdDescriptor, 767
-CS_FAST_ENTRY cs_l_cudnnGetPoolingNdForwardOutputDim, cs_sl_cudnnGetPoolingNdForwardOutputDim, 0, 768, cs_call_cudnn+1048, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetPoolingNdForwardOutputDim, cs_sd_cudnnGetPoolingNdForwardOutputDim, 1, 768, cs_call_cudnn+1048, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetPoolingNdForwardOutputDim, cs_sg_cudnnGetPoolingNdForwardOutputDim, 2, 768, cs_call_cudnn+1048, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetPoolingNdForwardOutputDim, cs_sl_cudnnGetPoolingNdForwardOutputDim, 0, 768, cs_call_cudnn+1048, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetPoolingNdForwardOutputDim, cs_sd_cudnnGetPoolingNdForwardOutputDim, 1, 768, cs_call_cudnn+1048, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetPoolingNdForwardOutputDim, cs_sg_cudnnGetPoolingNdForwardOutputDim, 2, 768, cs_call_cudnn+1048, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetPoolingNdForwardOutputDim, 768
-CS_FAST_ENTRY cs_l_cudnnGetProperty, cs_sl_cudnnGetProperty, 0, 769, cs_call_cudnn+1056, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetProperty, cs_sd_cudnnGetProperty, 1, 769, cs_call_cudnn+1056, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetProperty, cs_sg_cudnnGetProperty, 2, 769, cs_call_cudnn+1056, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetProperty, cs_sl_cudnnGetProperty, 0, 769, cs_call_cudnn+1056, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetProperty, cs_sd_cudnnGetProperty, 1, 769, cs_call_cudnn+1056, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetProperty, cs_sg_cudnnGetProperty, 2, 769, cs_call_cudnn+1056, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetProperty, 769
-CS_FAST_ENTRY cs_l_cudnnGetRNNDataDescriptor, cs_sl_cudnnGetRNNDataDescriptor, 0, 770, cs_call_cudnn+1064, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetRNNDataDescriptor, cs_sd_cudnnGetRNNDataDescriptor, 1, 770, cs_call_cudnn+1064, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetRNNDataDescriptor, cs_sg_cudnnGetRNNDataDescriptor, 2, 770, cs_call_cudnn+1064, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetRNNDataDescriptor, cs_sl_cudnnGetRNNDataDescriptor, 0, 770, cs_call_cudnn+1064, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetRNNDataDescriptor, cs_sd_cudnnGetRNNDataDescriptor, 1, 770, cs_call_cudnn+1064, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetRNNDataDescriptor, cs_sg_cudnnGetRNNDataDescriptor, 2, 770, cs_call_cudnn+1064, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetRNNDataDescriptor, 770
-CS_FAST_ENTRY cs_l_cudnnGetRNNDescriptor_v8, cs_sl_cudnnGetRNNDescriptor_v8, 0, 771, cs_call_cudnn+1072, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetRNNDescriptor_v8, cs_sd_cudnnGetRNNDescriptor_v8, 1, 771, cs_call_cudnn+1072, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetRNNDescriptor_v8, cs_sg_cudnnGetRNNDescriptor_v8, 2, 771, cs_call_cudnn+1072, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetRNNDescriptor_v8, cs_sl_cudnnGetRNNDescriptor_v8, 0, 771, cs_call_cudnn+1072, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetRNNDescriptor_v8, cs_sd_cudnnGetRNNDescriptor_v8, 1, 771, cs_call_cudnn+1072, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetRNNDescriptor_v8, cs_sg_cudnnGetRNNDescriptor_v8, 2, 771, cs_call_cudnn+1072, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetRNNDescriptor_v8, 771
-CS_FAST_ENTRY cs_l_cudnnGetRNNTempSpaceSizes, cs_sl_cudnnGetRNNTempSpaceSizes, 0, 772, cs_call_cudnn+1080, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetRNNTempSpaceSizes, cs_sd_cudnnGetRNNTempSpaceSizes, 1, 772, cs_call_cudnn+1080, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetRNNTempSpaceSizes, cs_sg_cudnnGetRNNTempSpaceSizes, 2, 772, cs_call_cudnn+1080, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetRNNTempSpaceSizes, cs_sl_cudnnGetRNNTempSpaceSizes, 0, 772, cs_call_cudnn+1080, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetRNNTempSpaceSizes, cs_sd_cudnnGetRNNTempSpaceSizes, 1, 772, cs_call_cudnn+1080, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetRNNTempSpaceSizes, cs_sg_cudnnGetRNNTempSpaceSizes, 2, 772, cs_call_cudnn+1080, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetRNNTempSpaceSizes, 772
-CS_FAST_ENTRY cs_l_cudnnGetRNNWeightParams, cs_sl_cudnnGetRNNWeightParams, 0, 773, cs_call_cudnn+1088, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetRNNWeightParams, cs_sd_cudnnGetRNNWeightParams, 1, 773, cs_call_cudnn+1088, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetRNNWeightParams, cs_sg_cudnnGetRNNWeightParams, 2, 773, cs_call_cudnn+1088, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetRNNWeightParams, cs_sl_cudnnGetRNNWeightParams, 0, 773, cs_call_cudnn+1088, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetRNNWeightParams, cs_sd_cudnnGetRNNWeightParams, 1, 773, cs_call_cudnn+1088, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetRNNWeightParams, cs_sg_cudnnGetRNNWeightParams, 2, 773, cs_call_cudnn+1088, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetRNNWeightParams, 773
-CS_FAST_ENTRY cs_l_cudnnGetRNNWeightSpaceSize, cs_sl_cudnnGetRNNWeightSpaceSize, 0, 774, cs_call_cudnn+1096, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetRNNWeightSpaceSize, cs_sd_cudnnGetRNNWeightSpaceSize, 1, 774, cs_call_cudnn+1096, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetRNNWeightSpaceSize, cs_sg_cudnnGetRNNWeightSpaceSize, 2, 774, cs_call_cudnn+1096, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetRNNWeightSpaceSize, cs_sl_cudnnGetRNNWeightSpaceSize, 0, 774, cs_call_cudnn+1096, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetRNNWeightSpaceSize, cs_sd_cudnnGetRNNWeightSpaceSize, 1, 774, cs_call_cudnn+1096, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetRNNWeightSpaceSize, cs_sg_cudnnGetRNNWeightSpaceSize, 2, 774, cs_call_cudnn+1096, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetRNNWeightSpaceSize, 774
-CS_FAST_ENTRY cs_l_cudnnGetReduceTensorDescriptor, cs_sl_cudnnGetReduceTensorDescriptor, 0, 775, cs_call_cudnn+1104, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetReduceTensorDescriptor, cs_sd_cudnnGetReduceTensorDescriptor, 1, 775, cs_call_cudnn+1104, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetReduceTensorDescriptor, cs_sg_cudnnGetReduceTensorDescriptor, 2, 775, cs_call_cudnn+1104, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetReduceTensorDescriptor, cs_sl_cudnnGetReduceTensorDescriptor, 0, 775, cs_call_cudnn+1104, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetReduceTensorDescriptor, cs_sd_cudnnGetReduceTensorDescriptor, 1, 775, cs_call_cudnn+1104, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetReduceTensorDescriptor, cs_sg_cudnnGetReduceTensorDescriptor, 2, 775, cs_call_cudnn+1104, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetReduceTensorDescriptor, 775
-CS_FAST_ENTRY cs_l_cudnnGetReductionIndicesSize, cs_sl_cudnnGetReductionIndicesSize, 0, 776, cs_call_cudnn+1112, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetReductionIndicesSize, cs_sd_cudnnGetReductionIndicesSize, 1, 776, cs_call_cudnn+1112, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetReductionIndicesSize, cs_sg_cudnnGetReductionIndicesSize, 2, 776, cs_call_cudnn+1112, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetReductionIndicesSize, cs_sl_cudnnGetReductionIndicesSize, 0, 776, cs_call_cudnn+1112, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetReductionIndicesSize, cs_sd_cudnnGetReductionIndicesSize, 1, 776, cs_call_cudnn+1112, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetReductionIndicesSize, cs_sg_cudnnGetReductionIndicesSize, 2, 776, cs_call_cudnn+1112, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetReductionIndicesSize, 776
-CS_FAST_ENTRY cs_l_cudnnGetReductionWorkspaceSize, cs_sl_cudnnGetReductionWorkspaceSize, 0, 777, cs_call_cudnn+1120, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetReductionWorkspaceSize, cs_sd_cudnnGetReductionWorkspaceSize, 1, 777, cs_call_cudnn+1120, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetReductionWorkspaceSize, cs_sg_cudnnGetReductionWorkspaceSize, 2, 777, cs_call_cudnn+1120, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetReductionWorkspaceSize, cs_sl_cudnnGetReductionWorkspaceSize, 0, 777, cs_call_cudnn+1120, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetReductionWorkspaceSize, cs_sd_cudnnGetReductionWorkspaceSize, 1, 777, cs_call_cudnn+1120, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetReductionWorkspaceSize, cs_sg_cudnnGetReductionWorkspaceSize, 2, 777, cs_call_cudnn+1120, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetReductionWorkspaceSize, 777
-CS_FAST_ENTRY cs_l_cudnnGetSeqDataDescriptor, cs_sl_cudnnGetSeqDataDescriptor, 0, 778, cs_call_cudnn+1128, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetSeqDataDescriptor, cs_sd_cudnnGetSeqDataDescriptor, 1, 778, cs_call_cudnn+1128, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetSeqDataDescriptor, cs_sg_cudnnGetSeqDataDescriptor, 2, 778, cs_call_cudnn+1128, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetSeqDataDescriptor, cs_sl_cudnnGetSeqDataDescriptor, 0, 778, cs_call_cudnn+1128, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetSeqDataDescriptor, cs_sd_cudnnGetSeqDataDescriptor, 1, 778, cs_call_cudnn+1128, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetSeqDataDescriptor, cs_sg_cudnnGetSeqDataDescriptor, 2, 778, cs_call_cudnn+1128, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetSeqDataDescriptor, 778
-CS_FAST_ENTRY cs_l_cudnnGetStream, cs_sl_cudnnGetStream, 0, 779, cs_call_cudnn+1136, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetStream, cs_sd_cudnnGetStream, 1, 779, cs_call_cudnn+1136, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetStream, cs_sg_cudnnGetStream, 2, 779, cs_call_cudnn+1136, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetStream, cs_sl_cudnnGetStream, 0, 779, cs_call_cudnn+1136, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetStream, cs_sd_cudnnGetStream, 1, 779, cs_call_cudnn+1136, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetStream, cs_sg_cudnnGetStream, 2, 779, cs_call_cudnn+1136, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetStream, 779
-CS_FAST_ENTRY cs_l_cudnnGetTensor4dDescriptor, cs_sl_cudnnGetTensor4dDescriptor, 0, 780, cs_call_cudnn+1144, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetTensor4dDescriptor, cs_sd_cudnnGetTensor4dDescriptor, 1, 780, cs_call_cudnn+1144, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetTensor4dDescriptor, cs_sg_cudnnGetTensor4dDescriptor, 2, 780, cs_call_cudnn+1144, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetTensor4dDescriptor, cs_sl_cudnnGetTensor4dDescriptor, 0, 780, cs_call_cudnn+1144, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetTensor4dDescriptor, cs_sd_cudnnGetTensor4dDescriptor, 1, 780, cs_call_cudnn+1144, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetTensor4dDescriptor, cs_sg_cudnnGetTensor4dDescriptor, 2, 780, cs_call_cudnn+1144, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetTensor4dDescriptor, 780
-CS_FAST_ENTRY cs_l_cudnnGetTensorNdDescriptor, cs_sl_cudnnGetTensorNdDescriptor, 0, 781, cs_call_cudnn+1152, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetTensorNdDescriptor, cs_sd_cudnnGetTensorNdDescriptor, 1, 781, cs_call_cudnn+1152, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetTensorNdDescriptor, cs_sg_cudnnGetTensorNdDescriptor, 2, 781, cs_call_cudnn+1152, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetTensorNdDescriptor, cs_sl_cudnnGetTensorNdDescriptor, 0, 781, cs_call_cudnn+1152, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetTensorNdDescriptor, cs_sd_cudnnGetTensorNdDescriptor, 1, 781, cs_call_cudnn+1152, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetTensorNdDescriptor, cs_sg_cudnnGetTensorNdDescriptor, 2, 781, cs_call_cudnn+1152, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetTensorNdDescriptor, 781
-CS_FAST_ENTRY cs_l_cudnnGetTensorSizeInBytes, cs_sl_cudnnGetTensorSizeInBytes, 0, 782, cs_call_cudnn+1160, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetTensorSizeInBytes, cs_sd_cudnnGetTensorSizeInBytes, 1, 782, cs_call_cudnn+1160, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetTensorSizeInBytes, cs_sg_cudnnGetTensorSizeInBytes, 2, 782, cs_call_cudnn+1160, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetTensorSizeInBytes, cs_sl_cudnnGetTensorSizeInBytes, 0, 782, cs_call_cudnn+1160, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetTensorSizeInBytes, cs_sd_cudnnGetTensorSizeInBytes, 1, 782, cs_call_cudnn+1160, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetTensorSizeInBytes, cs_sg_cudnnGetTensorSizeInBytes, 2, 782, cs_call_cudnn+1160, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetTensorSizeInBytes, 782
-CS_FAST_ENTRY cs_l_cudnnGetTensorTransformDescriptor, cs_sl_cudnnGetTensorTransformDescriptor, 0, 783, cs_call_cudnn+1168, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGetTensorTransformDescriptor, cs_sd_cudnnGetTensorTransformDescriptor, 1, 783, cs_call_cudnn+1168, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGetTensorTransformDescriptor, cs_sg_cudnnGetTensorTransformDescriptor, 2, 783, cs_call_cudnn+1168, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGetTensorTransformDescriptor, cs_sl_cudnnGetTensorTransformDescriptor, 0, 783, cs_call_cudnn+1168, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGetTensorTransformDescriptor, cs_sd_cudnnGetTensorTransformDescriptor, 1, 783, cs_call_cudnn+1168, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGetTensorTransformDescriptor, cs_sg_cudnnGetTensorTransformDescriptor, 2, 783, cs_call_cudnn+1168, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGetTensorTransformDescriptor, 783
-CS_FAST_ENTRY cs_l_cudnnGraphVersionCheck, cs_sl_cudnnGraphVersionCheck, 0, 785, cs_call_cudnn+1184, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnGraphVersionCheck, cs_sd_cudnnGraphVersionCheck, 1, 785, cs_call_cudnn+1184, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnGraphVersionCheck, cs_sg_cudnnGraphVersionCheck, 2, 785, cs_call_cudnn+1184, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnGraphVersionCheck, cs_sl_cudnnGraphVersionCheck, 0, 785, cs_call_cudnn+1184, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnGraphVersionCheck, cs_sd_cudnnGraphVersionCheck, 1, 785, cs_call_cudnn+1184, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnGraphVersionCheck, cs_sg_cudnnGraphVersionCheck, 2, 785, cs_call_cudnn+1184, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnGraphVersionCheck, 785
-CS_FAST_ENTRY cs_l_cudnnIm2Col, cs_sl_cudnnIm2Col, 0, 786, cs_call_cudnn+1192, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnIm2Col, cs_sd_cudnnIm2Col, 1, 786, cs_call_cudnn+1192, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnIm2Col, cs_sg_cudnnIm2Col, 2, 786, cs_call_cudnn+1192, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnIm2Col, cs_sl_cudnnIm2Col, 0, 786, cs_call_cudnn+1192, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnIm2Col, cs_sd_cudnnIm2Col, 1, 786, cs_call_cudnn+1192, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnIm2Col, cs_sg_cudnnIm2Col, 2, 786, cs_call_cudnn+1192, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnIm2Col, 786
-CS_FAST_ENTRY cs_l_cudnnInitTransformDest, cs_sl_cudnnInitTransformDest, 0, 787, cs_call_cudnn+1200, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnInitTransformDest, cs_sd_cudnnInitTransformDest, 1, 787, cs_call_cudnn+1200, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnInitTransformDest, cs_sg_cudnnInitTransformDest, 2, 787, cs_call_cudnn+1200, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnInitTransformDest, cs_sl_cudnnInitTransformDest, 0, 787, cs_call_cudnn+1200, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnInitTransformDest, cs_sd_cudnnInitTransformDest, 1, 787, cs_call_cudnn+1200, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnInitTransformDest, cs_sg_cudnnInitTransformDest, 2, 787, cs_call_cudnn+1200, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnInitTransformDest, 787
-CS_FAST_ENTRY cs_l_cudnnLRNCrossChannelBackward, cs_sl_cudnnLRNCrossChannelBackward, 0, 788, cs_call_cudnn+1208, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnLRNCrossChannelBackward, cs_sd_cudnnLRNCrossChannelBackward, 1, 788, cs_call_cudnn+1208, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnLRNCrossChannelBackward, cs_sg_cudnnLRNCrossChannelBackward, 2, 788, cs_call_cudnn+1208, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnLRNCrossChannelBackward, cs_sl_cudnnLRNCrossChannelBackward, 0, 788, cs_call_cudnn+1208, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnLRNCrossChannelBackward, cs_sd_cudnnLRNCrossChannelBackward, 1, 788, cs_call_cudnn+1208, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnLRNCrossChannelBackward, cs_sg_cudnnLRNCrossChannelBackward, 2, 788, cs_call_cudnn+1208, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnLRNCrossChannelBackward, 788
-CS_FAST_ENTRY cs_l_cudnnLRNCrossChannelForward, cs_sl_cudnnLRNCrossChannelForward, 0, 789, cs_call_cudnn+1216, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnLRNCrossChannelForward, cs_sd_cudnnLRNCrossChannelForward, 1, 789, cs_call_cudnn+1216, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnLRNCrossChannelForward, cs_sg_cudnnLRNCrossChannelForward, 2, 789, cs_call_cudnn+1216, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnLRNCrossChannelForward, cs_sl_cudnnLRNCrossChannelForward, 0, 789, cs_call_cudnn+1216, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnLRNCrossChannelForward, cs_sd_cudnnLRNCrossChannelForward, 1, 789, cs_call_cudnn+1216, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnLRNCrossChannelForward, cs_sg_cudnnLRNCrossChannelForward, 2, 789, cs_call_cudnn+1216, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnLRNCrossChannelForward, 789
-CS_FAST_ENTRY cs_l_cudnnMakeFusedOpsPlan, cs_sl_cudnnMakeFusedOpsPlan, 0, 790, cs_call_cudnn+1224, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnMakeFusedOpsPlan, cs_sd_cudnnMakeFusedOpsPlan, 1, 790, cs_call_cudnn+1224, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnMakeFusedOpsPlan, cs_sg_cudnnMakeFusedOpsPlan, 2, 790, cs_call_cudnn+1224, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnMakeFusedOpsPlan, cs_sl_cudnnMakeFusedOpsPlan, 0, 790, cs_call_cudnn+1224, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnMakeFusedOpsPlan, cs_sd_cudnnMakeFusedOpsPlan, 1, 790, cs_call_cudnn+1224, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnMakeFusedOpsPlan, cs_sg_cudnnMakeFusedOpsPlan, 2, 790, cs_call_cudnn+1224, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnMakeFusedOpsPlan, 790
-CS_FAST_ENTRY cs_l_cudnnMultiHeadAttnBackwardData, cs_sl_cudnnMultiHeadAttnBackwardData, 0, 791, cs_call_cudnn+1232, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnMultiHeadAttnBackwardData, cs_sd_cudnnMultiHeadAttnBackwardData, 1, 791, cs_call_cudnn+1232, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnMultiHeadAttnBackwardData, cs_sg_cudnnMultiHeadAttnBackwardData, 2, 791, cs_call_cudnn+1232, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnMultiHeadAttnBackwardData, cs_sl_cudnnMultiHeadAttnBackwardData, 0, 791, cs_call_cudnn+1232, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnMultiHeadAttnBackwardData, cs_sd_cudnnMultiHeadAttnBackwardData, 1, 791, cs_call_cudnn+1232, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnMultiHeadAttnBackwardData, cs_sg_cudnnMultiHeadAttnBackwardData, 2, 791, cs_call_cudnn+1232, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnMultiHeadAttnBackwardData, 791
-CS_FAST_ENTRY cs_l_cudnnMultiHeadAttnBackwardWeights, cs_sl_cudnnMultiHeadAttnBackwardWeights, 0, 792, cs_call_cudnn+1240, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnMultiHeadAttnBackwardWeights, cs_sd_cudnnMultiHeadAttnBackwardWeights, 1, 792, cs_call_cudnn+1240, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnMultiHeadAttnBackwardWeights, cs_sg_cudnnMultiHeadAttnBackwardWeights, 2, 792, cs_call_cudnn+1240, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnMultiHeadAttnBackwardWeights, cs_sl_cudnnMultiHeadAttnBackwardWeights, 0, 792, cs_call_cudnn+1240, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnMultiHeadAttnBackwardWeights, cs_sd_cudnnMultiHeadAttnBackwardWeights, 1, 792, cs_call_cudnn+1240, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnMultiHeadAttnBackwardWeights, cs_sg_cudnnMultiHeadAttnBackwardWeights, 2, 792, cs_call_cudnn+1240, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnMultiHeadAttnBackwardWeights, 792
-CS_FAST_ENTRY cs_l_cudnnMultiHeadAttnForward, cs_sl_cudnnMultiHeadAttnForward, 0, 793, cs_call_cudnn+1248, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnMultiHeadAttnForward, cs_sd_cudnnMultiHeadAttnForward, 1, 793, cs_call_cudnn+1248, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnMultiHeadAttnForward, cs_sg_cudnnMultiHeadAttnForward, 2, 793, cs_call_cudnn+1248, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnMultiHeadAttnForward, cs_sl_cudnnMultiHeadAttnForward, 0, 793, cs_call_cudnn+1248, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnMultiHeadAttnForward, cs_sd_cudnnMultiHeadAttnForward, 1, 793, cs_call_cudnn+1248, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnMultiHeadAttnForward, cs_sg_cudnnMultiHeadAttnForward, 2, 793, cs_call_cudnn+1248, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnMultiHeadAttnForward, 793
-CS_FAST_ENTRY cs_l_cudnnNormalizationBackward, cs_sl_cudnnNormalizationBackward, 0, 794, cs_call_cudnn+1256, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnNormalizationBackward, cs_sd_cudnnNormalizationBackward, 1, 794, cs_call_cudnn+1256, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnNormalizationBackward, cs_sg_cudnnNormalizationBackward, 2, 794, cs_call_cudnn+1256, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnNormalizationBackward, cs_sl_cudnnNormalizationBackward, 0, 794, cs_call_cudnn+1256, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnNormalizationBackward, cs_sd_cudnnNormalizationBackward, 1, 794, cs_call_cudnn+1256, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnNormalizationBackward, cs_sg_cudnnNormalizationBackward, 2, 794, cs_call_cudnn+1256, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnNormalizationBackward, 794
-CS_FAST_ENTRY cs_l_cudnnNormalizationForwardInference, cs_sl_cudnnNormalizationForwardInference, 0, 795, cs_call_cudnn+1264, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnNormalizationForwardInference, cs_sd_cudnnNormalizationForwardInference, 1, 795, cs_call_cudnn+1264, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnNormalizationForwardInference, cs_sg_cudnnNormalizationForwardInference, 2, 795, cs_call_cudnn+1264, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnNormalizationForwardInference, cs_sl_cudnnNormalizationForwardInference, 0, 795, cs_call_cudnn+1264, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnNormalizationForwardInference, cs_sd_cudnnNormalizationForwardInference, 1, 795, cs_call_cudnn+1264, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnNormalizationForwardInference, cs_sg_cudnnNormalizationForwardInference, 2, 795, cs_call_cudnn+1264, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnNormalizationForwardInference, 795
-CS_FAST_ENTRY cs_l_cudnnNormalizationForwardTraining, cs_sl_cudnnNormalizationForwardTraining, 0, 796, cs_call_cudnn+1272, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnNormalizationForwardTraining, cs_sd_cudnnNormalizationForwardTraining, 1, 796, cs_call_cudnn+1272, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnNormalizationForwardTraining, cs_sg_cudnnNormalizationForwardTraining, 2, 796, cs_call_cudnn+1272, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnNormalizationForwardTraining, cs_sl_cudnnNormalizationForwardTraining, 0, 796, cs_call_cudnn+1272, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnNormalizationForwardTraining, cs_sd_cudnnNormalizationForwardTraining, 1, 796, cs_call_cudnn+1272, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnNormalizationForwardTraining, cs_sg_cudnnNormalizationForwardTraining, 2, 796, cs_call_cudnn+1272, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnNormalizationForwardTraining, 796
-CS_FAST_ENTRY cs_l_cudnnOpTensor, cs_sl_cudnnOpTensor, 0, 797, cs_call_cudnn+1280, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnOpTensor, cs_sd_cudnnOpTensor, 1, 797, cs_call_cudnn+1280, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnOpTensor, cs_sg_cudnnOpTensor, 2, 797, cs_call_cudnn+1280, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnOpTensor, cs_sl_cudnnOpTensor, 0, 797, cs_call_cudnn+1280, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnOpTensor, cs_sd_cudnnOpTensor, 1, 797, cs_call_cudnn+1280, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnOpTensor, cs_sg_cudnnOpTensor, 2, 797, cs_call_cudnn+1280, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnOpTensor, 797
-CS_FAST_ENTRY cs_l_cudnnOpsVersionCheck, cs_sl_cudnnOpsVersionCheck, 0, 798, cs_call_cudnn+1288, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnOpsVersionCheck, cs_sd_cudnnOpsVersionCheck, 1, 798, cs_call_cudnn+1288, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnOpsVersionCheck, cs_sg_cudnnOpsVersionCheck, 2, 798, cs_call_cudnn+1288, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnOpsVersionCheck, cs_sl_cudnnOpsVersionCheck, 0, 798, cs_call_cudnn+1288, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnOpsVersionCheck, cs_sd_cudnnOpsVersionCheck, 1, 798, cs_call_cudnn+1288, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnOpsVersionCheck, cs_sg_cudnnOpsVersionCheck, 2, 798, cs_call_cudnn+1288, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnOpsVersionCheck, 798
-CS_FAST_ENTRY cs_l_cudnnPoolingBackward, cs_sl_cudnnPoolingBackward, 0, 799, cs_call_cudnn+1296, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnPoolingBackward, cs_sd_cudnnPoolingBackward, 1, 799, cs_call_cudnn+1296, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnPoolingBackward, cs_sg_cudnnPoolingBackward, 2, 799, cs_call_cudnn+1296, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnPoolingBackward, cs_sl_cudnnPoolingBackward, 0, 799, cs_call_cudnn+1296, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnPoolingBackward, cs_sd_cudnnPoolingBackward, 1, 799, cs_call_cudnn+1296, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnPoolingBackward, cs_sg_cudnnPoolingBackward, 2, 799, cs_call_cudnn+1296, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnPoolingBackward, 799
-CS_FAST_ENTRY cs_l_cudnnPoolingForward, cs_sl_cudnnPoolingForward, 0, 800, cs_call_cudnn+1304, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnPoolingForward, cs_sd_cudnnPoolingForward, 1, 800, cs_call_cudnn+1304, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnPoolingForward, cs_sg_cudnnPoolingForward, 2, 800, cs_call_cudnn+1304, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnPoolingForward, cs_sl_cudnnPoolingForward, 0, 800, cs_call_cudnn+1304, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnPoolingForward, cs_sd_cudnnPoolingForward, 1, 800, cs_call_cudnn+1304, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnPoolingForward, cs_sg_cudnnPoolingForward, 2, 800, cs_call_cudnn+1304, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnPoolingForward, 800
-CS_FAST_ENTRY cs_l_cudnnQueryRuntimeError, cs_sl_cudnnQueryRuntimeError, 0, 801, cs_call_cudnn+1312, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnQueryRuntimeError, cs_sd_cudnnQueryRuntimeError, 1, 801, cs_call_cudnn+1312, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnQueryRuntimeError, cs_sg_cudnnQueryRuntimeError, 2, 801, cs_call_cudnn+1312, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnQueryRuntimeError, cs_sl_cudnnQueryRuntimeError, 0, 801, cs_call_cudnn+1312, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnQueryRuntimeError, cs_sd_cudnnQueryRuntimeError, 1, 801, cs_call_cudnn+1312, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnQueryRuntimeError, cs_sg_cudnnQueryRuntimeError, 2, 801, cs_call_cudnn+1312, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnQueryRuntimeError, 801
-CS_FAST_ENTRY cs_l_cudnnRNNBackwardData_v8, cs_sl_cudnnRNNBackwardData_v8, 0, 802, cs_call_cudnn+1320, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnRNNBackwardData_v8, cs_sd_cudnnRNNBackwardData_v8, 1, 802, cs_call_cudnn+1320, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnRNNBackwardData_v8, cs_sg_cudnnRNNBackwardData_v8, 2, 802, cs_call_cudnn+1320, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnRNNBackwardData_v8, cs_sl_cudnnRNNBackwardData_v8, 0, 802, cs_call_cudnn+1320, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnRNNBackwardData_v8, cs_sd_cudnnRNNBackwardData_v8, 1, 802, cs_call_cudnn+1320, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnRNNBackwardData_v8, cs_sg_cudnnRNNBackwardData_v8, 2, 802, cs_call_cudnn+1320, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnRNNBackwardData_v8, 802
-CS_FAST_ENTRY cs_l_cudnnRNNBackwardWeights_v8, cs_sl_cudnnRNNBackwardWeights_v8, 0, 803, cs_call_cudnn+1328, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnRNNBackwardWeights_v8, cs_sd_cudnnRNNBackwardWeights_v8, 1, 803, cs_call_cudnn+1328, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnRNNBackwardWeights_v8, cs_sg_cudnnRNNBackwardWeights_v8, 2, 803, cs_call_cudnn+1328, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnRNNBackwardWeights_v8, cs_sl_cudnnRNNBackwardWeights_v8, 0, 803, cs_call_cudnn+1328, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnRNNBackwardWeights_v8, cs_sd_cudnnRNNBackwardWeights_v8, 1, 803, cs_call_cudnn+1328, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnRNNBackwardWeights_v8, cs_sg_cudnnRNNBackwardWeights_v8, 2, 803, cs_call_cudnn+1328, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnRNNBackwardWeights_v8, 803
-CS_FAST_ENTRY cs_l_cudnnRNNForward, cs_sl_cudnnRNNForward, 0, 804, cs_call_cudnn+1336, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnRNNForward, cs_sd_cudnnRNNForward, 1, 804, cs_call_cudnn+1336, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnRNNForward, cs_sg_cudnnRNNForward, 2, 804, cs_call_cudnn+1336, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnRNNForward, cs_sl_cudnnRNNForward, 0, 804, cs_call_cudnn+1336, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnRNNForward, cs_sd_cudnnRNNForward, 1, 804, cs_call_cudnn+1336, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnRNNForward, cs_sg_cudnnRNNForward, 2, 804, cs_call_cudnn+1336, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnRNNForward, 804
-CS_FAST_ENTRY cs_l_cudnnRNNGetClip_v8, cs_sl_cudnnRNNGetClip_v8, 0, 805, cs_call_cudnn+1344, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnRNNGetClip_v8, cs_sd_cudnnRNNGetClip_v8, 1, 805, cs_call_cudnn+1344, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnRNNGetClip_v8, cs_sg_cudnnRNNGetClip_v8, 2, 805, cs_call_cudnn+1344, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnRNNGetClip_v8, cs_sl_cudnnRNNGetClip_v8, 0, 805, cs_call_cudnn+1344, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnRNNGetClip_v8, cs_sd_cudnnRNNGetClip_v8, 1, 805, cs_call_cudnn+1344, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnRNNGetClip_v8, cs_sg_cudnnRNNGetClip_v8, 2, 805, cs_call_cudnn+1344, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnRNNGetClip_v8, 805
-CS_FAST_ENTRY cs_l_cudnnRNNGetClip_v9, cs_sl_cudnnRNNGetClip_v9, 0, 806, cs_call_cudnn+1352, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnRNNGetClip_v9, cs_sd_cudnnRNNGetClip_v9, 1, 806, cs_call_cudnn+1352, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnRNNGetClip_v9, cs_sg_cudnnRNNGetClip_v9, 2, 806, cs_call_cudnn+1352, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnRNNGetClip_v9, cs_sl_cudnnRNNGetClip_v9, 0, 806, cs_call_cudnn+1352, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnRNNGetClip_v9, cs_sd_cudnnRNNGetClip_v9, 1, 806, cs_call_cudnn+1352, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnRNNGetClip_v9, cs_sg_cudnnRNNGetClip_v9, 2, 806, cs_call_cudnn+1352, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnRNNGetClip_v9, 806
-CS_FAST_ENTRY cs_l_cudnnRNNSetClip_v8, cs_sl_cudnnRNNSetClip_v8, 0, 807, cs_call_cudnn+1360, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnRNNSetClip_v8, cs_sd_cudnnRNNSetClip_v8, 1, 807, cs_call_cudnn+1360, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnRNNSetClip_v8, cs_sg_cudnnRNNSetClip_v8, 2, 807, cs_call_cudnn+1360, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnRNNSetClip_v8, cs_sl_cudnnRNNSetClip_v8, 0, 807, cs_call_cudnn+1360, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnRNNSetClip_v8, cs_sd_cudnnRNNSetClip_v8, 1, 807, cs_call_cudnn+1360, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnRNNSetClip_v8, cs_sg_cudnnRNNSetClip_v8, 2, 807, cs_call_cudnn+1360, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnRNNSetClip_v8, 807
-CS_FAST_ENTRY cs_l_cudnnRNNSetClip_v9, cs_sl_cudnnRNNSetClip_v9, 0, 808, cs_call_cudnn+1368, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnRNNSetClip_v9, cs_sd_cudnnRNNSetClip_v9, 1, 808, cs_call_cudnn+1368, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnRNNSetClip_v9, cs_sg_cudnnRNNSetClip_v9, 2, 808, cs_call_cudnn+1368, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnRNNSetClip_v9, cs_sl_cudnnRNNSetClip_v9, 0, 808, cs_call_cudnn+1368, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnRNNSetClip_v9, cs_sd_cudnnRNNSetClip_v9, 1, 808, cs_call_cudnn+1368, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnRNNSetClip_v9, cs_sg_cudnnRNNSetClip_v9, 2, 808, cs_call_cudnn+1368, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnRNNSetClip_v9, 808
-CS_FAST_ENTRY cs_l_cudnnReduceTensor, cs_sl_cudnnReduceTensor, 0, 809, cs_call_cudnn+1376, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnReduceTensor, cs_sd_cudnnReduceTensor, 1, 809, cs_call_cudnn+1376, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnReduceTensor, cs_sg_cudnnReduceTensor, 2, 809, cs_call_cudnn+1376, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnReduceTensor, cs_sl_cudnnReduceTensor, 0, 809, cs_call_cudnn+1376, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnReduceTensor, cs_sd_cudnnReduceTensor, 1, 809, cs_call_cudnn+1376, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnReduceTensor, cs_sg_cudnnReduceTensor, 2, 809, cs_call_cudnn+1376, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnReduceTensor, 809
-CS_FAST_ENTRY cs_l_cudnnReorderFilterAndBias, cs_sl_cudnnReorderFilterAndBias, 0, 810, cs_call_cudnn+1384, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnReorderFilterAndBias, cs_sd_cudnnReorderFilterAndBias, 1, 810, cs_call_cudnn+1384, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnReorderFilterAndBias, cs_sg_cudnnReorderFilterAndBias, 2, 810, cs_call_cudnn+1384, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnReorderFilterAndBias, cs_sl_cudnnReorderFilterAndBias, 0, 810, cs_call_cudnn+1384, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnReorderFilterAndBias, cs_sd_cudnnReorderFilterAndBias, 1, 810, cs_call_cudnn+1384, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnReorderFilterAndBias, cs_sg_cudnnReorderFilterAndBias, 2, 810, cs_call_cudnn+1384, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnReorderFilterAndBias, 810
-CS_FAST_ENTRY cs_l_cudnnRestoreDropoutDescriptor, cs_sl_cudnnRestoreDropoutDescriptor, 0, 811, cs_call_cudnn+1392, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnRestoreDropoutDescriptor, cs_sd_cudnnRestoreDropoutDescriptor, 1, 811, cs_call_cudnn+1392, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnRestoreDropoutDescriptor, cs_sg_cudnnRestoreDropoutDescriptor, 2, 811, cs_call_cudnn+1392, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnRestoreDropoutDescriptor, cs_sl_cudnnRestoreDropoutDescriptor, 0, 811, cs_call_cudnn+1392, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnRestoreDropoutDescriptor, cs_sd_cudnnRestoreDropoutDescriptor, 1, 811, cs_call_cudnn+1392, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnRestoreDropoutDescriptor, cs_sg_cudnnRestoreDropoutDescriptor, 2, 811, cs_call_cudnn+1392, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnRestoreDropoutDescriptor, 811
-CS_FAST_ENTRY cs_l_cudnnScaleTensor, cs_sl_cudnnScaleTensor, 0, 812, cs_call_cudnn+1400, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnScaleTensor, cs_sd_cudnnScaleTensor, 1, 812, cs_call_cudnn+1400, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnScaleTensor, cs_sg_cudnnScaleTensor, 2, 812, cs_call_cudnn+1400, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnScaleTensor, cs_sl_cudnnScaleTensor, 0, 812, cs_call_cudnn+1400, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnScaleTensor, cs_sd_cudnnScaleTensor, 1, 812, cs_call_cudnn+1400, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnScaleTensor, cs_sg_cudnnScaleTensor, 2, 812, cs_call_cudnn+1400, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnScaleTensor, 812
-CS_FAST_ENTRY cs_l_cudnnSetActivationDescriptor, cs_sl_cudnnSetActivationDescriptor, 0, 813, cs_call_cudnn+1408, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetActivationDescriptor, cs_sd_cudnnSetActivationDescriptor, 1, 813, cs_call_cudnn+1408, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetActivationDescriptor, cs_sg_cudnnSetActivationDescriptor, 2, 813, cs_call_cudnn+1408, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetActivationDescriptor, cs_sl_cudnnSetActivationDescriptor, 0, 813, cs_call_cudnn+1408, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetActivationDescriptor, cs_sd_cudnnSetActivationDescriptor, 1, 813, cs_call_cudnn+1408, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetActivationDescriptor, cs_sg_cudnnSetActivationDescriptor, 2, 813, cs_call_cudnn+1408, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetActivationDescriptor, 813
-CS_FAST_ENTRY cs_l_cudnnSetActivationDescriptorSwishBeta, cs_sl_cudnnSetActivationDescriptorSwishBeta, 0, 814, cs_call_cudnn+1416, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetActivationDescriptorSwishBeta, cs_sd_cudnnSetActivationDescriptorSwishBeta, 1, 814, cs_call_cudnn+1416, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetActivationDescriptorSwishBeta, cs_sg_cudnnSetActivationDescriptorSwishBeta, 2, 814, cs_call_cudnn+1416, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetActivationDescriptorSwishBeta, cs_sl_cudnnSetActivationDescriptorSwishBeta, 0, 814, cs_call_cudnn+1416, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetActivationDescriptorSwishBeta, cs_sd_cudnnSetActivationDescriptorSwishBeta, 1, 814, cs_call_cudnn+1416, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetActivationDescriptorSwishBeta, cs_sg_cudnnSetActivationDescriptorSwishBeta, 2, 814, cs_call_cudnn+1416, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetActivationDescriptorSwishBeta, 814
-CS_FAST_ENTRY cs_l_cudnnSetAttnDescriptor, cs_sl_cudnnSetAttnDescriptor, 0, 815, cs_call_cudnn+1424, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetAttnDescriptor, cs_sd_cudnnSetAttnDescriptor, 1, 815, cs_call_cudnn+1424, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetAttnDescriptor, cs_sg_cudnnSetAttnDescriptor, 2, 815, cs_call_cudnn+1424, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetAttnDescriptor, cs_sl_cudnnSetAttnDescriptor, 0, 815, cs_call_cudnn+1424, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetAttnDescriptor, cs_sd_cudnnSetAttnDescriptor, 1, 815, cs_call_cudnn+1424, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetAttnDescriptor, cs_sg_cudnnSetAttnDescriptor, 2, 815, cs_call_cudnn+1424, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetAttnDescriptor, 815
-CS_FAST_ENTRY cs_l_cudnnSetCTCLossDescriptor, cs_sl_cudnnSetCTCLossDescriptor, 0, 816, cs_call_cudnn+1432, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetCTCLossDescriptor, cs_sd_cudnnSetCTCLossDescriptor, 1, 816, cs_call_cudnn+1432, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetCTCLossDescriptor, cs_sg_cudnnSetCTCLossDescriptor, 2, 816, cs_call_cudnn+1432, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetCTCLossDescriptor, cs_sl_cudnnSetCTCLossDescriptor, 0, 816, cs_call_cudnn+1432, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetCTCLossDescriptor, cs_sd_cudnnSetCTCLossDescriptor, 1, 816, cs_call_cudnn+1432, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetCTCLossDescriptor, cs_sg_cudnnSetCTCLossDescriptor, 2, 816, cs_call_cudnn+1432, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetCTCLossDescriptor, 816
-CS_FAST_ENTRY cs_l_cudnnSetCTCLossDescriptorEx, cs_sl_cudnnSetCTCLossDescriptorEx, 0, 817, cs_call_cudnn+1440, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetCTCLossDescriptorEx, cs_sd_cudnnSetCTCLossDescriptorEx, 1, 817, cs_call_cudnn+1440, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetCTCLossDescriptorEx, cs_sg_cudnnSetCTCLossDescriptorEx, 2, 817, cs_call_cudnn+1440, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetCTCLossDescriptorEx, cs_sl_cudnnSetCTCLossDescriptorEx, 0, 817, cs_call_cudnn+1440, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetCTCLossDescriptorEx, cs_sd_cudnnSetCTCLossDescriptorEx, 1, 817, cs_call_cudnn+1440, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetCTCLossDescriptorEx, cs_sg_cudnnSetCTCLossDescriptorEx, 2, 817, cs_call_cudnn+1440, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetCTCLossDescriptorEx, 817
-CS_FAST_ENTRY cs_l_cudnnSetCTCLossDescriptor_v8, cs_sl_cudnnSetCTCLossDescriptor_v8, 0, 818, cs_call_cudnn+1448, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetCTCLossDescriptor_v8, cs_sd_cudnnSetCTCLossDescriptor_v8, 1, 818, cs_call_cudnn+1448, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetCTCLossDescriptor_v8, cs_sg_cudnnSetCTCLossDescriptor_v8, 2, 818, cs_call_cudnn+1448, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetCTCLossDescriptor_v8, cs_sl_cudnnSetCTCLossDescriptor_v8, 0, 818, cs_call_cudnn+1448, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetCTCLossDescriptor_v8, cs_sd_cudnnSetCTCLossDescriptor_v8, 1, 818, cs_call_cudnn+1448, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetCTCLossDescriptor_v8, cs_sg_cudnnSetCTCLossDescriptor_v8, 2, 818, cs_call_cudnn+1448, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetCTCLossDescriptor_v8, 818
-CS_FAST_ENTRY cs_l_cudnnSetCTCLossDescriptor_v9, cs_sl_cudnnSetCTCLossDescriptor_v9, 0, 819, cs_call_cudnn+1456, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetCTCLossDescriptor_v9, cs_sd_cudnnSetCTCLossDescriptor_v9, 1, 819, cs_call_cudnn+1456, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetCTCLossDescriptor_v9, cs_sg_cudnnSetCTCLossDescriptor_v9, 2, 819, cs_call_cudnn+1456, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetCTCLossDescriptor_v9, cs_sl_cudnnSetCTCLossDescriptor_v9, 0, 819, cs_call_cudnn+1456, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetCTCLossDescriptor_v9, cs_sd_cudnnSetCTCLossDescriptor_v9, 1, 819, cs_call_cudnn+1456, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetCTCLossDescriptor_v9, cs_sg_cudnnSetCTCLossDescriptor_v9, 2, 819, cs_call_cudnn+1456, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetCTCLossDescriptor_v9, 819
-CS_FAST_ENTRY cs_l_cudnnSetCallback, cs_sl_cudnnSetCallback, 0, 820, cs_call_cudnn+1464, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetCallback, cs_sd_cudnnSetCallback, 1, 820, cs_call_cudnn+1464, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetCallback, cs_sg_cudnnSetCallback, 2, 820, cs_call_cudnn+1464, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetCallback, cs_sl_cudnnSetCallback, 0, 820, cs_call_cudnn+1464, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetCallback, cs_sd_cudnnSetCallback, 1, 820, cs_call_cudnn+1464, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetCallback, cs_sg_cudnnSetCallback, 2, 820, cs_call_cudnn+1464, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetCallback, 820
-CS_FAST_ENTRY cs_l_cudnnSetConvolution2dDescriptor, cs_sl_cudnnSetConvolution2dDescriptor, 0, 821, cs_call_cudnn+1472, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetConvolution2dDescriptor, cs_sd_cudnnSetConvolution2dDescriptor, 1, 821, cs_call_cudnn+1472, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetConvolution2dDescriptor, cs_sg_cudnnSetConvolution2dDescriptor, 2, 821, cs_call_cudnn+1472, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetConvolution2dDescriptor, cs_sl_cudnnSetConvolution2dDescriptor, 0, 821, cs_call_cudnn+1472, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetConvolution2dDescriptor, cs_sd_cudnnSetConvolution2dDescriptor, 1, 821, cs_call_cudnn+1472, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetConvolution2dDescriptor, cs_sg_cudnnSetConvolution2dDescriptor, 2, 821, cs_call_cudnn+1472, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetConvolution2dDescriptor, 821
-CS_FAST_ENTRY cs_l_cudnnSetConvolutionGroupCount, cs_sl_cudnnSetConvolutionGroupCount, 0, 822, cs_call_cudnn+1480, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetConvolutionGroupCount, cs_sd_cudnnSetConvolutionGroupCount, 1, 822, cs_call_cudnn+1480, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetConvolutionGroupCount, cs_sg_cudnnSetConvolutionGroupCount, 2, 822, cs_call_cudnn+1480, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetConvolutionGroupCount, cs_sl_cudnnSetConvolutionGroupCount, 0, 822, cs_call_cudnn+1480, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetConvolutionGroupCount, cs_sd_cudnnSetConvolutionGroupCount, 1, 822, cs_call_cudnn+1480, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetConvolutionGroupCount, cs_sg_cudnnSetConvolutionGroupCount, 2, 822, cs_call_cudnn+1480, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetConvolutionGroupCount, 822
-CS_FAST_ENTRY cs_l_cudnnSetConvolutionMathType, cs_sl_cudnnSetConvolutionMathType, 0, 823, cs_call_cudnn+1488, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetConvolutionMathType, cs_sd_cudnnSetConvolutionMathType, 1, 823, cs_call_cudnn+1488, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetConvolutionMathType, cs_sg_cudnnSetConvolutionMathType, 2, 823, cs_call_cudnn+1488, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetConvolutionMathType, cs_sl_cudnnSetConvolutionMathType, 0, 823, cs_call_cudnn+1488, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetConvolutionMathType, cs_sd_cudnnSetConvolutionMathType, 1, 823, cs_call_cudnn+1488, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetConvolutionMathType, cs_sg_cudnnSetConvolutionMathType, 2, 823, cs_call_cudnn+1488, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetConvolutionMathType, 823
-CS_FAST_ENTRY cs_l_cudnnSetConvolutionNdDescriptor, cs_sl_cudnnSetConvolutionNdDescriptor, 0, 824, cs_call_cudnn+1496, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetConvolutionNdDescriptor, cs_sd_cudnnSetConvolutionNdDescriptor, 1, 824, cs_call_cudnn+1496, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetConvolutionNdDescriptor, cs_sg_cudnnSetConvolutionNdDescriptor, 2, 824, cs_call_cudnn+1496, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetConvolutionNdDescriptor, cs_sl_cudnnSetConvolutionNdDescriptor, 0, 824, cs_call_cudnn+1496, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetConvolutionNdDescriptor, cs_sd_cudnnSetConvolutionNdDescriptor, 1, 824, cs_call_cudnn+1496, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetConvolutionNdDescriptor, cs_sg_cudnnSetConvolutionNdDescriptor, 2, 824, cs_call_cudnn+1496, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetConvolutionNdDescriptor, 824
-CS_FAST_ENTRY cs_l_cudnnSetConvolutionReorderType, cs_sl_cudnnSetConvolutionReorderType, 0, 825, cs_call_cudnn+1504, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetConvolutionReorderType, cs_sd_cudnnSetConvolutionReorderType, 1, 825, cs_call_cudnn+1504, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetConvolutionReorderType, cs_sg_cudnnSetConvolutionReorderType, 2, 825, cs_call_cudnn+1504, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetConvolutionReorderType, cs_sl_cudnnSetConvolutionReorderType, 0, 825, cs_call_cudnn+1504, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetConvolutionReorderType, cs_sd_cudnnSetConvolutionReorderType, 1, 825, cs_call_cudnn+1504, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetConvolutionReorderType, cs_sg_cudnnSetConvolutionReorderType, 2, 825, cs_call_cudnn+1504, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetConvolutionReorderType, 825
-CS_FAST_ENTRY cs_l_cudnnSetDropoutDescriptor, cs_sl_cudnnSetDropoutDescriptor, 0, 826, cs_call_cudnn+1512, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetDropoutDescriptor, cs_sd_cudnnSetDropoutDescriptor, 1, 826, cs_call_cudnn+1512, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetDropoutDescriptor, cs_sg_cudnnSetDropoutDescriptor, 2, 826, cs_call_cudnn+1512, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetDropoutDescriptor, cs_sl_cudnnSetDropoutDescriptor, 0, 826, cs_call_cudnn+1512, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetDropoutDescriptor, cs_sd_cudnnSetDropoutDescriptor, 1, 826, cs_call_cudnn+1512, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetDropoutDescriptor, cs_sg_cudnnSetDropoutDescriptor, 2, 826, cs_call_cudnn+1512, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetDropoutDescriptor, 826
-CS_FAST_ENTRY cs_l_cudnnSetFilter4dDescriptor, cs_sl_cudnnSetFilter4dDescriptor, 0, 827, cs_call_cudnn+1520, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetFilter4dDescriptor, cs_sd_cudnnSetFilter4dDescriptor, 1, 827, cs_call_cudnn+1520, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetFilter4dDescriptor, cs_sg_cudnnSetFilter4dDescriptor, 2, 827, cs_call_cudnn+1520, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetFilter4dDescriptor, cs_sl_cudnnSetFilter4dDescriptor, 0, 827, cs_call_cudnn+1520, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetFilter4dDescriptor, cs_sd_cudnnSetFilter4dDescriptor, 1, 827, cs_call_cudnn+1520, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetFilter4dDescriptor, cs_sg_cudnnSetFilter4dDescriptor, 2, 827, cs_call_cudnn+1520, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetFilter4dDescriptor, 827
-CS_FAST_ENTRY cs_l_cudnnSetFilterNdDescriptor, cs_sl_cudnnSetFilterNdDescriptor, 0, 828, cs_call_cudnn+1528, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetFilterNdDescriptor, cs_sd_cudnnSetFilterNdDescriptor, 1, 828, cs_call_cudnn+1528, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetFilterNdDescriptor, cs_sg_cudnnSetFilterNdDescriptor, 2, 828, cs_call_cudnn+1528, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetFilterNdDescriptor, cs_sl_cudnnSetFilterNdDescriptor, 0, 828, cs_call_cudnn+1528, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetFilterNdDescriptor, cs_sd_cudnnSetFilterNdDescriptor, 1, 828, cs_call_cudnn+1528, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetFilterNdDescriptor, cs_sg_cudnnSetFilterNdDescriptor, 2, 828, cs_call_cudnn+1528, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetFilterNdDescriptor, 828
-CS_FAST_ENTRY cs_l_cudnnSetFusedOpsConstParamPackAttribute, cs_sl_cudnnSetFusedOpsConstParamPackAttribute, 0, 829, cs_call_cudnn+1536, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetFusedOpsConstParamPackAttribute, cs_sd_cudnnSetFusedOpsConstParamPackAttribute, 1, 829, cs_call_cudnn+1536, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetFusedOpsConstParamPackAttribute, cs_sg_cudnnSetFusedOpsConstParamPackAttribute, 2, 829, cs_call_cudnn+1536, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetFusedOpsConstParamPackAttribute, cs_sl_cudnnSetFusedOpsConstParamPackAttribute, 0, 829, cs_call_cudnn+1536, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetFusedOpsConstParamPackAttribute, cs_sd_cudnnSetFusedOpsConstParamPackAttribute, 1, 829, cs_call_cudnn+1536, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetFusedOpsConstParamPackAttribute, cs_sg_cudnnSetFusedOpsConstParamPackAttribute, 2, 829, cs_call_cudnn+1536, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetFusedOpsConstParamPackAttribute, 829
-CS_FAST_ENTRY cs_l_cudnnSetFusedOpsVariantParamPackAttribute, cs_sl_cudnnSetFusedOpsVariantParamPackAttribute, 0, 830, cs_call_cudnn+1544, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetFusedOpsVariantParamPackAttribute, cs_sd_cudnnSetFusedOpsVariantParamPackAttribute, 1, 830, cs_call_cudnn+1544, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetFusedOpsVariantParamPackAttribute, cs_sg_cudnnSetFusedOpsVariantParamPackAttribute, 2, 830, cs_call_cudnn+1544, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetFusedOpsVariantParamPackAttribute, cs_sl_cudnnSetFusedOpsVariantParamPackAttribute, 0, 830, cs_call_cudnn+1544, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetFusedOpsVariantParamPackAttribute, cs_sd_cudnnSetFusedOpsVariantParamPackAttribute, 1, 830, cs_call_cudnn+1544, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetFusedOpsVariantParamPackAttribute, cs_sg_cudnnSetFusedOpsVariantParamPackAttribute, 2, 830, cs_call_cudnn+1544, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetFusedOpsVariantParamPackAttribute, 830
-CS_FAST_ENTRY cs_l_cudnnSetLRNDescriptor, cs_sl_cudnnSetLRNDescriptor, 0, 831, cs_call_cudnn+1552, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetLRNDescriptor, cs_sd_cudnnSetLRNDescriptor, 1, 831, cs_call_cudnn+1552, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetLRNDescriptor, cs_sg_cudnnSetLRNDescriptor, 2, 831, cs_call_cudnn+1552, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetLRNDescriptor, cs_sl_cudnnSetLRNDescriptor, 0, 831, cs_call_cudnn+1552, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetLRNDescriptor, cs_sd_cudnnSetLRNDescriptor, 1, 831, cs_call_cudnn+1552, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetLRNDescriptor, cs_sg_cudnnSetLRNDescriptor, 2, 831, cs_call_cudnn+1552, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetLRNDescriptor, 831
-CS_FAST_ENTRY cs_l_cudnnSetOpTensorDescriptor, cs_sl_cudnnSetOpTensorDescriptor, 0, 832, cs_call_cudnn+1560, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetOpTensorDescriptor, cs_sd_cudnnSetOpTensorDescriptor, 1, 832, cs_call_cudnn+1560, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetOpTensorDescriptor, cs_sg_cudnnSetOpTensorDescriptor, 2, 832, cs_call_cudnn+1560, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetOpTensorDescriptor, cs_sl_cudnnSetOpTensorDescriptor, 0, 832, cs_call_cudnn+1560, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetOpTensorDescriptor, cs_sd_cudnnSetOpTensorDescriptor, 1, 832, cs_call_cudnn+1560, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetOpTensorDescriptor, cs_sg_cudnnSetOpTensorDescriptor, 2, 832, cs_call_cudnn+1560, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetOpTensorDescriptor, 832
-CS_FAST_ENTRY cs_l_cudnnSetPooling2dDescriptor, cs_sl_cudnnSetPooling2dDescriptor, 0, 833, cs_call_cudnn+1568, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetPooling2dDescriptor, cs_sd_cudnnSetPooling2dDescriptor, 1, 833, cs_call_cudnn+1568, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetPooling2dDescriptor, cs_sg_cudnnSetPooling2dDescriptor, 2, 833, cs_call_cudnn+1568, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetPooling2dDescriptor, cs_sl_cudnnSetPooling2dDescriptor, 0, 833, cs_call_cudnn+1568, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetPooling2dDescriptor, cs_sd_cudnnSetPooling2dDescriptor, 1, 833, cs_call_cudnn+1568, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetPooling2dDescriptor, cs_sg_cudnnSetPooling2dDescriptor, 2, 833, cs_call_cudnn+1568, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetPooling2dDescriptor, 833
-CS_FAST_ENTRY cs_l_cudnnSetPoolingNdDescriptor, cs_sl_cudnnSetPoolingNdDescriptor, 0, 834, cs_call_cudnn+1576, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetPoolingNdDescriptor, cs_sd_cudnnSetPoolingNdDescriptor, 1, 834, cs_call_cudnn+1576, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetPoolingNdDescriptor, cs_sg_cudnnSetPoolingNdDescriptor, 2, 834, cs_call_cudnn+1576, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetPoolingNdDescriptor, cs_sl_cudnnSetPoolingNdDescriptor, 0, 834, cs_call_cudnn+1576, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetPoolingNdDescriptor, cs_sd_cudnnSetPoolingNdDescriptor, 1, 834, cs_call_cudnn+1576, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetPoolingNdDescriptor, cs_sg_cudnnSetPoolingNdDescriptor, 2, 834, cs_call_cudnn+1576, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetPoolingNdDescriptor, 834
-CS_FAST_ENTRY cs_l_cudnnSetRNNDataDescriptor, cs_sl_cudnnSetRNNDataDescriptor, 0, 835, cs_call_cudnn+1584, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetRNNDataDescriptor, cs_sd_cudnnSetRNNDataDescriptor, 1, 835, cs_call_cudnn+1584, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetRNNDataDescriptor, cs_sg_cudnnSetRNNDataDescriptor, 2, 835, cs_call_cudnn+1584, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetRNNDataDescriptor, cs_sl_cudnnSetRNNDataDescriptor, 0, 835, cs_call_cudnn+1584, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetRNNDataDescriptor, cs_sd_cudnnSetRNNDataDescriptor, 1, 835, cs_call_cudnn+1584, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetRNNDataDescriptor, cs_sg_cudnnSetRNNDataDescriptor, 2, 835, cs_call_cudnn+1584, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetRNNDataDescriptor, 835
-CS_FAST_ENTRY cs_l_cudnnSetRNNDescriptor_v8, cs_sl_cudnnSetRNNDescriptor_v8, 0, 836, cs_call_cudnn+1592, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetRNNDescriptor_v8, cs_sd_cudnnSetRNNDescriptor_v8, 1, 836, cs_call_cudnn+1592, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetRNNDescriptor_v8, cs_sg_cudnnSetRNNDescriptor_v8, 2, 836, cs_call_cudnn+1592, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetRNNDescriptor_v8, cs_sl_cudnnSetRNNDescriptor_v8, 0, 836, cs_call_cudnn+1592, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetRNNDescriptor_v8, cs_sd_cudnnSetRNNDescriptor_v8, 1, 836, cs_call_cudnn+1592, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetRNNDescriptor_v8, cs_sg_cudnnSetRNNDescriptor_v8, 2, 836, cs_call_cudnn+1592, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetRNNDescriptor_v8, 836
-CS_FAST_ENTRY cs_l_cudnnSetReduceTensorDescriptor, cs_sl_cudnnSetReduceTensorDescriptor, 0, 837, cs_call_cudnn+1600, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetReduceTensorDescriptor, cs_sd_cudnnSetReduceTensorDescriptor, 1, 837, cs_call_cudnn+1600, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetReduceTensorDescriptor, cs_sg_cudnnSetReduceTensorDescriptor, 2, 837, cs_call_cudnn+1600, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetReduceTensorDescriptor, cs_sl_cudnnSetReduceTensorDescriptor, 0, 837, cs_call_cudnn+1600, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetReduceTensorDescriptor, cs_sd_cudnnSetReduceTensorDescriptor, 1, 837, cs_call_cudnn+1600, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetReduceTensorDescriptor, cs_sg_cudnnSetReduceTensorDescriptor, 2, 837, cs_call_cudnn+1600, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetReduceTensorDescriptor, 837
-CS_FAST_ENTRY cs_l_cudnnSetSeqDataDescriptor, cs_sl_cudnnSetSeqDataDescriptor, 0, 838, cs_call_cudnn+1608, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetSeqDataDescriptor, cs_sd_cudnnSetSeqDataDescriptor, 1, 838, cs_call_cudnn+1608, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetSeqDataDescriptor, cs_sg_cudnnSetSeqDataDescriptor, 2, 838, cs_call_cudnn+1608, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetSeqDataDescriptor, cs_sl_cudnnSetSeqDataDescriptor, 0, 838, cs_call_cudnn+1608, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetSeqDataDescriptor, cs_sd_cudnnSetSeqDataDescriptor, 1, 838, cs_call_cudnn+1608, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetSeqDataDescriptor, cs_sg_cudnnSetSeqDataDescriptor, 2, 838, cs_call_cudnn+1608, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetSeqDataDescriptor, 838
-CS_FAST_ENTRY cs_l_cudnnSetSpatialTransformerNdDescriptor, cs_sl_cudnnSetSpatialTransformerNdDescriptor, 0, 839, cs_call_cudnn+1616, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetSpatialTransformerNdDescriptor, cs_sd_cudnnSetSpatialTransformerNdDescriptor, 1, 839, cs_call_cudnn+1616, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetSpatialTransformerNdDescriptor, cs_sg_cudnnSetSpatialTransformerNdDescriptor, 2, 839, cs_call_cudnn+1616, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetSpatialTransformerNdDescriptor, cs_sl_cudnnSetSpatialTransformerNdDescriptor, 0, 839, cs_call_cudnn+1616, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetSpatialTransformerNdDescriptor, cs_sd_cudnnSetSpatialTransformerNdDescriptor, 1, 839, cs_call_cudnn+1616, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetSpatialTransformerNdDescriptor, cs_sg_cudnnSetSpatialTransformerNdDescriptor, 2, 839, cs_call_cudnn+1616, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetSpatialTransformerNdDescriptor, 839
-CS_FAST_ENTRY cs_l_cudnnSetStream, cs_sl_cudnnSetStream, 0, 840, cs_call_cudnn+1624, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetStream, cs_sd_cudnnSetStream, 1, 840, cs_call_cudnn+1624, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetStream, cs_sg_cudnnSetStream, 2, 840, cs_call_cudnn+1624, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetStream, cs_sl_cudnnSetStream, 0, 840, cs_call_cudnn+1624, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetStream, cs_sd_cudnnSetStream, 1, 840, cs_call_cudnn+1624, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetStream, cs_sg_cudnnSetStream, 2, 840, cs_call_cudnn+1624, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetStream, 840
-CS_FAST_ENTRY cs_l_cudnnSetTensor, cs_sl_cudnnSetTensor, 0, 841, cs_call_cudnn+1632, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetTensor, cs_sd_cudnnSetTensor, 1, 841, cs_call_cudnn+1632, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetTensor, cs_sg_cudnnSetTensor, 2, 841, cs_call_cudnn+1632, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetTensor, cs_sl_cudnnSetTensor, 0, 841, cs_call_cudnn+1632, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetTensor, cs_sd_cudnnSetTensor, 1, 841, cs_call_cudnn+1632, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetTensor, cs_sg_cudnnSetTensor, 2, 841, cs_call_cudnn+1632, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetTensor, 841
-CS_FAST_ENTRY cs_l_cudnnSetTensor4dDescriptor, cs_sl_cudnnSetTensor4dDescriptor, 0, 842, cs_call_cudnn+1640, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetTensor4dDescriptor, cs_sd_cudnnSetTensor4dDescriptor, 1, 842, cs_call_cudnn+1640, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetTensor4dDescriptor, cs_sg_cudnnSetTensor4dDescriptor, 2, 842, cs_call_cudnn+1640, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetTensor4dDescriptor, cs_sl_cudnnSetTensor4dDescriptor, 0, 842, cs_call_cudnn+1640, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetTensor4dDescriptor, cs_sd_cudnnSetTensor4dDescriptor, 1, 842, cs_call_cudnn+1640, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetTensor4dDescriptor, cs_sg_cudnnSetTensor4dDescriptor, 2, 842, cs_call_cudnn+1640, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetTensor4dDescriptor, 842
-CS_FAST_ENTRY cs_l_cudnnSetTensor4dDescriptorEx, cs_sl_cudnnSetTensor4dDescriptorEx, 0, 843, cs_call_cudnn+1648, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetTensor4dDescriptorEx, cs_sd_cudnnSetTensor4dDescriptorEx, 1, 843, cs_call_cudnn+1648, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetTensor4dDescriptorEx, cs_sg_cudnnSetTensor4dDescriptorEx, 2, 843, cs_call_cudnn+1648, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetTensor4dDescriptorEx, cs_sl_cudnnSetTensor4dDescriptorEx, 0, 843, cs_call_cudnn+1648, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetTensor4dDescriptorEx, cs_sd_cudnnSetTensor4dDescriptorEx, 1, 843, cs_call_cudnn+1648, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetTensor4dDescriptorEx, cs_sg_cudnnSetTensor4dDescriptorEx, 2, 843, cs_call_cudnn+1648, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetTensor4dDescriptorEx, 843
-CS_FAST_ENTRY cs_l_cudnnSetTensorNdDescriptor, cs_sl_cudnnSetTensorNdDescriptor, 0, 844, cs_call_cudnn+1656, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetTensorNdDescriptor, cs_sd_cudnnSetTensorNdDescriptor, 1, 844, cs_call_cudnn+1656, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetTensorNdDescriptor, cs_sg_cudnnSetTensorNdDescriptor, 2, 844, cs_call_cudnn+1656, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetTensorNdDescriptor, cs_sl_cudnnSetTensorNdDescriptor, 0, 844, cs_call_cudnn+1656, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetTensorNdDescriptor, cs_sd_cudnnSetTensorNdDescriptor, 1, 844, cs_call_cudnn+1656, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetTensorNdDescriptor, cs_sg_cudnnSetTensorNdDescriptor, 2, 844, cs_call_cudnn+1656, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetTensorNdDescriptor, 844
-CS_FAST_ENTRY cs_l_cudnnSetTensorNdDescriptorEx, cs_sl_cudnnSetTensorNdDescriptorEx, 0, 845, cs_call_cudnn+1664, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetTensorNdDescriptorEx, cs_sd_cudnnSetTensorNdDescriptorEx, 1, 845, cs_call_cudnn+1664, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetTensorNdDescriptorEx, cs_sg_cudnnSetTensorNdDescriptorEx, 2, 845, cs_call_cudnn+1664, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetTensorNdDescriptorEx, cs_sl_cudnnSetTensorNdDescriptorEx, 0, 845, cs_call_cudnn+1664, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetTensorNdDescriptorEx, cs_sd_cudnnSetTensorNdDescriptorEx, 1, 845, cs_call_cudnn+1664, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetTensorNdDescriptorEx, cs_sg_cudnnSetTensorNdDescriptorEx, 2, 845, cs_call_cudnn+1664, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetTensorNdDescriptorEx, 845
-CS_FAST_ENTRY cs_l_cudnnSetTensorTransformDescriptor, cs_sl_cudnnSetTensorTransformDescriptor, 0, 846, cs_call_cudnn+1672, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSetTensorTransformDescriptor, cs_sd_cudnnSetTensorTransformDescriptor, 1, 846, cs_call_cudnn+1672, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSetTensorTransformDescriptor, cs_sg_cudnnSetTensorTransformDescriptor, 2, 846, cs_call_cudnn+1672, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSetTensorTransformDescriptor, cs_sl_cudnnSetTensorTransformDescriptor, 0, 846, cs_call_cudnn+1672, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSetTensorTransformDescriptor, cs_sd_cudnnSetTensorTransformDescriptor, 1, 846, cs_call_cudnn+1672, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSetTensorTransformDescriptor, cs_sg_cudnnSetTensorTransformDescriptor, 2, 846, cs_call_cudnn+1672, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSetTensorTransformDescriptor, 846
-CS_FAST_ENTRY cs_l_cudnnSoftmaxBackward, cs_sl_cudnnSoftmaxBackward, 0, 847, cs_call_cudnn+1680, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSoftmaxBackward, cs_sd_cudnnSoftmaxBackward, 1, 847, cs_call_cudnn+1680, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSoftmaxBackward, cs_sg_cudnnSoftmaxBackward, 2, 847, cs_call_cudnn+1680, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSoftmaxBackward, cs_sl_cudnnSoftmaxBackward, 0, 847, cs_call_cudnn+1680, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSoftmaxBackward, cs_sd_cudnnSoftmaxBackward, 1, 847, cs_call_cudnn+1680, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSoftmaxBackward, cs_sg_cudnnSoftmaxBackward, 2, 847, cs_call_cudnn+1680, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSoftmaxBackward, 847
-CS_FAST_ENTRY cs_l_cudnnSoftmaxForward, cs_sl_cudnnSoftmaxForward, 0, 848, cs_call_cudnn+1688, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSoftmaxForward, cs_sd_cudnnSoftmaxForward, 1, 848, cs_call_cudnn+1688, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSoftmaxForward, cs_sg_cudnnSoftmaxForward, 2, 848, cs_call_cudnn+1688, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSoftmaxForward, cs_sl_cudnnSoftmaxForward, 0, 848, cs_call_cudnn+1688, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSoftmaxForward, cs_sd_cudnnSoftmaxForward, 1, 848, cs_call_cudnn+1688, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSoftmaxForward, cs_sg_cudnnSoftmaxForward, 2, 848, cs_call_cudnn+1688, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSoftmaxForward, 848
-CS_FAST_ENTRY cs_l_cudnnSpatialTfGridGeneratorBackward, cs_sl_cudnnSpatialTfGridGeneratorBackward, 0, 849, cs_call_cudnn+1696, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSpatialTfGridGeneratorBackward, cs_sd_cudnnSpatialTfGridGeneratorBackward, 1, 849, cs_call_cudnn+1696, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSpatialTfGridGeneratorBackward, cs_sg_cudnnSpatialTfGridGeneratorBackward, 2, 849, cs_call_cudnn+1696, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSpatialTfGridGeneratorBackward, cs_sl_cudnnSpatialTfGridGeneratorBackward, 0, 849, cs_call_cudnn+1696, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSpatialTfGridGeneratorBackward, cs_sd_cudnnSpatialTfGridGeneratorBackward, 1, 849, cs_call_cudnn+1696, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSpatialTfGridGeneratorBackward, cs_sg_cudnnSpatialTfGridGeneratorBackward, 2, 849, cs_call_cudnn+1696, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSpatialTfGridGeneratorBackward, 849
-CS_FAST_ENTRY cs_l_cudnnSpatialTfGridGeneratorForward, cs_sl_cudnnSpatialTfGridGeneratorForward, 0, 850, cs_call_cudnn+1704, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSpatialTfGridGeneratorForward, cs_sd_cudnnSpatialTfGridGeneratorForward, 1, 850, cs_call_cudnn+1704, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSpatialTfGridGeneratorForward, cs_sg_cudnnSpatialTfGridGeneratorForward, 2, 850, cs_call_cudnn+1704, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSpatialTfGridGeneratorForward, cs_sl_cudnnSpatialTfGridGeneratorForward, 0, 850, cs_call_cudnn+1704, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSpatialTfGridGeneratorForward, cs_sd_cudnnSpatialTfGridGeneratorForward, 1, 850, cs_call_cudnn+1704, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSpatialTfGridGeneratorForward, cs_sg_cudnnSpatialTfGridGeneratorForward, 2, 850, cs_call_cudnn+1704, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSpatialTfGridGeneratorForward, 850
-CS_FAST_ENTRY cs_l_cudnnSpatialTfSamplerBackward, cs_sl_cudnnSpatialTfSamplerBackward, 0, 851, cs_call_cudnn+1712, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSpatialTfSamplerBackward, cs_sd_cudnnSpatialTfSamplerBackward, 1, 851, cs_call_cudnn+1712, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSpatialTfSamplerBackward, cs_sg_cudnnSpatialTfSamplerBackward, 2, 851, cs_call_cudnn+1712, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSpatialTfSamplerBackward, cs_sl_cudnnSpatialTfSamplerBackward, 0, 851, cs_call_cudnn+1712, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSpatialTfSamplerBackward, cs_sd_cudnnSpatialTfSamplerBackward, 1, 851, cs_call_cudnn+1712, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSpatialTfSamplerBackward, cs_sg_cudnnSpatialTfSamplerBackward, 2, 851, cs_call_cudnn+1712, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSpatialTfSamplerBackward, 851
-CS_FAST_ENTRY cs_l_cudnnSpatialTfSamplerForward, cs_sl_cudnnSpatialTfSamplerForward, 0, 852, cs_call_cudnn+1720, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnSpatialTfSamplerForward, cs_sd_cudnnSpatialTfSamplerForward, 1, 852, cs_call_cudnn+1720, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnSpatialTfSamplerForward, cs_sg_cudnnSpatialTfSamplerForward, 2, 852, cs_call_cudnn+1720, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnSpatialTfSamplerForward, cs_sl_cudnnSpatialTfSamplerForward, 0, 852, cs_call_cudnn+1720, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnSpatialTfSamplerForward, cs_sd_cudnnSpatialTfSamplerForward, 1, 852, cs_call_cudnn+1720, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnSpatialTfSamplerForward, cs_sg_cudnnSpatialTfSamplerForward, 2, 852, cs_call_cudnn+1720, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnSpatialTfSamplerForward, 852
-CS_FAST_ENTRY cs_l_cudnnTransformFilter, cs_sl_cudnnTransformFilter, 0, 853, cs_call_cudnn+1728, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnTransformFilter, cs_sd_cudnnTransformFilter, 1, 853, cs_call_cudnn+1728, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnTransformFilter, cs_sg_cudnnTransformFilter, 2, 853, cs_call_cudnn+1728, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnTransformFilter, cs_sl_cudnnTransformFilter, 0, 853, cs_call_cudnn+1728, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnTransformFilter, cs_sd_cudnnTransformFilter, 1, 853, cs_call_cudnn+1728, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnTransformFilter, cs_sg_cudnnTransformFilter, 2, 853, cs_call_cudnn+1728, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnTransformFilter, 853
-CS_FAST_ENTRY cs_l_cudnnTransformTensor, cs_sl_cudnnTransformTensor, 0, 854, cs_call_cudnn+1736, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnTransformTensor, cs_sd_cudnnTransformTensor, 1, 854, cs_call_cudnn+1736, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnTransformTensor, cs_sg_cudnnTransformTensor, 2, 854, cs_call_cudnn+1736, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnTransformTensor, cs_sl_cudnnTransformTensor, 0, 854, cs_call_cudnn+1736, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnTransformTensor, cs_sd_cudnnTransformTensor, 1, 854, cs_call_cudnn+1736, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnTransformTensor, cs_sg_cudnnTransformTensor, 2, 854, cs_call_cudnn+1736, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnTransformTensor, 854
-CS_FAST_ENTRY cs_l_cudnnTransformTensorEx, cs_sl_cudnnTransformTensorEx, 0, 855, cs_call_cudnn+1744, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_cudnnTransformTensorEx, cs_sd_cudnnTransformTensorEx, 1, 855, cs_call_cudnn+1744, cs_api_cudnn, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_cudnnTransformTensorEx, cs_sg_cudnnTransformTensorEx, 2, 855, cs_call_cudnn+1744, cs_api_cudnn, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_cudnnTransformTensorEx, cs_sl_cudnnTransformTensorEx, 0, 855, cs_call_cudnn+1744, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_d_cudnnTransformTensorEx, cs_sd_cudnnTransformTensorEx, 1, 855, cs_call_cudnn+1744, cs_api_cudnn, 1, 0
+CS_FAST_ENTRY cs_g_cudnnTransformTensorEx, cs_sg_cudnnTransformTensorEx, 2, 855, cs_call_cudnn+1744, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnTransformTensorEx, 855
 #endif
     .section .note.GNU-stack, "", @progbits

@@ -39,7 +39,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnActivationBackwa
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnActivationBackward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnActivationBackward(via, handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnActivationBackward(via, handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnActivationBackward(via, handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
     cs_fast_enter(t, CS_CUDNN_cudnnActivationBackward);
     uint32_t r = real(handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
@@ -89,7 +89,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnActivationForwar
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnActivationForward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnActivationForward(via, handle, activationDesc, alpha, xDesc, x, beta, yDesc, y);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnActivationForward(via, handle, activationDesc, alpha, xDesc, x, beta, yDesc, y);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnActivationForward(via, handle, activationDesc, alpha, xDesc, x, beta, yDesc, y);
     cs_fast_enter(t, CS_CUDNN_cudnnActivationForward);
     uint32_t r = real(handle, activationDesc, alpha, xDesc, x, beta, yDesc, y);
@@ -139,7 +139,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnAddTensor(uint8_
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnAddTensor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnAddTensor(via, handle, alpha, aDesc, A, beta, cDesc, C);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnAddTensor(via, handle, alpha, aDesc, A, beta, cDesc, C);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnAddTensor(via, handle, alpha, aDesc, A, beta, cDesc, C);
     cs_fast_enter(t, CS_CUDNN_cudnnAddTensor);
     uint32_t r = real(handle, alpha, aDesc, A, beta, cDesc, C);
@@ -189,7 +189,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnAdvVersionCheck(
     typedef uint32_t (*fn_t)(void);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnAdvVersionCheck - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnAdvVersionCheck(via);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnAdvVersionCheck(via);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnAdvVersionCheck(via);
     cs_fast_enter(t, CS_CUDNN_cudnnAdvVersionCheck);
     uint32_t r = real();
@@ -266,7 +266,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendDestroyDe
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnBackendDestroyDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBackendDestroyDescriptor(via, descriptor);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnBackendDestroyDescriptor(via, descriptor);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBackendDestroyDescriptor(via, descriptor);
     cs_fast_enter(t, CS_CUDNN_cudnnBackendDestroyDescriptor);
     uint32_t r = real(descriptor);
@@ -370,7 +370,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendGetAttrib
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnBackendGetAttribute - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBackendGetAttribute(via, descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnBackendGetAttribute(via, descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBackendGetAttribute(via, descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements);
     cs_fast_enter(t, CS_CUDNN_cudnnBackendGetAttribute);
     uint32_t r = real(descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements);
@@ -420,7 +420,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendInitializ
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnBackendInitialize - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBackendInitialize(via, descriptor);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnBackendInitialize(via, descriptor);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBackendInitialize(via, descriptor);
     cs_fast_enter(t, CS_CUDNN_cudnnBackendInitialize);
     uint32_t r = real(descriptor);
@@ -470,7 +470,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendPopulateC
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnBackendPopulateCudaGraph - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBackendPopulateCudaGraph(via, handle, executionPlan, variantPack, graph);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnBackendPopulateCudaGraph(via, handle, executionPlan, variantPack, graph);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBackendPopulateCudaGraph(via, handle, executionPlan, variantPack, graph);
     cs_fast_enter(t, CS_CUDNN_cudnnBackendPopulateCudaGraph);
     uint32_t r = real(handle, executionPlan, variantPack, graph);
@@ -520,7 +520,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendSetAttrib
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnBackendSetAttribute - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBackendSetAttribute(via, descriptor, attributeName, attributeType, elementCount, arrayOfElements);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnBackendSetAttribute(via, descriptor, attributeName, attributeType, elementCount, arrayOfElements);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBackendSetAttribute(via, descriptor, attributeName, attributeType, elementCount, arrayOfElements);
     cs_fast_enter(t, CS_CUDNN_cudnnBackendSetAttribute);
     uint32_t r = real(descriptor, attributeName, attributeType, elementCount, arrayOfElements);
@@ -570,7 +570,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendUpdateCud
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnBackendUpdateCudaGraph - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBackendUpdateCudaGraph(via, handle, executionPlan, variantPack, graph);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnBackendUpdateCudaGraph(via, handle, executionPlan, variantPack, graph);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBackendUpdateCudaGraph(via, handle, executionPlan, variantPack, graph);
     cs_fast_enter(t, CS_CUDNN_cudnnBackendUpdateCudaGraph);
     uint32_t r = real(handle, executionPlan, variantPack, graph);
@@ -620,7 +620,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBatchNormalizati
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, double, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnBatchNormalizationBackward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBatchNormalizationBackward(via, handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnBatchNormalizationBackward(via, handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBatchNormalizationBackward(via, handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance);
     cs_fast_enter(t, CS_CUDNN_cudnnBatchNormalizationBackward);
     uint32_t r = real(handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance);
@@ -670,7 +670,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBatchNormalizati
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, double, void *, void *, void *, void *, uint64_t, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnBatchNormalizationBackwardEx - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBatchNormalizationBackwardEx(via, handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnBatchNormalizationBackwardEx(via, handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBatchNormalizationBackwardEx(via, handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnBatchNormalizationBackwardEx);
     uint32_t r = real(handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
@@ -720,7 +720,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBatchNormalizati
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, double);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnBatchNormalizationForwardInference - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBatchNormalizationForwardInference(via, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnBatchNormalizationForwardInference(via, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBatchNormalizationForwardInference(via, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon);
     cs_fast_enter(t, CS_CUDNN_cudnnBatchNormalizationForwardInference);
     uint32_t r = real(handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon);
@@ -770,7 +770,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBatchNormalizati
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, double, void *, void *, double, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnBatchNormalizationForwardTraining - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBatchNormalizationForwardTraining(via, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnBatchNormalizationForwardTraining(via, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBatchNormalizationForwardTraining(via, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance);
     cs_fast_enter(t, CS_CUDNN_cudnnBatchNormalizationForwardTraining);
     uint32_t r = real(handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance);
@@ -820,7 +820,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBatchNormalizati
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, double, void *, void *, double, void *, void *, void *, void *, uint64_t, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnBatchNormalizationForwardTrainingEx - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBatchNormalizationForwardTrainingEx(via, handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnBatchNormalizationForwardTrainingEx(via, handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBatchNormalizationForwardTrainingEx(via, handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnBatchNormalizationForwardTrainingEx);
     uint32_t r = real(handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
@@ -870,7 +870,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBuildRNNDynamic(
     typedef uint32_t (*fn_t)(void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnBuildRNNDynamic - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnBuildRNNDynamic(via, handle, rnnDesc, miniBatch);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnBuildRNNDynamic(via, handle, rnnDesc, miniBatch);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnBuildRNNDynamic(via, handle, rnnDesc, miniBatch);
     cs_fast_enter(t, CS_CUDNN_cudnnBuildRNNDynamic);
     uint32_t r = real(handle, rnnDesc, miniBatch);
@@ -920,7 +920,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCTCLoss(uint8_t 
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, uint32_t, void *, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCTCLoss - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCTCLoss(via, handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnCTCLoss(via, handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCTCLoss(via, handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnCTCLoss);
     uint32_t r = real(handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes);
@@ -970,7 +970,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCTCLoss_v8(uint8
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCTCLoss_v8 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCTCLoss_v8(via, handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnCTCLoss_v8(via, handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCTCLoss_v8(via, handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace);
     cs_fast_enter(t, CS_CUDNN_cudnnCTCLoss_v8);
     uint32_t r = real(handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace);
@@ -1020,7 +1020,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCnnVersionCheck(
     typedef uint32_t (*fn_t)(void);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCnnVersionCheck - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCnnVersionCheck(via);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnCnnVersionCheck(via);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCnnVersionCheck(via);
     cs_fast_enter(t, CS_CUDNN_cudnnCnnVersionCheck);
     uint32_t r = real();
@@ -1070,7 +1070,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnConvolutionBackw
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnConvolutionBackwardBias - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnConvolutionBackwardBias(via, handle, alpha, dyDesc, dy, beta, dbDesc, db);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnConvolutionBackwardBias(via, handle, alpha, dyDesc, dy, beta, dbDesc, db);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnConvolutionBackwardBias(via, handle, alpha, dyDesc, dy, beta, dbDesc, db);
     cs_fast_enter(t, CS_CUDNN_cudnnConvolutionBackwardBias);
     uint32_t r = real(handle, alpha, dyDesc, dy, beta, dbDesc, db);
@@ -1120,7 +1120,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnConvolutionBackw
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, uint32_t, void *, uint64_t, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnConvolutionBackwardData - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnConvolutionBackwardData(via, handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnConvolutionBackwardData(via, handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnConvolutionBackwardData(via, handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx);
     cs_fast_enter(t, CS_CUDNN_cudnnConvolutionBackwardData);
     uint32_t r = real(handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx);
@@ -1170,7 +1170,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnConvolutionBackw
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, uint32_t, void *, uint64_t, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnConvolutionBackwardFilter - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnConvolutionBackwardFilter(via, handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnConvolutionBackwardFilter(via, handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnConvolutionBackwardFilter(via, handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw);
     cs_fast_enter(t, CS_CUDNN_cudnnConvolutionBackwardFilter);
     uint32_t r = real(handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw);
@@ -1220,7 +1220,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnConvolutionBiasA
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, uint32_t, void *, uint64_t, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnConvolutionBiasActivationForward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnConvolutionBiasActivationForward(via, handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnConvolutionBiasActivationForward(via, handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnConvolutionBiasActivationForward(via, handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y);
     cs_fast_enter(t, CS_CUDNN_cudnnConvolutionBiasActivationForward);
     uint32_t r = real(handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y);
@@ -1270,7 +1270,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnConvolutionForwa
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, uint32_t, void *, uint64_t, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnConvolutionForward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnConvolutionForward(via, handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnConvolutionForward(via, handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnConvolutionForward(via, handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y);
     cs_fast_enter(t, CS_CUDNN_cudnnConvolutionForward);
     uint32_t r = real(handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y);
@@ -1347,7 +1347,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateActivation
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateActivationDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateActivationDescriptor(via, activationDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnCreateActivationDescriptor(via, activationDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateActivationDescriptor(via, activationDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateActivationDescriptor);
     uint32_t r = real(activationDesc);
@@ -1397,7 +1397,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateAttnDescri
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateAttnDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateAttnDescriptor(via, attnDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnCreateAttnDescriptor(via, attnDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateAttnDescriptor(via, attnDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateAttnDescriptor);
     uint32_t r = real(attnDesc);
@@ -1447,7 +1447,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateCTCLossDes
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateCTCLossDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateCTCLossDescriptor(via, ctcLossDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnCreateCTCLossDescriptor(via, ctcLossDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateCTCLossDescriptor(via, ctcLossDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateCTCLossDescriptor);
     uint32_t r = real(ctcLossDesc);
@@ -1497,7 +1497,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateConvolutio
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateConvolutionDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateConvolutionDescriptor(via, convDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnCreateConvolutionDescriptor(via, convDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateConvolutionDescriptor(via, convDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateConvolutionDescriptor);
     uint32_t r = real(convDesc);
@@ -1547,7 +1547,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateDropoutDes
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateDropoutDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateDropoutDescriptor(via, dropoutDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnCreateDropoutDescriptor(via, dropoutDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateDropoutDescriptor(via, dropoutDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateDropoutDescriptor);
     uint32_t r = real(dropoutDesc);
@@ -1597,7 +1597,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateFilterDesc
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateFilterDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateFilterDescriptor(via, filterDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnCreateFilterDescriptor(via, filterDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateFilterDescriptor(via, filterDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateFilterDescriptor);
     uint32_t r = real(filterDesc);
@@ -1647,7 +1647,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateFusedOpsCo
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateFusedOpsConstParamPack - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateFusedOpsConstParamPack(via, constPack, ops);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnCreateFusedOpsConstParamPack(via, constPack, ops);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateFusedOpsConstParamPack(via, constPack, ops);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateFusedOpsConstParamPack);
     uint32_t r = real(constPack, ops);
@@ -1697,7 +1697,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateFusedOpsPl
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateFusedOpsPlan - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateFusedOpsPlan(via, plan, ops);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnCreateFusedOpsPlan(via, plan, ops);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateFusedOpsPlan(via, plan, ops);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateFusedOpsPlan);
     uint32_t r = real(plan, ops);
@@ -1747,7 +1747,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateFusedOpsVa
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateFusedOpsVariantParamPack - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateFusedOpsVariantParamPack(via, varPack, ops);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnCreateFusedOpsVariantParamPack(via, varPack, ops);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateFusedOpsVariantParamPack(via, varPack, ops);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateFusedOpsVariantParamPack);
     uint32_t r = real(varPack, ops);
@@ -1797,7 +1797,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateLRNDescrip
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateLRNDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateLRNDescriptor(via, normDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnCreateLRNDescriptor(via, normDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateLRNDescriptor(via, normDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateLRNDescriptor);
     uint32_t r = real(normDesc);
@@ -1847,7 +1847,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateOpTensorDe
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateOpTensorDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateOpTensorDescriptor(via, opTensorDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnCreateOpTensorDescriptor(via, opTensorDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateOpTensorDescriptor(via, opTensorDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateOpTensorDescriptor);
     uint32_t r = real(opTensorDesc);
@@ -1897,7 +1897,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreatePoolingDes
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreatePoolingDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreatePoolingDescriptor(via, poolingDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnCreatePoolingDescriptor(via, poolingDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreatePoolingDescriptor(via, poolingDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnCreatePoolingDescriptor);
     uint32_t r = real(poolingDesc);
@@ -1947,7 +1947,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateRNNDataDes
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateRNNDataDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateRNNDataDescriptor(via, rnnDataDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnCreateRNNDataDescriptor(via, rnnDataDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateRNNDataDescriptor(via, rnnDataDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateRNNDataDescriptor);
     uint32_t r = real(rnnDataDesc);
@@ -1997,7 +1997,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateRNNDescrip
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateRNNDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateRNNDescriptor(via, rnnDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnCreateRNNDescriptor(via, rnnDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateRNNDescriptor(via, rnnDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateRNNDescriptor);
     uint32_t r = real(rnnDesc);
@@ -2047,7 +2047,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateReduceTens
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateReduceTensorDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateReduceTensorDescriptor(via, reduceTensorDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnCreateReduceTensorDescriptor(via, reduceTensorDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateReduceTensorDescriptor(via, reduceTensorDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateReduceTensorDescriptor);
     uint32_t r = real(reduceTensorDesc);
@@ -2097,7 +2097,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateSeqDataDes
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateSeqDataDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateSeqDataDescriptor(via, seqDataDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnCreateSeqDataDescriptor(via, seqDataDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateSeqDataDescriptor(via, seqDataDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateSeqDataDescriptor);
     uint32_t r = real(seqDataDesc);
@@ -2147,7 +2147,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateSpatialTra
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateSpatialTransformerDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateSpatialTransformerDescriptor(via, stDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnCreateSpatialTransformerDescriptor(via, stDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateSpatialTransformerDescriptor(via, stDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateSpatialTransformerDescriptor);
     uint32_t r = real(stDesc);
@@ -2197,7 +2197,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateTensorDesc
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateTensorDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateTensorDescriptor(via, tensorDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnCreateTensorDescriptor(via, tensorDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateTensorDescriptor(via, tensorDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateTensorDescriptor);
     uint32_t r = real(tensorDesc);
@@ -2247,7 +2247,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateTensorTran
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnCreateTensorTransformDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnCreateTensorTransformDescriptor(via, transformDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnCreateTensorTransformDescriptor(via, transformDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnCreateTensorTransformDescriptor(via, transformDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnCreateTensorTransformDescriptor);
     uint32_t r = real(transformDesc);
@@ -2297,7 +2297,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDeriveBNTensorDe
     typedef uint32_t (*fn_t)(void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDeriveBNTensorDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDeriveBNTensorDescriptor(via, derivedBnDesc, xDesc, mode);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnDeriveBNTensorDescriptor(via, derivedBnDesc, xDesc, mode);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDeriveBNTensorDescriptor(via, derivedBnDesc, xDesc, mode);
     cs_fast_enter(t, CS_CUDNN_cudnnDeriveBNTensorDescriptor);
     uint32_t r = real(derivedBnDesc, xDesc, mode);
@@ -2347,7 +2347,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDeriveNormTensor
     typedef uint32_t (*fn_t)(void *, void *, void *, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDeriveNormTensorDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDeriveNormTensorDescriptor(via, derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnDeriveNormTensorDescriptor(via, derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDeriveNormTensorDescriptor(via, derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt);
     cs_fast_enter(t, CS_CUDNN_cudnnDeriveNormTensorDescriptor);
     uint32_t r = real(derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt);
@@ -2422,7 +2422,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyActivatio
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyActivationDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyActivationDescriptor(via, activationDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnDestroyActivationDescriptor(via, activationDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyActivationDescriptor(via, activationDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyActivationDescriptor);
     uint32_t r = real(activationDesc);
@@ -2472,7 +2472,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyAttnDescr
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyAttnDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyAttnDescriptor(via, attnDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnDestroyAttnDescriptor(via, attnDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyAttnDescriptor(via, attnDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyAttnDescriptor);
     uint32_t r = real(attnDesc);
@@ -2522,7 +2522,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyCTCLossDe
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyCTCLossDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyCTCLossDescriptor(via, ctcLossDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnDestroyCTCLossDescriptor(via, ctcLossDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyCTCLossDescriptor(via, ctcLossDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyCTCLossDescriptor);
     uint32_t r = real(ctcLossDesc);
@@ -2572,7 +2572,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyConvoluti
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyConvolutionDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyConvolutionDescriptor(via, convDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnDestroyConvolutionDescriptor(via, convDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyConvolutionDescriptor(via, convDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyConvolutionDescriptor);
     uint32_t r = real(convDesc);
@@ -2622,7 +2622,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyDropoutDe
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyDropoutDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyDropoutDescriptor(via, dropoutDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnDestroyDropoutDescriptor(via, dropoutDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyDropoutDescriptor(via, dropoutDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyDropoutDescriptor);
     uint32_t r = real(dropoutDesc);
@@ -2672,7 +2672,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyFilterDes
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyFilterDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyFilterDescriptor(via, filterDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnDestroyFilterDescriptor(via, filterDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyFilterDescriptor(via, filterDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyFilterDescriptor);
     uint32_t r = real(filterDesc);
@@ -2722,7 +2722,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyFusedOpsC
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyFusedOpsConstParamPack - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyFusedOpsConstParamPack(via, constPack);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnDestroyFusedOpsConstParamPack(via, constPack);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyFusedOpsConstParamPack(via, constPack);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyFusedOpsConstParamPack);
     uint32_t r = real(constPack);
@@ -2772,7 +2772,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyFusedOpsP
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyFusedOpsPlan - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyFusedOpsPlan(via, plan);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnDestroyFusedOpsPlan(via, plan);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyFusedOpsPlan(via, plan);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyFusedOpsPlan);
     uint32_t r = real(plan);
@@ -2822,7 +2822,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyFusedOpsV
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyFusedOpsVariantParamPack - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyFusedOpsVariantParamPack(via, varPack);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnDestroyFusedOpsVariantParamPack(via, varPack);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyFusedOpsVariantParamPack(via, varPack);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyFusedOpsVariantParamPack);
     uint32_t r = real(varPack);
@@ -2872,7 +2872,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyLRNDescri
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyLRNDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyLRNDescriptor(via, lrnDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnDestroyLRNDescriptor(via, lrnDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyLRNDescriptor(via, lrnDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyLRNDescriptor);
     uint32_t r = real(lrnDesc);
@@ -2922,7 +2922,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyOpTensorD
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyOpTensorDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyOpTensorDescriptor(via, opTensorDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnDestroyOpTensorDescriptor(via, opTensorDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyOpTensorDescriptor(via, opTensorDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyOpTensorDescriptor);
     uint32_t r = real(opTensorDesc);
@@ -2972,7 +2972,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyPoolingDe
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyPoolingDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyPoolingDescriptor(via, poolingDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnDestroyPoolingDescriptor(via, poolingDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyPoolingDescriptor(via, poolingDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyPoolingDescriptor);
     uint32_t r = real(poolingDesc);
@@ -3022,7 +3022,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyRNNDataDe
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyRNNDataDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyRNNDataDescriptor(via, rnnDataDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnDestroyRNNDataDescriptor(via, rnnDataDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyRNNDataDescriptor(via, rnnDataDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyRNNDataDescriptor);
     uint32_t r = real(rnnDataDesc);
@@ -3072,7 +3072,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyRNNDescri
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyRNNDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyRNNDescriptor(via, rnnDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnDestroyRNNDescriptor(via, rnnDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyRNNDescriptor(via, rnnDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyRNNDescriptor);
     uint32_t r = real(rnnDesc);
@@ -3122,7 +3122,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyReduceTen
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyReduceTensorDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyReduceTensorDescriptor(via, reduceTensorDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnDestroyReduceTensorDescriptor(via, reduceTensorDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyReduceTensorDescriptor(via, reduceTensorDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyReduceTensorDescriptor);
     uint32_t r = real(reduceTensorDesc);
@@ -3172,7 +3172,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroySeqDataDe
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroySeqDataDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroySeqDataDescriptor(via, seqDataDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnDestroySeqDataDescriptor(via, seqDataDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroySeqDataDescriptor(via, seqDataDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroySeqDataDescriptor);
     uint32_t r = real(seqDataDesc);
@@ -3222,7 +3222,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroySpatialTr
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroySpatialTransformerDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroySpatialTransformerDescriptor(via, stDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnDestroySpatialTransformerDescriptor(via, stDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroySpatialTransformerDescriptor(via, stDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroySpatialTransformerDescriptor);
     uint32_t r = real(stDesc);
@@ -3272,7 +3272,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyTensorDes
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyTensorDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyTensorDescriptor(via, tensorDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnDestroyTensorDescriptor(via, tensorDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyTensorDescriptor(via, tensorDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyTensorDescriptor);
     uint32_t r = real(tensorDesc);
@@ -3322,7 +3322,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyTensorTra
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDestroyTensorTransformDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDestroyTensorTransformDescriptor(via, transformDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnDestroyTensorTransformDescriptor(via, transformDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDestroyTensorTransformDescriptor(via, transformDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnDestroyTensorTransformDescriptor);
     uint32_t r = real(transformDesc);
@@ -3372,7 +3372,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDivisiveNormaliz
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDivisiveNormalizationBackward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDivisiveNormalizationBackward(via, handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnDivisiveNormalizationBackward(via, handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDivisiveNormalizationBackward(via, handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans);
     cs_fast_enter(t, CS_CUDNN_cudnnDivisiveNormalizationBackward);
     uint32_t r = real(handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans);
@@ -3422,7 +3422,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDivisiveNormaliz
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDivisiveNormalizationForward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDivisiveNormalizationForward(via, handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnDivisiveNormalizationForward(via, handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDivisiveNormalizationForward(via, handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y);
     cs_fast_enter(t, CS_CUDNN_cudnnDivisiveNormalizationForward);
     uint32_t r = real(handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y);
@@ -3472,7 +3472,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDropoutBackward(
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDropoutBackward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDropoutBackward(via, handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnDropoutBackward(via, handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDropoutBackward(via, handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnDropoutBackward);
     uint32_t r = real(handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes);
@@ -3522,7 +3522,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDropoutForward(u
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDropoutForward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDropoutForward(via, handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnDropoutForward(via, handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDropoutForward(via, handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnDropoutForward);
     uint32_t r = real(handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes);
@@ -3572,7 +3572,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDropoutGetReserv
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDropoutGetReserveSpaceSize - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDropoutGetReserveSpaceSize(via, xdesc, sizeInBytes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnDropoutGetReserveSpaceSize(via, xdesc, sizeInBytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDropoutGetReserveSpaceSize(via, xdesc, sizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnDropoutGetReserveSpaceSize);
     uint32_t r = real(xdesc, sizeInBytes);
@@ -3622,7 +3622,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDropoutGetStates
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnDropoutGetStatesSize - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnDropoutGetStatesSize(via, handle, sizeInBytes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnDropoutGetStatesSize(via, handle, sizeInBytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnDropoutGetStatesSize(via, handle, sizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnDropoutGetStatesSize);
     uint32_t r = real(handle, sizeInBytes);
@@ -3672,7 +3672,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionB
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithm - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnFindConvolutionBackwardDataAlgorithm(via, handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnFindConvolutionBackwardDataAlgorithm(via, handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnFindConvolutionBackwardDataAlgorithm(via, handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     cs_fast_enter(t, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithm);
     uint32_t r = real(handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
@@ -3722,7 +3722,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionB
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, int32_t, void *, void *, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithmEx - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnFindConvolutionBackwardDataAlgorithmEx(via, handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnFindConvolutionBackwardDataAlgorithmEx(via, handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnFindConvolutionBackwardDataAlgorithmEx(via, handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithmEx);
     uint32_t r = real(handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
@@ -3772,7 +3772,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionB
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithm - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnFindConvolutionBackwardFilterAlgorithm(via, handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnFindConvolutionBackwardFilterAlgorithm(via, handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnFindConvolutionBackwardFilterAlgorithm(via, handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     cs_fast_enter(t, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithm);
     uint32_t r = real(handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
@@ -3822,7 +3822,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionB
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, int32_t, void *, void *, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithmEx - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnFindConvolutionBackwardFilterAlgorithmEx(via, handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnFindConvolutionBackwardFilterAlgorithmEx(via, handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnFindConvolutionBackwardFilterAlgorithmEx(via, handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithmEx);
     uint32_t r = real(handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
@@ -3872,7 +3872,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionF
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnFindConvolutionForwardAlgorithm - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnFindConvolutionForwardAlgorithm(via, handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnFindConvolutionForwardAlgorithm(via, handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnFindConvolutionForwardAlgorithm(via, handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     cs_fast_enter(t, CS_CUDNN_cudnnFindConvolutionForwardAlgorithm);
     uint32_t r = real(handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
@@ -3922,7 +3922,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionF
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, int32_t, void *, void *, void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnFindConvolutionForwardAlgorithmEx - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnFindConvolutionForwardAlgorithmEx(via, handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnFindConvolutionForwardAlgorithmEx(via, handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnFindConvolutionForwardAlgorithmEx(via, handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnFindConvolutionForwardAlgorithmEx);
     uint32_t r = real(handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
@@ -3972,7 +3972,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFusedOpsExecute(
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnFusedOpsExecute - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnFusedOpsExecute(via, handle, plan, varPack);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnFusedOpsExecute(via, handle, plan, varPack);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnFusedOpsExecute(via, handle, plan, varPack);
     cs_fast_enter(t, CS_CUDNN_cudnnFusedOpsExecute);
     uint32_t r = real(handle, plan, varPack);
@@ -4022,7 +4022,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetActivationDes
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetActivationDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetActivationDescriptor(via, activationDesc, mode, reluNanOpt, coef);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetActivationDescriptor(via, activationDesc, mode, reluNanOpt, coef);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetActivationDescriptor(via, activationDesc, mode, reluNanOpt, coef);
     cs_fast_enter(t, CS_CUDNN_cudnnGetActivationDescriptor);
     uint32_t r = real(activationDesc, mode, reluNanOpt, coef);
@@ -4072,7 +4072,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetActivationDes
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetActivationDescriptorSwishBeta - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetActivationDescriptorSwishBeta(via, activationDesc, swish_beta);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetActivationDescriptorSwishBeta(via, activationDesc, swish_beta);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetActivationDescriptorSwishBeta(via, activationDesc, swish_beta);
     cs_fast_enter(t, CS_CUDNN_cudnnGetActivationDescriptorSwishBeta);
     uint32_t r = real(activationDesc, swish_beta);
@@ -4122,7 +4122,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetAttnDescripto
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetAttnDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetAttnDescriptor(via, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetAttnDescriptor(via, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetAttnDescriptor(via, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize);
     cs_fast_enter(t, CS_CUDNN_cudnnGetAttnDescriptor);
     uint32_t r = real(attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize);
@@ -4172,7 +4172,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetBatchNormaliz
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetBatchNormalizationBackwardExWorkspaceSize - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetBatchNormalizationBackwardExWorkspaceSize(via, handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetBatchNormalizationBackwardExWorkspaceSize(via, handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetBatchNormalizationBackwardExWorkspaceSize(via, handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnGetBatchNormalizationBackwardExWorkspaceSize);
     uint32_t r = real(handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes);
@@ -4222,7 +4222,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetBatchNormaliz
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(via, handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(via, handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(via, handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize);
     uint32_t r = real(handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes);
@@ -4272,7 +4272,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetBatchNormaliz
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetBatchNormalizationTrainingExReserveSpaceSize - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(via, handle, mode, bnOps, activationDesc, xDesc, sizeInBytes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(via, handle, mode, bnOps, activationDesc, xDesc, sizeInBytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(via, handle, mode, bnOps, activationDesc, xDesc, sizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnGetBatchNormalizationTrainingExReserveSpaceSize);
     uint32_t r = real(handle, mode, bnOps, activationDesc, xDesc, sizeInBytes);
@@ -4322,7 +4322,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossDescri
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetCTCLossDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetCTCLossDescriptor(via, ctcLossDesc, compType);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetCTCLossDescriptor(via, ctcLossDesc, compType);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetCTCLossDescriptor(via, ctcLossDesc, compType);
     cs_fast_enter(t, CS_CUDNN_cudnnGetCTCLossDescriptor);
     uint32_t r = real(ctcLossDesc, compType);
@@ -4372,7 +4372,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossDescri
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetCTCLossDescriptorEx - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetCTCLossDescriptorEx(via, ctcLossDesc, compType, normMode, gradMode);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetCTCLossDescriptorEx(via, ctcLossDesc, compType, normMode, gradMode);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetCTCLossDescriptorEx(via, ctcLossDesc, compType, normMode, gradMode);
     cs_fast_enter(t, CS_CUDNN_cudnnGetCTCLossDescriptorEx);
     uint32_t r = real(ctcLossDesc, compType, normMode, gradMode);
@@ -4422,7 +4422,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossDescri
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetCTCLossDescriptor_v8 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetCTCLossDescriptor_v8(via, ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetCTCLossDescriptor_v8(via, ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetCTCLossDescriptor_v8(via, ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
     cs_fast_enter(t, CS_CUDNN_cudnnGetCTCLossDescriptor_v8);
     uint32_t r = real(ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
@@ -4472,7 +4472,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossDescri
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetCTCLossDescriptor_v9 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetCTCLossDescriptor_v9(via, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetCTCLossDescriptor_v9(via, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetCTCLossDescriptor_v9(via, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength);
     cs_fast_enter(t, CS_CUDNN_cudnnGetCTCLossDescriptor_v9);
     uint32_t r = real(ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength);
@@ -4522,7 +4522,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossWorksp
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, uint32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetCTCLossWorkspaceSize - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetCTCLossWorkspaceSize(via, handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetCTCLossWorkspaceSize(via, handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetCTCLossWorkspaceSize(via, handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnGetCTCLossWorkspaceSize);
     uint32_t r = real(handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes);
@@ -4572,7 +4572,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossWorksp
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetCTCLossWorkspaceSize_v8 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetCTCLossWorkspaceSize_v8(via, handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetCTCLossWorkspaceSize_v8(via, handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetCTCLossWorkspaceSize_v8(via, handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnGetCTCLossWorkspaceSize_v8);
     uint32_t r = real(handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes);
@@ -4622,7 +4622,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCallback(uint
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetCallback - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetCallback(via, mask, udata, fptr);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetCallback(via, mask, udata, fptr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetCallback(via, mask, udata, fptr);
     cs_fast_enter(t, CS_CUDNN_cudnnGetCallback);
     uint32_t r = real(mask, udata, fptr);
@@ -4672,7 +4672,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolution2d
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetConvolution2dDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolution2dDescriptor(via, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetConvolution2dDescriptor(via, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolution2dDescriptor(via, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
     cs_fast_enter(t, CS_CUDNN_cudnnGetConvolution2dDescriptor);
     uint32_t r = real(convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
@@ -4722,7 +4722,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolution2d
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetConvolution2dForwardOutputDim - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolution2dForwardOutputDim(via, convDesc, inputTensorDesc, filterDesc, n, c, h, w);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetConvolution2dForwardOutputDim(via, convDesc, inputTensorDesc, filterDesc, n, c, h, w);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolution2dForwardOutputDim(via, convDesc, inputTensorDesc, filterDesc, n, c, h, w);
     cs_fast_enter(t, CS_CUDNN_cudnnGetConvolution2dForwardOutputDim);
     uint32_t r = real(convDesc, inputTensorDesc, filterDesc, n, c, h, w);
@@ -4772,7 +4772,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBa
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithmMaxCount - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(via, handle, count);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(via, handle, count);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(via, handle, count);
     cs_fast_enter(t, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithmMaxCount);
     uint32_t r = real(handle, count);
@@ -4822,7 +4822,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBa
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithm_v7 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionBackwardDataAlgorithm_v7(via, handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetConvolutionBackwardDataAlgorithm_v7(via, handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionBackwardDataAlgorithm_v7(via, handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     cs_fast_enter(t, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithm_v7);
     uint32_t r = real(handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
@@ -4872,7 +4872,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBa
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetConvolutionBackwardDataWorkspaceSize - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionBackwardDataWorkspaceSize(via, handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetConvolutionBackwardDataWorkspaceSize(via, handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionBackwardDataWorkspaceSize(via, handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnGetConvolutionBackwardDataWorkspaceSize);
     uint32_t r = real(handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes);
@@ -4922,7 +4922,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBa
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(via, handle, count);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(via, handle, count);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(via, handle, count);
     cs_fast_enter(t, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount);
     uint32_t r = real(handle, count);
@@ -4972,7 +4972,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBa
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithm_v7 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionBackwardFilterAlgorithm_v7(via, handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetConvolutionBackwardFilterAlgorithm_v7(via, handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionBackwardFilterAlgorithm_v7(via, handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     cs_fast_enter(t, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithm_v7);
     uint32_t r = real(handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
@@ -5022,7 +5022,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBa
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetConvolutionBackwardFilterWorkspaceSize - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionBackwardFilterWorkspaceSize(via, handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetConvolutionBackwardFilterWorkspaceSize(via, handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionBackwardFilterWorkspaceSize(via, handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnGetConvolutionBackwardFilterWorkspaceSize);
     uint32_t r = real(handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes);
@@ -5072,7 +5072,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionFo
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetConvolutionForwardAlgorithmMaxCount - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionForwardAlgorithmMaxCount(via, handle, count);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetConvolutionForwardAlgorithmMaxCount(via, handle, count);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionForwardAlgorithmMaxCount(via, handle, count);
     cs_fast_enter(t, CS_CUDNN_cudnnGetConvolutionForwardAlgorithmMaxCount);
     uint32_t r = real(handle, count);
@@ -5122,7 +5122,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionFo
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetConvolutionForwardAlgorithm_v7 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionForwardAlgorithm_v7(via, handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetConvolutionForwardAlgorithm_v7(via, handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionForwardAlgorithm_v7(via, handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     cs_fast_enter(t, CS_CUDNN_cudnnGetConvolutionForwardAlgorithm_v7);
     uint32_t r = real(handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
@@ -5172,7 +5172,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionFo
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetConvolutionForwardWorkspaceSize - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionForwardWorkspaceSize(via, handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetConvolutionForwardWorkspaceSize(via, handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionForwardWorkspaceSize(via, handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnGetConvolutionForwardWorkspaceSize);
     uint32_t r = real(handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes);
@@ -5222,7 +5222,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionGr
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetConvolutionGroupCount - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionGroupCount(via, convDesc, groupCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetConvolutionGroupCount(via, convDesc, groupCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionGroupCount(via, convDesc, groupCount);
     cs_fast_enter(t, CS_CUDNN_cudnnGetConvolutionGroupCount);
     uint32_t r = real(convDesc, groupCount);
@@ -5272,7 +5272,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionMa
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetConvolutionMathType - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionMathType(via, convDesc, mathType);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetConvolutionMathType(via, convDesc, mathType);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionMathType(via, convDesc, mathType);
     cs_fast_enter(t, CS_CUDNN_cudnnGetConvolutionMathType);
     uint32_t r = real(convDesc, mathType);
@@ -5322,7 +5322,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionNd
     typedef uint32_t (*fn_t)(void *, int32_t, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetConvolutionNdDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionNdDescriptor(via, convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetConvolutionNdDescriptor(via, convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionNdDescriptor(via, convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType);
     cs_fast_enter(t, CS_CUDNN_cudnnGetConvolutionNdDescriptor);
     uint32_t r = real(convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType);
@@ -5372,7 +5372,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionNd
     typedef uint32_t (*fn_t)(void *, void *, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetConvolutionNdForwardOutputDim - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionNdForwardOutputDim(via, convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetConvolutionNdForwardOutputDim(via, convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionNdForwardOutputDim(via, convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA);
     cs_fast_enter(t, CS_CUDNN_cudnnGetConvolutionNdForwardOutputDim);
     uint32_t r = real(convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA);
@@ -5422,7 +5422,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionRe
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetConvolutionReorderType - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetConvolutionReorderType(via, convDesc, reorderType);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetConvolutionReorderType(via, convDesc, reorderType);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetConvolutionReorderType(via, convDesc, reorderType);
     cs_fast_enter(t, CS_CUDNN_cudnnGetConvolutionReorderType);
     uint32_t r = real(convDesc, reorderType);
@@ -5499,7 +5499,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetDropoutDescri
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetDropoutDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetDropoutDescriptor(via, dropoutDesc, handle, dropout, states, seed);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetDropoutDescriptor(via, dropoutDesc, handle, dropout, states, seed);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetDropoutDescriptor(via, dropoutDesc, handle, dropout, states, seed);
     cs_fast_enter(t, CS_CUDNN_cudnnGetDropoutDescriptor);
     uint32_t r = real(dropoutDesc, handle, dropout, states, seed);
@@ -5574,7 +5574,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFilter4dDescr
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetFilter4dDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetFilter4dDescriptor(via, filterDesc, dataType, format, k, c, h, w);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetFilter4dDescriptor(via, filterDesc, dataType, format, k, c, h, w);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetFilter4dDescriptor(via, filterDesc, dataType, format, k, c, h, w);
     cs_fast_enter(t, CS_CUDNN_cudnnGetFilter4dDescriptor);
     uint32_t r = real(filterDesc, dataType, format, k, c, h, w);
@@ -5624,7 +5624,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFilterNdDescr
     typedef uint32_t (*fn_t)(void *, int32_t, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetFilterNdDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetFilterNdDescriptor(via, filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetFilterNdDescriptor(via, filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetFilterNdDescriptor(via, filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA);
     cs_fast_enter(t, CS_CUDNN_cudnnGetFilterNdDescriptor);
     uint32_t r = real(filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA);
@@ -5674,7 +5674,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFilterSizeInB
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetFilterSizeInBytes - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetFilterSizeInBytes(via, filterDesc, size);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetFilterSizeInBytes(via, filterDesc, size);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetFilterSizeInBytes(via, filterDesc, size);
     cs_fast_enter(t, CS_CUDNN_cudnnGetFilterSizeInBytes);
     uint32_t r = real(filterDesc, size);
@@ -5724,7 +5724,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFoldedConvBac
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetFoldedConvBackwardDataDescriptors - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetFoldedConvBackwardDataDescriptors(via, handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetFoldedConvBackwardDataDescriptors(via, handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetFoldedConvBackwardDataDescriptors(via, handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc);
     cs_fast_enter(t, CS_CUDNN_cudnnGetFoldedConvBackwardDataDescriptors);
     uint32_t r = real(handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc);
@@ -5774,7 +5774,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFusedOpsConst
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetFusedOpsConstParamPackAttribute - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetFusedOpsConstParamPackAttribute(via, constPack, paramLabel, param, isNULL);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetFusedOpsConstParamPackAttribute(via, constPack, paramLabel, param, isNULL);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetFusedOpsConstParamPackAttribute(via, constPack, paramLabel, param, isNULL);
     cs_fast_enter(t, CS_CUDNN_cudnnGetFusedOpsConstParamPackAttribute);
     uint32_t r = real(constPack, paramLabel, param, isNULL);
@@ -5824,7 +5824,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFusedOpsVaria
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetFusedOpsVariantParamPackAttribute - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetFusedOpsVariantParamPackAttribute(via, varPack, paramLabel, ptr);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetFusedOpsVariantParamPackAttribute(via, varPack, paramLabel, ptr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetFusedOpsVariantParamPackAttribute(via, varPack, paramLabel, ptr);
     cs_fast_enter(t, CS_CUDNN_cudnnGetFusedOpsVariantParamPackAttribute);
     uint32_t r = real(varPack, paramLabel, ptr);
@@ -5874,7 +5874,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetLRNDescriptor
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetLRNDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetLRNDescriptor(via, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetLRNDescriptor(via, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetLRNDescriptor(via, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK);
     cs_fast_enter(t, CS_CUDNN_cudnnGetLRNDescriptor);
     uint32_t r = real(normDesc, lrnN, lrnAlpha, lrnBeta, lrnK);
@@ -5949,7 +5949,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetMultiHeadAttn
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetMultiHeadAttnBuffers - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetMultiHeadAttnBuffers(via, handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetMultiHeadAttnBuffers(via, handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetMultiHeadAttnBuffers(via, handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnGetMultiHeadAttnBuffers);
     uint32_t r = real(handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes);
@@ -5999,7 +5999,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetMultiHeadAttn
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, uint64_t, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetMultiHeadAttnWeights - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetMultiHeadAttnWeights(via, handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetMultiHeadAttnWeights(via, handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetMultiHeadAttnWeights(via, handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr);
     cs_fast_enter(t, CS_CUDNN_cudnnGetMultiHeadAttnWeights);
     uint32_t r = real(handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr);
@@ -6049,7 +6049,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetNormalization
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetNormalizationBackwardWorkspaceSize - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetNormalizationBackwardWorkspaceSize(via, handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetNormalizationBackwardWorkspaceSize(via, handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetNormalizationBackwardWorkspaceSize(via, handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt);
     cs_fast_enter(t, CS_CUDNN_cudnnGetNormalizationBackwardWorkspaceSize);
     uint32_t r = real(handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt);
@@ -6099,7 +6099,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetNormalization
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetNormalizationForwardTrainingWorkspaceSize - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetNormalizationForwardTrainingWorkspaceSize(via, handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetNormalizationForwardTrainingWorkspaceSize(via, handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetNormalizationForwardTrainingWorkspaceSize(via, handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt);
     cs_fast_enter(t, CS_CUDNN_cudnnGetNormalizationForwardTrainingWorkspaceSize);
     uint32_t r = real(handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt);
@@ -6149,7 +6149,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetNormalization
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, void *, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetNormalizationTrainingReserveSpaceSize - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetNormalizationTrainingReserveSpaceSize(via, handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetNormalizationTrainingReserveSpaceSize(via, handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetNormalizationTrainingReserveSpaceSize(via, handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt);
     cs_fast_enter(t, CS_CUDNN_cudnnGetNormalizationTrainingReserveSpaceSize);
     uint32_t r = real(handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt);
@@ -6199,7 +6199,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetOpTensorDescr
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetOpTensorDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetOpTensorDescriptor(via, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetOpTensorDescriptor(via, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetOpTensorDescriptor(via, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt);
     cs_fast_enter(t, CS_CUDNN_cudnnGetOpTensorDescriptor);
     uint32_t r = real(opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt);
@@ -6249,7 +6249,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetPooling2dDesc
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetPooling2dDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetPooling2dDescriptor(via, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetPooling2dDescriptor(via, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetPooling2dDescriptor(via, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
     cs_fast_enter(t, CS_CUDNN_cudnnGetPooling2dDescriptor);
     uint32_t r = real(poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
@@ -6299,7 +6299,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetPooling2dForw
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetPooling2dForwardOutputDim - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetPooling2dForwardOutputDim(via, poolingDesc, inputTensorDesc, n, c, h, w);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetPooling2dForwardOutputDim(via, poolingDesc, inputTensorDesc, n, c, h, w);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetPooling2dForwardOutputDim(via, poolingDesc, inputTensorDesc, n, c, h, w);
     cs_fast_enter(t, CS_CUDNN_cudnnGetPooling2dForwardOutputDim);
     uint32_t r = real(poolingDesc, inputTensorDesc, n, c, h, w);
@@ -6349,7 +6349,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetPoolingNdDesc
     typedef uint32_t (*fn_t)(void *, int32_t, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetPoolingNdDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetPoolingNdDescriptor(via, poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetPoolingNdDescriptor(via, poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetPoolingNdDescriptor(via, poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA);
     cs_fast_enter(t, CS_CUDNN_cudnnGetPoolingNdDescriptor);
     uint32_t r = real(poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA);
@@ -6399,7 +6399,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetPoolingNdForw
     typedef uint32_t (*fn_t)(void *, void *, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetPoolingNdForwardOutputDim - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetPoolingNdForwardOutputDim(via, poolingDesc, inputTensorDesc, nbDims, outputTensorDimA);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetPoolingNdForwardOutputDim(via, poolingDesc, inputTensorDesc, nbDims, outputTensorDimA);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetPoolingNdForwardOutputDim(via, poolingDesc, inputTensorDesc, nbDims, outputTensorDimA);
     cs_fast_enter(t, CS_CUDNN_cudnnGetPoolingNdForwardOutputDim);
     uint32_t r = real(poolingDesc, inputTensorDesc, nbDims, outputTensorDimA);
@@ -6449,7 +6449,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetProperty(uint
     typedef uint32_t (*fn_t)(uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetProperty - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetProperty(via, type, value);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetProperty(via, type, value);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetProperty(via, type, value);
     cs_fast_enter(t, CS_CUDNN_cudnnGetProperty);
     uint32_t r = real(type, value);
@@ -6499,7 +6499,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetRNNDataDescri
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetRNNDataDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetRNNDataDescriptor(via, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetRNNDataDescriptor(via, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetRNNDataDescriptor(via, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill);
     cs_fast_enter(t, CS_CUDNN_cudnnGetRNNDataDescriptor);
     uint32_t r = real(rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill);
@@ -6549,7 +6549,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetRNNDescriptor
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetRNNDescriptor_v8 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetRNNDescriptor_v8(via, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetRNNDescriptor_v8(via, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetRNNDescriptor_v8(via, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags);
     cs_fast_enter(t, CS_CUDNN_cudnnGetRNNDescriptor_v8);
     uint32_t r = real(rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags);
@@ -6599,7 +6599,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetRNNTempSpaceS
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetRNNTempSpaceSizes - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetRNNTempSpaceSizes(via, handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetRNNTempSpaceSizes(via, handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetRNNTempSpaceSizes(via, handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize);
     cs_fast_enter(t, CS_CUDNN_cudnnGetRNNTempSpaceSizes);
     uint32_t r = real(handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize);
@@ -6649,7 +6649,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetRNNWeightPara
     typedef uint32_t (*fn_t)(void *, void *, int32_t, uint64_t, void *, int32_t, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetRNNWeightParams - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetRNNWeightParams(via, handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetRNNWeightParams(via, handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetRNNWeightParams(via, handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr);
     cs_fast_enter(t, CS_CUDNN_cudnnGetRNNWeightParams);
     uint32_t r = real(handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr);
@@ -6699,7 +6699,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetRNNWeightSpac
     typedef uint32_t (*fn_t)(void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetRNNWeightSpaceSize - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetRNNWeightSpaceSize(via, handle, rnnDesc, weightSpaceSize);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetRNNWeightSpaceSize(via, handle, rnnDesc, weightSpaceSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetRNNWeightSpaceSize(via, handle, rnnDesc, weightSpaceSize);
     cs_fast_enter(t, CS_CUDNN_cudnnGetRNNWeightSpaceSize);
     uint32_t r = real(handle, rnnDesc, weightSpaceSize);
@@ -6749,7 +6749,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetReduceTensorD
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetReduceTensorDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetReduceTensorDescriptor(via, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetReduceTensorDescriptor(via, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetReduceTensorDescriptor(via, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType);
     cs_fast_enter(t, CS_CUDNN_cudnnGetReduceTensorDescriptor);
     uint32_t r = real(reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType);
@@ -6799,7 +6799,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetReductionIndi
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetReductionIndicesSize - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetReductionIndicesSize(via, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetReductionIndicesSize(via, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetReductionIndicesSize(via, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnGetReductionIndicesSize);
     uint32_t r = real(handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes);
@@ -6849,7 +6849,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetReductionWork
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetReductionWorkspaceSize - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetReductionWorkspaceSize(via, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetReductionWorkspaceSize(via, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetReductionWorkspaceSize(via, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnGetReductionWorkspaceSize);
     uint32_t r = real(handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes);
@@ -6899,7 +6899,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetSeqDataDescri
     typedef uint32_t (*fn_t)(void *, void *, void *, int32_t, void *, void *, void *, uint64_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetSeqDataDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetSeqDataDescriptor(via, seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetSeqDataDescriptor(via, seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetSeqDataDescriptor(via, seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill);
     cs_fast_enter(t, CS_CUDNN_cudnnGetSeqDataDescriptor);
     uint32_t r = real(seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill);
@@ -6949,7 +6949,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetStream(uint8_
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetStream - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetStream(via, handle, streamId);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetStream(via, handle, streamId);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetStream(via, handle, streamId);
     cs_fast_enter(t, CS_CUDNN_cudnnGetStream);
     uint32_t r = real(handle, streamId);
@@ -6999,7 +6999,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetTensor4dDescr
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetTensor4dDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetTensor4dDescriptor(via, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetTensor4dDescriptor(via, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetTensor4dDescriptor(via, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
     cs_fast_enter(t, CS_CUDNN_cudnnGetTensor4dDescriptor);
     uint32_t r = real(tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
@@ -7049,7 +7049,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetTensorNdDescr
     typedef uint32_t (*fn_t)(void *, int32_t, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetTensorNdDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetTensorNdDescriptor(via, tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetTensorNdDescriptor(via, tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetTensorNdDescriptor(via, tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA);
     cs_fast_enter(t, CS_CUDNN_cudnnGetTensorNdDescriptor);
     uint32_t r = real(tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA);
@@ -7099,7 +7099,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetTensorSizeInB
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetTensorSizeInBytes - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetTensorSizeInBytes(via, tensorDesc, size);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetTensorSizeInBytes(via, tensorDesc, size);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetTensorSizeInBytes(via, tensorDesc, size);
     cs_fast_enter(t, CS_CUDNN_cudnnGetTensorSizeInBytes);
     uint32_t r = real(tensorDesc, size);
@@ -7149,7 +7149,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetTensorTransfo
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGetTensorTransformDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGetTensorTransformDescriptor(via, transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGetTensorTransformDescriptor(via, transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGetTensorTransformDescriptor(via, transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction);
     cs_fast_enter(t, CS_CUDNN_cudnnGetTensorTransformDescriptor);
     uint32_t r = real(transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction);
@@ -7226,7 +7226,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGraphVersionChec
     typedef uint32_t (*fn_t)(void);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnGraphVersionCheck - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnGraphVersionCheck(via);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnGraphVersionCheck(via);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnGraphVersionCheck(via);
     cs_fast_enter(t, CS_CUDNN_cudnnGraphVersionCheck);
     uint32_t r = real();
@@ -7276,7 +7276,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnIm2Col(uint8_t v
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnIm2Col - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnIm2Col(via, handle, xDesc, x, wDesc, convDesc, colBuffer);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnIm2Col(via, handle, xDesc, x, wDesc, convDesc, colBuffer);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnIm2Col(via, handle, xDesc, x, wDesc, convDesc, colBuffer);
     cs_fast_enter(t, CS_CUDNN_cudnnIm2Col);
     uint32_t r = real(handle, xDesc, x, wDesc, convDesc, colBuffer);
@@ -7326,7 +7326,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnInitTransformDes
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnInitTransformDest - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnInitTransformDest(via, transformDesc, srcDesc, destDesc, destSizeInBytes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnInitTransformDest(via, transformDesc, srcDesc, destDesc, destSizeInBytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnInitTransformDest(via, transformDesc, srcDesc, destDesc, destSizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnInitTransformDest);
     uint32_t r = real(transformDesc, srcDesc, destDesc, destSizeInBytes);
@@ -7376,7 +7376,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnLRNCrossChannelB
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnLRNCrossChannelBackward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnLRNCrossChannelBackward(via, handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnLRNCrossChannelBackward(via, handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnLRNCrossChannelBackward(via, handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
     cs_fast_enter(t, CS_CUDNN_cudnnLRNCrossChannelBackward);
     uint32_t r = real(handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
@@ -7426,7 +7426,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnLRNCrossChannelF
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnLRNCrossChannelForward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnLRNCrossChannelForward(via, handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnLRNCrossChannelForward(via, handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnLRNCrossChannelForward(via, handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y);
     cs_fast_enter(t, CS_CUDNN_cudnnLRNCrossChannelForward);
     uint32_t r = real(handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y);
@@ -7476,7 +7476,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnMakeFusedOpsPlan
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnMakeFusedOpsPlan - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnMakeFusedOpsPlan(via, handle, plan, constPack, workspaceSizeInBytes);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnMakeFusedOpsPlan(via, handle, plan, constPack, workspaceSizeInBytes);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnMakeFusedOpsPlan(via, handle, plan, constPack, workspaceSizeInBytes);
     cs_fast_enter(t, CS_CUDNN_cudnnMakeFusedOpsPlan);
     uint32_t r = real(handle, plan, constPack, workspaceSizeInBytes);
@@ -7526,7 +7526,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnMultiHeadAttnBac
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, uint64_t, void *, uint64_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnMultiHeadAttnBackwardData - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnMultiHeadAttnBackwardData(via, handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnMultiHeadAttnBackwardData(via, handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnMultiHeadAttnBackwardData(via, handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
     cs_fast_enter(t, CS_CUDNN_cudnnMultiHeadAttnBackwardData);
     uint32_t r = real(handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
@@ -7576,7 +7576,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnMultiHeadAttnBac
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, uint64_t, void *, void *, uint64_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnMultiHeadAttnBackwardWeights - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnMultiHeadAttnBackwardWeights(via, handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnMultiHeadAttnBackwardWeights(via, handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnMultiHeadAttnBackwardWeights(via, handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
     cs_fast_enter(t, CS_CUDNN_cudnnMultiHeadAttnBackwardWeights);
     uint32_t r = real(handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
@@ -7626,7 +7626,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnMultiHeadAttnFor
     typedef uint32_t (*fn_t)(void *, void *, int32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, uint64_t, void *, uint64_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnMultiHeadAttnForward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnMultiHeadAttnForward(via, handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnMultiHeadAttnForward(via, handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnMultiHeadAttnForward(via, handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
     cs_fast_enter(t, CS_CUDNN_cudnnMultiHeadAttnForward);
     uint32_t r = real(handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
@@ -7676,7 +7676,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnNormalizationBac
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, double, void *, void *, void *, void *, void *, uint64_t, void *, uint64_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnNormalizationBackward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnNormalizationBackward(via, handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnNormalizationBackward(via, handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnNormalizationBackward(via, handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
     cs_fast_enter(t, CS_CUDNN_cudnnNormalizationBackward);
     uint32_t r = real(handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
@@ -7726,7 +7726,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnNormalizationFor
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, double, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnNormalizationForwardInference - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnNormalizationForwardInference(via, handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnNormalizationForwardInference(via, handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnNormalizationForwardInference(via, handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt);
     cs_fast_enter(t, CS_CUDNN_cudnnNormalizationForwardInference);
     uint32_t r = real(handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt);
@@ -7776,7 +7776,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnNormalizationFor
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *, void *, double, void *, void *, void *, double, void *, void *, void *, void *, void *, void *, void *, void *, uint64_t, void *, uint64_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnNormalizationForwardTraining - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnNormalizationForwardTraining(via, handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnNormalizationForwardTraining(via, handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnNormalizationForwardTraining(via, handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
     cs_fast_enter(t, CS_CUDNN_cudnnNormalizationForwardTraining);
     uint32_t r = real(handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
@@ -7826,7 +7826,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnOpTensor(uint8_t
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnOpTensor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnOpTensor(via, handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnOpTensor(via, handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnOpTensor(via, handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C);
     cs_fast_enter(t, CS_CUDNN_cudnnOpTensor);
     uint32_t r = real(handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C);
@@ -7876,7 +7876,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnOpsVersionCheck(
     typedef uint32_t (*fn_t)(void);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnOpsVersionCheck - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnOpsVersionCheck(via);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnOpsVersionCheck(via);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnOpsVersionCheck(via);
     cs_fast_enter(t, CS_CUDNN_cudnnOpsVersionCheck);
     uint32_t r = real();
@@ -7926,7 +7926,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnPoolingBackward(
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnPoolingBackward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnPoolingBackward(via, handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnPoolingBackward(via, handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnPoolingBackward(via, handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
     cs_fast_enter(t, CS_CUDNN_cudnnPoolingBackward);
     uint32_t r = real(handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
@@ -7976,7 +7976,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnPoolingForward(u
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnPoolingForward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnPoolingForward(via, handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnPoolingForward(via, handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnPoolingForward(via, handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y);
     cs_fast_enter(t, CS_CUDNN_cudnnPoolingForward);
     uint32_t r = real(handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y);
@@ -8026,7 +8026,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnQueryRuntimeErro
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnQueryRuntimeError - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnQueryRuntimeError(via, handle, rstatus, mode, tag);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnQueryRuntimeError(via, handle, rstatus, mode, tag);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnQueryRuntimeError(via, handle, rstatus, mode, tag);
     cs_fast_enter(t, CS_CUDNN_cudnnQueryRuntimeError);
     uint32_t r = real(handle, rstatus, mode, tag);
@@ -8076,7 +8076,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNBackwardData_
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, uint64_t, void *, uint64_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnRNNBackwardData_v8 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnRNNBackwardData_v8(via, handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnRNNBackwardData_v8(via, handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnRNNBackwardData_v8(via, handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
     cs_fast_enter(t, CS_CUDNN_cudnnRNNBackwardData_v8);
     uint32_t r = real(handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
@@ -8126,7 +8126,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNBackwardWeigh
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, uint64_t, void *, uint64_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnRNNBackwardWeights_v8 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnRNNBackwardWeights_v8(via, handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnRNNBackwardWeights_v8(via, handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnRNNBackwardWeights_v8(via, handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
     cs_fast_enter(t, CS_CUDNN_cudnnRNNBackwardWeights_v8);
     uint32_t r = real(handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
@@ -8176,7 +8176,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNForward(uint8
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, uint64_t, void *, uint64_t, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnRNNForward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnRNNForward(via, handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnRNNForward(via, handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnRNNForward(via, handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
     cs_fast_enter(t, CS_CUDNN_cudnnRNNForward);
     uint32_t r = real(handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
@@ -8226,7 +8226,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNGetClip_v8(ui
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnRNNGetClip_v8 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnRNNGetClip_v8(via, rnnDesc, clipMode, clipNanOpt, lclip, rclip);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnRNNGetClip_v8(via, rnnDesc, clipMode, clipNanOpt, lclip, rclip);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnRNNGetClip_v8(via, rnnDesc, clipMode, clipNanOpt, lclip, rclip);
     cs_fast_enter(t, CS_CUDNN_cudnnRNNGetClip_v8);
     uint32_t r = real(rnnDesc, clipMode, clipNanOpt, lclip, rclip);
@@ -8276,7 +8276,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNGetClip_v9(ui
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnRNNGetClip_v9 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnRNNGetClip_v9(via, rnnDesc, clipMode, lclip, rclip);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnRNNGetClip_v9(via, rnnDesc, clipMode, lclip, rclip);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnRNNGetClip_v9(via, rnnDesc, clipMode, lclip, rclip);
     cs_fast_enter(t, CS_CUDNN_cudnnRNNGetClip_v9);
     uint32_t r = real(rnnDesc, clipMode, lclip, rclip);
@@ -8326,7 +8326,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNSetClip_v8(ui
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, double, double);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnRNNSetClip_v8 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnRNNSetClip_v8(via, rnnDesc, clipMode, clipNanOpt, lclip, rclip);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnRNNSetClip_v8(via, rnnDesc, clipMode, clipNanOpt, lclip, rclip);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnRNNSetClip_v8(via, rnnDesc, clipMode, clipNanOpt, lclip, rclip);
     cs_fast_enter(t, CS_CUDNN_cudnnRNNSetClip_v8);
     uint32_t r = real(rnnDesc, clipMode, clipNanOpt, lclip, rclip);
@@ -8376,7 +8376,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNSetClip_v9(ui
     typedef uint32_t (*fn_t)(void *, uint32_t, double, double);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnRNNSetClip_v9 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnRNNSetClip_v9(via, rnnDesc, clipMode, lclip, rclip);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnRNNSetClip_v9(via, rnnDesc, clipMode, lclip, rclip);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnRNNSetClip_v9(via, rnnDesc, clipMode, lclip, rclip);
     cs_fast_enter(t, CS_CUDNN_cudnnRNNSetClip_v9);
     uint32_t r = real(rnnDesc, clipMode, lclip, rclip);
@@ -8426,7 +8426,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnReduceTensor(uin
     typedef uint32_t (*fn_t)(void *, void *, void *, uint64_t, void *, uint64_t, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnReduceTensor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnReduceTensor(via, handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnReduceTensor(via, handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnReduceTensor(via, handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C);
     cs_fast_enter(t, CS_CUDNN_cudnnReduceTensor);
     uint32_t r = real(handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C);
@@ -8476,7 +8476,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnReorderFilterAnd
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, void *, void *, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnReorderFilterAndBias - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnReorderFilterAndBias(via, handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnReorderFilterAndBias(via, handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnReorderFilterAndBias(via, handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData);
     cs_fast_enter(t, CS_CUDNN_cudnnReorderFilterAndBias);
     uint32_t r = real(handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData);
@@ -8526,7 +8526,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRestoreDropoutDe
     typedef uint32_t (*fn_t)(void *, void *, float, void *, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnRestoreDropoutDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnRestoreDropoutDescriptor(via, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnRestoreDropoutDescriptor(via, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnRestoreDropoutDescriptor(via, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
     cs_fast_enter(t, CS_CUDNN_cudnnRestoreDropoutDescriptor);
     uint32_t r = real(dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
@@ -8576,7 +8576,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnScaleTensor(uint
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnScaleTensor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnScaleTensor(via, handle, yDesc, y, alpha);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnScaleTensor(via, handle, yDesc, y, alpha);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnScaleTensor(via, handle, yDesc, y, alpha);
     cs_fast_enter(t, CS_CUDNN_cudnnScaleTensor);
     uint32_t r = real(handle, yDesc, y, alpha);
@@ -8626,7 +8626,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetActivationDes
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, double);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetActivationDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetActivationDescriptor(via, activationDesc, mode, reluNanOpt, coef);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetActivationDescriptor(via, activationDesc, mode, reluNanOpt, coef);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetActivationDescriptor(via, activationDesc, mode, reluNanOpt, coef);
     cs_fast_enter(t, CS_CUDNN_cudnnSetActivationDescriptor);
     uint32_t r = real(activationDesc, mode, reluNanOpt, coef);
@@ -8676,7 +8676,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetActivationDes
     typedef uint32_t (*fn_t)(void *, double);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetActivationDescriptorSwishBeta - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetActivationDescriptorSwishBeta(via, activationDesc, swish_beta);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetActivationDescriptorSwishBeta(via, activationDesc, swish_beta);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetActivationDescriptorSwishBeta(via, activationDesc, swish_beta);
     cs_fast_enter(t, CS_CUDNN_cudnnSetActivationDescriptorSwishBeta);
     uint32_t r = real(activationDesc, swish_beta);
@@ -8726,7 +8726,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetAttnDescripto
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, double, uint32_t, uint32_t, uint32_t, void *, void *, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetAttnDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetAttnDescriptor(via, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetAttnDescriptor(via, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetAttnDescriptor(via, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize);
     cs_fast_enter(t, CS_CUDNN_cudnnSetAttnDescriptor);
     uint32_t r = real(attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize);
@@ -8776,7 +8776,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetCTCLossDescri
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetCTCLossDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetCTCLossDescriptor(via, ctcLossDesc, compType);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetCTCLossDescriptor(via, ctcLossDesc, compType);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetCTCLossDescriptor(via, ctcLossDesc, compType);
     cs_fast_enter(t, CS_CUDNN_cudnnSetCTCLossDescriptor);
     uint32_t r = real(ctcLossDesc, compType);
@@ -8826,7 +8826,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetCTCLossDescri
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetCTCLossDescriptorEx - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetCTCLossDescriptorEx(via, ctcLossDesc, compType, normMode, gradMode);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetCTCLossDescriptorEx(via, ctcLossDesc, compType, normMode, gradMode);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetCTCLossDescriptorEx(via, ctcLossDesc, compType, normMode, gradMode);
     cs_fast_enter(t, CS_CUDNN_cudnnSetCTCLossDescriptorEx);
     uint32_t r = real(ctcLossDesc, compType, normMode, gradMode);
@@ -8876,7 +8876,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetCTCLossDescri
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetCTCLossDescriptor_v8 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetCTCLossDescriptor_v8(via, ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetCTCLossDescriptor_v8(via, ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetCTCLossDescriptor_v8(via, ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
     cs_fast_enter(t, CS_CUDNN_cudnnSetCTCLossDescriptor_v8);
     uint32_t r = real(ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
@@ -8926,7 +8926,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetCTCLossDescri
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetCTCLossDescriptor_v9 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetCTCLossDescriptor_v9(via, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetCTCLossDescriptor_v9(via, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetCTCLossDescriptor_v9(via, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength);
     cs_fast_enter(t, CS_CUDNN_cudnnSetCTCLossDescriptor_v9);
     uint32_t r = real(ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength);
@@ -8976,7 +8976,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetCallback(uint
     typedef uint32_t (*fn_t)(uint32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetCallback - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetCallback(via, mask, udata, fptr);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetCallback(via, mask, udata, fptr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetCallback(via, mask, udata, fptr);
     cs_fast_enter(t, CS_CUDNN_cudnnSetCallback);
     uint32_t r = real(mask, udata, fptr);
@@ -9026,7 +9026,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetConvolution2d
     typedef uint32_t (*fn_t)(void *, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetConvolution2dDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetConvolution2dDescriptor(via, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetConvolution2dDescriptor(via, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetConvolution2dDescriptor(via, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
     cs_fast_enter(t, CS_CUDNN_cudnnSetConvolution2dDescriptor);
     uint32_t r = real(convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
@@ -9076,7 +9076,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetConvolutionGr
     typedef uint32_t (*fn_t)(void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetConvolutionGroupCount - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetConvolutionGroupCount(via, convDesc, groupCount);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetConvolutionGroupCount(via, convDesc, groupCount);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetConvolutionGroupCount(via, convDesc, groupCount);
     cs_fast_enter(t, CS_CUDNN_cudnnSetConvolutionGroupCount);
     uint32_t r = real(convDesc, groupCount);
@@ -9126,7 +9126,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetConvolutionMa
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetConvolutionMathType - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetConvolutionMathType(via, convDesc, mathType);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetConvolutionMathType(via, convDesc, mathType);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetConvolutionMathType(via, convDesc, mathType);
     cs_fast_enter(t, CS_CUDNN_cudnnSetConvolutionMathType);
     uint32_t r = real(convDesc, mathType);
@@ -9176,7 +9176,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetConvolutionNd
     typedef uint32_t (*fn_t)(void *, int32_t, void *, void *, void *, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetConvolutionNdDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetConvolutionNdDescriptor(via, convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetConvolutionNdDescriptor(via, convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetConvolutionNdDescriptor(via, convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType);
     cs_fast_enter(t, CS_CUDNN_cudnnSetConvolutionNdDescriptor);
     uint32_t r = real(convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType);
@@ -9226,7 +9226,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetConvolutionRe
     typedef uint32_t (*fn_t)(void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetConvolutionReorderType - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetConvolutionReorderType(via, convDesc, reorderType);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetConvolutionReorderType(via, convDesc, reorderType);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetConvolutionReorderType(via, convDesc, reorderType);
     cs_fast_enter(t, CS_CUDNN_cudnnSetConvolutionReorderType);
     uint32_t r = real(convDesc, reorderType);
@@ -9276,7 +9276,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetDropoutDescri
     typedef uint32_t (*fn_t)(void *, void *, float, void *, uint64_t, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetDropoutDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetDropoutDescriptor(via, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetDropoutDescriptor(via, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetDropoutDescriptor(via, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
     cs_fast_enter(t, CS_CUDNN_cudnnSetDropoutDescriptor);
     uint32_t r = real(dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
@@ -9326,7 +9326,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetFilter4dDescr
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetFilter4dDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetFilter4dDescriptor(via, filterDesc, dataType, format, k, c, h, w);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetFilter4dDescriptor(via, filterDesc, dataType, format, k, c, h, w);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetFilter4dDescriptor(via, filterDesc, dataType, format, k, c, h, w);
     cs_fast_enter(t, CS_CUDNN_cudnnSetFilter4dDescriptor);
     uint32_t r = real(filterDesc, dataType, format, k, c, h, w);
@@ -9376,7 +9376,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetFilterNdDescr
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetFilterNdDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetFilterNdDescriptor(via, filterDesc, dataType, format, nbDims, filterDimA);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetFilterNdDescriptor(via, filterDesc, dataType, format, nbDims, filterDimA);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetFilterNdDescriptor(via, filterDesc, dataType, format, nbDims, filterDimA);
     cs_fast_enter(t, CS_CUDNN_cudnnSetFilterNdDescriptor);
     uint32_t r = real(filterDesc, dataType, format, nbDims, filterDimA);
@@ -9426,7 +9426,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetFusedOpsConst
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetFusedOpsConstParamPackAttribute - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetFusedOpsConstParamPackAttribute(via, constPack, paramLabel, param);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetFusedOpsConstParamPackAttribute(via, constPack, paramLabel, param);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetFusedOpsConstParamPackAttribute(via, constPack, paramLabel, param);
     cs_fast_enter(t, CS_CUDNN_cudnnSetFusedOpsConstParamPackAttribute);
     uint32_t r = real(constPack, paramLabel, param);
@@ -9476,7 +9476,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetFusedOpsVaria
     typedef uint32_t (*fn_t)(void *, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetFusedOpsVariantParamPackAttribute - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetFusedOpsVariantParamPackAttribute(via, varPack, paramLabel, ptr);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetFusedOpsVariantParamPackAttribute(via, varPack, paramLabel, ptr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetFusedOpsVariantParamPackAttribute(via, varPack, paramLabel, ptr);
     cs_fast_enter(t, CS_CUDNN_cudnnSetFusedOpsVariantParamPackAttribute);
     uint32_t r = real(varPack, paramLabel, ptr);
@@ -9526,7 +9526,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetLRNDescriptor
     typedef uint32_t (*fn_t)(void *, uint32_t, double, double, double);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetLRNDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetLRNDescriptor(via, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetLRNDescriptor(via, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetLRNDescriptor(via, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK);
     cs_fast_enter(t, CS_CUDNN_cudnnSetLRNDescriptor);
     uint32_t r = real(normDesc, lrnN, lrnAlpha, lrnBeta, lrnK);
@@ -9576,7 +9576,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetOpTensorDescr
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetOpTensorDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetOpTensorDescriptor(via, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetOpTensorDescriptor(via, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetOpTensorDescriptor(via, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt);
     cs_fast_enter(t, CS_CUDNN_cudnnSetOpTensorDescriptor);
     uint32_t r = real(opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt);
@@ -9626,7 +9626,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetPooling2dDesc
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetPooling2dDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetPooling2dDescriptor(via, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetPooling2dDescriptor(via, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetPooling2dDescriptor(via, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
     cs_fast_enter(t, CS_CUDNN_cudnnSetPooling2dDescriptor);
     uint32_t r = real(poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
@@ -9676,7 +9676,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetPoolingNdDesc
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetPoolingNdDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetPoolingNdDescriptor(via, poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetPoolingNdDescriptor(via, poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetPoolingNdDescriptor(via, poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA);
     cs_fast_enter(t, CS_CUDNN_cudnnSetPoolingNdDescriptor);
     uint32_t r = real(poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA);
@@ -9726,7 +9726,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetRNNDataDescri
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetRNNDataDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetRNNDataDescriptor(via, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetRNNDataDescriptor(via, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetRNNDataDescriptor(via, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill);
     cs_fast_enter(t, CS_CUDNN_cudnnSetRNNDataDescriptor);
     uint32_t r = real(rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill);
@@ -9776,7 +9776,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetRNNDescriptor
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, int32_t, int32_t, int32_t, int32_t, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetRNNDescriptor_v8 - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetRNNDescriptor_v8(via, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetRNNDescriptor_v8(via, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetRNNDescriptor_v8(via, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags);
     cs_fast_enter(t, CS_CUDNN_cudnnSetRNNDescriptor_v8);
     uint32_t r = real(rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags);
@@ -9826,7 +9826,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetReduceTensorD
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetReduceTensorDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetReduceTensorDescriptor(via, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetReduceTensorDescriptor(via, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetReduceTensorDescriptor(via, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType);
     cs_fast_enter(t, CS_CUDNN_cudnnSetReduceTensorDescriptor);
     uint32_t r = real(reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType);
@@ -9876,7 +9876,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetSeqDataDescri
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *, uint64_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetSeqDataDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetSeqDataDescriptor(via, seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetSeqDataDescriptor(via, seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetSeqDataDescriptor(via, seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill);
     cs_fast_enter(t, CS_CUDNN_cudnnSetSeqDataDescriptor);
     uint32_t r = real(seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill);
@@ -9926,7 +9926,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetSpatialTransf
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetSpatialTransformerNdDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetSpatialTransformerNdDescriptor(via, stDesc, samplerType, dataType, nbDims, dimA);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetSpatialTransformerNdDescriptor(via, stDesc, samplerType, dataType, nbDims, dimA);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetSpatialTransformerNdDescriptor(via, stDesc, samplerType, dataType, nbDims, dimA);
     cs_fast_enter(t, CS_CUDNN_cudnnSetSpatialTransformerNdDescriptor);
     uint32_t r = real(stDesc, samplerType, dataType, nbDims, dimA);
@@ -9976,7 +9976,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetStream(uint8_
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetStream - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetStream(via, handle, streamId);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetStream(via, handle, streamId);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetStream(via, handle, streamId);
     cs_fast_enter(t, CS_CUDNN_cudnnSetStream);
     uint32_t r = real(handle, streamId);
@@ -10026,7 +10026,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensor(uint8_
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetTensor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetTensor(via, handle, yDesc, y, valuePtr);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetTensor(via, handle, yDesc, y, valuePtr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetTensor(via, handle, yDesc, y, valuePtr);
     cs_fast_enter(t, CS_CUDNN_cudnnSetTensor);
     uint32_t r = real(handle, yDesc, y, valuePtr);
@@ -10076,7 +10076,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensor4dDescr
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetTensor4dDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetTensor4dDescriptor(via, tensorDesc, format, dataType, n, c, h, w);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetTensor4dDescriptor(via, tensorDesc, format, dataType, n, c, h, w);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetTensor4dDescriptor(via, tensorDesc, format, dataType, n, c, h, w);
     cs_fast_enter(t, CS_CUDNN_cudnnSetTensor4dDescriptor);
     uint32_t r = real(tensorDesc, format, dataType, n, c, h, w);
@@ -10126,7 +10126,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensor4dDescr
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetTensor4dDescriptorEx - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetTensor4dDescriptorEx(via, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetTensor4dDescriptorEx(via, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetTensor4dDescriptorEx(via, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
     cs_fast_enter(t, CS_CUDNN_cudnnSetTensor4dDescriptorEx);
     uint32_t r = real(tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
@@ -10176,7 +10176,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensorNdDescr
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetTensorNdDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetTensorNdDescriptor(via, tensorDesc, dataType, nbDims, dimA, strideA);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetTensorNdDescriptor(via, tensorDesc, dataType, nbDims, dimA, strideA);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetTensorNdDescriptor(via, tensorDesc, dataType, nbDims, dimA, strideA);
     cs_fast_enter(t, CS_CUDNN_cudnnSetTensorNdDescriptor);
     uint32_t r = real(tensorDesc, dataType, nbDims, dimA, strideA);
@@ -10226,7 +10226,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensorNdDescr
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetTensorNdDescriptorEx - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetTensorNdDescriptorEx(via, tensorDesc, format, dataType, nbDims, dimA);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetTensorNdDescriptorEx(via, tensorDesc, format, dataType, nbDims, dimA);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetTensorNdDescriptorEx(via, tensorDesc, format, dataType, nbDims, dimA);
     cs_fast_enter(t, CS_CUDNN_cudnnSetTensorNdDescriptorEx);
     uint32_t r = real(tensorDesc, format, dataType, nbDims, dimA);
@@ -10276,7 +10276,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensorTransfo
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, void *, void *, void *, uint32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSetTensorTransformDescriptor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSetTensorTransformDescriptor(via, transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSetTensorTransformDescriptor(via, transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSetTensorTransformDescriptor(via, transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction);
     cs_fast_enter(t, CS_CUDNN_cudnnSetTensorTransformDescriptor);
     uint32_t r = real(transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction);
@@ -10326,7 +10326,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSoftmaxBackward(
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSoftmaxBackward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSoftmaxBackward(via, handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSoftmaxBackward(via, handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSoftmaxBackward(via, handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx);
     cs_fast_enter(t, CS_CUDNN_cudnnSoftmaxBackward);
     uint32_t r = real(handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx);
@@ -10376,7 +10376,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSoftmaxForward(u
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSoftmaxForward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSoftmaxForward(via, handle, algo, mode, alpha, xDesc, x, beta, yDesc, y);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSoftmaxForward(via, handle, algo, mode, alpha, xDesc, x, beta, yDesc, y);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSoftmaxForward(via, handle, algo, mode, alpha, xDesc, x, beta, yDesc, y);
     cs_fast_enter(t, CS_CUDNN_cudnnSoftmaxForward);
     uint32_t r = real(handle, algo, mode, alpha, xDesc, x, beta, yDesc, y);
@@ -10426,7 +10426,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSpatialTfGridGen
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSpatialTfGridGeneratorBackward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSpatialTfGridGeneratorBackward(via, handle, stDesc, dgrid, dtheta);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSpatialTfGridGeneratorBackward(via, handle, stDesc, dgrid, dtheta);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSpatialTfGridGeneratorBackward(via, handle, stDesc, dgrid, dtheta);
     cs_fast_enter(t, CS_CUDNN_cudnnSpatialTfGridGeneratorBackward);
     uint32_t r = real(handle, stDesc, dgrid, dtheta);
@@ -10476,7 +10476,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSpatialTfGridGen
     typedef uint32_t (*fn_t)(void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSpatialTfGridGeneratorForward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSpatialTfGridGeneratorForward(via, handle, stDesc, theta, grid);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSpatialTfGridGeneratorForward(via, handle, stDesc, theta, grid);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSpatialTfGridGeneratorForward(via, handle, stDesc, theta, grid);
     cs_fast_enter(t, CS_CUDNN_cudnnSpatialTfGridGeneratorForward);
     uint32_t r = real(handle, stDesc, theta, grid);
@@ -10526,7 +10526,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSpatialTfSampler
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSpatialTfSamplerBackward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSpatialTfSamplerBackward(via, handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSpatialTfSamplerBackward(via, handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSpatialTfSamplerBackward(via, handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid);
     cs_fast_enter(t, CS_CUDNN_cudnnSpatialTfSamplerBackward);
     uint32_t r = real(handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid);
@@ -10576,7 +10576,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSpatialTfSampler
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnSpatialTfSamplerForward - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnSpatialTfSamplerForward(via, handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnSpatialTfSamplerForward(via, handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnSpatialTfSamplerForward(via, handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y);
     cs_fast_enter(t, CS_CUDNN_cudnnSpatialTfSamplerForward);
     uint32_t r = real(handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y);
@@ -10626,7 +10626,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnTransformFilter(
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnTransformFilter - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnTransformFilter(via, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnTransformFilter(via, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnTransformFilter(via, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
     cs_fast_enter(t, CS_CUDNN_cudnnTransformFilter);
     uint32_t r = real(handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
@@ -10676,7 +10676,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnTransformTensor(
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnTransformTensor - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnTransformTensor(via, handle, alpha, xDesc, x, beta, yDesc, y);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnTransformTensor(via, handle, alpha, xDesc, x, beta, yDesc, y);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnTransformTensor(via, handle, alpha, xDesc, x, beta, yDesc, y);
     cs_fast_enter(t, CS_CUDNN_cudnnTransformTensor);
     uint32_t r = real(handle, alpha, xDesc, x, beta, yDesc, y);
@@ -10726,7 +10726,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnTransformTensorE
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDNN_cudnnTransformTensorEx - CS_CUDNN_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_cudnnTransformTensorEx(via, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_cudnnTransformTensorEx(via, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cudnnTransformTensorEx(via, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
     cs_fast_enter(t, CS_CUDNN_cudnnTransformTensorEx);
     uint32_t r = real(handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);

@@ -2,173 +2,173 @@
 #include "../../shim/fast_asm.h"
 #if CS_FAST_ASM
     .text
-CS_FAST_ENTRY cs_l_ncclAlltoAll, cs_sl_ncclAlltoAll, 0, 858, cs_call_nccl+16, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_ncclAlltoAll, cs_sd_ncclAlltoAll, 1, 858, cs_call_nccl+16, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_ncclAlltoAll, cs_sg_ncclAlltoAll, 2, 858, cs_call_nccl+16, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_ncclAlltoAll, cs_sl_ncclAlltoAll, 0, 858, cs_call_nccl+16, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_ncclAlltoAll, cs_sd_ncclAlltoAll, 1, 858, cs_call_nccl+16, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_ncclAlltoAll, cs_sg_ncclAlltoAll, 2, 858, cs_call_nccl+16, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_ncclAlltoAll, 858
-CS_FAST_ENTRY cs_l_ncclBcast, cs_sl_ncclBcast, 0, 859, cs_call_nccl+24, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_ncclBcast, cs_sd_ncclBcast, 1, 859, cs_call_nccl+24, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_ncclBcast, cs_sg_ncclBcast, 2, 859, cs_call_nccl+24, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_ncclBcast, cs_sl_ncclBcast, 0, 859, cs_call_nccl+24, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_ncclBcast, cs_sd_ncclBcast, 1, 859, cs_call_nccl+24, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_ncclBcast, cs_sg_ncclBcast, 2, 859, cs_call_nccl+24, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_ncclBcast, 859
-CS_FAST_ENTRY cs_l_ncclCommCount, cs_sl_ncclCommCount, 0, 862, cs_call_nccl+48, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_ncclCommCount, cs_sd_ncclCommCount, 1, 862, cs_call_nccl+48, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_ncclCommCount, cs_sg_ncclCommCount, 2, 862, cs_call_nccl+48, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_ncclCommCount, cs_sl_ncclCommCount, 0, 862, cs_call_nccl+48, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_ncclCommCount, cs_sd_ncclCommCount, 1, 862, cs_call_nccl+48, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_ncclCommCount, cs_sg_ncclCommCount, 2, 862, cs_call_nccl+48, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_ncclCommCount, 862
-CS_FAST_ENTRY cs_l_ncclCommCuDevice, cs_sl_ncclCommCuDevice, 0, 863, cs_call_nccl+56, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_ncclCommCuDevice, cs_sd_ncclCommCuDevice, 1, 863, cs_call_nccl+56, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_ncclCommCuDevice, cs_sg_ncclCommCuDevice, 2, 863, cs_call_nccl+56, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_ncclCommCuDevice, cs_sl_ncclCommCuDevice, 0, 863, cs_call_nccl+56, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_ncclCommCuDevice, cs_sd_ncclCommCuDevice, 1, 863, cs_call_nccl+56, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_ncclCommCuDevice, cs_sg_ncclCommCuDevice, 2, 863, cs_call_nccl+56, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_ncclCommCuDevice, 863
-CS_FAST_ENTRY cs_l_ncclCommDeregister, cs_sl_ncclCommDeregister, 0, 864, cs_call_nccl+64, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_ncclCommDeregister, cs_sd_ncclCommDeregister, 1, 864, cs_call_nccl+64, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_ncclCommDeregister, cs_sg_ncclCommDeregister, 2, 864, cs_call_nccl+64, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_ncclCommDeregister, cs_sl_ncclCommDeregister, 0, 864, cs_call_nccl+64, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_ncclCommDeregister, cs_sd_ncclCommDeregister, 1, 864, cs_call_nccl+64, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_ncclCommDeregister, cs_sg_ncclCommDeregister, 2, 864, cs_call_nccl+64, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_ncclCommDeregister, 864
-CS_FAST_ENTRY cs_l_ncclCommRegister, cs_sl_ncclCommRegister, 0, 872, cs_call_nccl+128, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_ncclCommRegister, cs_sd_ncclCommRegister, 1, 872, cs_call_nccl+128, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_ncclCommRegister, cs_sg_ncclCommRegister, 2, 872, cs_call_nccl+128, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_ncclCommRegister, cs_sl_ncclCommRegister, 0, 872, cs_call_nccl+128, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_ncclCommRegister, cs_sd_ncclCommRegister, 1, 872, cs_call_nccl+128, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_ncclCommRegister, cs_sg_ncclCommRegister, 2, 872, cs_call_nccl+128, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_ncclCommRegister, 872
-CS_FAST_ENTRY cs_l_ncclCommRevoke, cs_sl_ncclCommRevoke, 0, 873, cs_call_nccl+136, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_ncclCommRevoke, cs_sd_ncclCommRevoke, 1, 873, cs_call_nccl+136, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_ncclCommRevoke, cs_sg_ncclCommRevoke, 2, 873, cs_call_nccl+136, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_ncclCommRevoke, cs_sl_ncclCommRevoke, 0, 873, cs_call_nccl+136, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_ncclCommRevoke, cs_sd_ncclCommRevoke, 1, 873, cs_call_nccl+136, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_ncclCommRevoke, cs_sg_ncclCommRevoke, 2, 873, cs_call_nccl+136, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_ncclCommRevoke, 873
-CS_FAST_ENTRY cs_l_ncclCommShrink, cs_sl_ncclCommShrink, 0, 874, cs_call_nccl+144, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_ncclCommShrink, cs_sd_ncclCommShrink, 1, 874, cs_call_nccl+144, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_ncclCommShrink, cs_sg_ncclCommShrink, 2, 874, cs_call_nccl+144, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_ncclCommShrink, cs_sl_ncclCommShrink, 0, 874, cs_call_nccl+144, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_ncclCommShrink, cs_sd_ncclCommShrink, 1, 874, cs_call_nccl+144, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_ncclCommShrink, cs_sg_ncclCommShrink, 2, 874, cs_call_nccl+144, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_ncclCommShrink, 874
-CS_FAST_ENTRY cs_l_ncclCommUserRank, cs_sl_ncclCommUserRank, 0, 876, cs_call_nccl+160, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_ncclCommUserRank, cs_sd_ncclCommUserRank, 1, 876, cs_call_nccl+160, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_ncclCommUserRank, cs_sg_ncclCommUserRank, 2, 876, cs_call_nccl+160, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_ncclCommUserRank, cs_sl_ncclCommUserRank, 0, 876, cs_call_nccl+160, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_ncclCommUserRank, cs_sd_ncclCommUserRank, 1, 876, cs_call_nccl+160, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_ncclCommUserRank, cs_sg_ncclCommUserRank, 2, 876, cs_call_nccl+160, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_ncclCommUserRank, 876
-CS_FAST_ENTRY cs_l_ncclCommWindowDeregister, cs_sl_ncclCommWindowDeregister, 0, 877, cs_call_nccl+168, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_ncclCommWindowDeregister, cs_sd_ncclCommWindowDeregister, 1, 877, cs_call_nccl+168, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_ncclCommWindowDeregister, cs_sg_ncclCommWindowDeregister, 2, 877, cs_call_nccl+168, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_ncclCommWindowDeregister, cs_sl_ncclCommWindowDeregister, 0, 877, cs_call_nccl+168, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_ncclCommWindowDeregister, cs_sd_ncclCommWindowDeregister, 1, 877, cs_call_nccl+168, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_ncclCommWindowDeregister, cs_sg_ncclCommWindowDeregister, 2, 877, cs_call_nccl+168, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_ncclCommWindowDeregister, 877
-CS_FAST_ENTRY cs_l_ncclCommWindowRegister, cs_sl_ncclCommWindowRegister, 0, 878, cs_call_nccl+176, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_ncclCommWindowRegister, cs_sd_ncclCommWindowRegister, 1, 878, cs_call_nccl+176, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_ncclCommWindowRegister, cs_sg_ncclCommWindowRegister, 2, 878, cs_call_nccl+176, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_ncclCommWindowRegister, cs_sl_ncclCommWindowRegister, 0, 878, cs_call_nccl+176, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_ncclCommWindowRegister, cs_sd_ncclCommWindowRegister, 1, 878, cs_call_nccl+176, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_ncclCommWindowRegister, cs_sg_ncclCommWindowRegister, 2, 878, cs_call_nccl+176, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_ncclCommWindowRegister, 878
-CS_FAST_ENTRY cs_l_ncclGather, cs_sl_ncclGather, 0, 879, cs_call_nccl+184, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_ncclGather, cs_sd_ncclGather, 1, 879, cs_call_nccl+184, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_ncclGather, cs_sg_ncclGather, 2, 879, cs_call_nccl+184, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_ncclGather, cs_sl_ncclGather, 0, 879, cs_call_nccl+184, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_ncclGather, cs_sd_ncclGather, 1, 879, cs_call_nccl+184, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_ncclGather, cs_sg_ncclGather, 2, 879, cs_call_nccl+184, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_ncclGather, 879
-CS_FAST_ENTRY cs_l_ncclGetVersion, cs_sl_ncclGetVersion, 0, 883, cs_call_nccl+216, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_ncclGetVersion, cs_sd_ncclGetVersion, 1, 883, cs_call_nccl+216, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_ncclGetVersion, cs_sg_ncclGetVersion, 2, 883, cs_call_nccl+216, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_ncclGetVersion, cs_sl_ncclGetVersion, 0, 883, cs_call_nccl+216, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_ncclGetVersion, cs_sd_ncclGetVersion, 1, 883, cs_call_nccl+216, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_ncclGetVersion, cs_sg_ncclGetVersion, 2, 883, cs_call_nccl+216, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_ncclGetVersion, 883
-CS_FAST_ENTRY cs_l_ncclGroupEnd, cs_sl_ncclGroupEnd, 0, 884, cs_call_nccl+224, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_ncclGroupEnd, cs_sd_ncclGroupEnd, 1, 884, cs_call_nccl+224, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_ncclGroupEnd, cs_sg_ncclGroupEnd, 2, 884, cs_call_nccl+224, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_ncclGroupEnd, cs_sl_ncclGroupEnd, 0, 884, cs_call_nccl+224, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_ncclGroupEnd, cs_sd_ncclGroupEnd, 1, 884, cs_call_nccl+224, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_ncclGroupEnd, cs_sg_ncclGroupEnd, 2, 884, cs_call_nccl+224, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_ncclGroupEnd, 884
-CS_FAST_ENTRY cs_l_ncclGroupSimulateEnd, cs_sl_ncclGroupSimulateEnd, 0, 885, cs_call_nccl+232, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_ncclGroupSimulateEnd, cs_sd_ncclGroupSimulateEnd, 1, 885, cs_call_nccl+232, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_ncclGroupSimulateEnd, cs_sg_ncclGroupSimulateEnd, 2, 885, cs_call_nccl+232, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_ncclGroupSimulateEnd, cs_sl_ncclGroupSimulateEnd, 0, 885, cs_call_nccl+232, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_ncclGroupSimulateEnd, cs_sd_ncclGroupSimulateEnd, 1, 885, cs_call_nccl+232, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_ncclGroupSimulateEnd, cs_sg_ncclGroupSimulateEnd, 2, 885, cs_call_nccl+232, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_ncclGroupSimulateEnd, 885
-CS_FAST_ENTRY cs_l_ncclGroupStart, cs_sl_ncclGroupStart, 0, 886, cs_call_nccl+240, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_ncclGroupStart, cs_sd_ncclGroupStart, 1, 886, cs_call_nccl+240, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_ncclGroupStart, cs_sg_ncclGroupStart, 2, 886, cs_call_nccl+240, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_ncclGroupStart, cs_sl_ncclGroupStart, 0, 886, cs_call_nccl+240, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_ncclGroupStart, cs_sd_ncclGroupStart, 1, 886, cs_call_nccl+240, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_ncclGroupStart, cs_sg_ncclGroupStart, 2, 886, cs_call_nccl+240, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_ncclGroupStart, 886
-CS_FAST_ENTRY cs_l_ncclMemAlloc, cs_sl_ncclMemAlloc, 0, 887, cs_call_nccl+248, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_ncclMemAlloc, cs_sd_ncclMemAlloc, 1, 887, cs_call_nccl+248, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_ncclMemAlloc, cs_sg_ncclMemAlloc, 2, 887, cs_call_nccl+248, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_ncclMemAlloc, cs_sl_ncclMemAlloc, 0, 887, cs_call_nccl+248, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_ncclMemAlloc, cs_sd_ncclMemAlloc, 1, 887, cs_call_nccl+248, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_ncclMemAlloc, cs_sg_ncclMemAlloc, 2, 887, cs_call_nccl+248, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_ncclMemAlloc, 887
-CS_FAST_ENTRY cs_l_ncclMemFree, cs_sl_ncclMemFree, 0, 888, cs_call_nccl+256, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_ncclMemFree, cs_sd_ncclMemFree, 1, 888, cs_call_nccl+256, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_ncclMemFree, cs_sg_ncclMemFree, 2, 888, cs_call_nccl+256, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_ncclMemFree, cs_sl_ncclMemFree, 0, 888, cs_call_nccl+256, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_ncclMemFree, cs_sd_ncclMemFree, 1, 888, cs_call_nccl+256, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_ncclMemFree, cs_sg_ncclMemFree, 2, 888, cs_call_nccl+256, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_ncclMemFree, 888
-CS_FAST_ENTRY cs_l_ncclRedOpCreatePreMulSum, cs_sl_ncclRedOpCreatePreMulSum, 0, 890, cs_call_nccl+272, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_ncclRedOpCreatePreMulSum, cs_sd_ncclRedOpCreatePreMulSum, 1, 890, cs_call_nccl+272, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_ncclRedOpCreatePreMulSum, cs_sg_ncclRedOpCreatePreMulSum, 2, 890, cs_call_nccl+272, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_ncclRedOpCreatePreMulSum, cs_sl_ncclRedOpCreatePreMulSum, 0, 890, cs_call_nccl+272, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_ncclRedOpCreatePreMulSum, cs_sd_ncclRedOpCreatePreMulSum, 1, 890, cs_call_nccl+272, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_ncclRedOpCreatePreMulSum, cs_sg_ncclRedOpCreatePreMulSum, 2, 890, cs_call_nccl+272, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_ncclRedOpCreatePreMulSum, 890
-CS_FAST_ENTRY cs_l_ncclRedOpDestroy, cs_sl_ncclRedOpDestroy, 0, 891, cs_call_nccl+280, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_ncclRedOpDestroy, cs_sd_ncclRedOpDestroy, 1, 891, cs_call_nccl+280, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_ncclRedOpDestroy, cs_sg_ncclRedOpDestroy, 2, 891, cs_call_nccl+280, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_ncclRedOpDestroy, cs_sl_ncclRedOpDestroy, 0, 891, cs_call_nccl+280, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_ncclRedOpDestroy, cs_sd_ncclRedOpDestroy, 1, 891, cs_call_nccl+280, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_ncclRedOpDestroy, cs_sg_ncclRedOpDestroy, 2, 891, cs_call_nccl+280, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_ncclRedOpDestroy, 891
-CS_FAST_ENTRY cs_l_ncclScatter, cs_sl_ncclScatter, 0, 894, cs_call_nccl+304, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_ncclScatter, cs_sd_ncclScatter, 1, 894, cs_call_nccl+304, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_ncclScatter, cs_sg_ncclScatter, 2, 894, cs_call_nccl+304, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_ncclScatter, cs_sl_ncclScatter, 0, 894, cs_call_nccl+304, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_ncclScatter, cs_sd_ncclScatter, 1, 894, cs_call_nccl+304, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_ncclScatter, cs_sg_ncclScatter, 2, 894, cs_call_nccl+304, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_ncclScatter, 894
-CS_FAST_ENTRY cs_l_pncclAlltoAll, cs_sl_pncclAlltoAll, 0, 898, cs_call_nccl+336, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_pncclAlltoAll, cs_sd_pncclAlltoAll, 1, 898, cs_call_nccl+336, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_pncclAlltoAll, cs_sg_pncclAlltoAll, 2, 898, cs_call_nccl+336, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_pncclAlltoAll, cs_sl_pncclAlltoAll, 0, 898, cs_call_nccl+336, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_pncclAlltoAll, cs_sd_pncclAlltoAll, 1, 898, cs_call_nccl+336, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_pncclAlltoAll, cs_sg_pncclAlltoAll, 2, 898, cs_call_nccl+336, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_pncclAlltoAll, 898
-CS_FAST_ENTRY cs_l_pncclBcast, cs_sl_pncclBcast, 0, 899, cs_call_nccl+344, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_pncclBcast, cs_sd_pncclBcast, 1, 899, cs_call_nccl+344, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_pncclBcast, cs_sg_pncclBcast, 2, 899, cs_call_nccl+344, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_pncclBcast, cs_sl_pncclBcast, 0, 899, cs_call_nccl+344, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_pncclBcast, cs_sd_pncclBcast, 1, 899, cs_call_nccl+344, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_pncclBcast, cs_sg_pncclBcast, 2, 899, cs_call_nccl+344, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_pncclBcast, 899
-CS_FAST_ENTRY cs_l_pncclCommCount, cs_sl_pncclCommCount, 0, 902, cs_call_nccl+368, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_pncclCommCount, cs_sd_pncclCommCount, 1, 902, cs_call_nccl+368, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_pncclCommCount, cs_sg_pncclCommCount, 2, 902, cs_call_nccl+368, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_pncclCommCount, cs_sl_pncclCommCount, 0, 902, cs_call_nccl+368, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_pncclCommCount, cs_sd_pncclCommCount, 1, 902, cs_call_nccl+368, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_pncclCommCount, cs_sg_pncclCommCount, 2, 902, cs_call_nccl+368, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_pncclCommCount, 902
-CS_FAST_ENTRY cs_l_pncclCommCuDevice, cs_sl_pncclCommCuDevice, 0, 903, cs_call_nccl+376, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_pncclCommCuDevice, cs_sd_pncclCommCuDevice, 1, 903, cs_call_nccl+376, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_pncclCommCuDevice, cs_sg_pncclCommCuDevice, 2, 903, cs_call_nccl+376, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_pncclCommCuDevice, cs_sl_pncclCommCuDevice, 0, 903, cs_call_nccl+376, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_pncclCommCuDevice, cs_sd_pncclCommCuDevice, 1, 903, cs_call_nccl+376, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_pncclCommCuDevice, cs_sg_pncclCommCuDevice, 2, 903, cs_call_nccl+376, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_pncclCommCuDevice, 903
-CS_FAST_ENTRY cs_l_pncclCommDeregister, cs_sl_pncclCommDeregister, 0, 904, cs_call_nccl+384, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_pncclCommDeregister, cs_sd_pncclCommDeregister, 1, 904, cs_call_nccl+384, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_pncclCommDeregister, cs_sg_pncclCommDeregister, 2, 904, cs_call_nccl+384, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_pncclCommDeregister, cs_sl_pncclCommDeregister, 0, 904, cs_call_nccl+384, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_pncclCommDeregister, cs_sd_pncclCommDeregister, 1, 904, cs_call_nccl+384, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_pncclCommDeregister, cs_sg_pncclCommDeregister, 2, 904, cs_call_nccl+384, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_pncclCommDeregister, 904
-CS_FAST_ENTRY cs_l_pncclCommRegister, cs_sl_pncclCommRegister, 0, 912, cs_call_nccl+448, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_pncclCommRegister, cs_sd_pncclCommRegister, 1, 912, cs_call_nccl+448, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_pncclCommRegister, cs_sg_pncclCommRegister, 2, 912, cs_call_nccl+448, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_pncclCommRegister, cs_sl_pncclCommRegister, 0, 912, cs_call_nccl+448, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_pncclCommRegister, cs_sd_pncclCommRegister, 1, 912, cs_call_nccl+448, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_pncclCommRegister, cs_sg_pncclCommRegister, 2, 912, cs_call_nccl+448, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_pncclCommRegister, 912
-CS_FAST_ENTRY cs_l_pncclCommRevoke, cs_sl_pncclCommRevoke, 0, 913, cs_call_nccl+456, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_pncclCommRevoke, cs_sd_pncclCommRevoke, 1, 913, cs_call_nccl+456, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_pncclCommRevoke, cs_sg_pncclCommRevoke, 2, 913, cs_call_nccl+456, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_pncclCommRevoke, cs_sl_pncclCommRevoke, 0, 913, cs_call_nccl+456, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_pncclCommRevoke, cs_sd_pncclCommRevoke, 1, 913, cs_call_nccl+456, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_pncclCommRevoke, cs_sg_pncclCommRevoke, 2, 913, cs_call_nccl+456, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_pncclCommRevoke, 913
-CS_FAST_ENTRY cs_l_pncclCommShrink, cs_sl_pncclCommShrink, 0, 914, cs_call_nccl+464, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_pncclCommShrink, cs_sd_pncclCommShrink, 1, 914, cs_call_nccl+464, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_pncclCommShrink, cs_sg_pncclCommShrink, 2, 914, cs_call_nccl+464, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_pncclCommShrink, cs_sl_pncclCommShrink, 0, 914, cs_call_nccl+464, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_pncclCommShrink, cs_sd_pncclCommShrink, 1, 914, cs_call_nccl+464, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_pncclCommShrink, cs_sg_pncclCommShrink, 2, 914, cs_call_nccl+464, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_pncclCommShrink, 914
-CS_FAST_ENTRY cs_l_pncclCommUserRank, cs_sl_pncclCommUserRank, 0, 916, cs_call_nccl+480, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_pncclCommUserRank, cs_sd_pncclCommUserRank, 1, 916, cs_call_nccl+480, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_pncclCommUserRank, cs_sg_pncclCommUserRank, 2, 916, cs_call_nccl+480, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_pncclCommUserRank, cs_sl_pncclCommUserRank, 0, 916, cs_call_nccl+480, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_pncclCommUserRank, cs_sd_pncclCommUserRank, 1, 916, cs_call_nccl+480, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_pncclCommUserRank, cs_sg_pncclCommUserRank, 2, 916, cs_call_nccl+480, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_pncclCommUserRank, 916
-CS_FAST_ENTRY cs_l_pncclCommWindowDeregister, cs_sl_pncclCommWindowDeregister, 0, 917, cs_call_nccl+488, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_pncclCommWindowDeregister, cs_sd_pncclCommWindowDeregister, 1, 917, cs_call_nccl+488, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_pncclCommWindowDeregister, cs_sg_pncclCommWindowDeregister, 2, 917, cs_call_nccl+488, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_pncclCommWindowDeregister, cs_sl_pncclCommWindowDeregister, 0, 917, cs_call_nccl+488, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_pncclCommWindowDeregister, cs_sd_pncclCommWindowDeregister, 1, 917, cs_call_nccl+488, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_pncclCommWindowDeregister, cs_sg_pncclCommWindowDeregister, 2, 917, cs_call_nccl+488, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_pncclCommWindowDeregister, 917
-CS_FAST_ENTRY cs_l_pncclCommWindowRegister, cs_sl_pncclCommWindowRegister, 0, 918, cs_call_nccl+496, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_pncclCommWindowRegister, cs_sd_pncclCommWindowRegister, 1, 918, cs_call_nccl+496, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_pncclCommWindowRegister, cs_sg_pncclCommWindowRegister, 2, 918, cs_call_nccl+496, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_pncclCommWindowRegister, cs_sl_pncclCommWindowRegister, 0, 918, cs_call_nccl+496, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_pncclCommWindowRegister, cs_sd_pncclCommWindowRegister, 1, 918, cs_call_nccl+496, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_pncclCommWindowRegister, cs_sg_pncclCommWindowRegister, 2, 918, cs_call_nccl+496, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_pncclCommWindowRegister, 918
-CS_FAST_ENTRY cs_l_pncclGather, cs_sl_pncclGather, 0, 919, cs_call_nccl+504, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_pncclGather, cs_sd_pncclGather, 1, 919, cs_call_nccl+504, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_pncclGather, cs_sg_pncclGather, 2, 919, cs_call_nccl+504, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_pncclGather, cs_sl_pncclGather, 0, 919, cs_call_nccl+504, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_pncclGather, cs_sd_pncclGather, 1, 919, cs_call_nccl+504, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_pncclGather, cs_sg_pncclGather, 2, 919, cs_call_nccl+504, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_pncclGather, 919
-CS_FAST_ENTRY cs_l_pncclGetVersion, cs_sl_pncclGetVersion, 0, 923, cs_call_nccl+536, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_pncclGetVersion, cs_sd_pncclGetVersion, 1, 923, cs_call_nccl+536, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_pncclGetVersion, cs_sg_pncclGetVersion, 2, 923, cs_call_nccl+536, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_pncclGetVersion, cs_sl_pncclGetVersion, 0, 923, cs_call_nccl+536, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_pncclGetVersion, cs_sd_pncclGetVersion, 1, 923, cs_call_nccl+536, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_pncclGetVersion, cs_sg_pncclGetVersion, 2, 923, cs_call_nccl+536, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_pncclGetVersion, 923
-CS_FAST_ENTRY cs_l_pncclGroupEnd, cs_sl_pncclGroupEnd, 0, 924, cs_call_nccl+544, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_pncclGroupEnd, cs_sd_pncclGroupEnd, 1, 924, cs_call_nccl+544, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_pncclGroupEnd, cs_sg_pncclGroupEnd, 2, 924, cs_call_nccl+544, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_pncclGroupEnd, cs_sl_pncclGroupEnd, 0, 924, cs_call_nccl+544, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_pncclGroupEnd, cs_sd_pncclGroupEnd, 1, 924, cs_call_nccl+544, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_pncclGroupEnd, cs_sg_pncclGroupEnd, 2, 924, cs_call_nccl+544, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_pncclGroupEnd, 924
-CS_FAST_ENTRY cs_l_pncclGroupSimulateEnd, cs_sl_pncclGroupSimulateEnd, 0, 925, cs_call_nccl+552, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_pncclGroupSimulateEnd, cs_sd_pncclGroupSimulateEnd, 1, 925, cs_call_nccl+552, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_pncclGroupSimulateEnd, cs_sg_pncclGroupSimulateEnd, 2, 925, cs_call_nccl+552, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_pncclGroupSimulateEnd, cs_sl_pncclGroupSimulateEnd, 0, 925, cs_call_nccl+552, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_pncclGroupSimulateEnd, cs_sd_pncclGroupSimulateEnd, 1, 925, cs_call_nccl+552, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_pncclGroupSimulateEnd, cs_sg_pncclGroupSimulateEnd, 2, 925, cs_call_nccl+552, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_pncclGroupSimulateEnd, 925
-CS_FAST_ENTRY cs_l_pncclGroupStart, cs_sl_pncclGroupStart, 0, 926, cs_call_nccl+560, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_pncclGroupStart, cs_sd_pncclGroupStart, 1, 926, cs_call_nccl+560, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_pncclGroupStart, cs_sg_pncclGroupStart, 2, 926, cs_call_nccl+560, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_pncclGroupStart, cs_sl_pncclGroupStart, 0, 926, cs_call_nccl+560, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_pncclGroupStart, cs_sd_pncclGroupStart, 1, 926, cs_call_nccl+560, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_pncclGroupStart, cs_sg_pncclGroupStart, 2, 926, cs_call_nccl+560, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_pncclGroupStart, 926
-CS_FAST_ENTRY cs_l_pncclMemAlloc, cs_sl_pncclMemAlloc, 0, 927, cs_call_nccl+568, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_pncclMemAlloc, cs_sd_pncclMemAlloc, 1, 927, cs_call_nccl+568, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_pncclMemAlloc, cs_sg_pncclMemAlloc, 2, 927, cs_call_nccl+568, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_pncclMemAlloc, cs_sl_pncclMemAlloc, 0, 927, cs_call_nccl+568, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_pncclMemAlloc, cs_sd_pncclMemAlloc, 1, 927, cs_call_nccl+568, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_pncclMemAlloc, cs_sg_pncclMemAlloc, 2, 927, cs_call_nccl+568, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_pncclMemAlloc, 927
-CS_FAST_ENTRY cs_l_pncclMemFree, cs_sl_pncclMemFree, 0, 928, cs_call_nccl+576, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_pncclMemFree, cs_sd_pncclMemFree, 1, 928, cs_call_nccl+576, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_pncclMemFree, cs_sg_pncclMemFree, 2, 928, cs_call_nccl+576, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_pncclMemFree, cs_sl_pncclMemFree, 0, 928, cs_call_nccl+576, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_pncclMemFree, cs_sd_pncclMemFree, 1, 928, cs_call_nccl+576, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_pncclMemFree, cs_sg_pncclMemFree, 2, 928, cs_call_nccl+576, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_pncclMemFree, 928
-CS_FAST_ENTRY cs_l_pncclRedOpCreatePreMulSum, cs_sl_pncclRedOpCreatePreMulSum, 0, 930, cs_call_nccl+592, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_pncclRedOpCreatePreMulSum, cs_sd_pncclRedOpCreatePreMulSum, 1, 930, cs_call_nccl+592, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_pncclRedOpCreatePreMulSum, cs_sg_pncclRedOpCreatePreMulSum, 2, 930, cs_call_nccl+592, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_pncclRedOpCreatePreMulSum, cs_sl_pncclRedOpCreatePreMulSum, 0, 930, cs_call_nccl+592, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_pncclRedOpCreatePreMulSum, cs_sd_pncclRedOpCreatePreMulSum, 1, 930, cs_call_nccl+592, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_pncclRedOpCreatePreMulSum, cs_sg_pncclRedOpCreatePreMulSum, 2, 930, cs_call_nccl+592, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_pncclRedOpCreatePreMulSum, 930
-CS_FAST_ENTRY cs_l_pncclRedOpDestroy, cs_sl_pncclRedOpDestroy, 0, 931, cs_call_nccl+600, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_pncclRedOpDestroy, cs_sd_pncclRedOpDestroy, 1, 931, cs_call_nccl+600, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_pncclRedOpDestroy, cs_sg_pncclRedOpDestroy, 2, 931, cs_call_nccl+600, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_pncclRedOpDestroy, cs_sl_pncclRedOpDestroy, 0, 931, cs_call_nccl+600, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_pncclRedOpDestroy, cs_sd_pncclRedOpDestroy, 1, 931, cs_call_nccl+600, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_pncclRedOpDestroy, cs_sg_pncclRedOpDestroy, 2, 931, cs_call_nccl+600, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_pncclRedOpDestroy, 931
-CS_FAST_ENTRY cs_l_pncclScatter, cs_sl_pncclScatter, 0, 934, cs_call_nccl+624, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_d_pncclScatter, cs_sd_pncclScatter, 1, 934, cs_call_nccl+624, cs_api_nccl, 0xffffffff, 0
-CS_FAST_ENTRY cs_g_pncclScatter, cs_sg_pncclScatter, 2, 934, cs_call_nccl+624, cs_api_nccl, 0xffffffff, 0
+CS_FAST_ENTRY cs_l_pncclScatter, cs_sl_pncclScatter, 0, 934, cs_call_nccl+624, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_d_pncclScatter, cs_sd_pncclScatter, 1, 934, cs_call_nccl+624, cs_api_nccl, 1, 0
+CS_FAST_ENTRY cs_g_pncclScatter, cs_sg_pncclScatter, 2, 934, cs_call_nccl+624, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_pncclScatter, 934
 #endif
     .section .note.GNU-stack, "", @progbits

@@ -84,7 +84,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclAlltoAll(uint8_t 
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclAlltoAll - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclAlltoAll(via, sendbuff, recvbuff, count, datatype, comm, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_ncclAlltoAll(via, sendbuff, recvbuff, count, datatype, comm, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclAlltoAll(via, sendbuff, recvbuff, count, datatype, comm, stream);
     cs_fast_enter(t, CS_NCCL_ncclAlltoAll);
     uint32_t r = real(sendbuff, recvbuff, count, datatype, comm, stream);
@@ -129,7 +129,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclBcast(uint8_t via
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclBcast - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclBcast(via, buff, count, datatype, root, comm, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_ncclBcast(via, buff, count, datatype, root, comm, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclBcast(via, buff, count, datatype, root, comm, stream);
     cs_fast_enter(t, CS_NCCL_ncclBcast);
     uint32_t r = real(buff, count, datatype, root, comm, stream);
@@ -218,7 +218,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommCount(uint8_t
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclCommCount - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommCount(via, comm, count);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_ncclCommCount(via, comm, count);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommCount(via, comm, count);
     cs_fast_enter(t, CS_NCCL_ncclCommCount);
     uint32_t r = real(comm, count);
@@ -263,7 +263,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommCuDevice(uint
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclCommCuDevice - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommCuDevice(via, comm, device);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_ncclCommCuDevice(via, comm, device);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommCuDevice(via, comm, device);
     cs_fast_enter(t, CS_NCCL_ncclCommCuDevice);
     uint32_t r = real(comm, device);
@@ -308,7 +308,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommDeregister(ui
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclCommDeregister - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommDeregister(via, comm, handle);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_ncclCommDeregister(via, comm, handle);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommDeregister(via, comm, handle);
     cs_fast_enter(t, CS_NCCL_ncclCommDeregister);
     uint32_t r = real(comm, handle);
@@ -501,7 +501,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommRegister(uint
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclCommRegister - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommRegister(via, comm, buff, size, handle);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_ncclCommRegister(via, comm, buff, size, handle);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommRegister(via, comm, buff, size, handle);
     cs_fast_enter(t, CS_NCCL_ncclCommRegister);
     uint32_t r = real(comm, buff, size, handle);
@@ -546,7 +546,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommRevoke(uint8_
     typedef uint32_t (*fn_t)(void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclCommRevoke - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommRevoke(via, comm, revokeFlags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_ncclCommRevoke(via, comm, revokeFlags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommRevoke(via, comm, revokeFlags);
     cs_fast_enter(t, CS_NCCL_ncclCommRevoke);
     uint32_t r = real(comm, revokeFlags);
@@ -591,7 +591,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommShrink(uint8_
     typedef uint32_t (*fn_t)(void *, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclCommShrink - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommShrink(via, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_ncclCommShrink(via, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommShrink(via, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
     cs_fast_enter(t, CS_NCCL_ncclCommShrink);
     uint32_t r = real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
@@ -658,7 +658,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommUserRank(uint
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclCommUserRank - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommUserRank(via, comm, rank);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_ncclCommUserRank(via, comm, rank);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommUserRank(via, comm, rank);
     cs_fast_enter(t, CS_NCCL_ncclCommUserRank);
     uint32_t r = real(comm, rank);
@@ -703,7 +703,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommWindowDeregis
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclCommWindowDeregister - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommWindowDeregister(via, comm, win);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_ncclCommWindowDeregister(via, comm, win);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommWindowDeregister(via, comm, win);
     cs_fast_enter(t, CS_NCCL_ncclCommWindowDeregister);
     uint32_t r = real(comm, win);
@@ -748,7 +748,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommWindowRegiste
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclCommWindowRegister - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclCommWindowRegister(via, comm, buff, size, win, winFlags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_ncclCommWindowRegister(via, comm, buff, size, win, winFlags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclCommWindowRegister(via, comm, buff, size, win, winFlags);
     cs_fast_enter(t, CS_NCCL_ncclCommWindowRegister);
     uint32_t r = real(comm, buff, size, win, winFlags);
@@ -793,7 +793,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclGather(uint8_t vi
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclGather - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclGather(via, sendbuff, recvbuff, count, datatype, root, comm, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_ncclGather(via, sendbuff, recvbuff, count, datatype, root, comm, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclGather(via, sendbuff, recvbuff, count, datatype, root, comm, stream);
     cs_fast_enter(t, CS_NCCL_ncclGather);
     uint32_t r = real(sendbuff, recvbuff, count, datatype, root, comm, stream);
@@ -898,7 +898,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclGetVersion(uint8_
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclGetVersion - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclGetVersion(via, version);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_ncclGetVersion(via, version);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclGetVersion(via, version);
     cs_fast_enter(t, CS_NCCL_ncclGetVersion);
     uint32_t r = real(version);
@@ -943,7 +943,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclGroupEnd(uint8_t 
     typedef uint32_t (*fn_t)(void);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclGroupEnd - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclGroupEnd(via);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_ncclGroupEnd(via);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclGroupEnd(via);
     cs_fast_enter(t, CS_NCCL_ncclGroupEnd);
     uint32_t r = real();
@@ -988,7 +988,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclGroupSimulateEnd(
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclGroupSimulateEnd - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclGroupSimulateEnd(via, simInfo);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_ncclGroupSimulateEnd(via, simInfo);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclGroupSimulateEnd(via, simInfo);
     cs_fast_enter(t, CS_NCCL_ncclGroupSimulateEnd);
     uint32_t r = real(simInfo);
@@ -1033,7 +1033,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclGroupStart(uint8_
     typedef uint32_t (*fn_t)(void);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclGroupStart - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclGroupStart(via);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_ncclGroupStart(via);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclGroupStart(via);
     cs_fast_enter(t, CS_NCCL_ncclGroupStart);
     uint32_t r = real();
@@ -1078,7 +1078,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclMemAlloc(uint8_t 
     typedef uint32_t (*fn_t)(void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclMemAlloc - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclMemAlloc(via, ptr, size);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_ncclMemAlloc(via, ptr, size);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclMemAlloc(via, ptr, size);
     cs_fast_enter(t, CS_NCCL_ncclMemAlloc);
     uint32_t r = real(ptr, size);
@@ -1123,7 +1123,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclMemFree(uint8_t v
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclMemFree - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclMemFree(via, ptr);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_ncclMemFree(via, ptr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclMemFree(via, ptr);
     cs_fast_enter(t, CS_NCCL_ncclMemFree);
     uint32_t r = real(ptr);
@@ -1190,7 +1190,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclRedOpCreatePreMul
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclRedOpCreatePreMulSum - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclRedOpCreatePreMulSum(via, op, scalar, datatype, residence, comm);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_ncclRedOpCreatePreMulSum(via, op, scalar, datatype, residence, comm);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclRedOpCreatePreMulSum(via, op, scalar, datatype, residence, comm);
     cs_fast_enter(t, CS_NCCL_ncclRedOpCreatePreMulSum);
     uint32_t r = real(op, scalar, datatype, residence, comm);
@@ -1235,7 +1235,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclRedOpDestroy(uint
     typedef uint32_t (*fn_t)(uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclRedOpDestroy - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclRedOpDestroy(via, op, comm);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_ncclRedOpDestroy(via, op, comm);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclRedOpDestroy(via, op, comm);
     cs_fast_enter(t, CS_NCCL_ncclRedOpDestroy);
     uint32_t r = real(op, comm);
@@ -1324,7 +1324,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclScatter(uint8_t v
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_ncclScatter - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_ncclScatter(via, sendbuff, recvbuff, count, datatype, root, comm, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_ncclScatter(via, sendbuff, recvbuff, count, datatype, root, comm, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_ncclScatter(via, sendbuff, recvbuff, count, datatype, root, comm, stream);
     cs_fast_enter(t, CS_NCCL_ncclScatter);
     uint32_t r = real(sendbuff, recvbuff, count, datatype, root, comm, stream);
@@ -1435,7 +1435,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclAlltoAll(uint8_t
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclAlltoAll - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclAlltoAll(via, sendbuff, recvbuff, count, datatype, comm, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_pncclAlltoAll(via, sendbuff, recvbuff, count, datatype, comm, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclAlltoAll(via, sendbuff, recvbuff, count, datatype, comm, stream);
     cs_fast_enter(t, CS_NCCL_pncclAlltoAll);
     uint32_t r = real(sendbuff, recvbuff, count, datatype, comm, stream);
@@ -1480,7 +1480,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclBcast(uint8_t vi
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclBcast - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclBcast(via, buff, count, datatype, root, comm, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_pncclBcast(via, buff, count, datatype, root, comm, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclBcast(via, buff, count, datatype, root, comm, stream);
     cs_fast_enter(t, CS_NCCL_pncclBcast);
     uint32_t r = real(buff, count, datatype, root, comm, stream);
@@ -1569,7 +1569,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommCount(uint8_
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclCommCount - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommCount(via, comm, count);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_pncclCommCount(via, comm, count);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommCount(via, comm, count);
     cs_fast_enter(t, CS_NCCL_pncclCommCount);
     uint32_t r = real(comm, count);
@@ -1614,7 +1614,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommCuDevice(uin
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclCommCuDevice - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommCuDevice(via, comm, device);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_pncclCommCuDevice(via, comm, device);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommCuDevice(via, comm, device);
     cs_fast_enter(t, CS_NCCL_pncclCommCuDevice);
     uint32_t r = real(comm, device);
@@ -1659,7 +1659,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommDeregister(u
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclCommDeregister - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommDeregister(via, comm, handle);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_pncclCommDeregister(via, comm, handle);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommDeregister(via, comm, handle);
     cs_fast_enter(t, CS_NCCL_pncclCommDeregister);
     uint32_t r = real(comm, handle);
@@ -1852,7 +1852,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommRegister(uin
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclCommRegister - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommRegister(via, comm, buff, size, handle);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_pncclCommRegister(via, comm, buff, size, handle);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommRegister(via, comm, buff, size, handle);
     cs_fast_enter(t, CS_NCCL_pncclCommRegister);
     uint32_t r = real(comm, buff, size, handle);
@@ -1897,7 +1897,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommRevoke(uint8
     typedef uint32_t (*fn_t)(void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclCommRevoke - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommRevoke(via, comm, revokeFlags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_pncclCommRevoke(via, comm, revokeFlags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommRevoke(via, comm, revokeFlags);
     cs_fast_enter(t, CS_NCCL_pncclCommRevoke);
     uint32_t r = real(comm, revokeFlags);
@@ -1942,7 +1942,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommShrink(uint8
     typedef uint32_t (*fn_t)(void *, void *, int32_t, void *, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclCommShrink - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommShrink(via, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_pncclCommShrink(via, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommShrink(via, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
     cs_fast_enter(t, CS_NCCL_pncclCommShrink);
     uint32_t r = real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
@@ -2009,7 +2009,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommUserRank(uin
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclCommUserRank - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommUserRank(via, comm, rank);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_pncclCommUserRank(via, comm, rank);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommUserRank(via, comm, rank);
     cs_fast_enter(t, CS_NCCL_pncclCommUserRank);
     uint32_t r = real(comm, rank);
@@ -2054,7 +2054,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommWindowDeregi
     typedef uint32_t (*fn_t)(void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclCommWindowDeregister - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommWindowDeregister(via, comm, win);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_pncclCommWindowDeregister(via, comm, win);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommWindowDeregister(via, comm, win);
     cs_fast_enter(t, CS_NCCL_pncclCommWindowDeregister);
     uint32_t r = real(comm, win);
@@ -2099,7 +2099,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommWindowRegist
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, void *, int32_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclCommWindowRegister - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclCommWindowRegister(via, comm, buff, size, win, winFlags);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_pncclCommWindowRegister(via, comm, buff, size, win, winFlags);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclCommWindowRegister(via, comm, buff, size, win, winFlags);
     cs_fast_enter(t, CS_NCCL_pncclCommWindowRegister);
     uint32_t r = real(comm, buff, size, win, winFlags);
@@ -2144,7 +2144,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclGather(uint8_t v
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclGather - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclGather(via, sendbuff, recvbuff, count, datatype, root, comm, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_pncclGather(via, sendbuff, recvbuff, count, datatype, root, comm, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclGather(via, sendbuff, recvbuff, count, datatype, root, comm, stream);
     cs_fast_enter(t, CS_NCCL_pncclGather);
     uint32_t r = real(sendbuff, recvbuff, count, datatype, root, comm, stream);
@@ -2249,7 +2249,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclGetVersion(uint8
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclGetVersion - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclGetVersion(via, version);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_pncclGetVersion(via, version);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclGetVersion(via, version);
     cs_fast_enter(t, CS_NCCL_pncclGetVersion);
     uint32_t r = real(version);
@@ -2294,7 +2294,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclGroupEnd(uint8_t
     typedef uint32_t (*fn_t)(void);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclGroupEnd - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclGroupEnd(via);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_pncclGroupEnd(via);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclGroupEnd(via);
     cs_fast_enter(t, CS_NCCL_pncclGroupEnd);
     uint32_t r = real();
@@ -2339,7 +2339,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclGroupSimulateEnd
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclGroupSimulateEnd - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclGroupSimulateEnd(via, simInfo);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_pncclGroupSimulateEnd(via, simInfo);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclGroupSimulateEnd(via, simInfo);
     cs_fast_enter(t, CS_NCCL_pncclGroupSimulateEnd);
     uint32_t r = real(simInfo);
@@ -2384,7 +2384,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclGroupStart(uint8
     typedef uint32_t (*fn_t)(void);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclGroupStart - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclGroupStart(via);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_pncclGroupStart(via);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclGroupStart(via);
     cs_fast_enter(t, CS_NCCL_pncclGroupStart);
     uint32_t r = real();
@@ -2429,7 +2429,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclMemAlloc(uint8_t
     typedef uint32_t (*fn_t)(void *, uint64_t);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclMemAlloc - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclMemAlloc(via, ptr, size);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_pncclMemAlloc(via, ptr, size);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclMemAlloc(via, ptr, size);
     cs_fast_enter(t, CS_NCCL_pncclMemAlloc);
     uint32_t r = real(ptr, size);
@@ -2474,7 +2474,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclMemFree(uint8_t 
     typedef uint32_t (*fn_t)(void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclMemFree - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclMemFree(via, ptr);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_pncclMemFree(via, ptr);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclMemFree(via, ptr);
     cs_fast_enter(t, CS_NCCL_pncclMemFree);
     uint32_t r = real(ptr);
@@ -2541,7 +2541,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclRedOpCreatePreMu
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclRedOpCreatePreMulSum - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclRedOpCreatePreMulSum(via, op, scalar, datatype, residence, comm);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_pncclRedOpCreatePreMulSum(via, op, scalar, datatype, residence, comm);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclRedOpCreatePreMulSum(via, op, scalar, datatype, residence, comm);
     cs_fast_enter(t, CS_NCCL_pncclRedOpCreatePreMulSum);
     uint32_t r = real(op, scalar, datatype, residence, comm);
@@ -2586,7 +2586,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclRedOpDestroy(uin
     typedef uint32_t (*fn_t)(uint32_t, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclRedOpDestroy - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclRedOpDestroy(via, op, comm);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_pncclRedOpDestroy(via, op, comm);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclRedOpDestroy(via, op, comm);
     cs_fast_enter(t, CS_NCCL_pncclRedOpDestroy);
     uint32_t r = real(op, comm);
@@ -2675,7 +2675,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclScatter(uint8_t 
     typedef uint32_t (*fn_t)(void *, void *, uint64_t, uint32_t, int32_t, void *, void *);
     struct cs_thread *t = cs_tls;
     fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_NCCL_pncclScatter - CS_NCCL_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate & CS_GATE_ALL)) return cs_s_pncclScatter(via, sendbuff, recvbuff, count, datatype, root, comm, stream);
+    if (cs_unlikely(t->gate | t->watch)) return cs_s_pncclScatter(via, sendbuff, recvbuff, count, datatype, root, comm, stream);
     if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_pncclScatter(via, sendbuff, recvbuff, count, datatype, root, comm, stream);
     cs_fast_enter(t, CS_NCCL_pncclScatter);
     uint32_t r = real(sendbuff, recvbuff, count, datatype, root, comm, stream);
