@@ -45,28 +45,39 @@
 #define CS_E_ARG 24
 #define CS_E_STREAM 32
 #define CS_E_W_LAUNCH 40
+/* CUlaunchConfig: its stream */
+#define CS_CONFIG_STREAM 32
 
 #if defined(__ASSEMBLER__) && CS_FAST_ASM
 /* DW_CFA_expression REG: saved at [rbx + OFF] (DW_OP_breg3 OFF, a two-byte SLEB128, OFF < 8192). */
 #define CS_CFI_AT_RBX(reg, off) .cfi_escape 0x10, reg, 3, 0x73, ((off) & 0x7f) | 0x80, (off) >> 7
 
-/* NAME: the entry point. SLOW: the C entry with the same signature that the call goes to when
- * anything is unusual (the full path). VIA, IDX: constants of the event. CALL: the slot holding
- * the real function (or a resolving thunk). API: the struct cs_api. WATCHED: 1 for a library
- * call, which takes the full path while the hang watchdog runs. KIND: CS_LAUNCH_KERNEL (1) for a kernel launch, whose function and
- * geometry are kept for its record (f, grid x/y/z and block x/y in registers; block z, shared
- * memory and the stream are the caller's stack arguments), else 0.
- *
- * Two bodies: the outermost call (nothing in progress on the thread), and a call made inside
- * one (NAME_nested: the CUDA runtime's cuLaunchKernel inside cudaLaunchKernel, cuBLAS's driver
- * calls), each with its own saved registers and launch arguments. Deeper calls take the full path. */
-.macro CS_FAST_ENTRY name, slow, via, idx, call, api, watched, kind
+/* A function of the shim's own (hidden), its unwind information begun. */
+.macro CS_FAST_FUNCTION name
     .p2align 4
     .globl \name
     .hidden \name
     .type \name, @function
 \name:
     .cfi_startproc
+.endm
+
+/* NAME: the entry point. SLOW: the C entry with the same signature that the call goes to when
+ * anything is unusual (the full path). VIA, IDX: constants of the event. CALL: the slot holding
+ * the real function (or a resolving thunk). API: the struct cs_api. WATCHED: 1 for a library
+ * call, which takes the full path while the hang watchdog runs. SHAPE: 0 for a call that is not a
+ * kernel launch; 1 for cuLaunchKernel's arguments, whose function and geometry are kept for the
+ * launch's record (f, grid x/y/z and block x/y in registers; block z, shared memory and the
+ * stream are the caller's stack arguments); 2 for cuLaunchKernelEx's (configuration, function):
+ * both kept, the stream read from the configuration after the call, the geometry only when it
+ * failed (cs_fast_launch_ex_failed); 3 for a call whose hook acts only when it failed: its first
+ * four arguments kept, and ONFAIL (generated, cs_ff_*) runs the hook with them.
+ *
+ * Two bodies: the outermost call (nothing in progress on the thread), and a call made inside
+ * one (NAME_nested: the CUDA runtime's cuLaunchKernel inside cudaLaunchKernel, cuBLAS's driver
+ * calls), each with its own saved registers and launch arguments. Deeper calls take the full path. */
+.macro CS_FAST_ENTRY name, slow, via, idx, call, api, watched, shape, onfail=cs_fast_failed_asm
+    CS_FAST_FUNCTION \name
     movq cs_tls@gottpoff(%rip), %r11
     movq %fs:(%r11), %r11
     cmpl $1, CS_T_GATE(%r11)
@@ -77,7 +88,7 @@
     .endif
     movl $\idx, CS_T_CURRENT(%r11)
     movb $1, CS_T_DEPTH(%r11)
-    CS_FAST_BODY 0, \via, \idx, \call, \api, \kind
+    CS_FAST_BODY 0, \via, \idx, \call, \api, \shape, \onfail
     .cfi_endproc
     .size \name, .-\name
 
@@ -87,21 +98,36 @@
     .cfi_startproc
     jne \slow
     movb $2, CS_T_DEPTH(%r11)
-    CS_FAST_BODY 1, \via, \idx, \call, \api, \kind
+    CS_FAST_BODY 1, \via, \idx, \call, \api, \shape, \onfail
     .cfi_endproc
     .size \name\()_nested, .-\name\()_nested
 .endm
 
 /* From the call in progress (r11: the thread) to the return; LEVEL 0 or 1 picks the saved
  * registers, the launch arguments, the "inside" field and the depth to go back to. */
-.macro CS_FAST_BODY level, via, idx, call, api, kind
+.macro CS_FAST_BODY level, via, idx, call, api, shape, onfail
+    .if \shape == 1 || \shape == 2
+    .set .Lkind, 1  /* CS_LAUNCH_KERNEL */
+    .else
+    .set .Lkind, 0
+    .endif
     movq %rbx, CS_T_SAVE+16*\level+8(%r11)
     movq %r11, %rbx
     CS_CFI_AT_RBX(3, CS_T_SAVE+16*\level+8)
     popq CS_T_SAVE+16*\level(%rbx)
     .cfi_def_cfa_offset 0
     CS_CFI_AT_RBX(16, CS_T_SAVE+16*\level)
-    .if \kind
+    .if \shape == 2
+    movq %rdi, CS_T_LAUNCH+CS_T_LAUNCH_SIZE*\level(%rbx)
+    movq %rsi, CS_T_LAUNCH+CS_T_LAUNCH_SIZE*\level+8(%rbx)
+    .endif
+    .if \shape == 3
+    movq %rdi, CS_T_LAUNCH+CS_T_LAUNCH_SIZE*\level(%rbx)
+    movq %rsi, CS_T_LAUNCH+CS_T_LAUNCH_SIZE*\level+8(%rbx)
+    movq %rdx, CS_T_LAUNCH+CS_T_LAUNCH_SIZE*\level+16(%rbx)
+    movq %rcx, CS_T_LAUNCH+CS_T_LAUNCH_SIZE*\level+24(%rbx)
+    .endif
+    .if \shape == 1
     movq %rdi, CS_T_LAUNCH+CS_T_LAUNCH_SIZE*\level(%rbx)
     movl %esi, CS_T_LAUNCH+CS_T_LAUNCH_SIZE*\level+8(%rbx)
     movl %edx, CS_T_LAUNCH+CS_T_LAUNCH_SIZE*\level+12(%rbx)
@@ -120,16 +146,26 @@
     movl %eax, CS_R_EV+CS_E_RESULT(%rdx)
     .if \level
     movl CS_T_CURRENT(%rbx), %r8d  /* inside: 1 + the outermost call; kind; no duration */
-    addl $(1 + (\kind << 16)), %r8d
+    addl $(1 + (.Lkind << 16)), %r8d
     movq %r8, CS_R_EV+CS_E_W_LAUNCH(%rdx)
     .else
-    movq $(\kind << 16), CS_R_EV+CS_E_W_LAUNCH(%rdx)
+    movq $(.Lkind << 16), CS_R_EV+CS_E_W_LAUNCH(%rdx)
     .endif
     addq $1, CS_T_CALLS+8*\idx(%rbx)
-    .if \kind
+    .if \shape == 1
     movq CS_T_LAUNCH+CS_T_LAUNCH_SIZE*\level(%rbx), %r8
     movq %r8, CS_R_EV+CS_E_ARG(%rdx)
     movq 16(%rsp), %r8
+    movq %r8, CS_R_EV+CS_E_STREAM(%rdx)
+    .endif
+    .if \shape == 2
+    movq CS_T_LAUNCH+CS_T_LAUNCH_SIZE*\level+8(%rbx), %r8
+    movq %r8, CS_R_EV+CS_E_ARG(%rdx)
+    movq CS_T_LAUNCH+CS_T_LAUNCH_SIZE*\level(%rbx), %r8  /* the configuration: its stream, unless NULL */
+    testq %r8, %r8
+    jz 3f
+    movq CS_CONFIG_STREAM(%r8), %r8
+3:
     movq %r8, CS_R_EV+CS_E_STREAM(%rdx)
     .endif
     testl %eax, %eax
@@ -150,7 +186,12 @@
     movq %rbx, %rdi
     leaq \api(%rip), %rsi
     leaq CS_R_EV(%rdx), %rdx
-    .if \kind
+    .if \shape == 2
+    call cs_fast_failed_ex_asm
+    .elseif \shape == 3
+    call \onfail
+    .else
+    .if \shape == 1
     movl 0(%rsp), %ecx
     movl 8(%rsp), %r8d
     .else
@@ -158,17 +199,13 @@
     xorl %r8d, %r8d
     .endif
     call cs_fast_failed_asm
+    .endif
     jmp 2b
 .endm
 
 /* The real function's slot holds this until the first call: IDX to the shared resolver. */
 .macro CS_FAST_UNRESOLVED name, idx
-    .p2align 4
-    .globl \name
-    .hidden \name
-    .type \name, @function
-\name:
-    .cfi_startproc
+    CS_FAST_FUNCTION \name
     movl $\idx, %r11d
     jmp cs_fast_unresolved
     .cfi_endproc

@@ -7,7 +7,13 @@
 #include "internal.h"
 #include "../wrappers/gen/results.h"
 
-uint32_t cs_fast_failed(struct cs_thread *t, struct cs_api *api, struct cs_event *ev, int published)
+uint32_t cs_fast_failed(struct cs_thread *t, struct cs_api *api, struct cs_event *ev)
+{
+    return cs_fast_failed_hook(t, api, ev, NULL);
+}
+
+uint32_t cs_fast_failed_hook(struct cs_thread *t, struct cs_api *api, struct cs_event *ev,
+                             void (*hook)(struct cs_thread *t, struct cs_event *ev, const uint64_t *args))
 {
     int saved_errno = errno;
     uint64_t now = cs_ticks();
@@ -21,12 +27,11 @@ uint32_t cs_fast_failed(struct cs_thread *t, struct cs_api *api, struct cs_event
         ev->flags |= CS_EV_FAILED;
     }
     if (ev->kind == CS_LAUNCH_KERNEL) cs_launch_failed(t, ev);
+    if (hook) hook(t, ev, t->launch[t->depth > 1].args);  /* what the entry point kept, at its level */
     if (atomic_load_explicit(&api->real[ev->api - api->base], memory_order_relaxed) == CS_REAL_ABSENT)
         cs_extra_str(t, "note", cs_note_absent);  /* the assembly path's answer for it (cs_fast_absent) */
     cs_emit(t, api, ev);
-    if (!published)
-        atomic_store_explicit(&t->head, atomic_load_explicit(&t->head, memory_order_relaxed) + 1,
-                              memory_order_release);
+    atomic_store_explicit(&t->head, atomic_load_explicit(&t->head, memory_order_relaxed) + 1, memory_order_release);
     __atomic_store_n(&t->depth, t->depth - 1, __ATOMIC_RELAXED);  /* 0, or 1 for a call inside another */
     errno = saved_errno;
     return (uint32_t)ev->result;
@@ -38,7 +43,13 @@ uint32_t cs_fast_failed(struct cs_thread *t, struct cs_api *api, struct cs_event
 uint32_t cs_fast_failed_asm(struct cs_thread *t, struct cs_api *api, struct cs_event *ev, uint32_t bz, uint32_t shmem)
 {
     if (ev->kind == CS_LAUNCH_KERNEL) cs_fast_launch_failed(t, ev, bz, shmem);
-    return cs_fast_failed(t, api, ev, 0);
+    return cs_fast_failed(t, api, ev);
+}
+
+uint32_t cs_fast_failed_ex_asm(struct cs_thread *t, struct cs_api *api, struct cs_event *ev)
+{
+    cs_fast_launch_ex_failed(t, ev);
+    return cs_fast_failed(t, api, ev);
 }
 
 /* A function no loaded library defines: "not found", as the full path answers (cs_missing). Called
@@ -77,7 +88,8 @@ CS_AT(struct cs_thread, watch, CS_T_WATCH);
 CS_AT(struct cs_thread, launch, CS_T_LAUNCH);
 CS_AT(struct cs_thread, save, CS_T_SAVE);
 _Static_assert(sizeof(struct cs_fast_launch) == CS_T_LAUNCH_SIZE && offsetof(struct cs_fast_launch, grid) == 8 &&
-               offsetof(struct cs_fast_launch, block) == 20 && sizeof(((struct cs_thread *)0)->save[0]) == 16,
+               offsetof(struct cs_fast_launch, block) == 20 && offsetof(struct cs_fast_launch, ex_f) == 8 &&
+               sizeof(((struct cs_thread *)0)->save[0]) == 16,
                "a level's launch and saved registers moved: update fast_asm.h");
 CS_AT(struct cs_thread, calls, CS_T_CALLS);
 CS_AT(struct cs_ring, ev, CS_R_EV);

@@ -11,6 +11,7 @@
 #define _GNU_SOURCE
 #endif
 #include <fnmatch.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -207,13 +208,27 @@ void cs_hook_cuLaunchCooperativeKernel(struct cs_thread *t, struct cs_event *ev,
 /* CUlaunchConfig: grid x/y/z, block x/y/z, sharedMemBytes (unsigned ints), then hStream. */
 struct launch_config { unsigned g[3], b[3], shmem; void *stream; };
 
-void cs_hook_cuLaunchKernelEx(struct cs_thread *t, struct cs_event *ev, void *config, void *f, void *params, void *extra)
+_Static_assert(offsetof(struct launch_config, stream) == CS_CONFIG_STREAM, "fast_asm.h reads the stream there");
+
+static void record_ex(struct cs_event *ev, const void *config, void *f)
 {
-    (void)params, (void)extra;
     struct launch_config c = { { 0, 0, 0 }, { 0, 0, 0 }, 0, NULL };
     if (config) memcpy(&c, config, sizeof c);
     record(ev, f, c.g[0], c.g[1], c.g[2], c.b[0], c.b[1], c.b[2], c.shmem, c.stream);
+}
+
+void cs_hook_cuLaunchKernelEx(struct cs_thread *t, struct cs_event *ev, void *config, void *f, void *params, void *extra)
+{
+    (void)params, (void)extra;
+    record_ex(ev, config, f);
     after_launch(t, ev);
+}
+
+/* The assembly fast path's failing cuLaunchKernelEx: what it kept at its level. */
+void cs_fast_launch_ex_failed(struct cs_thread *t, struct cs_event *ev)
+{
+    const struct cs_fast_launch *a = &t->launch[t->depth > 1];
+    record_ex(ev, a->config, a->ex_f);
 }
 
 /* Kernels inside a graph never call cuLaunchKernel: the graph launch is the record. */

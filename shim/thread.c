@@ -86,7 +86,8 @@ static struct cs_thread *thread_create(void)
     if (!cs_thread_events.start || !cs_thread_events.start())
         return NULL;
     struct cs_thread *t = reuse();
-    if (!t) {
+    int fresh = !t;
+    if (fresh) {
         uint64_t n = ring_events();
         t = map(sizeof *t);
         struct cs_ring *r = map(sizeof *r + n * sizeof(struct cs_event));
@@ -94,23 +95,24 @@ static struct cs_thread *thread_create(void)
             return NULL;  /* out of memory: this thread's calls pass through unrecorded */
         r->mask = t->ring_mask = n - 1;
         t->ring = r;
-        /* Its identity before it is listed: the watchdog and the crash handler read the list. */
-        t->tid = (int)syscall(SYS_gettid);
-        struct cs_thread *head = atomic_load(&threads);
-        do t->next = head; while (!atomic_compare_exchange_weak(&threads, &head, t));
-    } else {
-        /* Counts of the earlier thread stay in the totals; only identity changes, and before
-         * the state is live again (readers skip dead ones). */
-        t->tid = (int)syscall(SYS_gettid);
-        atomic_store(&t->dead, 0);
     }
+    /* Its identity and gate before it is listed (new) or live again (reused: readers skip dead
+     * ones): the watchdog and the crash handler read the list. Counts of an earlier thread stay
+     * in the totals. */
+    t->tid = (int)syscall(SYS_gettid);
     t->lossless = cs_cfg.trace_all;
     t->depth = 0;
     t->hide = 0;
     /* Every call takes the full path when each needs its precise time or more than the fast
-     * path records; watched calls do when the hang watchdog runs. */
+     * path records; library calls do when the hang watchdog runs (it needs their entry time). */
     t->mode = cs_cfg.trace_all || cs_cfg.sync_launches ? CS_MODE_FULL : 0;
     t->watch = cs_cfg.hang_timeout && cs_cfg.hang_timeout_s > 0;
+    if (fresh) {
+        struct cs_thread *head = atomic_load(&threads);
+        do t->next = head; while (!atomic_compare_exchange_weak(&threads, &head, t));
+    } else {
+        atomic_store(&t->dead, 0);
+    }
     int zero = 0;
     if (atomic_compare_exchange_strong(&key_made, &zero, 1))
         pthread_key_create(&exit_key, on_thread_exit);

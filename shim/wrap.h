@@ -131,7 +131,13 @@ struct cs_thread {
      * launch's record should it fail (the others are still in the caller's frame then); one per
      * level the fast path takes (an outermost call, and a call made inside one: the runtime's
      * cuLaunchKernel inside cudaLaunchKernel). */
-    struct cs_fast_launch { void *f; uint32_t grid[3], block[2]; } launch[2];
+    struct cs_fast_launch {
+        union {
+            struct { void *f; uint32_t grid[3], block[2]; };  /* cuLaunchKernel */
+            struct { void *config, *ex_f; };                    /* cuLaunchKernelEx (assembly path) */
+            uint64_t args[4];                                   /* fast=on_failure (assembly path) */
+        };
+    } launch[2];
     /* The assembly fast path (fast_asm.h), during the real call: the caller's return address and
      * register, kept here so that the call's stack arguments are the caller's own (no copy). */
     struct { void *ret, *rbx; } save[2];
@@ -171,7 +177,7 @@ void *cs_real_resolve(struct cs_api *api, int idx);
 void cs_emit(struct cs_thread *t, struct cs_api *api, struct cs_event *ev);
 uint64_t cs_ticks_slow(void);
 int cs_calls_make_room(struct cs_thread *t);  /* ALL mode, ring full: write it out; 0 when it cannot */
-uint32_t cs_fast_failed(struct cs_thread *t, struct cs_api *api, struct cs_event *ev, int published);
+uint32_t cs_fast_failed(struct cs_thread *t, struct cs_api *api, struct cs_event *ev);
 
 /* The per-thread state accessor of the full path: the only way a wrapper reaches thread state
  * there. Returns NULL when the shim is disabled, the shim itself is calling (cs_hide), or calls
@@ -301,6 +307,11 @@ void cs_fast_launch_failed(struct cs_thread *t, struct cs_event *ev, uint32_t bz
 /* The assembly fast path's ways out of line (fast_path.c): a failure (bz and shmem: a launch's
  * stack arguments), and a function's first call. */
 uint32_t cs_fast_failed_asm(struct cs_thread *t, struct cs_api *api, struct cs_event *ev, uint32_t bz, uint32_t shmem);
+uint32_t cs_fast_failed_ex_asm(struct cs_thread *t, struct cs_api *api, struct cs_event *ev);
+/* A failure whose hook runs with the arguments the entry point kept (fast=on_failure). */
+uint32_t cs_fast_failed_hook(struct cs_thread *t, struct cs_api *api, struct cs_event *ev,
+                             void (*hook)(struct cs_thread *t, struct cs_event *ev, const uint64_t *args));
+void cs_fast_launch_ex_failed(struct cs_thread *t, struct cs_event *ev);
 void *cs_fast_resolve(int idx);
 
 #define CS_API_DECL(a) extern struct cs_api cs_api_##a; const char *cs_##a##_result_name(int32_t r);

@@ -25,6 +25,23 @@ assert_eq "$(q count "$t" reason="block 2048x1x1 = 2048 threads exceeds the devi
 q summary "$t" | grep -qx "cuLaunchKernel 6" || fail "launches not counted: $(q summary "$t" | grep Launch)"
 q summary "$t" | grep -qx "cuLaunchKernel_ptsz 2" || fail "_ptsz launches not counted"
 
+# cuLaunchKernelEx: its stream read from its configuration (none when NULL); refused, its geometry.
+rm -f "$TMP"/cudashim-*
+out=$(same_behaviour ./fast_path ex)
+[ "$(echo "$out" | grep -c ': 0 0 0 errno=4321')" = 3 ] || fail "cuLaunchKernelEx each way: $out"
+q summary "$(only_trace)" | grep -qx "cuLaunchKernelEx 9" || fail "cuLaunchKernelEx not counted"
+rm -f "$TMP"/cudashim-*
+out=$(FAKE_CUDA_FAIL=cuLaunchKernelEx=1 same_behaviour ./fast_path ex)
+[ "$(echo "$out" | grep -c ': 1 1 1 errno=4321')" = 3 ] || fail "refused cuLaunchKernelEx each way: $out"
+t=$(only_trace)
+for c in "linked 0x5" "dlsym 0x6" "cuGetProcAddress 0x7"; do
+    set -- $c
+    assert_eq "$(q count "$t" api=cuLaunchKernelEx via=$1 kernel=${2}001 stream=${2}002 shared_mem=77)" 1 "refused cuLaunchKernelEx ($1) that fits, its stream"
+    assert_eq "$(q count "$t" api=cuLaunchKernelEx via=$1 kernel=${2}005 stream=${2}006 shared_mem=4096 \
+        reason="block 2048x1x1 = 2048 threads exceeds the device limit of 1024 threads per block")" 1 "refused cuLaunchKernelEx ($1) of 2048 threads"
+    assert_eq "$(q count "$t" api=cuLaunchKernelEx via=$1 kernel=${2}009)" 1 "refused cuLaunchKernelEx ($1) without a configuration"
+done
+
 # A call made inside another (the runtime's cuLaunchKernel inside cudaLaunchKernel) takes the fast
 # path too, on its own saved registers: the failing one is recorded inside the runtime call, with
 # its own arguments.
@@ -50,9 +67,12 @@ for f in "frame cudaLaunchKernel libcudart.so.13 cuda_lib" "frame main runtime_l
 done
 
 # NVIDIA's cuDNN through python3 ctypes (the dlsym way in): a double argument (xmm0) on the
-# first call of cudnnSetActivationDescriptor, read back.
+# first call of cudnnSetActivationDescriptor, read back; cudnnBackendExecute refused (no handle),
+# its hook run with the arguments the fast path kept (it names the operation).
 CUDNN=$(ls "$CUDA"/lib64/libcudnn.so.9 "$CUDA"/lib/x86_64-linux-gnu/libcudnn.so.9 2>/dev/null | head -n 1 || true)
-if [ -n "$CUDNN" ]; then
+if under_tsan; then
+    echo "python3 crashes with ThreadSanitizer preloaded: the cuDNN part skipped"
+elif [ -n "$CUDNN" ]; then
     rm -f "$TMP"/cudashim-*
     cat >"$TMP/act.py" <<'PY'
 import ctypes, sys
@@ -63,11 +83,15 @@ print("set", lib.cudnnSetActivationDescriptor(d, 1, 0, ctypes.c_double(6.25)))
 m, n, c = ctypes.c_int(), ctypes.c_int(), ctypes.c_double()
 print("get", lib.cudnnGetActivationDescriptor(d, ctypes.byref(m), ctypes.byref(n), ctypes.byref(c)), m.value, n.value, c.value)
 print("destroy", lib.cudnnDestroyActivationDescriptor(d))
+print("execute", lib.cudnnBackendExecute(None, None, None))
 PY
     out=$(same_behaviour python3 "$TMP/act.py" "$CUDNN")
     echo "$out" | grep -qx "get 0 1 0 6.25" || fail "cuDNN did not get the double as given: $out"
     t=$(only_trace)
     q summary "$t" | grep -qx "cudnnSetActivationDescriptor 1" || fail "the cuDNN call was not counted"
+    echo "$out" | grep -qx "execute 2000" || fail "cudnnBackendExecute without a handle: $out"
+    assert_eq "$(q count "$t" api=cudnnBackendExecute result_name=CUDNN_STATUS_BAD_PARAM operation=execute)" 1 \
+        "refused cudnnBackendExecute with its hook's fields"
 else
     echo "no cuDNN 9 under $CUDA: its part skipped"
 fi

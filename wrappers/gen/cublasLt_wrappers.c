@@ -77,7 +77,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtDestroy(uint8
     uint32_t r = real(lightHandle);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -132,7 +132,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtEmulationDesc
     uint32_t r = real(emulationDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtEmulationDescCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -187,7 +187,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtEmulationDesc
     uint32_t r = real(emulationDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtEmulationDescDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -242,7 +242,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtEmulationDesc
     uint32_t r = real(emulationDesc, attr, buf, sizeInBytes, sizeWritten);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtEmulationDescGetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -297,7 +297,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtEmulationDesc
     uint32_t r = real(emulationDesc, size);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtEmulationDescInit_internal, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -352,7 +352,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtEmulationDesc
     uint32_t r = real(emulationDesc, attr, buf, sizeInBytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtEmulationDescSetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -559,7 +559,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtHeuristicsCac
     uint32_t r = real(capacity);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -614,7 +614,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtHeuristicsCac
     uint32_t r = real(capacity);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -669,7 +669,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerForceDi
     uint32_t r = real();
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtLoggerForceDisable, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -724,7 +724,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerOpenFil
     uint32_t r = real(logFile);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtLoggerOpenFile, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -779,7 +779,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerSetCall
     uint32_t r = real(callback);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtLoggerSetCallback, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -834,7 +834,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerSetFile
     uint32_t r = real(file);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtLoggerSetFile, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -889,7 +889,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerSetLeve
     uint32_t r = real(level);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtLoggerSetLevel, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -944,7 +944,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerSetMask
     uint32_t r = real(mask);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtLoggerSetMask, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -999,7 +999,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmul(uint8_
     uint32_t r = real(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmul, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1054,7 +1054,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoCap
     uint32_t r = real(algo, attr, buf, sizeInBytes, sizeWritten);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1109,7 +1109,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoChe
     uint32_t r = real(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulAlgoCheck, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1164,7 +1164,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoCon
     uint32_t r = real(algo, attr, buf, sizeInBytes, sizeWritten);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1219,7 +1219,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoCon
     uint32_t r = real(algo, attr, buf, sizeInBytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1274,7 +1274,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoGet
     uint32_t r = real(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1329,7 +1329,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoGet
     uint32_t r = real(lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulAlgoGetIds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1384,7 +1384,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoIni
     uint32_t r = real(lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulAlgoInit, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1439,7 +1439,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulDescCre
     uint32_t r = real(matmulDesc, computeType, scaleType);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulDescCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1494,7 +1494,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulDescDes
     uint32_t r = real(matmulDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulDescDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1549,7 +1549,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulDescGet
     uint32_t r = real(matmulDesc, attr, buf, sizeInBytes, sizeWritten);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulDescGetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1604,7 +1604,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulDescIni
     uint32_t r = real(matmulDesc, size, computeType, scaleType);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulDescInit_internal, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1659,7 +1659,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulDescSet
     uint32_t r = real(matmulDesc, attr, buf, sizeInBytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulDescSetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1714,7 +1714,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulPrefere
     uint32_t r = real(pref);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulPreferenceCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1769,7 +1769,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulPrefere
     uint32_t r = real(pref);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1824,7 +1824,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulPrefere
     uint32_t r = real(pref, attr, buf, sizeInBytes, sizeWritten);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1879,7 +1879,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulPrefere
     uint32_t r = real(pref, size);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1934,7 +1934,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulPrefere
     uint32_t r = real(pref, attr, buf, sizeInBytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1989,7 +1989,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixLayoutC
     uint32_t r = real(matLayout, type, rows, cols, ld);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixLayoutCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2044,7 +2044,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixLayoutD
     uint32_t r = real(matLayout);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixLayoutDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2099,7 +2099,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixLayoutG
     uint32_t r = real(matLayout, attr, buf, sizeInBytes, sizeWritten);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2154,7 +2154,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixLayoutI
     uint32_t r = real(matLayout, size, type, rows, cols, ld);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2209,7 +2209,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixLayoutS
     uint32_t r = real(matLayout, attr, buf, sizeInBytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2264,7 +2264,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransfo
     uint32_t r = real(lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixTransform, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2319,7 +2319,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransfo
     uint32_t r = real(transformDesc, scaleType);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixTransformDescCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2374,7 +2374,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransfo
     uint32_t r = real(transformDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2429,7 +2429,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransfo
     uint32_t r = real(transformDesc, attr, buf, sizeInBytes, sizeWritten);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2484,7 +2484,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransfo
     uint32_t r = real(transformDesc, size, scaleType);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2539,7 +2539,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransfo
     uint32_t r = real(transformDesc, attr, buf, sizeInBytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }

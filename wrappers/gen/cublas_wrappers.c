@@ -45,7 +45,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasAsumEx(uint8_t 
     uint32_t r = real(handle, n, x, xType, incx, result, resultType, executiontype);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasAsumEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -100,7 +100,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasAsumEx_64(uint8
     uint32_t r = real(handle, n, x, xType, incx, result, resultType, executiontype);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasAsumEx_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -155,7 +155,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasAxpyEx(uint8_t 
     uint32_t r = real(handle, n, alpha, alphaType, x, xType, incx, y, yType, incy, executiontype);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasAxpyEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -210,7 +210,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasAxpyEx_64(uint8
     uint32_t r = real(handle, n, alpha, alphaType, x, xType, incx, y, yType, incy, executiontype);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasAxpyEx_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -265,7 +265,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCaxpy_v2(uint8_
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCaxpy_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -320,7 +320,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCaxpy_v2_64(uin
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCaxpy_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -375,7 +375,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCcopy_v2(uint8_
     uint32_t r = real(handle, n, x, incx, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCcopy_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -430,7 +430,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCcopy_v2_64(uin
     uint32_t r = real(handle, n, x, incx, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCcopy_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -485,7 +485,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCdgmm(uint8_t v
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCdgmm, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -540,7 +540,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCdgmm_64(uint8_
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCdgmm_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -595,7 +595,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCdotc_v2(uint8_
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCdotc_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -650,7 +650,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCdotc_v2_64(uin
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCdotc_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -705,7 +705,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCdotu_v2(uint8_
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCdotu_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -760,7 +760,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCdotu_v2_64(uin
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCdotu_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -815,7 +815,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgbmv_v2(uint8_
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgbmv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -870,7 +870,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgbmv_v2_64(uin
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgbmv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -925,7 +925,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgeam(uint8_t v
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgeam, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -980,7 +980,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgeam_64(uint8_
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgeam_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1035,7 +1035,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgelsBatched(ui
     uint32_t r = real(handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgelsBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1090,7 +1090,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemm3m(uint8_t
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgemm3m, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1145,7 +1145,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemm3mBatched(
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgemm3mBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1200,7 +1200,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemm3mBatched_
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgemm3mBatched_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1255,7 +1255,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemm3mEx(uint8
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgemm3mEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1310,7 +1310,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemm3mEx_64(ui
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgemm3mEx_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1365,7 +1365,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemm3mStridedB
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgemm3mStridedBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1420,7 +1420,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemm3mStridedB
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgemm3mStridedBatched_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1475,7 +1475,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemm3m_64(uint
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgemm3m_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1530,7 +1530,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemmBatched(ui
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgemmBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1585,7 +1585,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemmBatched_64
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgemmBatched_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1640,7 +1640,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemmEx(uint8_t
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgemmEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1695,7 +1695,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemmEx_64(uint
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgemmEx_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1750,7 +1750,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemmStridedBat
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgemmStridedBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1805,7 +1805,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemmStridedBat
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgemmStridedBatched_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1860,7 +1860,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemm_v2(uint8_
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgemm_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1915,7 +1915,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemm_v2_64(uin
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgemm_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1970,7 +1970,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemvBatched(ui
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgemvBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2025,7 +2025,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemvBatched_64
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgemvBatched_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2080,7 +2080,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemvStridedBat
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgemvStridedBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2135,7 +2135,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemvStridedBat
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgemvStridedBatched_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2190,7 +2190,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemv_v2(uint8_
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgemv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2245,7 +2245,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgemv_v2_64(uin
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgemv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2300,7 +2300,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgeqrfBatched(u
     uint32_t r = real(handle, m, n, Aarray, lda, TauArray, info, batchSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgeqrfBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2355,7 +2355,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgerc_v2(uint8_
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgerc_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2410,7 +2410,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgerc_v2_64(uin
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgerc_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2465,7 +2465,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgeru_v2(uint8_
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgeru_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2520,7 +2520,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgeru_v2_64(uin
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgeru_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2575,7 +2575,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgetrfBatched(u
     uint32_t r = real(handle, n, A, lda, P, info, batchSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgetrfBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2630,7 +2630,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgetriBatched(u
     uint32_t r = real(handle, n, A, lda, P, C, ldc, info, batchSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgetriBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2685,7 +2685,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCgetrsBatched(u
     uint32_t r = real(handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCgetrsBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2740,7 +2740,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasChbmv_v2(uint8_
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasChbmv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2795,7 +2795,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasChbmv_v2_64(uin
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasChbmv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2850,7 +2850,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasChemm_v2(uint8_
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasChemm_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2905,7 +2905,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasChemm_v2_64(uin
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasChemm_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2960,7 +2960,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasChemv_v2(uint8_
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasChemv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3015,7 +3015,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasChemv_v2_64(uin
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasChemv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3070,7 +3070,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCher2_v2(uint8_
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCher2_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3125,7 +3125,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCher2_v2_64(uin
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCher2_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3180,7 +3180,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCher2k_v2(uint8
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCher2k_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3235,7 +3235,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCher2k_v2_64(ui
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCher2k_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3290,7 +3290,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCher_v2(uint8_t
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCher_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3345,7 +3345,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCher_v2_64(uint
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCher_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3400,7 +3400,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCherk3mEx(uint8
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCherk3mEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3455,7 +3455,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCherk3mEx_64(ui
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCherk3mEx_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3510,7 +3510,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCherkEx(uint8_t
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCherkEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3565,7 +3565,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCherkEx_64(uint
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCherkEx_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3620,7 +3620,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCherk_v2(uint8_
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCherk_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3675,7 +3675,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCherk_v2_64(uin
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCherk_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3730,7 +3730,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCherkx(uint8_t 
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCherkx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3785,7 +3785,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCherkx_64(uint8
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCherkx_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3840,7 +3840,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasChpmv_v2(uint8_
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasChpmv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3895,7 +3895,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasChpmv_v2_64(uin
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasChpmv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3950,7 +3950,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasChpr2_v2(uint8_
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasChpr2_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4005,7 +4005,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasChpr2_v2_64(uin
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasChpr2_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4060,7 +4060,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasChpr_v2(uint8_t
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasChpr_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4115,7 +4115,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasChpr_v2_64(uint
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasChpr_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4170,7 +4170,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCmatinvBatched(
     uint32_t r = real(handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCmatinvBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4225,7 +4225,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCopyEx(uint8_t 
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCopyEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4280,7 +4280,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCopyEx_64(uint8
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCopyEx_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4367,7 +4367,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCrot_v2(uint8_t
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCrot_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4422,7 +4422,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCrot_v2_64(uint
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCrot_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4477,7 +4477,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCrotg_v2(uint8_
     uint32_t r = real(handle, a, b, c, s);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCrotg_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4532,7 +4532,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCscal_v2(uint8_
     uint32_t r = real(handle, n, alpha, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCscal_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4587,7 +4587,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCscal_v2_64(uin
     uint32_t r = real(handle, n, alpha, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCscal_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4642,7 +4642,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsrot_v2(uint8_
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCsrot_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4697,7 +4697,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsrot_v2_64(uin
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCsrot_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4752,7 +4752,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsscal_v2(uint8
     uint32_t r = real(handle, n, alpha, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCsscal_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4807,7 +4807,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsscal_v2_64(ui
     uint32_t r = real(handle, n, alpha, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCsscal_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4862,7 +4862,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCswap_v2(uint8_
     uint32_t r = real(handle, n, x, incx, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCswap_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4917,7 +4917,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCswap_v2_64(uin
     uint32_t r = real(handle, n, x, incx, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCswap_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4972,7 +4972,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsymm_v2(uint8_
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCsymm_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5027,7 +5027,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsymm_v2_64(uin
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCsymm_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5082,7 +5082,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsymv_v2(uint8_
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCsymv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5137,7 +5137,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsymv_v2_64(uin
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCsymv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5192,7 +5192,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsyr2_v2(uint8_
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCsyr2_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5247,7 +5247,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsyr2_v2_64(uin
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCsyr2_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5302,7 +5302,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsyr2k_v2(uint8
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCsyr2k_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5357,7 +5357,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsyr2k_v2_64(ui
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCsyr2k_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5412,7 +5412,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsyr_v2(uint8_t
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCsyr_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5467,7 +5467,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsyr_v2_64(uint
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCsyr_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5522,7 +5522,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsyrk3mEx(uint8
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCsyrk3mEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5577,7 +5577,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsyrk3mEx_64(ui
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCsyrk3mEx_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5632,7 +5632,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsyrkEx(uint8_t
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCsyrkEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5687,7 +5687,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsyrkEx_64(uint
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, Atype, lda, beta, C, Ctype, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCsyrkEx_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5742,7 +5742,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsyrk_v2(uint8_
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCsyrk_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5797,7 +5797,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsyrk_v2_64(uin
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCsyrk_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5852,7 +5852,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsyrkx(uint8_t 
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCsyrkx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5907,7 +5907,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCsyrkx_64(uint8
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCsyrkx_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5962,7 +5962,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtbmv_v2(uint8_
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCtbmv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6017,7 +6017,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtbmv_v2_64(uin
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCtbmv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6072,7 +6072,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtbsv_v2(uint8_
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCtbsv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6127,7 +6127,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtbsv_v2_64(uin
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCtbsv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6182,7 +6182,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtpmv_v2(uint8_
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCtpmv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6237,7 +6237,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtpmv_v2_64(uin
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCtpmv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6292,7 +6292,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtpsv_v2(uint8_
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCtpsv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6347,7 +6347,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtpsv_v2_64(uin
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCtpsv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6402,7 +6402,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtpttr(uint8_t 
     uint32_t r = real(handle, uplo, n, AP, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCtpttr, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6457,7 +6457,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtrmm_v2(uint8_
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCtrmm_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6512,7 +6512,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtrmm_v2_64(uin
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCtrmm_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6567,7 +6567,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtrmv_v2(uint8_
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCtrmv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6622,7 +6622,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtrmv_v2_64(uin
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCtrmv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6677,7 +6677,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtrsmBatched(ui
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCtrsmBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6732,7 +6732,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtrsmBatched_64
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCtrsmBatched_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6787,7 +6787,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtrsm_v2(uint8_
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCtrsm_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6842,7 +6842,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtrsm_v2_64(uin
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCtrsm_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6897,7 +6897,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtrsv_v2(uint8_
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCtrsv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6952,7 +6952,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtrsv_v2_64(uin
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCtrsv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7007,7 +7007,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasCtrttp(uint8_t 
     uint32_t r = real(handle, uplo, n, A, lda, AP);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasCtrttp, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7062,7 +7062,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDasum_v2(uint8_
     uint32_t r = real(handle, n, x, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDasum_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7117,7 +7117,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDasum_v2_64(uin
     uint32_t r = real(handle, n, x, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDasum_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7172,7 +7172,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDaxpy_v2(uint8_
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDaxpy_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7227,7 +7227,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDaxpy_v2_64(uin
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDaxpy_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7282,7 +7282,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDcopy_v2(uint8_
     uint32_t r = real(handle, n, x, incx, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDcopy_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7337,7 +7337,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDcopy_v2_64(uin
     uint32_t r = real(handle, n, x, incx, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDcopy_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7392,7 +7392,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDdgmm(uint8_t v
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDdgmm, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7447,7 +7447,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDdgmm_64(uint8_
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDdgmm_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7502,7 +7502,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDdot_v2(uint8_t
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDdot_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7557,7 +7557,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDdot_v2_64(uint
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDdot_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7642,7 +7642,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgbmv_v2(uint8_
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDgbmv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7697,7 +7697,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgbmv_v2_64(uin
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDgbmv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7752,7 +7752,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgeam(uint8_t v
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDgeam, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7807,7 +7807,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgeam_64(uint8_
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDgeam_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7862,7 +7862,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgelsBatched(ui
     uint32_t r = real(handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDgelsBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7917,7 +7917,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgemmBatched(ui
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDgemmBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7972,7 +7972,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgemmBatched_64
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDgemmBatched_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8027,7 +8027,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgemmGroupedBat
     uint32_t r = real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDgemmGroupedBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8082,7 +8082,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgemmGroupedBat
     uint32_t r = real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDgemmGroupedBatched_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8137,7 +8137,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgemmStridedBat
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDgemmStridedBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8192,7 +8192,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgemmStridedBat
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDgemmStridedBatched_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8247,7 +8247,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgemm_v2(uint8_
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDgemm_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8302,7 +8302,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgemm_v2_64(uin
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDgemm_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8357,7 +8357,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgemvBatched(ui
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDgemvBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8412,7 +8412,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgemvBatched_64
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDgemvBatched_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8467,7 +8467,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgemvStridedBat
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDgemvStridedBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8522,7 +8522,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgemvStridedBat
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDgemvStridedBatched_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8577,7 +8577,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgemv_v2(uint8_
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDgemv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8632,7 +8632,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgemv_v2_64(uin
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDgemv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8687,7 +8687,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgeqrfBatched(u
     uint32_t r = real(handle, m, n, Aarray, lda, TauArray, info, batchSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDgeqrfBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8742,7 +8742,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDger_v2(uint8_t
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDger_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8797,7 +8797,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDger_v2_64(uint
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDger_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8852,7 +8852,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgetrfBatched(u
     uint32_t r = real(handle, n, A, lda, P, info, batchSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDgetrfBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8907,7 +8907,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgetriBatched(u
     uint32_t r = real(handle, n, A, lda, P, C, ldc, info, batchSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDgetriBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8962,7 +8962,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgetrsBatched(u
     uint32_t r = real(handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDgetrsBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9017,7 +9017,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDmatinvBatched(
     uint32_t r = real(handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDmatinvBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9072,7 +9072,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDnrm2_v2(uint8_
     uint32_t r = real(handle, n, x, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDnrm2_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9127,7 +9127,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDnrm2_v2_64(uin
     uint32_t r = real(handle, n, x, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDnrm2_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9182,7 +9182,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDotEx(uint8_t v
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDotEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9237,7 +9237,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDotEx_64(uint8_
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDotEx_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9292,7 +9292,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDotcEx(uint8_t 
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDotcEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9347,7 +9347,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDotcEx_64(uint8
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, result, resultType, executionType);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDotcEx_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9402,7 +9402,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDrot_v2(uint8_t
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDrot_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9457,7 +9457,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDrot_v2_64(uint
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDrot_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9512,7 +9512,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDrotg_v2(uint8_
     uint32_t r = real(handle, a, b, c, s);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDrotg_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9567,7 +9567,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDrotm_v2(uint8_
     uint32_t r = real(handle, n, x, incx, y, incy, param);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDrotm_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9622,7 +9622,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDrotm_v2_64(uin
     uint32_t r = real(handle, n, x, incx, y, incy, param);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDrotm_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9677,7 +9677,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDrotmg_v2(uint8
     uint32_t r = real(handle, d1, d2, x1, y1, param);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDrotmg_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9732,7 +9732,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDsbmv_v2(uint8_
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDsbmv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9787,7 +9787,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDsbmv_v2_64(uin
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDsbmv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9842,7 +9842,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDscal_v2(uint8_
     uint32_t r = real(handle, n, alpha, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDscal_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9897,7 +9897,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDscal_v2_64(uin
     uint32_t r = real(handle, n, alpha, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDscal_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9952,7 +9952,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDspmv_v2(uint8_
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDspmv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10007,7 +10007,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDspmv_v2_64(uin
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDspmv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10062,7 +10062,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDspr2_v2(uint8_
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDspr2_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10117,7 +10117,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDspr2_v2_64(uin
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDspr2_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10172,7 +10172,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDspr_v2(uint8_t
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDspr_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10227,7 +10227,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDspr_v2_64(uint
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDspr_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10282,7 +10282,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDswap_v2(uint8_
     uint32_t r = real(handle, n, x, incx, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDswap_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10337,7 +10337,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDswap_v2_64(uin
     uint32_t r = real(handle, n, x, incx, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDswap_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10392,7 +10392,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDsymm_v2(uint8_
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDsymm_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10447,7 +10447,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDsymm_v2_64(uin
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDsymm_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10502,7 +10502,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDsymv_v2(uint8_
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDsymv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10557,7 +10557,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDsymv_v2_64(uin
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDsymv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10612,7 +10612,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDsyr2_v2(uint8_
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDsyr2_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10667,7 +10667,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDsyr2_v2_64(uin
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDsyr2_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10722,7 +10722,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDsyr2k_v2(uint8
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDsyr2k_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10777,7 +10777,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDsyr2k_v2_64(ui
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDsyr2k_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10832,7 +10832,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDsyr_v2(uint8_t
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDsyr_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10887,7 +10887,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDsyr_v2_64(uint
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDsyr_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10942,7 +10942,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDsyrk_v2(uint8_
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDsyrk_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10997,7 +10997,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDsyrk_v2_64(uin
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDsyrk_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11052,7 +11052,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDsyrkx(uint8_t 
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDsyrkx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11107,7 +11107,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDsyrkx_64(uint8
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDsyrkx_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11162,7 +11162,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtbmv_v2(uint8_
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDtbmv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11217,7 +11217,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtbmv_v2_64(uin
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDtbmv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11272,7 +11272,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtbsv_v2(uint8_
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDtbsv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11327,7 +11327,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtbsv_v2_64(uin
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDtbsv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11382,7 +11382,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtpmv_v2(uint8_
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDtpmv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11437,7 +11437,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtpmv_v2_64(uin
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDtpmv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11492,7 +11492,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtpsv_v2(uint8_
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDtpsv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11547,7 +11547,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtpsv_v2_64(uin
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDtpsv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11602,7 +11602,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtpttr(uint8_t 
     uint32_t r = real(handle, uplo, n, AP, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDtpttr, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11657,7 +11657,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtrmm_v2(uint8_
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDtrmm_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11712,7 +11712,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtrmm_v2_64(uin
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDtrmm_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11767,7 +11767,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtrmv_v2(uint8_
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDtrmv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11822,7 +11822,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtrmv_v2_64(uin
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDtrmv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11877,7 +11877,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtrsmBatched(ui
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDtrsmBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11932,7 +11932,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtrsmBatched_64
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDtrsmBatched_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11987,7 +11987,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtrsm_v2(uint8_
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDtrsm_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12042,7 +12042,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtrsm_v2_64(uin
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDtrsm_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12097,7 +12097,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtrsv_v2(uint8_
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDtrsv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12152,7 +12152,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtrsv_v2_64(uin
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDtrsv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12207,7 +12207,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDtrttp(uint8_t 
     uint32_t r = real(handle, uplo, n, A, lda, AP);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDtrttp, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12262,7 +12262,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDzasum_v2(uint8
     uint32_t r = real(handle, n, x, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDzasum_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12317,7 +12317,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDzasum_v2_64(ui
     uint32_t r = real(handle, n, x, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDzasum_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12372,7 +12372,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDznrm2_v2(uint8
     uint32_t r = real(handle, n, x, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDznrm2_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12427,7 +12427,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasDznrm2_v2_64(ui
     uint32_t r = real(handle, n, x, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDznrm2_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12482,7 +12482,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGemmBatchedEx(u
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGemmBatchedEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12537,7 +12537,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGemmBatchedEx_6
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGemmBatchedEx_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12592,7 +12592,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGemmEx(uint8_t 
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGemmEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12647,7 +12647,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGemmEx_64(uint8
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGemmEx_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12702,7 +12702,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGemmGroupedBatc
     uint32_t r = real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, Atype, lda_array, Barray, Btype, ldb_array, beta_array, Carray, Ctype, ldc_array, group_count, group_size, computeType);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGemmGroupedBatchedEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12757,7 +12757,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGemmGroupedBatc
     uint32_t r = real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, Atype, lda_array, Barray, Btype, ldb_array, beta_array, Carray, Ctype, ldc_array, group_count, group_size, computeType);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGemmGroupedBatchedEx_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12812,7 +12812,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGemmStridedBatc
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGemmStridedBatchedEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12867,7 +12867,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGemmStridedBatc
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGemmStridedBatchedEx_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12922,7 +12922,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetAtomicsMode(
     uint32_t r = real(handle, mode);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGetAtomicsMode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13007,7 +13007,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetEmulationSpe
     uint32_t r = real(handle, mask);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGetEmulationSpecialValuesSupport, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13062,7 +13062,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetEmulationStr
     uint32_t r = real(handle, emulationStrategy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGetEmulationStrategy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13117,7 +13117,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetFixedPointEm
     uint32_t r = real(handle, mantissaBitCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGetFixedPointEmulationMantissaBitCountPointer, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13172,7 +13172,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetFixedPointEm
     uint32_t r = real(handle, mantissaBitOffset);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGetFixedPointEmulationMantissaBitOffset, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13227,7 +13227,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetFixedPointEm
     uint32_t r = real(handle, mantissaControl);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGetFixedPointEmulationMantissaControl, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13282,7 +13282,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetFixedPointEm
     uint32_t r = real(handle, maxMantissaBitCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGetFixedPointEmulationMaxMantissaBitCount, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13337,7 +13337,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetLoggerCallba
     uint32_t r = real(userCallback);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGetLoggerCallback, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13392,7 +13392,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetMathMode(uin
     uint32_t r = real(handle, mode);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGetMathMode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13447,7 +13447,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetMatrix(uint8
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGetMatrix, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13502,7 +13502,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetMatrixAsync(
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGetMatrixAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13557,7 +13557,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetMatrixAsync_
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGetMatrixAsync_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13612,7 +13612,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetMatrix_64(ui
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGetMatrix_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13667,7 +13667,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetPointerMode_
     uint32_t r = real(handle, mode);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGetPointerMode_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13754,7 +13754,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetSmCountTarge
     uint32_t r = real(handle, smCountTarget);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGetSmCountTarget, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13869,7 +13869,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetStream_v2(ui
     uint32_t r = real(handle, streamId);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGetStream_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13924,7 +13924,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetVector(uint8
     uint32_t r = real(n, elemSize, x, incx, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGetVector, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13979,7 +13979,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetVectorAsync(
     uint32_t r = real(n, elemSize, devicePtr, incx, hostPtr, incy, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGetVectorAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14034,7 +14034,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetVectorAsync_
     uint32_t r = real(n, elemSize, devicePtr, incx, hostPtr, incy, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGetVectorAsync_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14089,7 +14089,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetVector_64(ui
     uint32_t r = real(n, elemSize, x, incx, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGetVector_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14144,7 +14144,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasGetVersion_v2(u
     uint32_t r = real(handle, version);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGetVersion_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14199,7 +14199,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIamaxEx(uint8_t
     uint32_t r = real(handle, n, x, xType, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasIamaxEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14254,7 +14254,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIamaxEx_64(uint
     uint32_t r = real(handle, n, x, xType, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasIamaxEx_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14309,7 +14309,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIaminEx(uint8_t
     uint32_t r = real(handle, n, x, xType, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasIaminEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14364,7 +14364,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIaminEx_64(uint
     uint32_t r = real(handle, n, x, xType, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasIaminEx_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14419,7 +14419,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIcamax_v2(uint8
     uint32_t r = real(handle, n, x, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasIcamax_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14474,7 +14474,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIcamax_v2_64(ui
     uint32_t r = real(handle, n, x, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasIcamax_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14529,7 +14529,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIcamin_v2(uint8
     uint32_t r = real(handle, n, x, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasIcamin_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14584,7 +14584,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIcamin_v2_64(ui
     uint32_t r = real(handle, n, x, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasIcamin_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14639,7 +14639,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIdamax_v2(uint8
     uint32_t r = real(handle, n, x, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasIdamax_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14694,7 +14694,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIdamax_v2_64(ui
     uint32_t r = real(handle, n, x, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasIdamax_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14749,7 +14749,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIdamin_v2(uint8
     uint32_t r = real(handle, n, x, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasIdamin_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14804,7 +14804,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIdamin_v2_64(ui
     uint32_t r = real(handle, n, x, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasIdamin_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14859,7 +14859,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIsamax_v2(uint8
     uint32_t r = real(handle, n, x, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasIsamax_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14914,7 +14914,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIsamax_v2_64(ui
     uint32_t r = real(handle, n, x, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasIsamax_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14969,7 +14969,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIsamin_v2(uint8
     uint32_t r = real(handle, n, x, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasIsamin_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15024,7 +15024,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIsamin_v2_64(ui
     uint32_t r = real(handle, n, x, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasIsamin_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15079,7 +15079,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIzamax_v2(uint8
     uint32_t r = real(handle, n, x, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasIzamax_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15134,7 +15134,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIzamax_v2_64(ui
     uint32_t r = real(handle, n, x, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasIzamax_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15189,7 +15189,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIzamin_v2(uint8
     uint32_t r = real(handle, n, x, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasIzamin_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15244,7 +15244,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasIzamin_v2_64(ui
     uint32_t r = real(handle, n, x, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasIzamin_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15299,7 +15299,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLoggerConfigure
     uint32_t r = real(logIsOn, logToStdOut, logToStdErr, logFileName);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasLoggerConfigure, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15354,7 +15354,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasNrm2Ex(uint8_t 
     uint32_t r = real(handle, n, x, xType, incx, result, resultType, executionType);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasNrm2Ex, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15409,7 +15409,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasNrm2Ex_64(uint8
     uint32_t r = real(handle, n, x, xType, incx, result, resultType, executionType);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasNrm2Ex_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15464,7 +15464,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasRotEx(uint8_t v
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, c, s, csType, executiontype);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasRotEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15519,7 +15519,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasRotEx_64(uint8_
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, c, s, csType, executiontype);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasRotEx_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15574,7 +15574,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasRotgEx(uint8_t 
     uint32_t r = real(handle, a, b, abType, c, s, csType, executiontype);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasRotgEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15629,7 +15629,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasRotmEx(uint8_t 
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, param, paramType, executiontype);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasRotmEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15684,7 +15684,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasRotmEx_64(uint8
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy, param, paramType, executiontype);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasRotmEx_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15739,7 +15739,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasRotmgEx(uint8_t
     uint32_t r = real(handle, d1, d1Type, d2, d2Type, x1, x1Type, y1, y1Type, param, paramType, executiontype);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasRotmgEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15794,7 +15794,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSasum_v2(uint8_
     uint32_t r = real(handle, n, x, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSasum_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15849,7 +15849,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSasum_v2_64(uin
     uint32_t r = real(handle, n, x, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSasum_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15904,7 +15904,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSaxpy_v2(uint8_
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSaxpy_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15959,7 +15959,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSaxpy_v2_64(uin
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSaxpy_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16014,7 +16014,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasScalEx(uint8_t 
     uint32_t r = real(handle, n, alpha, alphaType, x, xType, incx, executionType);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasScalEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16069,7 +16069,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasScalEx_64(uint8
     uint32_t r = real(handle, n, alpha, alphaType, x, xType, incx, executionType);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasScalEx_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16124,7 +16124,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasScasum_v2(uint8
     uint32_t r = real(handle, n, x, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasScasum_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16179,7 +16179,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasScasum_v2_64(ui
     uint32_t r = real(handle, n, x, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasScasum_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16234,7 +16234,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasScnrm2_v2(uint8
     uint32_t r = real(handle, n, x, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasScnrm2_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16289,7 +16289,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasScnrm2_v2_64(ui
     uint32_t r = real(handle, n, x, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasScnrm2_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16344,7 +16344,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasScopy_v2(uint8_
     uint32_t r = real(handle, n, x, incx, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasScopy_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16399,7 +16399,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasScopy_v2_64(uin
     uint32_t r = real(handle, n, x, incx, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasScopy_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16454,7 +16454,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSdgmm(uint8_t v
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSdgmm, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16509,7 +16509,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSdgmm_64(uint8_
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSdgmm_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16564,7 +16564,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSdot_v2(uint8_t
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSdot_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16619,7 +16619,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSdot_v2_64(uint
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSdot_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16674,7 +16674,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetAtomicsMode(
     uint32_t r = real(handle, mode);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSetAtomicsMode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16729,7 +16729,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetEmulationSpe
     uint32_t r = real(handle, mask);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSetEmulationSpecialValuesSupport, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16784,7 +16784,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetEmulationStr
     uint32_t r = real(handle, emulationStrategy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSetEmulationStrategy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16839,7 +16839,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetFixedPointEm
     uint32_t r = real(handle, mantissaBitCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSetFixedPointEmulationMantissaBitCountPointer, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16894,7 +16894,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetFixedPointEm
     uint32_t r = real(handle, mantissaBitOffset);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSetFixedPointEmulationMantissaBitOffset, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16949,7 +16949,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetFixedPointEm
     uint32_t r = real(handle, mantissaControl);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSetFixedPointEmulationMantissaControl, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17004,7 +17004,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetFixedPointEm
     uint32_t r = real(handle, maxMantissaBitCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSetFixedPointEmulationMaxMantissaBitCount, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17059,7 +17059,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetLoggerCallba
     uint32_t r = real(userCallback);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSetLoggerCallback, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17146,7 +17146,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetMatrix(uint8
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSetMatrix, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17201,7 +17201,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetMatrixAsync(
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSetMatrixAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17256,7 +17256,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetMatrixAsync_
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSetMatrixAsync_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17311,7 +17311,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetMatrix_64(ui
     uint32_t r = real(rows, cols, elemSize, A, lda, B, ldb);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSetMatrix_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17366,7 +17366,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetPointerMode_
     uint32_t r = real(handle, mode);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSetPointerMode_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17421,7 +17421,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetSmCountTarge
     uint32_t r = real(handle, smCountTarget);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSetSmCountTarget, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17476,7 +17476,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetStream_v2(ui
     uint32_t r = real(handle, streamId);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSetStream_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17531,7 +17531,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetVector(uint8
     uint32_t r = real(n, elemSize, x, incx, devicePtr, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSetVector, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17586,7 +17586,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetVectorAsync(
     uint32_t r = real(n, elemSize, hostPtr, incx, devicePtr, incy, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSetVectorAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17641,7 +17641,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetVectorAsync_
     uint32_t r = real(n, elemSize, hostPtr, incx, devicePtr, incy, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSetVectorAsync_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17696,7 +17696,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetVector_64(ui
     uint32_t r = real(n, elemSize, x, incx, devicePtr, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSetVector_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17751,7 +17751,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSetWorkspace_v2
     uint32_t r = real(handle, workspace, workspaceSizeInBytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSetWorkspace_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17806,7 +17806,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgbmv_v2(uint8_
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSgbmv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17861,7 +17861,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgbmv_v2_64(uin
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSgbmv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17916,7 +17916,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgeam(uint8_t v
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSgeam, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17971,7 +17971,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgeam_64(uint8_
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSgeam_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18026,7 +18026,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgelsBatched(ui
     uint32_t r = real(handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSgelsBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18081,7 +18081,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemmBatched(ui
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSgemmBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18136,7 +18136,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemmBatched_64
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSgemmBatched_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18191,7 +18191,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemmEx(uint8_t
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSgemmEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18246,7 +18246,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemmEx_64(uint
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSgemmEx_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18301,7 +18301,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemmGroupedBat
     uint32_t r = real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSgemmGroupedBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18356,7 +18356,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemmGroupedBat
     uint32_t r = real(handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSgemmGroupedBatched_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18411,7 +18411,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemmStridedBat
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSgemmStridedBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18466,7 +18466,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemmStridedBat
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSgemmStridedBatched_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18521,7 +18521,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemm_v2(uint8_
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSgemm_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18576,7 +18576,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemm_v2_64(uin
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSgemm_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18631,7 +18631,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemvBatched(ui
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSgemvBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18686,7 +18686,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemvBatched_64
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSgemvBatched_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18741,7 +18741,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemvStridedBat
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSgemvStridedBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18796,7 +18796,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemvStridedBat
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSgemvStridedBatched_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18851,7 +18851,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemv_v2(uint8_
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSgemv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18906,7 +18906,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemv_v2_64(uin
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSgemv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18961,7 +18961,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgeqrfBatched(u
     uint32_t r = real(handle, m, n, Aarray, lda, TauArray, info, batchSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSgeqrfBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19016,7 +19016,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSger_v2(uint8_t
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSger_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19071,7 +19071,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSger_v2_64(uint
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSger_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19126,7 +19126,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgetrfBatched(u
     uint32_t r = real(handle, n, A, lda, P, info, batchSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSgetrfBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19181,7 +19181,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgetriBatched(u
     uint32_t r = real(handle, n, A, lda, P, C, ldc, info, batchSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSgetriBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19236,7 +19236,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgetrsBatched(u
     uint32_t r = real(handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSgetrsBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19291,7 +19291,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSmatinvBatched(
     uint32_t r = real(handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSmatinvBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19346,7 +19346,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSnrm2_v2(uint8_
     uint32_t r = real(handle, n, x, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSnrm2_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19401,7 +19401,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSnrm2_v2_64(uin
     uint32_t r = real(handle, n, x, incx, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSnrm2_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19456,7 +19456,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSrot_v2(uint8_t
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSrot_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19511,7 +19511,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSrot_v2_64(uint
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSrot_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19566,7 +19566,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSrotg_v2(uint8_
     uint32_t r = real(handle, a, b, c, s);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSrotg_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19621,7 +19621,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSrotm_v2(uint8_
     uint32_t r = real(handle, n, x, incx, y, incy, param);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSrotm_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19676,7 +19676,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSrotm_v2_64(uin
     uint32_t r = real(handle, n, x, incx, y, incy, param);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSrotm_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19731,7 +19731,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSrotmg_v2(uint8
     uint32_t r = real(handle, d1, d2, x1, y1, param);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSrotmg_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19786,7 +19786,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSsbmv_v2(uint8_
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSsbmv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19841,7 +19841,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSsbmv_v2_64(uin
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSsbmv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19896,7 +19896,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSscal_v2(uint8_
     uint32_t r = real(handle, n, alpha, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSscal_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19951,7 +19951,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSscal_v2_64(uin
     uint32_t r = real(handle, n, alpha, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSscal_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20006,7 +20006,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSspmv_v2(uint8_
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSspmv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20061,7 +20061,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSspmv_v2_64(uin
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSspmv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20116,7 +20116,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSspr2_v2(uint8_
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSspr2_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20171,7 +20171,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSspr2_v2_64(uin
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSspr2_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20226,7 +20226,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSspr_v2(uint8_t
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSspr_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20281,7 +20281,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSspr_v2_64(uint
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSspr_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20336,7 +20336,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSswap_v2(uint8_
     uint32_t r = real(handle, n, x, incx, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSswap_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20391,7 +20391,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSswap_v2_64(uin
     uint32_t r = real(handle, n, x, incx, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSswap_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20446,7 +20446,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSsymm_v2(uint8_
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSsymm_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20501,7 +20501,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSsymm_v2_64(uin
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSsymm_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20556,7 +20556,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSsymv_v2(uint8_
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSsymv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20611,7 +20611,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSsymv_v2_64(uin
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSsymv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20666,7 +20666,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSsyr2_v2(uint8_
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSsyr2_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20721,7 +20721,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSsyr2_v2_64(uin
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSsyr2_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20776,7 +20776,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSsyr2k_v2(uint8
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSsyr2k_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20831,7 +20831,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSsyr2k_v2_64(ui
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSsyr2k_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20886,7 +20886,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSsyr_v2(uint8_t
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSsyr_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20941,7 +20941,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSsyr_v2_64(uint
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSsyr_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20996,7 +20996,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSsyrk_v2(uint8_
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSsyrk_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21051,7 +21051,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSsyrk_v2_64(uin
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSsyrk_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21106,7 +21106,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSsyrkx(uint8_t 
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSsyrkx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21161,7 +21161,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSsyrkx_64(uint8
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSsyrkx_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21216,7 +21216,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStbmv_v2(uint8_
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasStbmv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21271,7 +21271,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStbmv_v2_64(uin
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasStbmv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21326,7 +21326,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStbsv_v2(uint8_
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasStbsv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21381,7 +21381,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStbsv_v2_64(uin
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasStbsv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21436,7 +21436,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStpmv_v2(uint8_
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasStpmv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21491,7 +21491,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStpmv_v2_64(uin
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasStpmv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21546,7 +21546,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStpsv_v2(uint8_
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasStpsv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21601,7 +21601,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStpsv_v2_64(uin
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasStpsv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21656,7 +21656,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStpttr(uint8_t 
     uint32_t r = real(handle, uplo, n, AP, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasStpttr, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21711,7 +21711,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStrmm_v2(uint8_
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasStrmm_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21766,7 +21766,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStrmm_v2_64(uin
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasStrmm_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21821,7 +21821,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStrmv_v2(uint8_
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasStrmv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21876,7 +21876,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStrmv_v2_64(uin
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasStrmv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21931,7 +21931,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStrsmBatched(ui
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasStrsmBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21986,7 +21986,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStrsmBatched_64
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasStrsmBatched_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22041,7 +22041,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStrsm_v2(uint8_
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasStrsm_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22096,7 +22096,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStrsm_v2_64(uin
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasStrsm_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22151,7 +22151,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStrsv_v2(uint8_
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasStrsv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22206,7 +22206,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStrsv_v2_64(uin
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasStrsv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22261,7 +22261,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasStrttp(uint8_t 
     uint32_t r = real(handle, uplo, n, A, lda, AP);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasStrttp, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22316,7 +22316,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSwapEx(uint8_t 
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSwapEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22371,7 +22371,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasSwapEx_64(uint8
     uint32_t r = real(handle, n, x, xType, incx, y, yType, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSwapEx_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22426,7 +22426,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasUint8gemmBias(u
     uint32_t r = real(handle, transa, transb, transc, m, n, k, A, A_bias, lda, B, B_bias, ldb, C, C_bias, ldc, C_mult, C_shift);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasUint8gemmBias, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22481,7 +22481,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZaxpy_v2(uint8_
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZaxpy_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22536,7 +22536,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZaxpy_v2_64(uin
     uint32_t r = real(handle, n, alpha, x, incx, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZaxpy_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22591,7 +22591,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZcopy_v2(uint8_
     uint32_t r = real(handle, n, x, incx, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZcopy_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22646,7 +22646,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZcopy_v2_64(uin
     uint32_t r = real(handle, n, x, incx, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZcopy_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22701,7 +22701,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZdgmm(uint8_t v
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZdgmm, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22756,7 +22756,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZdgmm_64(uint8_
     uint32_t r = real(handle, mode, m, n, A, lda, x, incx, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZdgmm_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22811,7 +22811,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZdotc_v2(uint8_
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZdotc_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22866,7 +22866,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZdotc_v2_64(uin
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZdotc_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22921,7 +22921,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZdotu_v2(uint8_
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZdotu_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22976,7 +22976,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZdotu_v2_64(uin
     uint32_t r = real(handle, n, x, incx, y, incy, result);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZdotu_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23031,7 +23031,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZdrot_v2(uint8_
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZdrot_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23086,7 +23086,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZdrot_v2_64(uin
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZdrot_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23141,7 +23141,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZdscal_v2(uint8
     uint32_t r = real(handle, n, alpha, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZdscal_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23196,7 +23196,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZdscal_v2_64(ui
     uint32_t r = real(handle, n, alpha, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZdscal_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23251,7 +23251,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgbmv_v2(uint8_
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZgbmv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23306,7 +23306,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgbmv_v2_64(uin
     uint32_t r = real(handle, trans, m, n, kl, ku, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZgbmv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23361,7 +23361,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgeam(uint8_t v
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZgeam, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23416,7 +23416,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgeam_64(uint8_
     uint32_t r = real(handle, transa, transb, m, n, alpha, A, lda, beta, B, ldb, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZgeam_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23471,7 +23471,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgelsBatched(ui
     uint32_t r = real(handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZgelsBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23526,7 +23526,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgemm3m(uint8_t
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZgemm3m, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23581,7 +23581,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgemm3m_64(uint
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZgemm3m_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23636,7 +23636,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgemmBatched(ui
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZgemmBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23691,7 +23691,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgemmBatched_64
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZgemmBatched_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23746,7 +23746,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgemmStridedBat
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZgemmStridedBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23801,7 +23801,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgemmStridedBat
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZgemmStridedBatched_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23856,7 +23856,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgemm_v2(uint8_
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZgemm_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23911,7 +23911,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgemm_v2_64(uin
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZgemm_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23966,7 +23966,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgemvBatched(ui
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZgemvBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24021,7 +24021,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgemvBatched_64
     uint32_t r = real(handle, trans, m, n, alpha, Aarray, lda, xarray, incx, beta, yarray, incy, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZgemvBatched_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24076,7 +24076,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgemvStridedBat
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZgemvStridedBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24131,7 +24131,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgemvStridedBat
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, strideA, x, incx, stridex, beta, y, incy, stridey, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZgemvStridedBatched_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24186,7 +24186,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgemv_v2(uint8_
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZgemv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24241,7 +24241,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgemv_v2_64(uin
     uint32_t r = real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZgemv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24296,7 +24296,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgeqrfBatched(u
     uint32_t r = real(handle, m, n, Aarray, lda, TauArray, info, batchSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZgeqrfBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24351,7 +24351,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgerc_v2(uint8_
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZgerc_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24406,7 +24406,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgerc_v2_64(uin
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZgerc_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24461,7 +24461,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgeru_v2(uint8_
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZgeru_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24516,7 +24516,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgeru_v2_64(uin
     uint32_t r = real(handle, m, n, alpha, x, incx, y, incy, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZgeru_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24571,7 +24571,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgetrfBatched(u
     uint32_t r = real(handle, n, A, lda, P, info, batchSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZgetrfBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24626,7 +24626,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgetriBatched(u
     uint32_t r = real(handle, n, A, lda, P, C, ldc, info, batchSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZgetriBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24681,7 +24681,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZgetrsBatched(u
     uint32_t r = real(handle, trans, n, nrhs, Aarray, lda, devIpiv, Barray, ldb, info, batchSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZgetrsBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24736,7 +24736,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZhbmv_v2(uint8_
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZhbmv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24791,7 +24791,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZhbmv_v2_64(uin
     uint32_t r = real(handle, uplo, n, k, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZhbmv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24846,7 +24846,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZhemm_v2(uint8_
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZhemm_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24901,7 +24901,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZhemm_v2_64(uin
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZhemm_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24956,7 +24956,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZhemv_v2(uint8_
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZhemv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25011,7 +25011,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZhemv_v2_64(uin
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZhemv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25066,7 +25066,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZher2_v2(uint8_
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZher2_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25121,7 +25121,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZher2_v2_64(uin
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZher2_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25176,7 +25176,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZher2k_v2(uint8
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZher2k_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25231,7 +25231,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZher2k_v2_64(ui
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZher2k_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25286,7 +25286,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZher_v2(uint8_t
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZher_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25341,7 +25341,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZher_v2_64(uint
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZher_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25396,7 +25396,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZherk_v2(uint8_
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZherk_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25451,7 +25451,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZherk_v2_64(uin
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZherk_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25506,7 +25506,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZherkx(uint8_t 
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZherkx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25561,7 +25561,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZherkx_64(uint8
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZherkx_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25616,7 +25616,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZhpmv_v2(uint8_
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZhpmv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25671,7 +25671,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZhpmv_v2_64(uin
     uint32_t r = real(handle, uplo, n, alpha, AP, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZhpmv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25726,7 +25726,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZhpr2_v2(uint8_
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZhpr2_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25781,7 +25781,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZhpr2_v2_64(uin
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, AP);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZhpr2_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25836,7 +25836,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZhpr_v2(uint8_t
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZhpr_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25891,7 +25891,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZhpr_v2_64(uint
     uint32_t r = real(handle, uplo, n, alpha, x, incx, AP);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZhpr_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25946,7 +25946,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZmatinvBatched(
     uint32_t r = real(handle, n, A, lda, Ainv, lda_inv, info, batchSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZmatinvBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26001,7 +26001,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZrot_v2(uint8_t
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZrot_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26056,7 +26056,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZrot_v2_64(uint
     uint32_t r = real(handle, n, x, incx, y, incy, c, s);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZrot_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26111,7 +26111,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZrotg_v2(uint8_
     uint32_t r = real(handle, a, b, c, s);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZrotg_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26166,7 +26166,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZscal_v2(uint8_
     uint32_t r = real(handle, n, alpha, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZscal_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26221,7 +26221,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZscal_v2_64(uin
     uint32_t r = real(handle, n, alpha, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZscal_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26276,7 +26276,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZswap_v2(uint8_
     uint32_t r = real(handle, n, x, incx, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZswap_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26331,7 +26331,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZswap_v2_64(uin
     uint32_t r = real(handle, n, x, incx, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZswap_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26386,7 +26386,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZsymm_v2(uint8_
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZsymm_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26441,7 +26441,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZsymm_v2_64(uin
     uint32_t r = real(handle, side, uplo, m, n, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZsymm_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26496,7 +26496,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZsymv_v2(uint8_
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZsymv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26551,7 +26551,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZsymv_v2_64(uin
     uint32_t r = real(handle, uplo, n, alpha, A, lda, x, incx, beta, y, incy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZsymv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26606,7 +26606,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZsyr2_v2(uint8_
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZsyr2_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26661,7 +26661,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZsyr2_v2_64(uin
     uint32_t r = real(handle, uplo, n, alpha, x, incx, y, incy, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZsyr2_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26716,7 +26716,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZsyr2k_v2(uint8
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZsyr2k_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26771,7 +26771,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZsyr2k_v2_64(ui
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZsyr2k_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26826,7 +26826,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZsyr_v2(uint8_t
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZsyr_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26881,7 +26881,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZsyr_v2_64(uint
     uint32_t r = real(handle, uplo, n, alpha, x, incx, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZsyr_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26936,7 +26936,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZsyrk_v2(uint8_
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZsyrk_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26991,7 +26991,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZsyrk_v2_64(uin
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZsyrk_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -27046,7 +27046,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZsyrkx(uint8_t 
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZsyrkx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -27101,7 +27101,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZsyrkx_64(uint8
     uint32_t r = real(handle, uplo, trans, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZsyrkx_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -27156,7 +27156,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtbmv_v2(uint8_
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZtbmv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -27211,7 +27211,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtbmv_v2_64(uin
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZtbmv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -27266,7 +27266,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtbsv_v2(uint8_
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZtbsv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -27321,7 +27321,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtbsv_v2_64(uin
     uint32_t r = real(handle, uplo, trans, diag, n, k, A, lda, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZtbsv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -27376,7 +27376,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtpmv_v2(uint8_
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZtpmv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -27431,7 +27431,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtpmv_v2_64(uin
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZtpmv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -27486,7 +27486,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtpsv_v2(uint8_
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZtpsv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -27541,7 +27541,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtpsv_v2_64(uin
     uint32_t r = real(handle, uplo, trans, diag, n, AP, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZtpsv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -27596,7 +27596,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtpttr(uint8_t 
     uint32_t r = real(handle, uplo, n, AP, A, lda);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZtpttr, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -27651,7 +27651,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtrmm_v2(uint8_
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZtrmm_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -27706,7 +27706,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtrmm_v2_64(uin
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, C, ldc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZtrmm_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -27761,7 +27761,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtrmv_v2(uint8_
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZtrmv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -27816,7 +27816,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtrmv_v2_64(uin
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZtrmv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -27871,7 +27871,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtrsmBatched(ui
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZtrsmBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -27926,7 +27926,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtrsmBatched_64
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb, batchCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZtrsmBatched_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -27981,7 +27981,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtrsm_v2(uint8_
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZtrsm_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -28036,7 +28036,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtrsm_v2_64(uin
     uint32_t r = real(handle, side, uplo, trans, diag, m, n, alpha, A, lda, B, ldb);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZtrsm_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -28091,7 +28091,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtrsv_v2(uint8_
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZtrsv_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -28146,7 +28146,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtrsv_v2_64(uin
     uint32_t r = real(handle, uplo, trans, diag, n, A, lda, x, incx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZtrsv_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -28201,7 +28201,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasZtrttp(uint8_t 
     uint32_t r = real(handle, uplo, n, A, lda, AP);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasZtrttp, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }

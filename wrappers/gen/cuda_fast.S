@@ -974,6 +974,14 @@ CS_FAST_ENTRY cs_l_cuLaunchKernel, cs_sl_cuLaunchKernel, 0, 265, cs_call_cuda+21
 CS_FAST_ENTRY cs_d_cuLaunchKernel, cs_sd_cuLaunchKernel, 1, 265, cs_call_cuda+2120, cs_api_cuda, 0, 1
 CS_FAST_ENTRY cs_g_cuLaunchKernel, cs_sg_cuLaunchKernel, 2, 265, cs_call_cuda+2120, cs_api_cuda, 0, 1
 CS_FAST_UNRESOLVED cs_u_cuLaunchKernel, 265
+CS_FAST_ENTRY cs_l_cuLaunchKernelEx, cs_sl_cuLaunchKernelEx, 0, 266, cs_call_cuda+2128, cs_api_cuda, 0, 2
+CS_FAST_ENTRY cs_d_cuLaunchKernelEx, cs_sd_cuLaunchKernelEx, 1, 266, cs_call_cuda+2128, cs_api_cuda, 0, 2
+CS_FAST_ENTRY cs_g_cuLaunchKernelEx, cs_sg_cuLaunchKernelEx, 2, 266, cs_call_cuda+2128, cs_api_cuda, 0, 2
+CS_FAST_UNRESOLVED cs_u_cuLaunchKernelEx, 266
+CS_FAST_ENTRY cs_l_cuLaunchKernelEx_ptsz, cs_sl_cuLaunchKernelEx_ptsz, 0, 267, cs_call_cuda+2136, cs_api_cuda, 0, 2
+CS_FAST_ENTRY cs_d_cuLaunchKernelEx_ptsz, cs_sd_cuLaunchKernelEx_ptsz, 1, 267, cs_call_cuda+2136, cs_api_cuda, 0, 2
+CS_FAST_ENTRY cs_g_cuLaunchKernelEx_ptsz, cs_sg_cuLaunchKernelEx_ptsz, 2, 267, cs_call_cuda+2136, cs_api_cuda, 0, 2
+CS_FAST_UNRESOLVED cs_u_cuLaunchKernelEx_ptsz, 267
 CS_FAST_ENTRY cs_l_cuLaunchKernel_ptsz, cs_sl_cuLaunchKernel_ptsz, 0, 268, cs_call_cuda+2144, cs_api_cuda, 0, 1
 CS_FAST_ENTRY cs_d_cuLaunchKernel_ptsz, cs_sd_cuLaunchKernel_ptsz, 1, 268, cs_call_cuda+2144, cs_api_cuda, 0, 1
 CS_FAST_ENTRY cs_g_cuLaunchKernel_ptsz, cs_sg_cuLaunchKernel_ptsz, 2, 268, cs_call_cuda+2144, cs_api_cuda, 0, 1

@@ -46,7 +46,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuArray3DCreate(uint8
     uint32_t r = real(pHandle, pAllocateArray);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuArray3DCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -90,7 +90,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuArray3DCreate_v2(ui
     uint32_t r = real(pHandle, pAllocateArray);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuArray3DCreate_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -134,7 +134,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuArray3DGetDescripto
     uint32_t r = real(pArrayDescriptor, hArray);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuArray3DGetDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -178,7 +178,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuArray3DGetDescripto
     uint32_t r = real(pArrayDescriptor, hArray);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuArray3DGetDescriptor_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -222,7 +222,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuArrayCreate(uint8_t
     uint32_t r = real(pHandle, pAllocateArray);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuArrayCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -266,7 +266,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuArrayCreate_v2(uint
     uint32_t r = real(pHandle, pAllocateArray);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuArrayCreate_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -310,7 +310,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuArrayDestroy(uint8_
     uint32_t r = real(hArray);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuArrayDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -354,7 +354,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuArrayGetDescriptor(
     uint32_t r = real(pArrayDescriptor, hArray);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuArrayGetDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -398,7 +398,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuArrayGetDescriptor_
     uint32_t r = real(pArrayDescriptor, hArray);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuArrayGetDescriptor_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -442,7 +442,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuArrayGetMemoryRequi
     uint32_t r = real(memoryRequirements, array, device);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuArrayGetMemoryRequirements, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -486,7 +486,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuArrayGetPlane(uint8
     uint32_t r = real(pPlaneArray, hArray, planeIdx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuArrayGetPlane, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -530,7 +530,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuArrayGetSparsePrope
     uint32_t r = real(sparseProperties, array);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuArrayGetSparseProperties, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -574,7 +574,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCheckpointProcessCh
     uint32_t r = real(pid, args);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCheckpointProcessCheckpoint, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -618,7 +618,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCheckpointProcessGe
     uint32_t r = real(pid, tid);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCheckpointProcessGetRestoreThreadId, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -662,7 +662,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCheckpointProcessGe
     uint32_t r = real(pid, state);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCheckpointProcessGetState, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -706,7 +706,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCheckpointProcessLo
     uint32_t r = real(pid, args);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCheckpointProcessLock, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -750,7 +750,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCheckpointProcessRe
     uint32_t r = real(pid, args);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCheckpointProcessRestore, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -794,7 +794,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCheckpointProcessUn
     uint32_t r = real(pid, args);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCheckpointProcessUnlock, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -838,7 +838,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCoredumpGetAttribut
     uint32_t r = real(attrib, value, size);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCoredumpGetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -882,7 +882,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCoredumpGetAttribut
     uint32_t r = real(attrib, value, size);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCoredumpGetAttributeGlobal, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -926,7 +926,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCoredumpSetAttribut
     uint32_t r = real(attrib, value, size);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCoredumpSetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -970,7 +970,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCoredumpSetAttribut
     uint32_t r = real(attrib, value, size);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCoredumpSetAttributeGlobal, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1014,7 +1014,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxAttach(uint8_t v
     uint32_t r = real(pctx, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCtxAttach, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1058,7 +1058,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxCreate(uint8_t v
     uint32_t r = real(pctx, flags, dev);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCtxCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1162,7 +1162,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxDestroy(uint8_t 
     uint32_t r = real(ctx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCtxDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1206,7 +1206,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxDestroy_v2(uint8
     uint32_t r = real(ctx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCtxDestroy_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1250,7 +1250,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxDetach(uint8_t v
     uint32_t r = real(ctx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCtxDetach, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1294,7 +1294,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxDisablePeerAcces
     uint32_t r = real(peerContext);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCtxDisablePeerAccess, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1338,7 +1338,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxEnablePeerAccess
     uint32_t r = real(peerContext, Flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCtxEnablePeerAccess, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1382,7 +1382,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxFromGreenCtx(uin
     uint32_t r = real(pContext, hCtx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCtxFromGreenCtx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1426,7 +1426,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxGetApiVersion(ui
     uint32_t r = real(ctx, version);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCtxGetApiVersion, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1470,7 +1470,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxGetCacheConfig(u
     uint32_t r = real(pconfig);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCtxGetCacheConfig, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1514,7 +1514,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxGetCurrent(uint8
     uint32_t r = real(pctx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCtxGetCurrent, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1558,7 +1558,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxGetDevResource(u
     uint32_t r = real(hCtx, resource, type);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCtxGetDevResource, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1602,7 +1602,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxGetDevice(uint8_
     uint32_t r = real(device);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCtxGetDevice, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1646,7 +1646,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxGetDevice_v2(uin
     uint32_t r = real(device, ctx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCtxGetDevice_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1690,7 +1690,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxGetExecAffinity(
     uint32_t r = real(pExecAffinity, type);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCtxGetExecAffinity, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1734,7 +1734,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxGetFlags(uint8_t
     uint32_t r = real(flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCtxGetFlags, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1778,7 +1778,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxGetId(uint8_t vi
     uint32_t r = real(ctx, ctxId);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCtxGetId, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1822,7 +1822,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxGetLimit(uint8_t
     uint32_t r = real(pvalue, limit);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCtxGetLimit, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1866,7 +1866,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxGetSharedMemConf
     uint32_t r = real(pConfig);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCtxGetSharedMemConfig, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1910,7 +1910,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxGetStreamPriorit
     uint32_t r = real(leastPriority, greatestPriority);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCtxGetStreamPriorityRange, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1954,7 +1954,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxPopCurrent(uint8
     uint32_t r = real(pctx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCtxPopCurrent, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1998,7 +1998,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxPopCurrent_v2(ui
     uint32_t r = real(pctx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCtxPopCurrent_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2042,7 +2042,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxPushCurrent(uint
     uint32_t r = real(ctx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCtxPushCurrent, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2086,7 +2086,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxPushCurrent_v2(u
     uint32_t r = real(ctx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCtxPushCurrent_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2130,7 +2130,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxRecordEvent(uint
     uint32_t r = real(hCtx, hEvent);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCtxRecordEvent, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2174,7 +2174,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxResetPersistingL
     uint32_t r = real();
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCtxResetPersistingL2Cache, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2218,7 +2218,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxSetCacheConfig(u
     uint32_t r = real(config);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCtxSetCacheConfig, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2262,7 +2262,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxSetCurrent(uint8
     uint32_t r = real(ctx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCtxSetCurrent, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2306,7 +2306,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxSetFlags(uint8_t
     uint32_t r = real(flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCtxSetFlags, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2350,7 +2350,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxSetLimit(uint8_t
     uint32_t r = real(limit, value);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCtxSetLimit, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2394,7 +2394,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxSetSharedMemConf
     uint32_t r = real(config);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCtxSetSharedMemConfig, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2480,7 +2480,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuCtxWaitEvent(uint8_
     uint32_t r = real(hCtx, hEvent);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuCtxWaitEvent, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2524,7 +2524,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDestroyExternalMemo
     uint32_t r = real(extMem);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuDestroyExternalMemory, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2568,7 +2568,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDestroyExternalSema
     uint32_t r = real(extSem);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuDestroyExternalSemaphore, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2612,7 +2612,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDevResourceGenerate
     uint32_t r = real(phDesc, resources, nbResources);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuDevResourceGenerateDesc, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2656,7 +2656,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDevSmResourceSplitB
     uint32_t r = real(result, nbGroups, input, remaining, useFlags, minCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuDevSmResourceSplitByCount, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2700,7 +2700,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceCanAccessPeer
     uint32_t r = real(canAccessPeer, dev, peerDev);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuDeviceCanAccessPeer, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2807,7 +2807,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceGetByPCIBusId
     uint32_t r = real(dev, pciBusId);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuDeviceGetByPCIBusId, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2873,7 +2873,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceGetDefaultMem
     uint32_t r = real(pool_out, dev);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuDeviceGetDefaultMemPool, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2917,7 +2917,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceGetDevResourc
     uint32_t r = real(device, resource, type);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuDeviceGetDevResource, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2961,7 +2961,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceGetExecAffini
     uint32_t r = real(pi, type, dev);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuDeviceGetExecAffinitySupport, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3005,7 +3005,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceGetGraphMemAt
     uint32_t r = real(device, attr, value);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuDeviceGetGraphMemAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3049,7 +3049,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceGetHostAtomic
     uint32_t r = real(capabilities, operations, count, dev);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuDeviceGetHostAtomicCapabilities, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3093,7 +3093,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceGetLuid(uint8
     uint32_t r = real(luid, deviceNodeMask, dev);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuDeviceGetLuid, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3137,7 +3137,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceGetMemPool(ui
     uint32_t r = real(pool, dev);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuDeviceGetMemPool, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3203,7 +3203,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceGetNvSciSyncA
     uint32_t r = real(nvSciSyncAttrList, dev, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuDeviceGetNvSciSyncAttributes, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3247,7 +3247,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceGetP2PAtomicC
     uint32_t r = real(capabilities, operations, count, srcDevice, dstDevice);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuDeviceGetP2PAtomicCapabilities, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3291,7 +3291,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceGetP2PAttribu
     uint32_t r = real(value, attrib, srcDevice, dstDevice);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuDeviceGetP2PAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3335,7 +3335,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceGetPCIBusId(u
     uint32_t r = real(pciBusId, len, dev);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuDeviceGetPCIBusId, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3379,7 +3379,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceGetProperties
     uint32_t r = real(prop, dev);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuDeviceGetProperties, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3423,7 +3423,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceGetTexture1DL
     uint32_t r = real(maxWidthInElements, format, numChannels, dev);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuDeviceGetTexture1DLinearMaxWidth, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3507,7 +3507,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceGraphMemTrim(
     uint32_t r = real(device);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuDeviceGraphMemTrim, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3551,7 +3551,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDevicePrimaryCtxGet
     uint32_t r = real(dev, flags, active);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuDevicePrimaryCtxGetState, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3595,7 +3595,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDevicePrimaryCtxRel
     uint32_t r = real(dev);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuDevicePrimaryCtxRelease, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3639,7 +3639,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDevicePrimaryCtxRel
     uint32_t r = real(dev);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuDevicePrimaryCtxRelease_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3683,7 +3683,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDevicePrimaryCtxRes
     uint32_t r = real(dev);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuDevicePrimaryCtxReset, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3727,7 +3727,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDevicePrimaryCtxRes
     uint32_t r = real(dev);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuDevicePrimaryCtxReset_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3791,7 +3791,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDevicePrimaryCtxSet
     uint32_t r = real(dev, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuDevicePrimaryCtxSetFlags, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3835,7 +3835,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDevicePrimaryCtxSet
     uint32_t r = real(dev, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuDevicePrimaryCtxSetFlags_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3879,7 +3879,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceRegisterAsync
     uint32_t r = real(device, callbackFunc, userData, callback);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuDeviceRegisterAsyncNotification, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3923,7 +3923,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceSetGraphMemAt
     uint32_t r = real(device, attr, value);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuDeviceSetGraphMemAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3967,7 +3967,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceSetMemPool(ui
     uint32_t r = real(dev, pool);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuDeviceSetMemPool, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4011,7 +4011,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceTotalMem(uint
     uint32_t r = real(bytes, dev);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuDeviceTotalMem, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4077,7 +4077,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuDeviceUnregisterAsy
     uint32_t r = real(device, callback);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuDeviceUnregisterAsyncNotification, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4143,7 +4143,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuEventCreate(uint8_t
     uint32_t r = real(phEvent, Flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuEventCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4187,7 +4187,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuEventDestroy(uint8_
     uint32_t r = real(hEvent);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuEventDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4231,7 +4231,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuEventDestroy_v2(uin
     uint32_t r = real(hEvent);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuEventDestroy_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4275,7 +4275,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuEventElapsedTime(ui
     uint32_t r = real(pMilliseconds, hStart, hEnd);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuEventElapsedTime, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4319,7 +4319,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuEventElapsedTime_v2
     uint32_t r = real(pMilliseconds, hStart, hEnd);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuEventElapsedTime_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4363,7 +4363,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuEventQuery(uint8_t 
     uint32_t r = real(hEvent);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuEventQuery, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4407,7 +4407,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuEventRecord(uint8_t
     uint32_t r = real(hEvent, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuEventRecord, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4451,7 +4451,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuEventRecordWithFlag
     uint32_t r = real(hEvent, hStream, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuEventRecordWithFlags, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4495,7 +4495,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuEventRecordWithFlag
     uint32_t r = real(hEvent, hStream, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuEventRecordWithFlags_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4539,7 +4539,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuEventRecord_ptsz(ui
     uint32_t r = real(hEvent, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuEventRecord_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4605,7 +4605,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuExternalMemoryGetMa
     uint32_t r = real(devPtr, extMem, bufferDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuExternalMemoryGetMappedBuffer, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4649,7 +4649,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuExternalMemoryGetMa
     uint32_t r = real(mipmap, extMem, mipmapDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuExternalMemoryGetMappedMipmappedArray, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4693,7 +4693,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuFlushGPUDirectRDMAW
     uint32_t r = real(target, scope);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuFlushGPUDirectRDMAWrites, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4737,7 +4737,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuFuncGetAttribute(ui
     uint32_t r = real(pi, attrib, hfunc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuFuncGetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4781,7 +4781,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuFuncGetModule(uint8
     uint32_t r = real(hmod, hfunc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuFuncGetModule, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4825,7 +4825,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuFuncGetName(uint8_t
     uint32_t r = real(name, hfunc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuFuncGetName, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4869,7 +4869,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuFuncGetParamInfo(ui
     uint32_t r = real(func, paramIndex, paramOffset, paramSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuFuncGetParamInfo, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4913,7 +4913,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuFuncIsLoaded(uint8_
     uint32_t r = real(state, function);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuFuncIsLoaded, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4957,7 +4957,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuFuncLoad(uint8_t vi
     uint32_t r = real(function);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuFuncLoad, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5001,7 +5001,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuFuncSetAttribute(ui
     uint32_t r = real(hfunc, attrib, value);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuFuncSetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5045,7 +5045,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuFuncSetBlockShape(u
     uint32_t r = real(hfunc, x, y, z);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuFuncSetBlockShape, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5089,7 +5089,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuFuncSetCacheConfig(
     uint32_t r = real(hfunc, config);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuFuncSetCacheConfig, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5133,7 +5133,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuFuncSetSharedMemCon
     uint32_t r = real(hfunc, config);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuFuncSetSharedMemConfig, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5177,7 +5177,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuFuncSetSharedSize(u
     uint32_t r = real(hfunc, bytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuFuncSetSharedSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5221,7 +5221,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGetErrorName(uint8_
     uint32_t r = real(error, pStr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGetErrorName, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5265,7 +5265,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGetErrorString(uint
     uint32_t r = real(error, pStr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGetErrorString, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5337,7 +5337,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddBatchMemOpN
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphAddBatchMemOpNode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5381,7 +5381,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddChildGraphN
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, childGraph);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphAddChildGraphNode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5425,7 +5425,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddDependencie
     uint32_t r = real(hGraph, from, to, numDependencies);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphAddDependencies, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5469,7 +5469,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddDependencie
     uint32_t r = real(hGraph, from, to, edgeData, numDependencies);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphAddDependencies_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5513,7 +5513,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddEmptyNode(u
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphAddEmptyNode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5557,7 +5557,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddEventRecord
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, event);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphAddEventRecordNode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5601,7 +5601,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddEventWaitNo
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, event);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphAddEventWaitNode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5645,7 +5645,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddExternalSem
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphAddExternalSemaphoresSignalNode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5689,7 +5689,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddExternalSem
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphAddExternalSemaphoresWaitNode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5733,7 +5733,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddHostNode(ui
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphAddHostNode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5777,7 +5777,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddKernelNode(
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphAddKernelNode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5821,7 +5821,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddKernelNode_
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphAddKernelNode_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5865,7 +5865,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddMemAllocNod
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphAddMemAllocNode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5909,7 +5909,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddMemFreeNode
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, dptr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphAddMemFreeNode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5953,7 +5953,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddMemcpyNode(
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, copyParams, ctx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphAddMemcpyNode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5997,7 +5997,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddMemsetNode(
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, memsetParams, ctx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphAddMemsetNode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6041,7 +6041,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddNode(uint8_
     uint32_t r = real(phGraphNode, hGraph, dependencies, numDependencies, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphAddNode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6085,7 +6085,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphAddNode_v2(uin
     uint32_t r = real(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphAddNode_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6129,7 +6129,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphBatchMemOpNode
     uint32_t r = real(hNode, nodeParams_out);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphBatchMemOpNodeGetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6173,7 +6173,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphBatchMemOpNode
     uint32_t r = real(hNode, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphBatchMemOpNodeSetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6217,7 +6217,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphChildGraphNode
     uint32_t r = real(hNode, phGraph);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphChildGraphNodeGetGraph, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6261,7 +6261,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphClone(uint8_t 
     uint32_t r = real(phGraphClone, originalGraph);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphClone, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6305,7 +6305,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphConditionalHan
     uint32_t r = real(pHandle_out, hGraph, ctx, defaultLaunchValue, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphConditionalHandleCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6349,7 +6349,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphCreate(uint8_t
     uint32_t r = real(phGraph, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6393,7 +6393,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphDebugDotPrint(
     uint32_t r = real(hGraph, path, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphDebugDotPrint, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6437,7 +6437,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphDestroy(uint8_
     uint32_t r = real(hGraph);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6481,7 +6481,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphDestroyNode(ui
     uint32_t r = real(hNode);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphDestroyNode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6525,7 +6525,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphEventRecordNod
     uint32_t r = real(hNode, event_out);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphEventRecordNodeGetEvent, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6569,7 +6569,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphEventRecordNod
     uint32_t r = real(hNode, event);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphEventRecordNodeSetEvent, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6613,7 +6613,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphEventWaitNodeG
     uint32_t r = real(hNode, event_out);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphEventWaitNodeGetEvent, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6657,7 +6657,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphEventWaitNodeS
     uint32_t r = real(hNode, event);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphEventWaitNodeSetEvent, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6701,7 +6701,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExecBatchMemOp
     uint32_t r = real(hGraphExec, hNode, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphExecBatchMemOpNodeSetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6745,7 +6745,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExecChildGraph
     uint32_t r = real(hGraphExec, hNode, childGraph);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphExecChildGraphNodeSetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6789,7 +6789,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExecDestroy(ui
     uint32_t r = real(hGraphExec);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphExecDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6833,7 +6833,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExecEventRecor
     uint32_t r = real(hGraphExec, hNode, event);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphExecEventRecordNodeSetEvent, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6877,7 +6877,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExecEventWaitN
     uint32_t r = real(hGraphExec, hNode, event);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphExecEventWaitNodeSetEvent, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6921,7 +6921,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExecExternalSe
     uint32_t r = real(hGraphExec, hNode, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphExecExternalSemaphoresSignalNodeSetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6965,7 +6965,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExecExternalSe
     uint32_t r = real(hGraphExec, hNode, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphExecExternalSemaphoresWaitNodeSetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7009,7 +7009,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExecGetFlags(u
     uint32_t r = real(hGraphExec, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphExecGetFlags, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7053,7 +7053,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExecHostNodeSe
     uint32_t r = real(hGraphExec, hNode, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphExecHostNodeSetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7097,7 +7097,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExecKernelNode
     uint32_t r = real(hGraphExec, hNode, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphExecKernelNodeSetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7141,7 +7141,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExecKernelNode
     uint32_t r = real(hGraphExec, hNode, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphExecKernelNodeSetParams_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7185,7 +7185,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExecMemcpyNode
     uint32_t r = real(hGraphExec, hNode, copyParams, ctx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphExecMemcpyNodeSetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7229,7 +7229,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExecMemsetNode
     uint32_t r = real(hGraphExec, hNode, memsetParams, ctx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphExecMemsetNodeSetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7273,7 +7273,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExecNodeSetPar
     uint32_t r = real(hGraphExec, hNode, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphExecNodeSetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7317,7 +7317,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExecUpdate(uin
     uint32_t r = real(hGraphExec, hGraph, hErrorNode_out, updateResult_out);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphExecUpdate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7361,7 +7361,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExecUpdate_v2(
     uint32_t r = real(hGraphExec, hGraph, resultInfo);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphExecUpdate_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7405,7 +7405,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExternalSemaph
     uint32_t r = real(hNode, params_out);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphExternalSemaphoresSignalNodeGetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7449,7 +7449,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExternalSemaph
     uint32_t r = real(hNode, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphExternalSemaphoresSignalNodeSetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7493,7 +7493,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExternalSemaph
     uint32_t r = real(hNode, params_out);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphExternalSemaphoresWaitNodeGetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7537,7 +7537,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphExternalSemaph
     uint32_t r = real(hNode, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphExternalSemaphoresWaitNodeSetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7581,7 +7581,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphGetEdges(uint8
     uint32_t r = real(hGraph, from, to, numEdges);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphGetEdges, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7625,7 +7625,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphGetEdges_v2(ui
     uint32_t r = real(hGraph, from, to, edgeData, numEdges);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphGetEdges_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7669,7 +7669,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphGetNodes(uint8
     uint32_t r = real(hGraph, nodes, numNodes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphGetNodes, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7713,7 +7713,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphGetRootNodes(u
     uint32_t r = real(hGraph, rootNodes, numRootNodes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphGetRootNodes, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7757,7 +7757,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphHostNodeGetPar
     uint32_t r = real(hNode, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphHostNodeGetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7801,7 +7801,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphHostNodeSetPar
     uint32_t r = real(hNode, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphHostNodeSetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7845,7 +7845,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphInstantiate(ui
     uint32_t r = real(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphInstantiate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7889,7 +7889,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphInstantiateWit
     uint32_t r = real(phGraphExec, hGraph, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphInstantiateWithFlags, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7933,7 +7933,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphInstantiateWit
     uint32_t r = real(phGraphExec, hGraph, instantiateParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphInstantiateWithParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7977,7 +7977,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphInstantiateWit
     uint32_t r = real(phGraphExec, hGraph, instantiateParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphInstantiateWithParams_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8021,7 +8021,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphInstantiate_v2
     uint32_t r = real(phGraphExec, hGraph, phErrorNode, logBuffer, bufferSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphInstantiate_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8065,7 +8065,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphKernelNodeCopy
     uint32_t r = real(dst, src);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphKernelNodeCopyAttributes, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8109,7 +8109,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphKernelNodeGetA
     uint32_t r = real(hNode, attr, value_out);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphKernelNodeGetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8153,7 +8153,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphKernelNodeGetP
     uint32_t r = real(hNode, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphKernelNodeGetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8197,7 +8197,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphKernelNodeGetP
     uint32_t r = real(hNode, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphKernelNodeGetParams_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8241,7 +8241,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphKernelNodeSetA
     uint32_t r = real(hNode, attr, value);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphKernelNodeSetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8285,7 +8285,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphKernelNodeSetP
     uint32_t r = real(hNode, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphKernelNodeSetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8329,7 +8329,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphKernelNodeSetP
     uint32_t r = real(hNode, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphKernelNodeSetParams_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8415,7 +8415,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphMemAllocNodeGe
     uint32_t r = real(hNode, params_out);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphMemAllocNodeGetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8459,7 +8459,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphMemFreeNodeGet
     uint32_t r = real(hNode, dptr_out);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphMemFreeNodeGetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8503,7 +8503,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphMemcpyNodeGetP
     uint32_t r = real(hNode, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphMemcpyNodeGetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8547,7 +8547,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphMemcpyNodeSetP
     uint32_t r = real(hNode, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphMemcpyNodeSetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8591,7 +8591,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphMemsetNodeGetP
     uint32_t r = real(hNode, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphMemsetNodeGetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8635,7 +8635,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphMemsetNodeSetP
     uint32_t r = real(hNode, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphMemsetNodeSetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8679,7 +8679,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphNodeFindInClon
     uint32_t r = real(phNode, hOriginalNode, hClonedGraph);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphNodeFindInClone, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8723,7 +8723,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphNodeGetDepende
     uint32_t r = real(hNode, dependencies, numDependencies);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphNodeGetDependencies, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8767,7 +8767,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphNodeGetDepende
     uint32_t r = real(hNode, dependencies, edgeData, numDependencies);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphNodeGetDependencies_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8811,7 +8811,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphNodeGetDepende
     uint32_t r = real(hNode, dependentNodes, numDependentNodes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphNodeGetDependentNodes, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8855,7 +8855,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphNodeGetDepende
     uint32_t r = real(hNode, dependentNodes, edgeData, numDependentNodes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphNodeGetDependentNodes_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8899,7 +8899,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphNodeGetEnabled
     uint32_t r = real(hGraphExec, hNode, isEnabled);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphNodeGetEnabled, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8943,7 +8943,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphNodeGetType(ui
     uint32_t r = real(hNode, type);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphNodeGetType, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8987,7 +8987,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphNodeSetEnabled
     uint32_t r = real(hGraphExec, hNode, isEnabled);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphNodeSetEnabled, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9031,7 +9031,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphNodeSetParams(
     uint32_t r = real(hNode, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphNodeSetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9075,7 +9075,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphReleaseUserObj
     uint32_t r = real(graph, object, count);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphReleaseUserObject, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9119,7 +9119,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphRemoveDependen
     uint32_t r = real(hGraph, from, to, numDependencies);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphRemoveDependencies, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9163,7 +9163,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphRemoveDependen
     uint32_t r = real(hGraph, from, to, edgeData, numDependencies);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphRemoveDependencies_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9207,7 +9207,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphRetainUserObje
     uint32_t r = real(graph, object, count, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphRetainUserObject, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9251,7 +9251,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphUpload(uint8_t
     uint32_t r = real(hGraph, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphUpload, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9295,7 +9295,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphUpload_ptsz(ui
     uint32_t r = real(hGraphExec, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphUpload_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9339,7 +9339,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphicsMapResource
     uint32_t r = real(count, resources, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphicsMapResources, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9383,7 +9383,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphicsMapResource
     uint32_t r = real(count, resources, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphicsMapResources_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9427,7 +9427,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphicsResourceGet
     uint32_t r = real(pMipmappedArray, resource);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphicsResourceGetMappedMipmappedArray, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9471,7 +9471,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphicsResourceGet
     uint32_t r = real(pDevPtr, pSize, resource);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphicsResourceGetMappedPointer, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9515,7 +9515,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphicsResourceGet
     uint32_t r = real(pDevPtr, pSize, resource);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphicsResourceGetMappedPointer_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9559,7 +9559,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphicsResourceSet
     uint32_t r = real(resource, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphicsResourceSetMapFlags, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9603,7 +9603,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphicsResourceSet
     uint32_t r = real(resource, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphicsResourceSetMapFlags_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9647,7 +9647,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphicsSubResource
     uint32_t r = real(pArray, resource, arrayIndex, mipLevel);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphicsSubResourceGetMappedArray, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9691,7 +9691,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphicsUnmapResour
     uint32_t r = real(count, resources, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphicsUnmapResources, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9735,7 +9735,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphicsUnmapResour
     uint32_t r = real(count, resources, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphicsUnmapResources_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9779,7 +9779,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGraphicsUnregisterR
     uint32_t r = real(resource);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGraphicsUnregisterResource, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9823,7 +9823,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGreenCtxCreate(uint
     uint32_t r = real(phCtx, desc, dev, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGreenCtxCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9867,7 +9867,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGreenCtxDestroy(uin
     uint32_t r = real(hCtx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGreenCtxDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9911,7 +9911,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGreenCtxGetDevResou
     uint32_t r = real(hCtx, resource, type);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGreenCtxGetDevResource, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9955,7 +9955,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGreenCtxGetId(uint8
     uint32_t r = real(greenCtx, greenCtxId);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGreenCtxGetId, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9999,7 +9999,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGreenCtxRecordEvent
     uint32_t r = real(hCtx, hEvent);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGreenCtxRecordEvent, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10043,7 +10043,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGreenCtxStreamCreat
     uint32_t r = real(phStream, greenCtx, flags, priority);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGreenCtxStreamCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10087,7 +10087,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuGreenCtxWaitEvent(u
     uint32_t r = real(hCtx, hEvent);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuGreenCtxWaitEvent, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10131,7 +10131,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuImportExternalMemor
     uint32_t r = real(extMem_out, memHandleDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuImportExternalMemory, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10175,7 +10175,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuImportExternalSemap
     uint32_t r = real(extSem_out, semHandleDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuImportExternalSemaphore, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10241,7 +10241,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuIpcCloseMemHandle(u
     uint32_t r = real(dptr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuIpcCloseMemHandle, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10285,7 +10285,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuIpcGetEventHandle(u
     uint32_t r = real(pHandle, event);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuIpcGetEventHandle, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10329,7 +10329,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuIpcGetMemHandle(uin
     uint32_t r = real(pHandle, dptr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuIpcGetMemHandle, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10373,7 +10373,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuIpcOpenEventHandle(
     uint32_t r = real(phEvent, handle);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuIpcOpenEventHandle, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10417,7 +10417,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuIpcOpenMemHandle(ui
     uint32_t r = real(pdptr, handle, Flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuIpcOpenMemHandle, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10461,7 +10461,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuIpcOpenMemHandle_v2
     uint32_t r = real(pdptr, handle, Flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuIpcOpenMemHandle_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10505,7 +10505,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuKernelGetAttribute(
     uint32_t r = real(pi, attrib, kernel, dev);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuKernelGetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10570,7 +10570,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuKernelGetLibrary(ui
     uint32_t r = real(pLib, kernel);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuKernelGetLibrary, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10614,7 +10614,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuKernelGetName(uint8
     uint32_t r = real(name, hfunc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuKernelGetName, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10658,7 +10658,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuKernelGetParamInfo(
     uint32_t r = real(kernel, paramIndex, paramOffset, paramSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuKernelGetParamInfo, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10702,7 +10702,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuKernelSetAttribute(
     uint32_t r = real(attrib, val, kernel, dev);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuKernelSetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10746,7 +10746,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuKernelSetCacheConfi
     uint32_t r = real(kernel, config, dev);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuKernelSetCacheConfig, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10790,7 +10790,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLaunch(uint8_t via,
     uint32_t r = real(f);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuLaunch, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10839,7 +10839,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLaunchCooperativeKe
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuLaunchCooperativeKernel, via, (uint32_t)r, CS_LAUNCH_KERNEL, &cs_h);
     cs_fast_launch_record(t, ev, hStream);
     if (cs_unlikely(r)) cs_fast_launch_failed(t, ev, blockDimZ, sharedMemBytes);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10883,7 +10883,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLaunchCooperativeKe
     uint32_t r = real(launchParamsList, numDevices, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuLaunchCooperativeKernelMultiDevice, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10932,7 +10932,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLaunchCooperativeKe
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuLaunchCooperativeKernel_ptsz, via, (uint32_t)r, CS_LAUNCH_KERNEL, &cs_h);
     cs_fast_launch_record(t, ev, hStream);
     if (cs_unlikely(r)) cs_fast_launch_failed(t, ev, blockDimZ, sharedMemBytes);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10976,7 +10976,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLaunchGrid(uint8_t 
     uint32_t r = real(f, grid_width, grid_height);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuLaunchGrid, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11020,7 +11020,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLaunchGridAsync(uin
     uint32_t r = real(f, grid_width, grid_height, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuLaunchGridAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11064,7 +11064,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLaunchHostFunc(uint
     uint32_t r = real(hStream, fn, userData);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuLaunchHostFunc, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11108,7 +11108,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLaunchHostFunc_ptsz
     uint32_t r = real(hStream, fn, userData);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuLaunchHostFunc_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11157,7 +11157,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLaunchKernel(uint8_
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuLaunchKernel, via, (uint32_t)r, CS_LAUNCH_KERNEL, &cs_h);
     cs_fast_launch_record(t, ev, hStream);
     if (cs_unlikely(r)) cs_fast_launch_failed(t, ev, blockDimZ, sharedMemBytes);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11183,9 +11183,18 @@ static __attribute__((noinline)) uint32_t cs_w_cuLaunchKernelEx(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-static uint32_t cuLaunchKernelEx(void * config, void * f, void * kernelParams, void * extra) { return cs_w_cuLaunchKernelEx(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernelEx), config, f, kernelParams, extra); }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cuLaunchKernelEx(void * config, void * f, void * kernelParams, void * extra);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cuLaunchKernelEx(void * config, void * f, void * kernelParams, void * extra) { return cs_w_cuLaunchKernelEx(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernelEx), config, f, kernelParams, extra); }
+CS_HIDDEN uint32_t cs_d_cuLaunchKernelEx(void * config, void * f, void * kernelParams, void * extra);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cuLaunchKernelEx(void * config, void * f, void * kernelParams, void * extra) { return cs_w_cuLaunchKernelEx(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernelEx), config, f, kernelParams, extra); }
+CS_HIDDEN uint32_t cs_g_cuLaunchKernelEx(void * config, void * f, void * kernelParams, void * extra);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cuLaunchKernelEx(void * config, void * f, void * kernelParams, void * extra) { return cs_w_cuLaunchKernelEx(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernelEx), config, f, kernelParams, extra); }
+#else
+static uint32_t cs_l_cuLaunchKernelEx(void * config, void * f, void * kernelParams, void * extra) { return cs_w_cuLaunchKernelEx(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernelEx), config, f, kernelParams, extra); }
 static uint32_t cs_d_cuLaunchKernelEx(void * config, void * f, void * kernelParams, void * extra) { return cs_w_cuLaunchKernelEx(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernelEx), config, f, kernelParams, extra); }
 static uint32_t cs_g_cuLaunchKernelEx(void * config, void * f, void * kernelParams, void * extra) { return cs_w_cuLaunchKernelEx(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernelEx), config, f, kernelParams, extra); }
+#endif
 
 void cs_hook_cuLaunchKernelEx(struct cs_thread *t, struct cs_event *ev, void *, void *, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_cuLaunchKernelEx_ptsz(uint8_t via, void *realp, void * config, void * f, void * kernelParams, void * extra)
@@ -11204,9 +11213,18 @@ static __attribute__((noinline)) uint32_t cs_w_cuLaunchKernelEx_ptsz(uint8_t via
     errno = saved_errno;
     return r;
 }
-static uint32_t cuLaunchKernelEx_ptsz(void * config, void * f, void * kernelParams, void * extra) { return cs_w_cuLaunchKernelEx_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernelEx_ptsz), config, f, kernelParams, extra); }
+#if CS_FAST_ASM
+CS_HIDDEN uint32_t cs_l_cuLaunchKernelEx_ptsz(void * config, void * f, void * kernelParams, void * extra);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cuLaunchKernelEx_ptsz(void * config, void * f, void * kernelParams, void * extra) { return cs_w_cuLaunchKernelEx_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernelEx_ptsz), config, f, kernelParams, extra); }
+CS_HIDDEN uint32_t cs_d_cuLaunchKernelEx_ptsz(void * config, void * f, void * kernelParams, void * extra);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cuLaunchKernelEx_ptsz(void * config, void * f, void * kernelParams, void * extra) { return cs_w_cuLaunchKernelEx_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernelEx_ptsz), config, f, kernelParams, extra); }
+CS_HIDDEN uint32_t cs_g_cuLaunchKernelEx_ptsz(void * config, void * f, void * kernelParams, void * extra);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cuLaunchKernelEx_ptsz(void * config, void * f, void * kernelParams, void * extra) { return cs_w_cuLaunchKernelEx_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernelEx_ptsz), config, f, kernelParams, extra); }
+#else
+static uint32_t cs_l_cuLaunchKernelEx_ptsz(void * config, void * f, void * kernelParams, void * extra) { return cs_w_cuLaunchKernelEx_ptsz(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernelEx_ptsz), config, f, kernelParams, extra); }
 static uint32_t cs_d_cuLaunchKernelEx_ptsz(void * config, void * f, void * kernelParams, void * extra) { return cs_w_cuLaunchKernelEx_ptsz(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernelEx_ptsz), config, f, kernelParams, extra); }
 static uint32_t cs_g_cuLaunchKernelEx_ptsz(void * config, void * f, void * kernelParams, void * extra) { return cs_w_cuLaunchKernelEx_ptsz(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuLaunchKernelEx_ptsz), config, f, kernelParams, extra); }
+#endif
 
 void cs_hook_cuLaunchKernel(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, uint32_t, void *, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_cuLaunchKernel_ptsz(uint8_t via, void *realp, void * f, uint32_t gridDimX, uint32_t gridDimY, uint32_t gridDimZ, uint32_t blockDimX, uint32_t blockDimY, uint32_t blockDimZ, uint32_t sharedMemBytes, void * hStream, void * kernelParams, void * extra)
@@ -11248,7 +11266,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLaunchKernel_ptsz(u
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuLaunchKernel_ptsz, via, (uint32_t)r, CS_LAUNCH_KERNEL, &cs_h);
     cs_fast_launch_record(t, ev, hStream);
     if (cs_unlikely(r)) cs_fast_launch_failed(t, ev, blockDimZ, sharedMemBytes);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11292,7 +11310,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLibraryEnumerateKer
     uint32_t r = real(kernels, numKernels, lib);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuLibraryEnumerateKernels, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11336,7 +11354,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLibraryGetGlobal(ui
     uint32_t r = real(dptr, bytes, library, name);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuLibraryGetGlobal, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11401,7 +11419,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLibraryGetKernelCou
     uint32_t r = real(count, lib);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuLibraryGetKernelCount, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11445,7 +11463,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLibraryGetManaged(u
     uint32_t r = real(dptr, bytes, library, name);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuLibraryGetManaged, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11489,7 +11507,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLibraryGetModule(ui
     uint32_t r = real(pMod, library);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuLibraryGetModule, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11533,7 +11551,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLibraryGetUnifiedFu
     uint32_t r = real(fptr, library, symbol);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuLibraryGetUnifiedFunction, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11621,7 +11639,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLibraryUnload(uint8
     uint32_t r = real(library);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuLibraryUnload, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11751,7 +11769,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLinkComplete(uint8_
     uint32_t r = real(state, cubinOut, sizeOut);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuLinkComplete, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11795,7 +11813,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLinkCreate(uint8_t 
     uint32_t r = real(numOptions, options, optionValues, stateOut);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuLinkCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11839,7 +11857,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLinkCreate_v2(uint8
     uint32_t r = real(numOptions, options, optionValues, stateOut);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuLinkCreate_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11883,7 +11901,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLinkDestroy(uint8_t
     uint32_t r = real(state);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuLinkDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11927,7 +11945,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLogsCurrent(uint8_t
     uint32_t r = real(iterator_out, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuLogsCurrent, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11971,7 +11989,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLogsDumpToFile(uint
     uint32_t r = real(iterator, pathToFile, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuLogsDumpToFile, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12015,7 +12033,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLogsDumpToMemory(ui
     uint32_t r = real(iterator, buffer, size, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuLogsDumpToMemory, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12059,7 +12077,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLogsRegisterCallbac
     uint32_t r = real(callbackFunc, userData, callback_out);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuLogsRegisterCallback, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12103,7 +12121,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuLogsUnregisterCallb
     uint32_t r = real(callback);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuLogsUnregisterCallback, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12147,7 +12165,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemAddressFree(uint
     uint32_t r = real(ptr, size);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemAddressFree, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12191,7 +12209,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemAddressReserve(u
     uint32_t r = real(ptr, size, alignment, addr, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemAddressReserve, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12235,7 +12253,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemAdvise(uint8_t v
     uint32_t r = real(devPtr, count, advice, device);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemAdvise, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12279,7 +12297,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemAdvise_v2(uint8_
     uint32_t r = real(devPtr, count, advice, location);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemAdvise_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12323,7 +12341,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemAlloc(uint8_t vi
     uint32_t r = real(dptr, bytesize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemAlloc, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12451,7 +12469,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemAllocHost(uint8_
     uint32_t r = real(pp, bytesize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemAllocHost, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12495,7 +12513,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemAllocHost_v2(uin
     uint32_t r = real(pp, bytesize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemAllocHost_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12560,7 +12578,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemAllocPitch(uint8
     uint32_t r = real(dptr, pPitch, WidthInBytes, Height, ElementSizeBytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemAllocPitch, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12646,7 +12664,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemBatchDecompressA
     uint32_t r = real(paramsArray, count, flags, errorIndex, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemBatchDecompressAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12690,7 +12708,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemBatchDecompressA
     uint32_t r = real(paramsArray, count, flags, errorIndex, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemBatchDecompressAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12755,7 +12773,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemDiscardAndPrefet
     uint32_t r = real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemDiscardAndPrefetchBatchAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12799,7 +12817,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemDiscardAndPrefet
     uint32_t r = real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemDiscardAndPrefetchBatchAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12843,7 +12861,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemDiscardBatchAsyn
     uint32_t r = real(dptrs, sizes, count, flags, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemDiscardBatchAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12887,7 +12905,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemDiscardBatchAsyn
     uint32_t r = real(dptrs, sizes, count, flags, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemDiscardBatchAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12931,7 +12949,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemExportToShareabl
     uint32_t r = real(shareableHandle, handle, handleType, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemExportToShareableHandle, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12975,7 +12993,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemFree(uint8_t via
     uint32_t r = real(dptr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemFree, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13019,7 +13037,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemFreeAsync(uint8_
     uint32_t r = real(dptr, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemFreeAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13063,7 +13081,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemFreeAsync_ptsz(u
     uint32_t r = real(dptr, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemFreeAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13107,7 +13125,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemFreeHost(uint8_t
     uint32_t r = real(p);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemFreeHost, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13172,7 +13190,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemGetAccess(uint8_
     uint32_t r = real(flags, location, ptr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemGetAccess, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13216,7 +13234,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemGetAddressRange(
     uint32_t r = real(pbase, psize, dptr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemGetAddressRange, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13260,7 +13278,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemGetAddressRange_
     uint32_t r = real(pbase, psize, dptr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemGetAddressRange_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13304,7 +13322,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemGetAllocationGra
     uint32_t r = real(granularity, prop, option);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemGetAllocationGranularity, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13348,7 +13366,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemGetAllocationPro
     uint32_t r = real(prop, handle);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemGetAllocationPropertiesFromHandle, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13392,7 +13410,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemGetDefaultMemPoo
     uint32_t r = real(pool_out, location, type);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemGetDefaultMemPool, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13436,7 +13454,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemGetHandleForAddr
     uint32_t r = real(handle, dptr, size, handleType, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemGetHandleForAddressRange, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13480,7 +13498,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemGetInfo(uint8_t 
     uint32_t r = real(free, total);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemGetInfo, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13524,7 +13542,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemGetInfo_v2(uint8
     uint32_t r = real(free, total);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemGetInfo_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13568,7 +13586,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemGetMemPool(uint8
     uint32_t r = real(pool, location, type);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemGetMemPool, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13612,7 +13630,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemHostAlloc(uint8_
     uint32_t r = real(pp, bytesize, Flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemHostAlloc, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13656,7 +13674,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemHostGetDevicePoi
     uint32_t r = real(pdptr, p, Flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemHostGetDevicePointer, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13700,7 +13718,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemHostGetDevicePoi
     uint32_t r = real(pdptr, p, Flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemHostGetDevicePointer_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13744,7 +13762,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemHostGetFlags(uin
     uint32_t r = real(pFlags, p);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemHostGetFlags, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13788,7 +13806,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemHostRegister(uin
     uint32_t r = real(p, bytesize, Flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemHostRegister, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13832,7 +13850,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemHostRegister_v2(
     uint32_t r = real(p, bytesize, Flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemHostRegister_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13876,7 +13894,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemHostUnregister(u
     uint32_t r = real(p);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemHostUnregister, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13920,7 +13938,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemImportFromSharea
     uint32_t r = real(handle, osHandle, shHandleType);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemImportFromShareableHandle, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13964,7 +13982,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemMap(uint8_t via,
     uint32_t r = real(ptr, size, offset, handle, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemMap, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14008,7 +14026,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemMapArrayAsync(ui
     uint32_t r = real(mapInfoList, count, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemMapArrayAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14052,7 +14070,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemMapArrayAsync_pt
     uint32_t r = real(mapInfoList, count, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemMapArrayAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14096,7 +14114,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPoolCreate(uint8
     uint32_t r = real(pool, poolProps);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemPoolCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14140,7 +14158,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPoolDestroy(uint
     uint32_t r = real(pool);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemPoolDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14184,7 +14202,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPoolExportPointe
     uint32_t r = real(shareData_out, ptr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemPoolExportPointer, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14228,7 +14246,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPoolExportToShar
     uint32_t r = real(handle_out, pool, handleType, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemPoolExportToShareableHandle, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14272,7 +14290,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPoolGetAccess(ui
     uint32_t r = real(flags, memPool, location);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemPoolGetAccess, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14316,7 +14334,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPoolGetAttribute
     uint32_t r = real(pool, attr, value);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemPoolGetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14360,7 +14378,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPoolImportFromSh
     uint32_t r = real(pool_out, handle, handleType, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemPoolImportFromShareableHandle, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14404,7 +14422,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPoolImportPointe
     uint32_t r = real(ptr_out, pool, shareData);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemPoolImportPointer, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14448,7 +14466,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPoolSetAccess(ui
     uint32_t r = real(pool, map, count);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemPoolSetAccess, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14492,7 +14510,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPoolSetAttribute
     uint32_t r = real(pool, attr, value);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemPoolSetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14536,7 +14554,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPoolTrimTo(uint8
     uint32_t r = real(pool, minBytesToKeep);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemPoolTrimTo, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14580,7 +14598,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPrefetchAsync(ui
     uint32_t r = real(devPtr, count, dstDevice, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemPrefetchAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14624,7 +14642,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPrefetchAsync_pt
     uint32_t r = real(devPtr, count, dstDevice, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemPrefetchAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14668,7 +14686,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPrefetchAsync_v2
     uint32_t r = real(devPtr, count, location, flags, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemPrefetchAsync_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14712,7 +14730,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPrefetchAsync_v2
     uint32_t r = real(devPtr, count, location, flags, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemPrefetchAsync_v2_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14756,7 +14774,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPrefetchBatchAsy
     uint32_t r = real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemPrefetchBatchAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14800,7 +14818,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPrefetchBatchAsy
     uint32_t r = real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemPrefetchBatchAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14844,7 +14862,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemRangeGetAttribut
     uint32_t r = real(data, dataSize, attribute, devPtr, count);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemRangeGetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14888,7 +14906,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemRangeGetAttribut
     uint32_t r = real(data, dataSizes, attributes, numAttributes, devPtr, count);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemRangeGetAttributes, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14932,7 +14950,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemRelease(uint8_t 
     uint32_t r = real(handle);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemRelease, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14976,7 +14994,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemRetainAllocation
     uint32_t r = real(handle, addr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemRetainAllocationHandle, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15020,7 +15038,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemSetAccess(uint8_
     uint32_t r = real(ptr, size, desc, count);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemSetAccess, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15064,7 +15082,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemSetMemPool(uint8
     uint32_t r = real(location, type, pool);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemSetMemPool, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15108,7 +15126,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemUnmap(uint8_t vi
     uint32_t r = real(ptr, size);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemUnmap, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15152,7 +15170,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy(uint8_t via,
     uint32_t r = real(dst, src, ByteCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15196,7 +15214,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy2D(uint8_t vi
     uint32_t r = real(pCopy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpy2D, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15240,7 +15258,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy2DAsync(uint8
     uint32_t r = real(pCopy, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpy2DAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15284,7 +15302,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy2DAsync_v2(ui
     uint32_t r = real(pCopy, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpy2DAsync_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15328,7 +15346,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy2DAsync_v2_pt
     uint32_t r = real(pCopy, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpy2DAsync_v2_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15372,7 +15390,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy2DUnaligned(u
     uint32_t r = real(pCopy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpy2DUnaligned, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15416,7 +15434,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy2DUnaligned_v
     uint32_t r = real(pCopy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpy2DUnaligned_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15460,7 +15478,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy2DUnaligned_v
     uint32_t r = real(pCopy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpy2DUnaligned_v2_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15504,7 +15522,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy2D_v2(uint8_t
     uint32_t r = real(pCopy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpy2D_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15548,7 +15566,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy2D_v2_ptds(ui
     uint32_t r = real(pCopy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpy2D_v2_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15592,7 +15610,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy3D(uint8_t vi
     uint32_t r = real(pCopy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpy3D, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15636,7 +15654,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy3DAsync(uint8
     uint32_t r = real(pCopy, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpy3DAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15680,7 +15698,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy3DAsync_v2(ui
     uint32_t r = real(pCopy, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpy3DAsync_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15724,7 +15742,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy3DAsync_v2_pt
     uint32_t r = real(pCopy, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpy3DAsync_v2_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15768,7 +15786,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy3DBatchAsync(
     uint32_t r = real(numOps, opList, failIdx, flags, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpy3DBatchAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15812,7 +15830,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy3DBatchAsync_
     uint32_t r = real(numOps, opList, failIdx, flags, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpy3DBatchAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15856,7 +15874,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy3DBatchAsync_
     uint32_t r = real(numOps, opList, flags, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpy3DBatchAsync_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15900,7 +15918,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy3DBatchAsync_
     uint32_t r = real(numOps, opList, flags, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpy3DBatchAsync_v2_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15944,7 +15962,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy3DPeer(uint8_
     uint32_t r = real(pCopy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpy3DPeer, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15988,7 +16006,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy3DPeerAsync(u
     uint32_t r = real(pCopy, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpy3DPeerAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16032,7 +16050,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy3DPeerAsync_p
     uint32_t r = real(pCopy, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpy3DPeerAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16076,7 +16094,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy3DPeer_ptds(u
     uint32_t r = real(pCopy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpy3DPeer_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16120,7 +16138,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy3D_v2(uint8_t
     uint32_t r = real(pCopy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpy3D_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16164,7 +16182,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy3D_v2_ptds(ui
     uint32_t r = real(pCopy);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpy3D_v2_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16208,7 +16226,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyAsync(uint8_t
     uint32_t r = real(dst, src, ByteCount, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16252,7 +16270,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyAsync_ptsz(ui
     uint32_t r = real(dst, src, ByteCount, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16296,7 +16314,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyAtoA(uint8_t 
     uint32_t r = real(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyAtoA, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16340,7 +16358,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyAtoA_v2(uint8
     uint32_t r = real(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyAtoA_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16384,7 +16402,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyAtoA_v2_ptds(
     uint32_t r = real(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyAtoA_v2_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16428,7 +16446,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyAtoD(uint8_t 
     uint32_t r = real(dstDevice, srcArray, srcOffset, ByteCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyAtoD, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16472,7 +16490,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyAtoD_v2(uint8
     uint32_t r = real(dstDevice, srcArray, srcOffset, ByteCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyAtoD_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16516,7 +16534,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyAtoD_v2_ptds(
     uint32_t r = real(dstDevice, srcArray, srcOffset, ByteCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyAtoD_v2_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16560,7 +16578,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyAtoH(uint8_t 
     uint32_t r = real(dstHost, srcArray, srcOffset, ByteCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyAtoH, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16604,7 +16622,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyAtoHAsync(uin
     uint32_t r = real(dstHost, srcArray, srcOffset, ByteCount, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyAtoHAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16648,7 +16666,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyAtoHAsync_v2(
     uint32_t r = real(dstHost, srcArray, srcOffset, ByteCount, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyAtoHAsync_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16692,7 +16710,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyAtoHAsync_v2_
     uint32_t r = real(dstHost, srcArray, srcOffset, ByteCount, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyAtoHAsync_v2_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16736,7 +16754,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyAtoH_v2(uint8
     uint32_t r = real(dstHost, srcArray, srcOffset, ByteCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyAtoH_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16780,7 +16798,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyAtoH_v2_ptds(
     uint32_t r = real(dstHost, srcArray, srcOffset, ByteCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyAtoH_v2_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16824,7 +16842,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyBatchAsync(ui
     uint32_t r = real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyBatchAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16868,7 +16886,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyBatchAsync_pt
     uint32_t r = real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, failIdx, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyBatchAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16912,7 +16930,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyBatchAsync_v2
     uint32_t r = real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyBatchAsync_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16956,7 +16974,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyBatchAsync_v2
     uint32_t r = real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyBatchAsync_v2_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17000,7 +17018,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyDtoA(uint8_t 
     uint32_t r = real(dstArray, dstOffset, srcDevice, ByteCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyDtoA, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17044,7 +17062,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyDtoA_v2(uint8
     uint32_t r = real(dstArray, dstOffset, srcDevice, ByteCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyDtoA_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17088,7 +17106,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyDtoA_v2_ptds(
     uint32_t r = real(dstArray, dstOffset, srcDevice, ByteCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyDtoA_v2_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17132,7 +17150,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyDtoD(uint8_t 
     uint32_t r = real(dstDevice, srcDevice, ByteCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyDtoD, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17176,7 +17194,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyDtoDAsync(uin
     uint32_t r = real(dstDevice, srcDevice, ByteCount, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyDtoDAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17220,7 +17238,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyDtoDAsync_v2(
     uint32_t r = real(dstDevice, srcDevice, ByteCount, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyDtoDAsync_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17264,7 +17282,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyDtoDAsync_v2_
     uint32_t r = real(dstDevice, srcDevice, ByteCount, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyDtoDAsync_v2_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17308,7 +17326,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyDtoD_v2(uint8
     uint32_t r = real(dstDevice, srcDevice, ByteCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyDtoD_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17352,7 +17370,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyDtoD_v2_ptds(
     uint32_t r = real(dstDevice, srcDevice, ByteCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyDtoD_v2_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17396,7 +17414,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyDtoH(uint8_t 
     uint32_t r = real(dstHost, srcDevice, ByteCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyDtoH, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17440,7 +17458,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyDtoHAsync(uin
     uint32_t r = real(dstHost, srcDevice, ByteCount, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyDtoHAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17484,7 +17502,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyDtoHAsync_v2(
     uint32_t r = real(dstHost, srcDevice, ByteCount, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyDtoHAsync_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17528,7 +17546,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyDtoHAsync_v2_
     uint32_t r = real(dstHost, srcDevice, ByteCount, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyDtoHAsync_v2_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17572,7 +17590,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyDtoH_v2(uint8
     uint32_t r = real(dstHost, srcDevice, ByteCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyDtoH_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17616,7 +17634,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyDtoH_v2_ptds(
     uint32_t r = real(dstHost, srcDevice, ByteCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyDtoH_v2_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17660,7 +17678,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyHtoA(uint8_t 
     uint32_t r = real(dstArray, dstOffset, srcHost, ByteCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyHtoA, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17704,7 +17722,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyHtoAAsync(uin
     uint32_t r = real(dstArray, dstOffset, srcHost, ByteCount, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyHtoAAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17748,7 +17766,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyHtoAAsync_v2(
     uint32_t r = real(dstArray, dstOffset, srcHost, ByteCount, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyHtoAAsync_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17792,7 +17810,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyHtoAAsync_v2_
     uint32_t r = real(dstArray, dstOffset, srcHost, ByteCount, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyHtoAAsync_v2_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17836,7 +17854,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyHtoA_v2(uint8
     uint32_t r = real(dstArray, dstOffset, srcHost, ByteCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyHtoA_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17880,7 +17898,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyHtoA_v2_ptds(
     uint32_t r = real(dstArray, dstOffset, srcHost, ByteCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyHtoA_v2_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17924,7 +17942,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyHtoD(uint8_t 
     uint32_t r = real(dstDevice, srcHost, ByteCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyHtoD, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17968,7 +17986,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyHtoDAsync(uin
     uint32_t r = real(dstDevice, srcHost, ByteCount, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyHtoDAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18012,7 +18030,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyHtoDAsync_v2(
     uint32_t r = real(dstDevice, srcHost, ByteCount, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyHtoDAsync_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18056,7 +18074,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyHtoDAsync_v2_
     uint32_t r = real(dstDevice, srcHost, ByteCount, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyHtoDAsync_v2_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18100,7 +18118,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyHtoD_v2(uint8
     uint32_t r = real(dstDevice, srcHost, ByteCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyHtoD_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18144,7 +18162,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyHtoD_v2_ptds(
     uint32_t r = real(dstDevice, srcHost, ByteCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyHtoD_v2_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18188,7 +18206,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyPeer(uint8_t 
     uint32_t r = real(dstDevice, dstContext, srcDevice, srcContext, ByteCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyPeer, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18232,7 +18250,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyPeerAsync(uin
     uint32_t r = real(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyPeerAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18276,7 +18294,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyPeerAsync_pts
     uint32_t r = real(dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyPeerAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18320,7 +18338,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpyPeer_ptds(uin
     uint32_t r = real(dstDevice, dstContext, srcDevice, srcContext, ByteCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpyPeer_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18364,7 +18382,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemcpy_ptds(uint8_t
     uint32_t r = real(dst, src, ByteCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemcpy_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18408,7 +18426,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD16(uint8_t v
     uint32_t r = real(dstDevice, us, N);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemsetD16, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18452,7 +18470,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD16Async(uint
     uint32_t r = real(dstDevice, us, N, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemsetD16Async, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18496,7 +18514,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD16Async_ptsz
     uint32_t r = real(dstDevice, us, N, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemsetD16Async_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18540,7 +18558,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD16_v2(uint8_
     uint32_t r = real(dstDevice, us, N);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemsetD16_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18584,7 +18602,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD16_v2_ptds(u
     uint32_t r = real(dstDevice, us, N);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemsetD16_v2_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18628,7 +18646,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD2D16(uint8_t
     uint32_t r = real(dstDevice, dstPitch, us, Width, Height);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemsetD2D16, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18672,7 +18690,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD2D16Async(ui
     uint32_t r = real(dstDevice, dstPitch, us, Width, Height, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemsetD2D16Async, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18716,7 +18734,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD2D16Async_pt
     uint32_t r = real(dstDevice, dstPitch, us, Width, Height, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemsetD2D16Async_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18760,7 +18778,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD2D16_v2(uint
     uint32_t r = real(dstDevice, dstPitch, us, Width, Height);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemsetD2D16_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18804,7 +18822,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD2D16_v2_ptds
     uint32_t r = real(dstDevice, dstPitch, us, Width, Height);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemsetD2D16_v2_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18848,7 +18866,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD2D32(uint8_t
     uint32_t r = real(dstDevice, dstPitch, ui, Width, Height);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemsetD2D32, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18892,7 +18910,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD2D32Async(ui
     uint32_t r = real(dstDevice, dstPitch, ui, Width, Height, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemsetD2D32Async, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18936,7 +18954,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD2D32Async_pt
     uint32_t r = real(dstDevice, dstPitch, ui, Width, Height, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemsetD2D32Async_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18980,7 +18998,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD2D32_v2(uint
     uint32_t r = real(dstDevice, dstPitch, ui, Width, Height);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemsetD2D32_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19024,7 +19042,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD2D32_v2_ptds
     uint32_t r = real(dstDevice, dstPitch, ui, Width, Height);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemsetD2D32_v2_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19068,7 +19086,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD2D8(uint8_t 
     uint32_t r = real(dstDevice, dstPitch, uc, Width, Height);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemsetD2D8, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19112,7 +19130,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD2D8Async(uin
     uint32_t r = real(dstDevice, dstPitch, uc, Width, Height, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemsetD2D8Async, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19156,7 +19174,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD2D8Async_pts
     uint32_t r = real(dstDevice, dstPitch, uc, Width, Height, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemsetD2D8Async_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19200,7 +19218,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD2D8_v2(uint8
     uint32_t r = real(dstDevice, dstPitch, uc, Width, Height);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemsetD2D8_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19244,7 +19262,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD2D8_v2_ptds(
     uint32_t r = real(dstDevice, dstPitch, uc, Width, Height);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemsetD2D8_v2_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19288,7 +19306,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD32(uint8_t v
     uint32_t r = real(dstDevice, ui, N);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemsetD32, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19332,7 +19350,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD32Async(uint
     uint32_t r = real(dstDevice, ui, N, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemsetD32Async, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19376,7 +19394,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD32Async_ptsz
     uint32_t r = real(dstDevice, ui, N, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemsetD32Async_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19420,7 +19438,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD32_v2(uint8_
     uint32_t r = real(dstDevice, ui, N);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemsetD32_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19464,7 +19482,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD32_v2_ptds(u
     uint32_t r = real(dstDevice, ui, N);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemsetD32_v2_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19508,7 +19526,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD8(uint8_t vi
     uint32_t r = real(dstDevice, uc, N);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemsetD8, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19552,7 +19570,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD8Async(uint8
     uint32_t r = real(dstDevice, uc, N, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemsetD8Async, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19596,7 +19614,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD8Async_ptsz(
     uint32_t r = real(dstDevice, uc, N, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemsetD8Async_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19640,7 +19658,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD8_v2(uint8_t
     uint32_t r = real(dstDevice, uc, N);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemsetD8_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19684,7 +19702,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMemsetD8_v2_ptds(ui
     uint32_t r = real(dstDevice, uc, N);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemsetD8_v2_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19728,7 +19746,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMipmappedArrayCreat
     uint32_t r = real(pHandle, pMipmappedArrayDesc, numMipmapLevels);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMipmappedArrayCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19772,7 +19790,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMipmappedArrayDestr
     uint32_t r = real(hMipmappedArray);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMipmappedArrayDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19816,7 +19834,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMipmappedArrayGetLe
     uint32_t r = real(pLevelArray, hMipmappedArray, level);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMipmappedArrayGetLevel, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19860,7 +19878,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMipmappedArrayGetMe
     uint32_t r = real(memoryRequirements, mipmap, device);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMipmappedArrayGetMemoryRequirements, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19904,7 +19922,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMipmappedArrayGetSp
     uint32_t r = real(sparseProperties, mipmap);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMipmappedArrayGetSparseProperties, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19948,7 +19966,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuModuleEnumerateFunc
     uint32_t r = real(functions, numFunctions, mod);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuModuleEnumerateFunctions, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20013,7 +20031,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuModuleGetFunctionCo
     uint32_t r = real(count, mod);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuModuleGetFunctionCount, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20057,7 +20075,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuModuleGetGlobal(uin
     uint32_t r = real(dptr, bytes, hmod, name);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuModuleGetGlobal, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20101,7 +20119,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuModuleGetGlobal_v2(
     uint32_t r = real(dptr, bytes, hmod, name);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuModuleGetGlobal_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20167,7 +20185,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuModuleGetSurfRef(ui
     uint32_t r = real(pSurfRef, hmod, name);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuModuleGetSurfRef, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20211,7 +20229,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuModuleGetTexRef(uin
     uint32_t r = real(pTexRef, hmod, name);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuModuleGetTexRef, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20343,7 +20361,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuModuleUnload(uint8_
     uint32_t r = real(hmod);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuModuleUnload, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20387,7 +20405,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMulticastAddDevice(
     uint32_t r = real(mcHandle, dev);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMulticastAddDevice, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20431,7 +20449,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMulticastBindAddr(u
     uint32_t r = real(mcHandle, mcOffset, memptr, size, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMulticastBindAddr, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20475,7 +20493,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMulticastBindMem(ui
     uint32_t r = real(mcHandle, mcOffset, memHandle, memOffset, size, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMulticastBindMem, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20519,7 +20537,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMulticastCreate(uin
     uint32_t r = real(mcHandle, prop);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMulticastCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20563,7 +20581,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMulticastGetGranula
     uint32_t r = real(granularity, prop, option);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMulticastGetGranularity, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20607,7 +20625,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuMulticastUnbind(uin
     uint32_t r = real(mcHandle, dev, mcOffset, size);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMulticastUnbind, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20651,7 +20669,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuOccupancyAvailableD
     uint32_t r = real(dynamicSmemSize, func, numBlocks, blockSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuOccupancyAvailableDynamicSMemPerBlock, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20695,7 +20713,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuOccupancyMaxActiveB
     uint32_t r = real(numBlocks, func, blockSize, dynamicSMemSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuOccupancyMaxActiveBlocksPerMultiprocessor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20739,7 +20757,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuOccupancyMaxActiveB
     uint32_t r = real(numBlocks, func, blockSize, dynamicSMemSize, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20783,7 +20801,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuOccupancyMaxActiveC
     uint32_t r = real(numClusters, func, config);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuOccupancyMaxActiveClusters, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20827,7 +20845,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuOccupancyMaxPotenti
     uint32_t r = real(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuOccupancyMaxPotentialBlockSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20871,7 +20889,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuOccupancyMaxPotenti
     uint32_t r = real(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize, blockSizeLimit, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuOccupancyMaxPotentialBlockSizeWithFlags, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20915,7 +20933,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuOccupancyMaxPotenti
     uint32_t r = real(clusterSize, func, config);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuOccupancyMaxPotentialClusterSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20959,7 +20977,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuParamSetSize(uint8_
     uint32_t r = real(hfunc, numbytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuParamSetSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21003,7 +21021,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuParamSetTexRef(uint
     uint32_t r = real(hfunc, texunit, hTexRef);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuParamSetTexRef, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21047,7 +21065,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuParamSetf(uint8_t v
     uint32_t r = real(hfunc, offset, value);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuParamSetf, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21091,7 +21109,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuParamSeti(uint8_t v
     uint32_t r = real(hfunc, offset, value);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuParamSeti, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21135,7 +21153,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuParamSetv(uint8_t v
     uint32_t r = real(hfunc, offset, ptr, numbytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuParamSetv, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21179,7 +21197,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuPointerGetAttribute
     uint32_t r = real(data, attribute, ptr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuPointerGetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21223,7 +21241,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuPointerGetAttribute
     uint32_t r = real(numAttributes, attributes, data, ptr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuPointerGetAttributes, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21267,7 +21285,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuPointerSetAttribute
     uint32_t r = real(value, attribute, ptr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuPointerSetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21311,7 +21329,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuProfilerInitialize(
     uint32_t r = real(configFile, outputFile, outputMode);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuProfilerInitialize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21355,7 +21373,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuProfilerStart(uint8
     uint32_t r = real();
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuProfilerStart, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21399,7 +21417,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuProfilerStop(uint8_
     uint32_t r = real();
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuProfilerStop, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21443,7 +21461,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuSignalExternalSemap
     uint32_t r = real(extSemArray, paramsArray, numExtSems, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuSignalExternalSemaphoresAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21487,7 +21505,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuSignalExternalSemap
     uint32_t r = real(extSemArray, paramsArray, numExtSems, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuSignalExternalSemaphoresAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21531,7 +21549,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamAddCallback(u
     uint32_t r = real(hStream, callback, userData, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamAddCallback, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21575,7 +21593,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamAddCallback_p
     uint32_t r = real(hStream, callback, userData, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamAddCallback_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21619,7 +21637,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamAttachMemAsyn
     uint32_t r = real(hStream, dptr, length, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamAttachMemAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21663,7 +21681,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamAttachMemAsyn
     uint32_t r = real(hStream, dptr, length, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamAttachMemAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21707,7 +21725,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamBatchMemOp(ui
     uint32_t r = real(stream, count, paramArray, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamBatchMemOp, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21751,7 +21769,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamBatchMemOp_pt
     uint32_t r = real(stream, count, paramArray, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamBatchMemOp_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21795,7 +21813,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamBatchMemOp_v2
     uint32_t r = real(stream, count, paramArray, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamBatchMemOp_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21839,7 +21857,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamBatchMemOp_v2
     uint32_t r = real(stream, count, paramArray, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamBatchMemOp_v2_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21883,7 +21901,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamBeginCapture(
     uint32_t r = real(hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamBeginCapture, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21927,7 +21945,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamBeginCaptureT
     uint32_t r = real(hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamBeginCaptureToGraph, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -21971,7 +21989,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamBeginCaptureT
     uint32_t r = real(hStream, hGraph, dependencies, dependencyData, numDependencies, mode);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamBeginCaptureToGraph_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22015,7 +22033,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamBeginCapture_
     uint32_t r = real(hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamBeginCapture_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22059,7 +22077,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamBeginCapture_
     uint32_t r = real(hStream, mode);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamBeginCapture_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22103,7 +22121,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamBeginCapture_
     uint32_t r = real(hStream, mode);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamBeginCapture_v2_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22147,7 +22165,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamCopyAttribute
     uint32_t r = real(dstStream, srcStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamCopyAttributes, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22191,7 +22209,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamCopyAttribute
     uint32_t r = real(dst, src);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamCopyAttributes_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22235,7 +22253,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamCreate(uint8_
     uint32_t r = real(phStream, Flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22279,7 +22297,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamCreateWithPri
     uint32_t r = real(phStream, flags, priority);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamCreateWithPriority, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22323,7 +22341,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamDestroy(uint8
     uint32_t r = real(hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22367,7 +22385,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamDestroy_v2(ui
     uint32_t r = real(hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamDestroy_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22411,7 +22429,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamEndCapture(ui
     uint32_t r = real(hStream, phGraph);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamEndCapture, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22455,7 +22473,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamEndCapture_pt
     uint32_t r = real(hStream, phGraph);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamEndCapture_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22499,7 +22517,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetAttribute(
     uint32_t r = real(hStream, attr, value);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamGetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22543,7 +22561,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetAttribute_
     uint32_t r = real(hStream, attr, value_out);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamGetAttribute_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22587,7 +22605,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetCaptureInf
     uint32_t r = real(hStream, captureStatus_out, id_out);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamGetCaptureInfo, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22631,7 +22649,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetCaptureInf
     uint32_t r = real(hStream, captureStatus_out, id_out);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamGetCaptureInfo_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22675,7 +22693,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetCaptureInf
     uint32_t r = real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamGetCaptureInfo_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22719,7 +22737,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetCaptureInf
     uint32_t r = real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, numDependencies_out);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamGetCaptureInfo_v2_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22763,7 +22781,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetCaptureInf
     uint32_t r = real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamGetCaptureInfo_v3, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22807,7 +22825,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetCaptureInf
     uint32_t r = real(hStream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamGetCaptureInfo_v3_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22851,7 +22869,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetCtx(uint8_
     uint32_t r = real(hStream, pctx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamGetCtx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22895,7 +22913,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetCtx_ptsz(u
     uint32_t r = real(hStream, pctx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamGetCtx_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22939,7 +22957,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetCtx_v2(uin
     uint32_t r = real(hStream, pCtx, pGreenCtx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamGetCtx_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -22983,7 +23001,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetCtx_v2_pts
     uint32_t r = real(hStream, pCtx, pGreenCtx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamGetCtx_v2_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23027,7 +23045,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetDevice(uin
     uint32_t r = real(hStream, device);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamGetDevice, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23071,7 +23089,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetDevice_pts
     uint32_t r = real(hStream, device);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamGetDevice_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23115,7 +23133,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetFlags(uint
     uint32_t r = real(hStream, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamGetFlags, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23159,7 +23177,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetFlags_ptsz
     uint32_t r = real(hStream, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamGetFlags_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23203,7 +23221,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetGreenCtx(u
     uint32_t r = real(hStream, phCtx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamGetGreenCtx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23247,7 +23265,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetId(uint8_t
     uint32_t r = real(hStream, streamId);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamGetId, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23291,7 +23309,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetId_ptsz(ui
     uint32_t r = real(hStream, streamId);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamGetId_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23335,7 +23353,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetPriority(u
     uint32_t r = real(hStream, priority);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamGetPriority, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23379,7 +23397,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamGetPriority_p
     uint32_t r = real(hStream, priority);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamGetPriority_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23423,7 +23441,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamIsCapturing(u
     uint32_t r = real(hStream, captureStatus);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamIsCapturing, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23467,7 +23485,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamIsCapturing_p
     uint32_t r = real(hStream, captureStatus);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamIsCapturing_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23511,7 +23529,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamQuery(uint8_t
     uint32_t r = real(hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamQuery, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23555,7 +23573,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamQuery_ptsz(ui
     uint32_t r = real(hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamQuery_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23599,7 +23617,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamSetAttribute(
     uint32_t r = real(hStream, attr, param);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamSetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23643,7 +23661,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamSetAttribute_
     uint32_t r = real(hStream, attr, value);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamSetAttribute_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23731,7 +23749,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamUpdateCapture
     uint32_t r = real(hStream, dependencies, numDependencies, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamUpdateCaptureDependencies, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23775,7 +23793,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamUpdateCapture
     uint32_t r = real(hStream, dependencies, numDependencies, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamUpdateCaptureDependencies_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23819,7 +23837,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamUpdateCapture
     uint32_t r = real(hStream, dependencies, dependencyData, numDependencies, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamUpdateCaptureDependencies_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23863,7 +23881,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamUpdateCapture
     uint32_t r = real(hStream, dependencies, dependencyData, numDependencies, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamUpdateCaptureDependencies_v2_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23907,7 +23925,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWaitEvent(uin
     uint32_t r = real(hStream, hEvent, Flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamWaitEvent, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23951,7 +23969,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWaitEvent_pts
     uint32_t r = real(hStream, hEvent, Flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamWaitEvent_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -23995,7 +24013,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWaitValue32(u
     uint32_t r = real(stream, addr, value, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamWaitValue32, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24039,7 +24057,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWaitValue32_p
     uint32_t r = real(stream, addr, value, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamWaitValue32_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24083,7 +24101,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWaitValue32_v
     uint32_t r = real(stream, addr, value, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamWaitValue32_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24127,7 +24145,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWaitValue32_v
     uint32_t r = real(stream, addr, value, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamWaitValue32_v2_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24171,7 +24189,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWaitValue64(u
     uint32_t r = real(stream, addr, value, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamWaitValue64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24215,7 +24233,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWaitValue64_p
     uint32_t r = real(stream, addr, value, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamWaitValue64_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24259,7 +24277,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWaitValue64_v
     uint32_t r = real(stream, addr, value, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamWaitValue64_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24303,7 +24321,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWaitValue64_v
     uint32_t r = real(stream, addr, value, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamWaitValue64_v2_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24347,7 +24365,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWriteValue32(
     uint32_t r = real(stream, addr, value, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamWriteValue32, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24391,7 +24409,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWriteValue32_
     uint32_t r = real(stream, addr, value, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamWriteValue32_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24435,7 +24453,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWriteValue32_
     uint32_t r = real(stream, addr, value, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamWriteValue32_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24479,7 +24497,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWriteValue32_
     uint32_t r = real(stream, addr, value, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamWriteValue32_v2_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24523,7 +24541,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWriteValue64(
     uint32_t r = real(stream, addr, value, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamWriteValue64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24567,7 +24585,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWriteValue64_
     uint32_t r = real(stream, addr, value, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamWriteValue64_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24611,7 +24629,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWriteValue64_
     uint32_t r = real(stream, addr, value, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamWriteValue64_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24655,7 +24673,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuStreamWriteValue64_
     uint32_t r = real(stream, addr, value, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuStreamWriteValue64_v2_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24699,7 +24717,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuSurfObjectCreate(ui
     uint32_t r = real(pSurfObject, pResDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuSurfObjectCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24743,7 +24761,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuSurfObjectDestroy(u
     uint32_t r = real(surfObject);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuSurfObjectDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24787,7 +24805,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuSurfObjectGetResour
     uint32_t r = real(pResDesc, surfObject);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuSurfObjectGetResourceDesc, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24831,7 +24849,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuSurfRefGetArray(uin
     uint32_t r = real(phArray, hSurfRef);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuSurfRefGetArray, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24875,7 +24893,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuSurfRefSetArray(uin
     uint32_t r = real(hSurfRef, hArray, Flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuSurfRefSetArray, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24919,7 +24937,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTensorMapEncodeIm2c
     uint32_t r = real(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCorner, pixelBoxUpperCorner, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, swizzle, l2Promotion, oobFill);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTensorMapEncodeIm2col, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -24963,7 +24981,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTensorMapEncodeIm2c
     uint32_t r = real(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, pixelBoxLowerCornerWidth, pixelBoxUpperCornerWidth, channelsPerPixel, pixelsPerColumn, elementStrides, interleave, mode, swizzle, l2Promotion, oobFill);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTensorMapEncodeIm2colWide, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25007,7 +25025,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTensorMapEncodeTile
     uint32_t r = real(tensorMap, tensorDataType, tensorRank, globalAddress, globalDim, globalStrides, boxDim, elementStrides, interleave, swizzle, l2Promotion, oobFill);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTensorMapEncodeTiled, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25051,7 +25069,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTensorMapReplaceAdd
     uint32_t r = real(tensorMap, globalAddress);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTensorMapReplaceAddress, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25095,7 +25113,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexObjectCreate(uin
     uint32_t r = real(pTexObject, pResDesc, pTexDesc, pResViewDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexObjectCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25139,7 +25157,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexObjectDestroy(ui
     uint32_t r = real(texObject);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexObjectDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25183,7 +25201,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexObjectGetResourc
     uint32_t r = real(pResDesc, texObject);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexObjectGetResourceDesc, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25227,7 +25245,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexObjectGetResourc
     uint32_t r = real(pResViewDesc, texObject);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexObjectGetResourceViewDesc, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25271,7 +25289,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexObjectGetTexture
     uint32_t r = real(pTexDesc, texObject);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexObjectGetTextureDesc, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25315,7 +25333,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefCreate(uint8_
     uint32_t r = real(pTexRef);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexRefCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25359,7 +25377,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefDestroy(uint8
     uint32_t r = real(hTexRef);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexRefDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25403,7 +25421,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefGetAddress(ui
     uint32_t r = real(pdptr, hTexRef);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexRefGetAddress, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25447,7 +25465,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefGetAddressMod
     uint32_t r = real(pam, hTexRef, dim);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexRefGetAddressMode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25491,7 +25509,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefGetAddress_v2
     uint32_t r = real(pdptr, hTexRef);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexRefGetAddress_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25535,7 +25553,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefGetArray(uint
     uint32_t r = real(phArray, hTexRef);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexRefGetArray, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25579,7 +25597,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefGetBorderColo
     uint32_t r = real(pBorderColor, hTexRef);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexRefGetBorderColor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25623,7 +25641,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefGetFilterMode
     uint32_t r = real(pfm, hTexRef);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexRefGetFilterMode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25667,7 +25685,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefGetFlags(uint
     uint32_t r = real(pFlags, hTexRef);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexRefGetFlags, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25711,7 +25729,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefGetFormat(uin
     uint32_t r = real(pFormat, pNumChannels, hTexRef);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexRefGetFormat, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25755,7 +25773,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefGetMaxAnisotr
     uint32_t r = real(pmaxAniso, hTexRef);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexRefGetMaxAnisotropy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25799,7 +25817,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefGetMipmapFilt
     uint32_t r = real(pfm, hTexRef);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexRefGetMipmapFilterMode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25843,7 +25861,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefGetMipmapLeve
     uint32_t r = real(pbias, hTexRef);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexRefGetMipmapLevelBias, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25887,7 +25905,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefGetMipmapLeve
     uint32_t r = real(pminMipmapLevelClamp, pmaxMipmapLevelClamp, hTexRef);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexRefGetMipmapLevelClamp, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25931,7 +25949,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefGetMipmappedA
     uint32_t r = real(phMipmappedArray, hTexRef);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexRefGetMipmappedArray, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -25975,7 +25993,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefSetAddress(ui
     uint32_t r = real(ByteOffset, hTexRef, dptr, bytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexRefSetAddress, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26019,7 +26037,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefSetAddress2D(
     uint32_t r = real(hTexRef, desc, dptr, Pitch);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexRefSetAddress2D, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26063,7 +26081,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefSetAddress2D_
     uint32_t r = real(hTexRef, desc, dptr, Pitch);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexRefSetAddress2D_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26107,7 +26125,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefSetAddress2D_
     uint32_t r = real(hTexRef, desc, dptr, Pitch);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexRefSetAddress2D_v3, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26151,7 +26169,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefSetAddressMod
     uint32_t r = real(hTexRef, dim, am);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexRefSetAddressMode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26195,7 +26213,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefSetAddress_v2
     uint32_t r = real(ByteOffset, hTexRef, dptr, bytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexRefSetAddress_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26239,7 +26257,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefSetArray(uint
     uint32_t r = real(hTexRef, hArray, Flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexRefSetArray, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26283,7 +26301,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefSetBorderColo
     uint32_t r = real(hTexRef, pBorderColor);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexRefSetBorderColor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26327,7 +26345,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefSetFilterMode
     uint32_t r = real(hTexRef, fm);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexRefSetFilterMode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26371,7 +26389,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefSetFlags(uint
     uint32_t r = real(hTexRef, Flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexRefSetFlags, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26415,7 +26433,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefSetFormat(uin
     uint32_t r = real(hTexRef, fmt, NumPackedComponents);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexRefSetFormat, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26459,7 +26477,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefSetMaxAnisotr
     uint32_t r = real(hTexRef, maxAniso);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexRefSetMaxAnisotropy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26503,7 +26521,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefSetMipmapFilt
     uint32_t r = real(hTexRef, fm);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexRefSetMipmapFilterMode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26547,7 +26565,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefSetMipmapLeve
     uint32_t r = real(hTexRef, bias);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexRefSetMipmapLevelBias, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26591,7 +26609,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefSetMipmapLeve
     uint32_t r = real(hTexRef, minMipmapLevelClamp, maxMipmapLevelClamp);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexRefSetMipmapLevelClamp, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26635,7 +26653,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuTexRefSetMipmappedA
     uint32_t r = real(hTexRef, hMipmappedArray, Flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuTexRefSetMipmappedArray, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26679,7 +26697,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuThreadExchangeStrea
     uint32_t r = real(mode);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuThreadExchangeStreamCaptureMode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26723,7 +26741,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuUserObjectCreate(ui
     uint32_t r = real(object_out, ptr, destroy, initialRefcount, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuUserObjectCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26767,7 +26785,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuUserObjectRelease(u
     uint32_t r = real(object, count);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuUserObjectRelease, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26811,7 +26829,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuUserObjectRetain(ui
     uint32_t r = real(object, count);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuUserObjectRetain, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26855,7 +26873,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuWaitExternalSemapho
     uint32_t r = real(extSemArray, paramsArray, numExtSems, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuWaitExternalSemaphoresAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -26899,7 +26917,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cuWaitExternalSemapho
     uint32_t r = real(extSemArray, paramsArray, numExtSems, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuWaitExternalSemaphoresAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -28453,8 +28471,8 @@ static void *const via_linked[] = {
     (void *)cs_l_cuLaunchHostFunc,
     (void *)cs_l_cuLaunchHostFunc_ptsz,
     (void *)cs_l_cuLaunchKernel,
-    (void *)cuLaunchKernelEx,
-    (void *)cuLaunchKernelEx_ptsz,
+    (void *)cs_l_cuLaunchKernelEx,
+    (void *)cs_l_cuLaunchKernelEx_ptsz,
     (void *)cs_l_cuLaunchKernel_ptsz,
     (void *)cs_l_cuLibraryEnumerateKernels,
     (void *)cs_l_cuLibraryGetGlobal,
@@ -30347,6 +30365,8 @@ void cs_u_cuLaunchGridAsync(void) CS_HIDDEN;
 void cs_u_cuLaunchHostFunc(void) CS_HIDDEN;
 void cs_u_cuLaunchHostFunc_ptsz(void) CS_HIDDEN;
 void cs_u_cuLaunchKernel(void) CS_HIDDEN;
+void cs_u_cuLaunchKernelEx(void) CS_HIDDEN;
+void cs_u_cuLaunchKernelEx_ptsz(void) CS_HIDDEN;
 void cs_u_cuLaunchKernel_ptsz(void) CS_HIDDEN;
 void cs_u_cuLibraryEnumerateKernels(void) CS_HIDDEN;
 void cs_u_cuLibraryGetGlobal(void) CS_HIDDEN;
@@ -30936,6 +30956,8 @@ static void *const unresolved[637] = {
     [263] = (void *)cs_u_cuLaunchHostFunc,
     [264] = (void *)cs_u_cuLaunchHostFunc_ptsz,
     [265] = (void *)cs_u_cuLaunchKernel,
+    [266] = (void *)cs_u_cuLaunchKernelEx,
+    [267] = (void *)cs_u_cuLaunchKernelEx_ptsz,
     [268] = (void *)cs_u_cuLaunchKernel_ptsz,
     [269] = (void *)cs_u_cuLibraryEnumerateKernels,
     [270] = (void *)cs_u_cuLibraryGetGlobal,
@@ -31526,6 +31548,8 @@ void *_Atomic cs_call_cuda[637] = {
     [263] = (void *)cs_u_cuLaunchHostFunc,
     [264] = (void *)cs_u_cuLaunchHostFunc_ptsz,
     [265] = (void *)cs_u_cuLaunchKernel,
+    [266] = (void *)cs_u_cuLaunchKernelEx,
+    [267] = (void *)cs_u_cuLaunchKernelEx_ptsz,
     [268] = (void *)cs_u_cuLaunchKernel_ptsz,
     [269] = (void *)cs_u_cuLibraryEnumerateKernels,
     [270] = (void *)cs_u_cuLibraryGetGlobal,

@@ -51,7 +51,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaArrayGetInfo(uint
     uint32_t r = real(desc, extent, flags, array);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaArrayGetInfo, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -106,7 +106,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaArrayGetMemoryReq
     uint32_t r = real(memoryRequirements, array, device);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaArrayGetMemoryRequirements, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -161,7 +161,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaArrayGetPlane(uin
     uint32_t r = real(pPlaneArray, hArray, planeIdx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaArrayGetPlane, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -216,7 +216,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaArrayGetSparsePro
     uint32_t r = real(sparseProperties, array);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaArrayGetSparseProperties, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -271,7 +271,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaChooseDevice(uint
     uint32_t r = real(device, prop);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaChooseDevice, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -356,7 +356,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaCreateSurfaceObje
     uint32_t r = real(pSurfObject, pResDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaCreateSurfaceObject, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -411,7 +411,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaCreateTextureObje
     uint32_t r = real(pTexObject, pResDesc, pTexDesc, pResViewDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaCreateTextureObject, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -466,7 +466,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaCtxResetPersistin
     uint32_t r = real();
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaCtxResetPersistingL2Cache, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -521,7 +521,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDestroyExternalMe
     uint32_t r = real(extMem);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDestroyExternalMemory, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -576,7 +576,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDestroyExternalSe
     uint32_t r = real(extSem);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDestroyExternalSemaphore, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -631,7 +631,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDestroySurfaceObj
     uint32_t r = real(surfObject);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDestroySurfaceObject, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -686,7 +686,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDestroyTextureObj
     uint32_t r = real(texObject);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDestroyTextureObject, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -741,7 +741,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceCanAccessPe
     uint32_t r = real(canAccessPeer, device, peerDevice);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDeviceCanAccessPeer, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -796,7 +796,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceDisablePeer
     uint32_t r = real(peerDevice);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDeviceDisablePeerAccess, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -851,7 +851,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceEnablePeerA
     uint32_t r = real(peerDevice, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDeviceEnablePeerAccess, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -906,7 +906,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceFlushGPUDir
     uint32_t r = real(target, scope);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDeviceFlushGPUDirectRDMAWrites, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -961,7 +961,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceGetAttribut
     uint32_t r = real(value, attr, device);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDeviceGetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1016,7 +1016,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceGetByPCIBus
     uint32_t r = real(device, pciBusId);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDeviceGetByPCIBusId, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1071,7 +1071,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceGetCacheCon
     uint32_t r = real(pCacheConfig);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDeviceGetCacheConfig, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1126,7 +1126,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceGetDefaultM
     uint32_t r = real(memPool, device);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDeviceGetDefaultMemPool, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1181,7 +1181,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceGetGraphMem
     uint32_t r = real(device, attr, value);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDeviceGetGraphMemAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1236,7 +1236,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceGetHostAtom
     uint32_t r = real(capabilities, operations, count, device);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDeviceGetHostAtomicCapabilities, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1291,7 +1291,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceGetLimit(ui
     uint32_t r = real(pValue, limit);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDeviceGetLimit, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1346,7 +1346,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceGetMemPool(
     uint32_t r = real(memPool, device);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDeviceGetMemPool, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1401,7 +1401,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceGetNvSciSyn
     uint32_t r = real(nvSciSyncAttrList, device, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDeviceGetNvSciSyncAttributes, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1456,7 +1456,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceGetP2PAtomi
     uint32_t r = real(capabilities, operations, count, srcDevice, dstDevice);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDeviceGetP2PAtomicCapabilities, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1511,7 +1511,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceGetP2PAttri
     uint32_t r = real(value, attr, srcDevice, dstDevice);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDeviceGetP2PAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1566,7 +1566,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceGetPCIBusId
     uint32_t r = real(pciBusId, len, device);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDeviceGetPCIBusId, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1621,7 +1621,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceGetSharedMe
     uint32_t r = real(pConfig);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDeviceGetSharedMemConfig, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1676,7 +1676,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceGetStreamPr
     uint32_t r = real(leastPriority, greatestPriority);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDeviceGetStreamPriorityRange, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1731,7 +1731,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceGetTexture1
     uint32_t r = real(maxWidthInElements, fmtDesc, device);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDeviceGetTexture1DLinearMaxWidth, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1786,7 +1786,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceGraphMemTri
     uint32_t r = real(device);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDeviceGraphMemTrim, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1841,7 +1841,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceRegisterAsy
     uint32_t r = real(device, callbackFunc, userData, callback);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDeviceRegisterAsyncNotification, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1896,7 +1896,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceReset(uint8
     uint32_t r = real();
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDeviceReset, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1951,7 +1951,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceSetCacheCon
     uint32_t r = real(cacheConfig);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDeviceSetCacheConfig, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2006,7 +2006,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceSetGraphMem
     uint32_t r = real(device, attr, value);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDeviceSetGraphMemAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2061,7 +2061,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceSetLimit(ui
     uint32_t r = real(limit, value);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDeviceSetLimit, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2116,7 +2116,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceSetMemPool(
     uint32_t r = real(device, memPool);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDeviceSetMemPool, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2171,7 +2171,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceSetSharedMe
     uint32_t r = real(config);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDeviceSetSharedMemConfig, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2226,7 +2226,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceSynchronize
     uint32_t r = real();
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDeviceSynchronize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2281,7 +2281,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDeviceUnregisterA
     uint32_t r = real(device, callback);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDeviceUnregisterAsyncNotification, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2336,7 +2336,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaDriverGetVersion(
     uint32_t r = real(driverVersion);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaDriverGetVersion, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2391,7 +2391,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaEventCreate(uint8
     uint32_t r = real(event);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaEventCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2446,7 +2446,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaEventCreateWithFl
     uint32_t r = real(event, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaEventCreateWithFlags, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2501,7 +2501,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaEventDestroy(uint
     uint32_t r = real(event);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaEventDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2556,7 +2556,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaEventElapsedTime(
     uint32_t r = real(ms, start, end);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaEventElapsedTime, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2611,7 +2611,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaEventQuery(uint8_
     uint32_t r = real(event);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaEventQuery, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2666,7 +2666,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaEventRecord(uint8
     uint32_t r = real(event, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaEventRecord, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2721,7 +2721,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaEventRecordWithFl
     uint32_t r = real(event, stream, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaEventRecordWithFlags, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2776,7 +2776,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaEventRecordWithFl
     uint32_t r = real(event, stream, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaEventRecordWithFlags_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2831,7 +2831,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaEventRecord_ptsz(
     uint32_t r = real(event, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaEventRecord_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2886,7 +2886,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaEventSynchronize(
     uint32_t r = real(event);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaEventSynchronize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2941,7 +2941,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaExternalMemoryGet
     uint32_t r = real(devPtr, extMem, bufferDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaExternalMemoryGetMappedBuffer, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2996,7 +2996,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaExternalMemoryGet
     uint32_t r = real(mipmap, extMem, mipmapDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaExternalMemoryGetMappedMipmappedArray, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3051,7 +3051,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaFree(uint8_t via,
     uint32_t r = real(devPtr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaFree, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3106,7 +3106,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaFreeArray(uint8_t
     uint32_t r = real(array);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaFreeArray, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3161,7 +3161,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaFreeAsync(uint8_t
     uint32_t r = real(devPtr, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaFreeAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3216,7 +3216,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaFreeAsync_ptsz(ui
     uint32_t r = real(devPtr, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaFreeAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3271,7 +3271,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaFreeHost(uint8_t 
     uint32_t r = real(ptr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaFreeHost, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3326,7 +3326,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaFreeMipmappedArra
     uint32_t r = real(mipmappedArray);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaFreeMipmappedArray, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3381,7 +3381,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaFuncGetAttributes
     uint32_t r = real(attr, func);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaFuncGetAttributes, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3436,7 +3436,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaFuncGetName(uint8
     uint32_t r = real(name, func);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaFuncGetName, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3491,7 +3491,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaFuncGetParamInfo(
     uint32_t r = real(func, paramIndex, paramOffset, paramSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaFuncGetParamInfo, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3546,7 +3546,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaFuncSetAttribute(
     uint32_t r = real(func, attr, value);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaFuncSetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3601,7 +3601,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaFuncSetCacheConfi
     uint32_t r = real(func, cacheConfig);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaFuncSetCacheConfig, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3656,7 +3656,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaFuncSetSharedMemC
     uint32_t r = real(func, config);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaFuncSetSharedMemConfig, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3711,7 +3711,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetChannelDesc(ui
     uint32_t r = real(desc, array);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGetChannelDesc, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3766,7 +3766,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetDevice(uint8_t
     uint32_t r = real(device);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGetDevice, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3821,7 +3821,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetDeviceCount(ui
     uint32_t r = real(count);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGetDeviceCount, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3876,7 +3876,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetDeviceFlags(ui
     uint32_t r = real(flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGetDeviceFlags, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3931,7 +3931,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetDeviceProperti
     uint32_t r = real(prop, device);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGetDeviceProperties, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3986,7 +3986,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetDriverEntryPoi
     uint32_t r = real(symbol, funcPtr, flags, driverStatus);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGetDriverEntryPoint, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4041,7 +4041,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetDriverEntryPoi
     uint32_t r = real(symbol, funcPtr, cudaVersion, flags, driverStatus);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGetDriverEntryPointByVersion, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4096,7 +4096,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetDriverEntryPoi
     uint32_t r = real(symbol, funcPtr, cudaVersion, flags, driverStatus);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGetDriverEntryPointByVersion_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4151,7 +4151,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetDriverEntryPoi
     uint32_t r = real(symbol, funcPtr, flags, driverStatus);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGetDriverEntryPoint_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4266,7 +4266,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetExportTable(ui
     uint32_t r = real(ppExportTable, pExportTableId);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGetExportTable, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4321,7 +4321,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetFuncBySymbol(u
     uint32_t r = real(functionPtr, symbolPtr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGetFuncBySymbol, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4376,7 +4376,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetKernel(uint8_t
     uint32_t r = real(kernelPtr, entryFuncAddr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGetKernel, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4431,7 +4431,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetLastError(uint
     uint32_t r = real();
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGetLastError, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4486,7 +4486,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetMipmappedArray
     uint32_t r = real(levelArray, mipmappedArray, level);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGetMipmappedArrayLevel, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4541,7 +4541,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetSurfaceObjectR
     uint32_t r = real(pResDesc, surfObject);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGetSurfaceObjectResourceDesc, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4596,7 +4596,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetSymbolAddress(
     uint32_t r = real(devPtr, symbol);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGetSymbolAddress, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4651,7 +4651,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetSymbolSize(uin
     uint32_t r = real(size, symbol);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGetSymbolSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4706,7 +4706,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetTextureObjectR
     uint32_t r = real(pResDesc, texObject);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGetTextureObjectResourceDesc, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4761,7 +4761,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetTextureObjectR
     uint32_t r = real(pResViewDesc, texObject);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGetTextureObjectResourceViewDesc, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4816,7 +4816,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGetTextureObjectT
     uint32_t r = real(pTexDesc, texObject);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGetTextureObjectTextureDesc, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4871,7 +4871,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddChildGrap
     uint32_t r = real(pGraphNode, graph, pDependencies, numDependencies, childGraph);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphAddChildGraphNode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4926,7 +4926,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddDependenc
     uint32_t r = real(graph, from, to, edgeData, numDependencies);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphAddDependencies, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4981,7 +4981,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddEmptyNode
     uint32_t r = real(pGraphNode, graph, pDependencies, numDependencies);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphAddEmptyNode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5036,7 +5036,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddEventReco
     uint32_t r = real(pGraphNode, graph, pDependencies, numDependencies, event);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphAddEventRecordNode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5091,7 +5091,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddEventWait
     uint32_t r = real(pGraphNode, graph, pDependencies, numDependencies, event);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphAddEventWaitNode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5146,7 +5146,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddExternalS
     uint32_t r = real(pGraphNode, graph, pDependencies, numDependencies, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphAddExternalSemaphoresSignalNode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5201,7 +5201,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddExternalS
     uint32_t r = real(pGraphNode, graph, pDependencies, numDependencies, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphAddExternalSemaphoresWaitNode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5256,7 +5256,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddHostNode(
     uint32_t r = real(pGraphNode, graph, pDependencies, numDependencies, pNodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphAddHostNode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5311,7 +5311,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddKernelNod
     uint32_t r = real(pGraphNode, graph, pDependencies, numDependencies, pNodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphAddKernelNode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5366,7 +5366,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddMemAllocN
     uint32_t r = real(pGraphNode, graph, pDependencies, numDependencies, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphAddMemAllocNode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5421,7 +5421,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddMemFreeNo
     uint32_t r = real(pGraphNode, graph, pDependencies, numDependencies, dptr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphAddMemFreeNode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5476,7 +5476,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddMemcpyNod
     uint32_t r = real(pGraphNode, graph, pDependencies, numDependencies, pCopyParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphAddMemcpyNode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5531,7 +5531,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddMemcpyNod
     uint32_t r = real(pGraphNode, graph, pDependencies, numDependencies, dst, src, count, kind);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphAddMemcpyNode1D, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5586,7 +5586,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddMemcpyNod
     uint32_t r = real(pGraphNode, graph, pDependencies, numDependencies, dst, symbol, count, offset, kind);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphAddMemcpyNodeFromSymbol, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5641,7 +5641,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddMemcpyNod
     uint32_t r = real(pGraphNode, graph, pDependencies, numDependencies, symbol, src, count, offset, kind);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphAddMemcpyNodeToSymbol, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5696,7 +5696,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddMemsetNod
     uint32_t r = real(pGraphNode, graph, pDependencies, numDependencies, pMemsetParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphAddMemsetNode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5751,7 +5751,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphAddNode(uint
     uint32_t r = real(pGraphNode, graph, pDependencies, dependencyData, numDependencies, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphAddNode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5806,7 +5806,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphChildGraphNo
     uint32_t r = real(node, pGraph);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphChildGraphNodeGetGraph, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5861,7 +5861,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphClone(uint8_
     uint32_t r = real(pGraphClone, originalGraph);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphClone, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5916,7 +5916,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphConditionalH
     uint32_t r = real(pHandle_out, graph, defaultLaunchValue, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphConditionalHandleCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5971,7 +5971,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphCreate(uint8
     uint32_t r = real(pGraph, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6026,7 +6026,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphDebugDotPrin
     uint32_t r = real(graph, path, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphDebugDotPrint, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6081,7 +6081,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphDestroy(uint
     uint32_t r = real(graph);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6136,7 +6136,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphDestroyNode(
     uint32_t r = real(node);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphDestroyNode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6191,7 +6191,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphEventRecordN
     uint32_t r = real(node, event_out);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphEventRecordNodeGetEvent, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6246,7 +6246,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphEventRecordN
     uint32_t r = real(node, event);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphEventRecordNodeSetEvent, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6301,7 +6301,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphEventWaitNod
     uint32_t r = real(node, event_out);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphEventWaitNodeGetEvent, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6356,7 +6356,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphEventWaitNod
     uint32_t r = real(node, event);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphEventWaitNodeSetEvent, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6411,7 +6411,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExecChildGra
     uint32_t r = real(hGraphExec, node, childGraph);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphExecChildGraphNodeSetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6466,7 +6466,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExecDestroy(
     uint32_t r = real(graphExec);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphExecDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6521,7 +6521,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExecEventRec
     uint32_t r = real(hGraphExec, hNode, event);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphExecEventRecordNodeSetEvent, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6576,7 +6576,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExecEventWai
     uint32_t r = real(hGraphExec, hNode, event);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphExecEventWaitNodeSetEvent, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6631,7 +6631,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExecExternal
     uint32_t r = real(hGraphExec, hNode, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphExecExternalSemaphoresSignalNodeSetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6686,7 +6686,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExecExternal
     uint32_t r = real(hGraphExec, hNode, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphExecExternalSemaphoresWaitNodeSetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6741,7 +6741,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExecGetFlags
     uint32_t r = real(graphExec, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphExecGetFlags, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6796,7 +6796,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExecHostNode
     uint32_t r = real(hGraphExec, node, pNodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphExecHostNodeSetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6851,7 +6851,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExecKernelNo
     uint32_t r = real(hGraphExec, node, pNodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphExecKernelNodeSetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6906,7 +6906,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExecMemcpyNo
     uint32_t r = real(hGraphExec, node, pNodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphExecMemcpyNodeSetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6961,7 +6961,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExecMemcpyNo
     uint32_t r = real(hGraphExec, node, dst, src, count, kind);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphExecMemcpyNodeSetParams1D, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7016,7 +7016,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExecMemcpyNo
     uint32_t r = real(hGraphExec, node, dst, symbol, count, offset, kind);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphExecMemcpyNodeSetParamsFromSymbol, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7071,7 +7071,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExecMemcpyNo
     uint32_t r = real(hGraphExec, node, symbol, src, count, offset, kind);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphExecMemcpyNodeSetParamsToSymbol, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7126,7 +7126,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExecMemsetNo
     uint32_t r = real(hGraphExec, node, pNodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphExecMemsetNodeSetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7181,7 +7181,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExecNodeSetP
     uint32_t r = real(graphExec, node, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphExecNodeSetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7236,7 +7236,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExecUpdate(u
     uint32_t r = real(hGraphExec, hGraph, resultInfo);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphExecUpdate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7291,7 +7291,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExternalSema
     uint32_t r = real(hNode, params_out);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphExternalSemaphoresSignalNodeGetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7346,7 +7346,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExternalSema
     uint32_t r = real(hNode, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphExternalSemaphoresSignalNodeSetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7401,7 +7401,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExternalSema
     uint32_t r = real(hNode, params_out);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphExternalSemaphoresWaitNodeGetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7456,7 +7456,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphExternalSema
     uint32_t r = real(hNode, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphExternalSemaphoresWaitNodeSetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7511,7 +7511,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphGetEdges(uin
     uint32_t r = real(graph, from, to, edgeData, numEdges);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphGetEdges, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7566,7 +7566,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphGetNodes(uin
     uint32_t r = real(graph, nodes, numNodes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphGetNodes, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7621,7 +7621,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphGetRootNodes
     uint32_t r = real(graph, pRootNodes, pNumRootNodes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphGetRootNodes, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7676,7 +7676,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphHostNodeGetP
     uint32_t r = real(node, pNodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphHostNodeGetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7731,7 +7731,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphHostNodeSetP
     uint32_t r = real(node, pNodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphHostNodeSetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7786,7 +7786,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphInstantiate(
     uint32_t r = real(pGraphExec, graph, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphInstantiate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7841,7 +7841,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphInstantiateW
     uint32_t r = real(pGraphExec, graph, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphInstantiateWithFlags, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7896,7 +7896,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphInstantiateW
     uint32_t r = real(pGraphExec, graph, instantiateParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphInstantiateWithParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7951,7 +7951,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphInstantiateW
     uint32_t r = real(pGraphExec, graph, instantiateParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphInstantiateWithParams_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8006,7 +8006,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphKernelNodeCo
     uint32_t r = real(hDst, hSrc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphKernelNodeCopyAttributes, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8061,7 +8061,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphKernelNodeGe
     uint32_t r = real(hNode, attr, value_out);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphKernelNodeGetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8116,7 +8116,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphKernelNodeGe
     uint32_t r = real(node, pNodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphKernelNodeGetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8171,7 +8171,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphKernelNodeSe
     uint32_t r = real(hNode, attr, value);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphKernelNodeSetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8226,7 +8226,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphKernelNodeSe
     uint32_t r = real(node, pNodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphKernelNodeSetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8281,7 +8281,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphLaunch(uint8
     uint32_t r = real(graphExec, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphLaunch, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8336,7 +8336,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphLaunch_ptsz(
     uint32_t r = real(graphExec, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphLaunch_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8391,7 +8391,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphMemAllocNode
     uint32_t r = real(node, params_out);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphMemAllocNodeGetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8446,7 +8446,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphMemFreeNodeG
     uint32_t r = real(node, dptr_out);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphMemFreeNodeGetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8501,7 +8501,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphMemcpyNodeGe
     uint32_t r = real(node, pNodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphMemcpyNodeGetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8556,7 +8556,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphMemcpyNodeSe
     uint32_t r = real(node, pNodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphMemcpyNodeSetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8611,7 +8611,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphMemcpyNodeSe
     uint32_t r = real(node, dst, src, count, kind);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphMemcpyNodeSetParams1D, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8666,7 +8666,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphMemcpyNodeSe
     uint32_t r = real(node, dst, symbol, count, offset, kind);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphMemcpyNodeSetParamsFromSymbol, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8721,7 +8721,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphMemcpyNodeSe
     uint32_t r = real(node, symbol, src, count, offset, kind);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphMemcpyNodeSetParamsToSymbol, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8776,7 +8776,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphMemsetNodeGe
     uint32_t r = real(node, pNodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphMemsetNodeGetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8831,7 +8831,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphMemsetNodeSe
     uint32_t r = real(node, pNodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphMemsetNodeSetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8886,7 +8886,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphNodeFindInCl
     uint32_t r = real(pNode, originalNode, clonedGraph);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphNodeFindInClone, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8941,7 +8941,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphNodeGetDepen
     uint32_t r = real(node, pDependencies, edgeData, pNumDependencies);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphNodeGetDependencies, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8996,7 +8996,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphNodeGetDepen
     uint32_t r = real(node, pDependentNodes, edgeData, pNumDependentNodes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphNodeGetDependentNodes, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9051,7 +9051,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphNodeGetEnabl
     uint32_t r = real(hGraphExec, hNode, isEnabled);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphNodeGetEnabled, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9106,7 +9106,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphNodeGetType(
     uint32_t r = real(node, pType);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphNodeGetType, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9161,7 +9161,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphNodeSetEnabl
     uint32_t r = real(hGraphExec, hNode, isEnabled);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphNodeSetEnabled, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9216,7 +9216,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphNodeSetParam
     uint32_t r = real(node, nodeParams);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphNodeSetParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9271,7 +9271,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphReleaseUserO
     uint32_t r = real(graph, object, count);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphReleaseUserObject, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9326,7 +9326,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphRemoveDepend
     uint32_t r = real(graph, from, to, edgeData, numDependencies);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphRemoveDependencies, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9381,7 +9381,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphRetainUserOb
     uint32_t r = real(graph, object, count, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphRetainUserObject, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9436,7 +9436,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphUpload(uint8
     uint32_t r = real(graphExec, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphUpload, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9491,7 +9491,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphUpload_ptsz(
     uint32_t r = real(graphExec, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphUpload_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9546,7 +9546,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphicsMapResour
     uint32_t r = real(count, resources, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphicsMapResources, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9601,7 +9601,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphicsResourceG
     uint32_t r = real(mipmappedArray, resource);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphicsResourceGetMappedMipmappedArray, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9656,7 +9656,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphicsResourceG
     uint32_t r = real(devPtr, size, resource);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphicsResourceGetMappedPointer, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9711,7 +9711,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphicsResourceS
     uint32_t r = real(resource, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphicsResourceSetMapFlags, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9766,7 +9766,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphicsSubResour
     uint32_t r = real(array, resource, arrayIndex, mipLevel);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphicsSubResourceGetMappedArray, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9821,7 +9821,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphicsUnmapReso
     uint32_t r = real(count, resources, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphicsUnmapResources, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9876,7 +9876,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaGraphicsUnregiste
     uint32_t r = real(resource);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaGraphicsUnregisterResource, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9931,7 +9931,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaHostAlloc(uint8_t
     uint32_t r = real(pHost, size, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaHostAlloc, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9986,7 +9986,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaHostGetDevicePoin
     uint32_t r = real(pDevice, pHost, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaHostGetDevicePointer, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10041,7 +10041,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaHostGetFlags(uint
     uint32_t r = real(pFlags, pHost);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaHostGetFlags, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10096,7 +10096,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaHostRegister(uint
     uint32_t r = real(ptr, size, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaHostRegister, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10151,7 +10151,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaHostUnregister(ui
     uint32_t r = real(ptr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaHostUnregister, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10206,7 +10206,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaImportExternalMem
     uint32_t r = real(extMem_out, memHandleDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaImportExternalMemory, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10261,7 +10261,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaImportExternalSem
     uint32_t r = real(extSem_out, semHandleDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaImportExternalSemaphore, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10316,7 +10316,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaInitDevice(uint8_
     uint32_t r = real(device, deviceFlags, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaInitDevice, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10371,7 +10371,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaIpcCloseMemHandle
     uint32_t r = real(devPtr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaIpcCloseMemHandle, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10426,7 +10426,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaIpcGetEventHandle
     uint32_t r = real(handle, event);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaIpcGetEventHandle, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10481,7 +10481,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaIpcGetMemHandle(u
     uint32_t r = real(handle, devPtr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaIpcGetMemHandle, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10536,7 +10536,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaIpcOpenEventHandl
     uint32_t r = real(event, handle);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaIpcOpenEventHandle, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10591,7 +10591,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaIpcOpenMemHandle(
     uint32_t r = real(devPtr, handle, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaIpcOpenMemHandle, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10646,7 +10646,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaKernelSetAttribut
     uint32_t r = real(kernel, attr, value, device);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaKernelSetAttributeForDevice, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10701,7 +10701,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLaunchCooperative
     uint32_t r = real(func, gridDim, blockDim, args, sharedMem, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaLaunchCooperativeKernel, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10756,7 +10756,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLaunchCooperative
     uint32_t r = real(func, gridDim, blockDim, args, sharedMem, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaLaunchCooperativeKernel_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10811,7 +10811,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLaunchHostFunc(ui
     uint32_t r = real(stream, fn, userData);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaLaunchHostFunc, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10866,7 +10866,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLaunchHostFunc_pt
     uint32_t r = real(stream, fn, userData);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaLaunchHostFunc_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10921,7 +10921,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLaunchKernel(uint
     uint32_t r = real(func, gridDim, blockDim, args, sharedMem, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaLaunchKernel, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10976,7 +10976,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLaunchKernelExC(u
     uint32_t r = real(config, func, args);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaLaunchKernelExC, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11031,7 +11031,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLaunchKernelExC_p
     uint32_t r = real(config, func, args);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaLaunchKernelExC_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11086,7 +11086,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLaunchKernel_ptsz
     uint32_t r = real(func, gridDim, blockDim, args, sharedMem, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaLaunchKernel_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11141,7 +11141,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLibraryEnumerateK
     uint32_t r = real(kernels, numKernels, lib);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaLibraryEnumerateKernels, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11196,7 +11196,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLibraryGetGlobal(
     uint32_t r = real(dptr, bytes, library, name);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaLibraryGetGlobal, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11251,7 +11251,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLibraryGetKernel(
     uint32_t r = real(pKernel, library, name);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaLibraryGetKernel, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11306,7 +11306,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLibraryGetKernelC
     uint32_t r = real(count, lib);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaLibraryGetKernelCount, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11361,7 +11361,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLibraryGetManaged
     uint32_t r = real(dptr, bytes, library, name);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaLibraryGetManaged, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11416,7 +11416,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLibraryGetUnified
     uint32_t r = real(fptr, library, symbol);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaLibraryGetUnifiedFunction, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11471,7 +11471,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLibraryLoadData(u
     uint32_t r = real(library, code, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaLibraryLoadData, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11526,7 +11526,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLibraryLoadFromFi
     uint32_t r = real(library, fileName, jitOptions, jitOptionsValues, numJitOptions, libraryOptions, libraryOptionValues, numLibraryOptions);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaLibraryLoadFromFile, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11581,7 +11581,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLibraryUnload(uin
     uint32_t r = real(library);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaLibraryUnload, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11636,7 +11636,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLogsCurrent(uint8
     uint32_t r = real(iterator_out, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaLogsCurrent, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11691,7 +11691,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLogsDumpToFile(ui
     uint32_t r = real(iterator, pathToFile, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaLogsDumpToFile, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11746,7 +11746,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLogsDumpToMemory(
     uint32_t r = real(iterator, buffer, size, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaLogsDumpToMemory, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11801,7 +11801,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLogsRegisterCallb
     uint32_t r = real(callbackFunc, userData, callback_out);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaLogsRegisterCallback, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11856,7 +11856,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaLogsUnregisterCal
     uint32_t r = real(callback);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaLogsUnregisterCallback, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11911,7 +11911,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMalloc(uint8_t vi
     uint32_t r = real(devPtr, size);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMalloc, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11966,7 +11966,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMalloc3D(uint8_t 
     uint32_t r = real(pitchedDevPtr, extent);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMalloc3D, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12021,7 +12021,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMalloc3DArray(uin
     uint32_t r = real(array, desc, extent, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMalloc3DArray, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12076,7 +12076,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMallocArray(uint8
     uint32_t r = real(array, desc, width, height, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMallocArray, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12131,7 +12131,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMallocAsync(uint8
     uint32_t r = real(devPtr, size, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMallocAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12186,7 +12186,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMallocAsync_ptsz(
     uint32_t r = real(devPtr, size, hStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMallocAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12241,7 +12241,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMallocFromPoolAsy
     uint32_t r = real(ptr, size, memPool, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMallocFromPoolAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12296,7 +12296,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMallocFromPoolAsy
     uint32_t r = real(ptr, size, memPool, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMallocFromPoolAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12351,7 +12351,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMallocHost(uint8_
     uint32_t r = real(ptr, size);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMallocHost, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12406,7 +12406,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMallocManaged(uin
     uint32_t r = real(devPtr, size, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMallocManaged, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12461,7 +12461,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMallocMipmappedAr
     uint32_t r = real(mipmappedArray, desc, extent, numLevels, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMallocMipmappedArray, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12516,7 +12516,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMallocPitch(uint8
     uint32_t r = real(devPtr, pitch, width, height);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMallocPitch, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12571,7 +12571,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemAdvise(uint8_t
     uint32_t r = real(devPtr, count, advice, location);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemAdvise, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12626,7 +12626,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemDiscardAndPref
     uint32_t r = real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemDiscardAndPrefetchBatchAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12681,7 +12681,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemDiscardAndPref
     uint32_t r = real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemDiscardAndPrefetchBatchAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12736,7 +12736,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemDiscardBatchAs
     uint32_t r = real(dptrs, sizes, count, flags, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemDiscardBatchAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12791,7 +12791,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemDiscardBatchAs
     uint32_t r = real(dptrs, sizes, count, flags, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemDiscardBatchAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12846,7 +12846,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemGetDefaultMemP
     uint32_t r = real(memPool, location, type);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemGetDefaultMemPool, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12901,7 +12901,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemGetInfo(uint8_
     uint32_t r = real(free, total);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemGetInfo, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -12956,7 +12956,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemGetMemPool(uin
     uint32_t r = real(memPool, location, type);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemGetMemPool, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13011,7 +13011,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemPoolCreate(uin
     uint32_t r = real(memPool, poolProps);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemPoolCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13066,7 +13066,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemPoolDestroy(ui
     uint32_t r = real(memPool);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemPoolDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13121,7 +13121,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemPoolExportPoin
     uint32_t r = real(exportData, ptr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemPoolExportPointer, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13176,7 +13176,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemPoolExportToSh
     uint32_t r = real(shareableHandle, memPool, handleType, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemPoolExportToShareableHandle, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13231,7 +13231,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemPoolGetAccess(
     uint32_t r = real(flags, memPool, location);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemPoolGetAccess, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13286,7 +13286,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemPoolGetAttribu
     uint32_t r = real(memPool, attr, value);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemPoolGetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13341,7 +13341,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemPoolImportFrom
     uint32_t r = real(memPool, shareableHandle, handleType, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemPoolImportFromShareableHandle, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13396,7 +13396,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemPoolImportPoin
     uint32_t r = real(ptr, memPool, exportData);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemPoolImportPointer, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13451,7 +13451,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemPoolSetAccess(
     uint32_t r = real(memPool, descList, count);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemPoolSetAccess, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13506,7 +13506,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemPoolSetAttribu
     uint32_t r = real(memPool, attr, value);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemPoolSetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13561,7 +13561,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemPoolTrimTo(uin
     uint32_t r = real(memPool, minBytesToKeep);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemPoolTrimTo, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13616,7 +13616,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemPrefetchAsync(
     uint32_t r = real(devPtr, count, location, flags, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemPrefetchAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13671,7 +13671,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemPrefetchAsync_
     uint32_t r = real(devPtr, count, location, flags, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemPrefetchAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13726,7 +13726,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemPrefetchBatchA
     uint32_t r = real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemPrefetchBatchAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13781,7 +13781,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemPrefetchBatchA
     uint32_t r = real(dptrs, sizes, count, prefetchLocs, prefetchLocIdxs, numPrefetchLocs, flags, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemPrefetchBatchAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13836,7 +13836,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemRangeGetAttrib
     uint32_t r = real(data, dataSize, attribute, devPtr, count);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemRangeGetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13891,7 +13891,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemRangeGetAttrib
     uint32_t r = real(data, dataSizes, attributes, numAttributes, devPtr, count);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemRangeGetAttributes, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -13946,7 +13946,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemSetMemPool(uin
     uint32_t r = real(location, type, memPool);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemSetMemPool, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14001,7 +14001,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy(uint8_t vi
     uint32_t r = real(dst, src, count, kind);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14056,7 +14056,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy2D(uint8_t 
     uint32_t r = real(dst, dpitch, src, spitch, width, height, kind);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpy2D, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14111,7 +14111,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy2DArrayToAr
     uint32_t r = real(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpy2DArrayToArray, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14166,7 +14166,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy2DArrayToAr
     uint32_t r = real(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, width, height, kind);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpy2DArrayToArray_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14221,7 +14221,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy2DAsync(uin
     uint32_t r = real(dst, dpitch, src, spitch, width, height, kind, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpy2DAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14276,7 +14276,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy2DAsync_pts
     uint32_t r = real(dst, dpitch, src, spitch, width, height, kind, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpy2DAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14331,7 +14331,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy2DFromArray
     uint32_t r = real(dst, dpitch, src, wOffset, hOffset, width, height, kind);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpy2DFromArray, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14386,7 +14386,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy2DFromArray
     uint32_t r = real(dst, dpitch, src, wOffset, hOffset, width, height, kind, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpy2DFromArrayAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14441,7 +14441,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy2DFromArray
     uint32_t r = real(dst, dpitch, src, wOffset, hOffset, width, height, kind, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpy2DFromArrayAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14496,7 +14496,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy2DFromArray
     uint32_t r = real(dst, dpitch, src, wOffset, hOffset, width, height, kind);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpy2DFromArray_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14551,7 +14551,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy2DToArray(u
     uint32_t r = real(dst, wOffset, hOffset, src, spitch, width, height, kind);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpy2DToArray, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14606,7 +14606,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy2DToArrayAs
     uint32_t r = real(dst, wOffset, hOffset, src, spitch, width, height, kind, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpy2DToArrayAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14661,7 +14661,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy2DToArrayAs
     uint32_t r = real(dst, wOffset, hOffset, src, spitch, width, height, kind, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpy2DToArrayAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14716,7 +14716,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy2DToArray_p
     uint32_t r = real(dst, wOffset, hOffset, src, spitch, width, height, kind);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpy2DToArray_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14771,7 +14771,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy2D_ptds(uin
     uint32_t r = real(dst, dpitch, src, spitch, width, height, kind);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpy2D_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14826,7 +14826,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy3D(uint8_t 
     uint32_t r = real(p);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpy3D, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14881,7 +14881,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy3DAsync(uin
     uint32_t r = real(p, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpy3DAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14936,7 +14936,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy3DAsync_pts
     uint32_t r = real(p, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpy3DAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -14991,7 +14991,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy3DBatchAsyn
     uint32_t r = real(numOps, opList, flags, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpy3DBatchAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15046,7 +15046,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy3DBatchAsyn
     uint32_t r = real(numOps, opList, flags, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpy3DBatchAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15101,7 +15101,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy3DPeer(uint
     uint32_t r = real(p);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpy3DPeer, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15156,7 +15156,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy3DPeerAsync
     uint32_t r = real(p, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpy3DPeerAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15211,7 +15211,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy3DPeerAsync
     uint32_t r = real(p, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpy3DPeerAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15266,7 +15266,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy3DPeer_ptds
     uint32_t r = real(p);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpy3DPeer_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15321,7 +15321,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy3D_ptds(uin
     uint32_t r = real(p);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpy3D_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15376,7 +15376,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyArrayToArra
     uint32_t r = real(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpyArrayToArray, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15431,7 +15431,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyArrayToArra
     uint32_t r = real(dst, wOffsetDst, hOffsetDst, src, wOffsetSrc, hOffsetSrc, count, kind);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpyArrayToArray_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15486,7 +15486,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyAsync(uint8
     uint32_t r = real(dst, src, count, kind, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpyAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15541,7 +15541,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyAsync_ptsz(
     uint32_t r = real(dst, src, count, kind, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpyAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15596,7 +15596,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyBatchAsync(
     uint32_t r = real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpyBatchAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15651,7 +15651,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyBatchAsync_
     uint32_t r = real(dsts, srcs, sizes, count, attrs, attrsIdxs, numAttrs, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpyBatchAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15706,7 +15706,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyFromArray(u
     uint32_t r = real(dst, src, wOffset, hOffset, count, kind);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpyFromArray, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15761,7 +15761,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyFromArrayAs
     uint32_t r = real(dst, src, wOffset, hOffset, count, kind, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpyFromArrayAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15816,7 +15816,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyFromArrayAs
     uint32_t r = real(dst, src, wOffset, hOffset, count, kind, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpyFromArrayAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15871,7 +15871,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyFromArray_p
     uint32_t r = real(dst, src, wOffset, hOffset, count, kind);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpyFromArray_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15926,7 +15926,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyFromSymbol(
     uint32_t r = real(dst, symbol, count, offset, kind);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpyFromSymbol, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -15981,7 +15981,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyFromSymbolA
     uint32_t r = real(dst, symbol, count, offset, kind, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpyFromSymbolAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16036,7 +16036,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyFromSymbolA
     uint32_t r = real(dst, symbol, count, offset, kind, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpyFromSymbolAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16091,7 +16091,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyFromSymbol_
     uint32_t r = real(dst, symbol, count, offset, kind);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpyFromSymbol_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16146,7 +16146,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyPeer(uint8_
     uint32_t r = real(dst, dstDevice, src, srcDevice, count);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpyPeer, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16201,7 +16201,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyPeerAsync(u
     uint32_t r = real(dst, dstDevice, src, srcDevice, count, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpyPeerAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16256,7 +16256,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyToArray(uin
     uint32_t r = real(dst, wOffset, hOffset, src, count, kind);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpyToArray, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16311,7 +16311,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyToArrayAsyn
     uint32_t r = real(dst, wOffset, hOffset, src, count, kind, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpyToArrayAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16366,7 +16366,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyToArrayAsyn
     uint32_t r = real(dst, wOffset, hOffset, src, count, kind, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpyToArrayAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16421,7 +16421,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyToArray_ptd
     uint32_t r = real(dst, wOffset, hOffset, src, count, kind);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpyToArray_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16476,7 +16476,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyToSymbol(ui
     uint32_t r = real(symbol, src, count, offset, kind);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpyToSymbol, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16531,7 +16531,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyToSymbolAsy
     uint32_t r = real(symbol, src, count, offset, kind, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpyToSymbolAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16586,7 +16586,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyToSymbolAsy
     uint32_t r = real(symbol, src, count, offset, kind, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpyToSymbolAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16641,7 +16641,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpyToSymbol_pt
     uint32_t r = real(symbol, src, count, offset, kind);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpyToSymbol_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16696,7 +16696,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemcpy_ptds(uint8
     uint32_t r = real(dst, src, count, kind);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemcpy_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16751,7 +16751,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemset(uint8_t vi
     uint32_t r = real(devPtr, value, count);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemset, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16806,7 +16806,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemset2D(uint8_t 
     uint32_t r = real(devPtr, pitch, value, width, height);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemset2D, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16861,7 +16861,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemset2DAsync(uin
     uint32_t r = real(devPtr, pitch, value, width, height, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemset2DAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16916,7 +16916,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemset2DAsync_pts
     uint32_t r = real(devPtr, pitch, value, width, height, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemset2DAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -16971,7 +16971,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemset2D_ptds(uin
     uint32_t r = real(devPtr, pitch, value, width, height);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemset2D_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17026,7 +17026,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemset3D(uint8_t 
     uint32_t r = real(pitchedDevPtr, value, extent);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemset3D, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17081,7 +17081,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemset3DAsync(uin
     uint32_t r = real(pitchedDevPtr, value, extent, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemset3DAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17136,7 +17136,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemset3DAsync_pts
     uint32_t r = real(pitchedDevPtr, value, extent, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemset3DAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17191,7 +17191,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemset3D_ptds(uin
     uint32_t r = real(pitchedDevPtr, value, extent);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemset3D_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17246,7 +17246,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemsetAsync(uint8
     uint32_t r = real(devPtr, value, count, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemsetAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17301,7 +17301,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemsetAsync_ptsz(
     uint32_t r = real(devPtr, value, count, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemsetAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17356,7 +17356,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMemset_ptds(uint8
     uint32_t r = real(devPtr, value, count);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMemset_ptds, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17411,7 +17411,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMipmappedArrayGet
     uint32_t r = real(memoryRequirements, mipmap, device);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMipmappedArrayGetMemoryRequirements, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17466,7 +17466,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaMipmappedArrayGet
     uint32_t r = real(sparseProperties, mipmap);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaMipmappedArrayGetSparseProperties, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17521,7 +17521,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaOccupancyAvailabl
     uint32_t r = real(dynamicSmemSize, func, numBlocks, blockSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaOccupancyAvailableDynamicSMemPerBlock, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17576,7 +17576,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaOccupancyMaxActiv
     uint32_t r = real(numBlocks, func, blockSize, dynamicSMemSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaOccupancyMaxActiveBlocksPerMultiprocessor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17631,7 +17631,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaOccupancyMaxActiv
     uint32_t r = real(numBlocks, func, blockSize, dynamicSMemSize, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17686,7 +17686,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaOccupancyMaxActiv
     uint32_t r = real(numClusters, func, launchConfig);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaOccupancyMaxActiveClusters, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17741,7 +17741,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaOccupancyMaxPoten
     uint32_t r = real(clusterSize, func, launchConfig);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaOccupancyMaxPotentialClusterSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17796,7 +17796,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaPeekAtLastError(u
     uint32_t r = real();
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaPeekAtLastError, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17851,7 +17851,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaPointerGetAttribu
     uint32_t r = real(attributes, ptr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaPointerGetAttributes, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17906,7 +17906,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaRuntimeGetVersion
     uint32_t r = real(runtimeVersion);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaRuntimeGetVersion, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -17961,7 +17961,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaSetDevice(uint8_t
     uint32_t r = real(device);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaSetDevice, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18016,7 +18016,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaSetDeviceFlags(ui
     uint32_t r = real(flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaSetDeviceFlags, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18071,7 +18071,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaSetValidDevices(u
     uint32_t r = real(device_arr, len);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaSetValidDevices, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18126,7 +18126,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaSignalExternalSem
     uint32_t r = real(extSemArray, paramsArray, numExtSems, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaSignalExternalSemaphoresAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18181,7 +18181,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaSignalExternalSem
     uint32_t r = real(extSemArray, paramsArray, numExtSems, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaSignalExternalSemaphoresAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18236,7 +18236,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamAddCallback
     uint32_t r = real(stream, callback, userData, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamAddCallback, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18291,7 +18291,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamAddCallback
     uint32_t r = real(stream, callback, userData, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamAddCallback_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18346,7 +18346,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamAttachMemAs
     uint32_t r = real(stream, devPtr, length, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamAttachMemAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18401,7 +18401,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamAttachMemAs
     uint32_t r = real(stream, devPtr, length, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamAttachMemAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18456,7 +18456,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamBeginCaptur
     uint32_t r = real(stream, mode);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamBeginCapture, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18511,7 +18511,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamBeginCaptur
     uint32_t r = real(stream, graph, dependencies, dependencyData, numDependencies, mode);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamBeginCaptureToGraph, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18566,7 +18566,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamBeginCaptur
     uint32_t r = real(stream, graph, dependencies, dependencyData, numDependencies, mode);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamBeginCaptureToGraph_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18621,7 +18621,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamBeginCaptur
     uint32_t r = real(stream, mode);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamBeginCapture_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18676,7 +18676,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamCopyAttribu
     uint32_t r = real(dst, src);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamCopyAttributes, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18731,7 +18731,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamCopyAttribu
     uint32_t r = real(dst, src);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamCopyAttributes_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18786,7 +18786,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamCreate(uint
     uint32_t r = real(pStream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18841,7 +18841,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamCreateWithF
     uint32_t r = real(pStream, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamCreateWithFlags, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18896,7 +18896,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamCreateWithP
     uint32_t r = real(pStream, flags, priority);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamCreateWithPriority, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -18951,7 +18951,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamDestroy(uin
     uint32_t r = real(stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19006,7 +19006,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamEndCapture(
     uint32_t r = real(stream, pGraph);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamEndCapture, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19061,7 +19061,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamEndCapture_
     uint32_t r = real(stream, pGraph);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamEndCapture_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19116,7 +19116,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamGetAttribut
     uint32_t r = real(hStream, attr, value_out);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamGetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19171,7 +19171,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamGetAttribut
     uint32_t r = real(hStream, attr, value_out);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamGetAttribute_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19226,7 +19226,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamGetCaptureI
     uint32_t r = real(stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamGetCaptureInfo, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19281,7 +19281,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamGetCaptureI
     uint32_t r = real(stream, captureStatus_out, id_out, graph_out, dependencies_out, edgeData_out, numDependencies_out);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamGetCaptureInfo_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19336,7 +19336,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamGetDevice(u
     uint32_t r = real(hStream, device);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamGetDevice, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19391,7 +19391,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamGetDevice_p
     uint32_t r = real(hStream, device);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamGetDevice_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19446,7 +19446,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamGetFlags(ui
     uint32_t r = real(hStream, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamGetFlags, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19501,7 +19501,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamGetFlags_pt
     uint32_t r = real(hStream, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamGetFlags_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19556,7 +19556,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamGetId(uint8
     uint32_t r = real(hStream, streamId);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamGetId, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19611,7 +19611,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamGetId_ptsz(
     uint32_t r = real(hStream, streamId);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamGetId_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19666,7 +19666,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamGetPriority
     uint32_t r = real(hStream, priority);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamGetPriority, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19721,7 +19721,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamGetPriority
     uint32_t r = real(hStream, priority);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamGetPriority_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19776,7 +19776,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamIsCapturing
     uint32_t r = real(stream, pCaptureStatus);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamIsCapturing, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19831,7 +19831,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamIsCapturing
     uint32_t r = real(stream, pCaptureStatus);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamIsCapturing_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19886,7 +19886,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamQuery(uint8
     uint32_t r = real(stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamQuery, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19941,7 +19941,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamQuery_ptsz(
     uint32_t r = real(stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamQuery_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -19996,7 +19996,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamSetAttribut
     uint32_t r = real(hStream, attr, value);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamSetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20051,7 +20051,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamSetAttribut
     uint32_t r = real(hStream, attr, value);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamSetAttribute_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20106,7 +20106,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamSynchronize
     uint32_t r = real(stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamSynchronize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20161,7 +20161,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamSynchronize
     uint32_t r = real(stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamSynchronize_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20216,7 +20216,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamUpdateCaptu
     uint32_t r = real(stream, dependencies, dependencyData, numDependencies, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamUpdateCaptureDependencies, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20271,7 +20271,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamUpdateCaptu
     uint32_t r = real(stream, dependencies, dependencyData, numDependencies, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamUpdateCaptureDependencies_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20326,7 +20326,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamWaitEvent(u
     uint32_t r = real(stream, event, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamWaitEvent, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20381,7 +20381,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaStreamWaitEvent_p
     uint32_t r = real(stream, event, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaStreamWaitEvent_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20436,7 +20436,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaThreadExchangeStr
     uint32_t r = real(mode);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaThreadExchangeStreamCaptureMode, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20491,7 +20491,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaUserObjectCreate(
     uint32_t r = real(object_out, ptr, destroy, initialRefcount, flags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaUserObjectCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20546,7 +20546,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaUserObjectRelease
     uint32_t r = real(object, count);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaUserObjectRelease, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20601,7 +20601,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaUserObjectRetain(
     uint32_t r = real(object, count);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaUserObjectRetain, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20656,7 +20656,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaWaitExternalSemap
     uint32_t r = real(extSemArray, paramsArray, numExtSems, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaWaitExternalSemaphoresAsync, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -20711,7 +20711,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudaWaitExternalSemap
     uint32_t r = real(extSemArray, paramsArray, numExtSems, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDART_cudaWaitExternalSemaphoresAsync_ptsz, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudart, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }

@@ -22,6 +22,10 @@ CS_FAST_ENTRY cs_l_cudnnBackendDestroyDescriptor, cs_sl_cudnnBackendDestroyDescr
 CS_FAST_ENTRY cs_d_cudnnBackendDestroyDescriptor, cs_sd_cudnnBackendDestroyDescriptor, 1, 642, cs_call_cudnn+40, cs_api_cudnn, 1, 0
 CS_FAST_ENTRY cs_g_cudnnBackendDestroyDescriptor, cs_sg_cudnnBackendDestroyDescriptor, 2, 642, cs_call_cudnn+40, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnBackendDestroyDescriptor, 642
+CS_FAST_ENTRY cs_l_cudnnBackendExecute, cs_sl_cudnnBackendExecute, 0, 643, cs_call_cudnn+48, cs_api_cudnn, 1, 3, cs_ff_cudnnBackendExecute
+CS_FAST_ENTRY cs_d_cudnnBackendExecute, cs_sd_cudnnBackendExecute, 1, 643, cs_call_cudnn+48, cs_api_cudnn, 1, 3, cs_ff_cudnnBackendExecute
+CS_FAST_ENTRY cs_g_cudnnBackendExecute, cs_sg_cudnnBackendExecute, 2, 643, cs_call_cudnn+48, cs_api_cudnn, 1, 3, cs_ff_cudnnBackendExecute
+CS_FAST_UNRESOLVED cs_u_cudnnBackendExecute, 643
 CS_FAST_ENTRY cs_l_cudnnBackendGetAttribute, cs_sl_cudnnBackendGetAttribute, 0, 645, cs_call_cudnn+64, cs_api_cudnn, 1, 0
 CS_FAST_ENTRY cs_d_cudnnBackendGetAttribute, cs_sd_cudnnBackendGetAttribute, 1, 645, cs_call_cudnn+64, cs_api_cudnn, 1, 0
 CS_FAST_ENTRY cs_g_cudnnBackendGetAttribute, cs_sg_cudnnBackendGetAttribute, 2, 645, cs_call_cudnn+64, cs_api_cudnn, 1, 0

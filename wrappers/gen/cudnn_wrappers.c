@@ -45,7 +45,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnActivationBackwa
     uint32_t r = real(handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnActivationBackward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -95,7 +95,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnActivationForwar
     uint32_t r = real(handle, activationDesc, alpha, xDesc, x, beta, yDesc, y);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnActivationForward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -145,7 +145,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnAddTensor(uint8_
     uint32_t r = real(handle, alpha, aDesc, A, beta, cDesc, C);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnAddTensor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -195,7 +195,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnAdvVersionCheck(
     uint32_t r = real();
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnAdvVersionCheck, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -272,7 +272,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendDestroyDe
     uint32_t r = real(descriptor);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBackendDestroyDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -304,9 +304,20 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBackendExecute(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-static uint32_t cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack) { return cs_w_cudnnBackendExecute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendExecute), handle, executionPlan, variantPack); }
+#if CS_FAST_ASM
+static void cs_fh_cudnnBackendExecute(struct cs_thread *t, struct cs_event *ev, const uint64_t *a) { cs_hook_cudnnBackendExecute(t, ev, (void *)(uintptr_t)a[0], (void *)(uintptr_t)a[1], (void *)(uintptr_t)a[2]); }
+CS_HIDDEN uint32_t cs_ff_cudnnBackendExecute(struct cs_thread *t, struct cs_api *api, struct cs_event *ev) { return cs_fast_failed_hook(t, api, ev, cs_fh_cudnnBackendExecute); }
+CS_HIDDEN uint32_t cs_l_cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack) { return cs_w_cudnnBackendExecute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendExecute), handle, executionPlan, variantPack); }
+CS_HIDDEN uint32_t cs_d_cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack) { return cs_w_cudnnBackendExecute(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendExecute), handle, executionPlan, variantPack); }
+CS_HIDDEN uint32_t cs_g_cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack);
+CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack) { return cs_w_cudnnBackendExecute(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendExecute), handle, executionPlan, variantPack); }
+#else
+static uint32_t cs_l_cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack) { return cs_w_cudnnBackendExecute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendExecute), handle, executionPlan, variantPack); }
 static uint32_t cs_d_cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack) { return cs_w_cudnnBackendExecute(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendExecute), handle, executionPlan, variantPack); }
 static uint32_t cs_g_cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack) { return cs_w_cudnnBackendExecute(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendExecute), handle, executionPlan, variantPack); }
+#endif
 static uint32_t cs_v8_cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack)
 {
     static void *_Atomic slot;
@@ -376,7 +387,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendGetAttrib
     uint32_t r = real(descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBackendGetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -426,7 +437,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendInitializ
     uint32_t r = real(descriptor);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBackendInitialize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -476,7 +487,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendPopulateC
     uint32_t r = real(handle, executionPlan, variantPack, graph);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBackendPopulateCudaGraph, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -526,7 +537,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendSetAttrib
     uint32_t r = real(descriptor, attributeName, attributeType, elementCount, arrayOfElements);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBackendSetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -576,7 +587,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendUpdateCud
     uint32_t r = real(handle, executionPlan, variantPack, graph);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBackendUpdateCudaGraph, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -626,7 +637,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBatchNormalizati
     uint32_t r = real(handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBatchNormalizationBackward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -676,7 +687,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBatchNormalizati
     uint32_t r = real(handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBatchNormalizationBackwardEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -726,7 +737,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBatchNormalizati
     uint32_t r = real(handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBatchNormalizationForwardInference, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -776,7 +787,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBatchNormalizati
     uint32_t r = real(handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBatchNormalizationForwardTraining, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -826,7 +837,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBatchNormalizati
     uint32_t r = real(handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBatchNormalizationForwardTrainingEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -876,7 +887,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBuildRNNDynamic(
     uint32_t r = real(handle, rnnDesc, miniBatch);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnBuildRNNDynamic, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -926,7 +937,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCTCLoss(uint8_t 
     uint32_t r = real(handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCTCLoss, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -976,7 +987,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCTCLoss_v8(uint8
     uint32_t r = real(handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCTCLoss_v8, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1026,7 +1037,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCnnVersionCheck(
     uint32_t r = real();
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCnnVersionCheck, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1076,7 +1087,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnConvolutionBackw
     uint32_t r = real(handle, alpha, dyDesc, dy, beta, dbDesc, db);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnConvolutionBackwardBias, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1126,7 +1137,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnConvolutionBackw
     uint32_t r = real(handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnConvolutionBackwardData, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1176,7 +1187,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnConvolutionBackw
     uint32_t r = real(handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnConvolutionBackwardFilter, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1226,7 +1237,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnConvolutionBiasA
     uint32_t r = real(handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnConvolutionBiasActivationForward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1276,7 +1287,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnConvolutionForwa
     uint32_t r = real(handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnConvolutionForward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1353,7 +1364,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateActivation
     uint32_t r = real(activationDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateActivationDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1403,7 +1414,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateAttnDescri
     uint32_t r = real(attnDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateAttnDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1453,7 +1464,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateCTCLossDes
     uint32_t r = real(ctcLossDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateCTCLossDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1503,7 +1514,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateConvolutio
     uint32_t r = real(convDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateConvolutionDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1553,7 +1564,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateDropoutDes
     uint32_t r = real(dropoutDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateDropoutDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1603,7 +1614,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateFilterDesc
     uint32_t r = real(filterDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateFilterDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1653,7 +1664,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateFusedOpsCo
     uint32_t r = real(constPack, ops);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateFusedOpsConstParamPack, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1703,7 +1714,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateFusedOpsPl
     uint32_t r = real(plan, ops);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateFusedOpsPlan, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1753,7 +1764,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateFusedOpsVa
     uint32_t r = real(varPack, ops);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateFusedOpsVariantParamPack, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1803,7 +1814,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateLRNDescrip
     uint32_t r = real(normDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateLRNDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1853,7 +1864,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateOpTensorDe
     uint32_t r = real(opTensorDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateOpTensorDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1903,7 +1914,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreatePoolingDes
     uint32_t r = real(poolingDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreatePoolingDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1953,7 +1964,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateRNNDataDes
     uint32_t r = real(rnnDataDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateRNNDataDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2003,7 +2014,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateRNNDescrip
     uint32_t r = real(rnnDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateRNNDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2053,7 +2064,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateReduceTens
     uint32_t r = real(reduceTensorDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateReduceTensorDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2103,7 +2114,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateSeqDataDes
     uint32_t r = real(seqDataDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateSeqDataDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2153,7 +2164,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateSpatialTra
     uint32_t r = real(stDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateSpatialTransformerDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2203,7 +2214,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateTensorDesc
     uint32_t r = real(tensorDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateTensorDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2253,7 +2264,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateTensorTran
     uint32_t r = real(transformDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnCreateTensorTransformDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2303,7 +2314,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDeriveBNTensorDe
     uint32_t r = real(derivedBnDesc, xDesc, mode);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDeriveBNTensorDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2353,7 +2364,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDeriveNormTensor
     uint32_t r = real(derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDeriveNormTensorDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2428,7 +2439,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyActivatio
     uint32_t r = real(activationDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyActivationDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2478,7 +2489,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyAttnDescr
     uint32_t r = real(attnDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyAttnDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2528,7 +2539,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyCTCLossDe
     uint32_t r = real(ctcLossDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyCTCLossDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2578,7 +2589,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyConvoluti
     uint32_t r = real(convDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyConvolutionDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2628,7 +2639,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyDropoutDe
     uint32_t r = real(dropoutDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyDropoutDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2678,7 +2689,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyFilterDes
     uint32_t r = real(filterDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyFilterDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2728,7 +2739,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyFusedOpsC
     uint32_t r = real(constPack);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyFusedOpsConstParamPack, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2778,7 +2789,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyFusedOpsP
     uint32_t r = real(plan);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyFusedOpsPlan, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2828,7 +2839,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyFusedOpsV
     uint32_t r = real(varPack);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyFusedOpsVariantParamPack, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2878,7 +2889,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyLRNDescri
     uint32_t r = real(lrnDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyLRNDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2928,7 +2939,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyOpTensorD
     uint32_t r = real(opTensorDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyOpTensorDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2978,7 +2989,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyPoolingDe
     uint32_t r = real(poolingDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyPoolingDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3028,7 +3039,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyRNNDataDe
     uint32_t r = real(rnnDataDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyRNNDataDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3078,7 +3089,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyRNNDescri
     uint32_t r = real(rnnDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyRNNDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3128,7 +3139,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyReduceTen
     uint32_t r = real(reduceTensorDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyReduceTensorDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3178,7 +3189,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroySeqDataDe
     uint32_t r = real(seqDataDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroySeqDataDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3228,7 +3239,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroySpatialTr
     uint32_t r = real(stDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroySpatialTransformerDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3278,7 +3289,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyTensorDes
     uint32_t r = real(tensorDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyTensorDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3328,7 +3339,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyTensorTra
     uint32_t r = real(transformDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDestroyTensorTransformDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3378,7 +3389,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDivisiveNormaliz
     uint32_t r = real(handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDivisiveNormalizationBackward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3428,7 +3439,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDivisiveNormaliz
     uint32_t r = real(handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDivisiveNormalizationForward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3478,7 +3489,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDropoutBackward(
     uint32_t r = real(handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDropoutBackward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3528,7 +3539,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDropoutForward(u
     uint32_t r = real(handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDropoutForward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3578,7 +3589,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDropoutGetReserv
     uint32_t r = real(xdesc, sizeInBytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDropoutGetReserveSpaceSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3628,7 +3639,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDropoutGetStates
     uint32_t r = real(handle, sizeInBytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnDropoutGetStatesSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3678,7 +3689,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionB
     uint32_t r = real(handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithm, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3728,7 +3739,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionB
     uint32_t r = real(handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithmEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3778,7 +3789,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionB
     uint32_t r = real(handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithm, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3828,7 +3839,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionB
     uint32_t r = real(handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithmEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3878,7 +3889,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionF
     uint32_t r = real(handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnFindConvolutionForwardAlgorithm, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3928,7 +3939,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionF
     uint32_t r = real(handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnFindConvolutionForwardAlgorithmEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -3978,7 +3989,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFusedOpsExecute(
     uint32_t r = real(handle, plan, varPack);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnFusedOpsExecute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4028,7 +4039,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetActivationDes
     uint32_t r = real(activationDesc, mode, reluNanOpt, coef);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetActivationDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4078,7 +4089,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetActivationDes
     uint32_t r = real(activationDesc, swish_beta);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetActivationDescriptorSwishBeta, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4128,7 +4139,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetAttnDescripto
     uint32_t r = real(attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetAttnDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4178,7 +4189,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetBatchNormaliz
     uint32_t r = real(handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetBatchNormalizationBackwardExWorkspaceSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4228,7 +4239,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetBatchNormaliz
     uint32_t r = real(handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4278,7 +4289,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetBatchNormaliz
     uint32_t r = real(handle, mode, bnOps, activationDesc, xDesc, sizeInBytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetBatchNormalizationTrainingExReserveSpaceSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4328,7 +4339,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossDescri
     uint32_t r = real(ctcLossDesc, compType);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetCTCLossDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4378,7 +4389,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossDescri
     uint32_t r = real(ctcLossDesc, compType, normMode, gradMode);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetCTCLossDescriptorEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4428,7 +4439,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossDescri
     uint32_t r = real(ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetCTCLossDescriptor_v8, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4478,7 +4489,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossDescri
     uint32_t r = real(ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetCTCLossDescriptor_v9, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4528,7 +4539,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossWorksp
     uint32_t r = real(handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetCTCLossWorkspaceSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4578,7 +4589,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossWorksp
     uint32_t r = real(handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetCTCLossWorkspaceSize_v8, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4628,7 +4639,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCallback(uint
     uint32_t r = real(mask, udata, fptr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetCallback, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4678,7 +4689,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolution2d
     uint32_t r = real(convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolution2dDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4728,7 +4739,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolution2d
     uint32_t r = real(convDesc, inputTensorDesc, filterDesc, n, c, h, w);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolution2dForwardOutputDim, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4778,7 +4789,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBa
     uint32_t r = real(handle, count);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithmMaxCount, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4828,7 +4839,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBa
     uint32_t r = real(handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithm_v7, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4878,7 +4889,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBa
     uint32_t r = real(handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionBackwardDataWorkspaceSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4928,7 +4939,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBa
     uint32_t r = real(handle, count);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -4978,7 +4989,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBa
     uint32_t r = real(handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithm_v7, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5028,7 +5039,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBa
     uint32_t r = real(handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionBackwardFilterWorkspaceSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5078,7 +5089,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionFo
     uint32_t r = real(handle, count);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionForwardAlgorithmMaxCount, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5128,7 +5139,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionFo
     uint32_t r = real(handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionForwardAlgorithm_v7, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5178,7 +5189,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionFo
     uint32_t r = real(handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionForwardWorkspaceSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5228,7 +5239,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionGr
     uint32_t r = real(convDesc, groupCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionGroupCount, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5278,7 +5289,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionMa
     uint32_t r = real(convDesc, mathType);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionMathType, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5328,7 +5339,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionNd
     uint32_t r = real(convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionNdDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5378,7 +5389,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionNd
     uint32_t r = real(convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionNdForwardOutputDim, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5428,7 +5439,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionRe
     uint32_t r = real(convDesc, reorderType);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetConvolutionReorderType, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5505,7 +5516,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetDropoutDescri
     uint32_t r = real(dropoutDesc, handle, dropout, states, seed);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetDropoutDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5580,7 +5591,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFilter4dDescr
     uint32_t r = real(filterDesc, dataType, format, k, c, h, w);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetFilter4dDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5630,7 +5641,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFilterNdDescr
     uint32_t r = real(filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetFilterNdDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5680,7 +5691,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFilterSizeInB
     uint32_t r = real(filterDesc, size);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetFilterSizeInBytes, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5730,7 +5741,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFoldedConvBac
     uint32_t r = real(handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetFoldedConvBackwardDataDescriptors, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5780,7 +5791,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFusedOpsConst
     uint32_t r = real(constPack, paramLabel, param, isNULL);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetFusedOpsConstParamPackAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5830,7 +5841,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFusedOpsVaria
     uint32_t r = real(varPack, paramLabel, ptr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetFusedOpsVariantParamPackAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5880,7 +5891,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetLRNDescriptor
     uint32_t r = real(normDesc, lrnN, lrnAlpha, lrnBeta, lrnK);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetLRNDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -5955,7 +5966,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetMultiHeadAttn
     uint32_t r = real(handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetMultiHeadAttnBuffers, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6005,7 +6016,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetMultiHeadAttn
     uint32_t r = real(handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetMultiHeadAttnWeights, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6055,7 +6066,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetNormalization
     uint32_t r = real(handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetNormalizationBackwardWorkspaceSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6105,7 +6116,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetNormalization
     uint32_t r = real(handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetNormalizationForwardTrainingWorkspaceSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6155,7 +6166,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetNormalization
     uint32_t r = real(handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetNormalizationTrainingReserveSpaceSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6205,7 +6216,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetOpTensorDescr
     uint32_t r = real(opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetOpTensorDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6255,7 +6266,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetPooling2dDesc
     uint32_t r = real(poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetPooling2dDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6305,7 +6316,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetPooling2dForw
     uint32_t r = real(poolingDesc, inputTensorDesc, n, c, h, w);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetPooling2dForwardOutputDim, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6355,7 +6366,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetPoolingNdDesc
     uint32_t r = real(poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetPoolingNdDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6405,7 +6416,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetPoolingNdForw
     uint32_t r = real(poolingDesc, inputTensorDesc, nbDims, outputTensorDimA);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetPoolingNdForwardOutputDim, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6455,7 +6466,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetProperty(uint
     uint32_t r = real(type, value);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetProperty, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6505,7 +6516,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetRNNDataDescri
     uint32_t r = real(rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetRNNDataDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6555,7 +6566,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetRNNDescriptor
     uint32_t r = real(rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetRNNDescriptor_v8, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6605,7 +6616,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetRNNTempSpaceS
     uint32_t r = real(handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetRNNTempSpaceSizes, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6655,7 +6666,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetRNNWeightPara
     uint32_t r = real(handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetRNNWeightParams, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6705,7 +6716,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetRNNWeightSpac
     uint32_t r = real(handle, rnnDesc, weightSpaceSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetRNNWeightSpaceSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6755,7 +6766,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetReduceTensorD
     uint32_t r = real(reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetReduceTensorDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6805,7 +6816,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetReductionIndi
     uint32_t r = real(handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetReductionIndicesSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6855,7 +6866,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetReductionWork
     uint32_t r = real(handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetReductionWorkspaceSize, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6905,7 +6916,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetSeqDataDescri
     uint32_t r = real(seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetSeqDataDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -6955,7 +6966,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetStream(uint8_
     uint32_t r = real(handle, streamId);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetStream, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7005,7 +7016,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetTensor4dDescr
     uint32_t r = real(tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetTensor4dDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7055,7 +7066,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetTensorNdDescr
     uint32_t r = real(tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetTensorNdDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7105,7 +7116,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetTensorSizeInB
     uint32_t r = real(tensorDesc, size);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetTensorSizeInBytes, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7155,7 +7166,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetTensorTransfo
     uint32_t r = real(transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGetTensorTransformDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7232,7 +7243,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGraphVersionChec
     uint32_t r = real();
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnGraphVersionCheck, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7282,7 +7293,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnIm2Col(uint8_t v
     uint32_t r = real(handle, xDesc, x, wDesc, convDesc, colBuffer);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnIm2Col, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7332,7 +7343,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnInitTransformDes
     uint32_t r = real(transformDesc, srcDesc, destDesc, destSizeInBytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnInitTransformDest, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7382,7 +7393,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnLRNCrossChannelB
     uint32_t r = real(handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnLRNCrossChannelBackward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7432,7 +7443,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnLRNCrossChannelF
     uint32_t r = real(handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnLRNCrossChannelForward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7482,7 +7493,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnMakeFusedOpsPlan
     uint32_t r = real(handle, plan, constPack, workspaceSizeInBytes);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnMakeFusedOpsPlan, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7532,7 +7543,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnMultiHeadAttnBac
     uint32_t r = real(handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnMultiHeadAttnBackwardData, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7582,7 +7593,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnMultiHeadAttnBac
     uint32_t r = real(handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnMultiHeadAttnBackwardWeights, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7632,7 +7643,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnMultiHeadAttnFor
     uint32_t r = real(handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnMultiHeadAttnForward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7682,7 +7693,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnNormalizationBac
     uint32_t r = real(handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnNormalizationBackward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7732,7 +7743,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnNormalizationFor
     uint32_t r = real(handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnNormalizationForwardInference, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7782,7 +7793,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnNormalizationFor
     uint32_t r = real(handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnNormalizationForwardTraining, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7832,7 +7843,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnOpTensor(uint8_t
     uint32_t r = real(handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnOpTensor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7882,7 +7893,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnOpsVersionCheck(
     uint32_t r = real();
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnOpsVersionCheck, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7932,7 +7943,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnPoolingBackward(
     uint32_t r = real(handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnPoolingBackward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -7982,7 +7993,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnPoolingForward(u
     uint32_t r = real(handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnPoolingForward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8032,7 +8043,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnQueryRuntimeErro
     uint32_t r = real(handle, rstatus, mode, tag);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnQueryRuntimeError, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8082,7 +8093,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNBackwardData_
     uint32_t r = real(handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnRNNBackwardData_v8, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8132,7 +8143,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNBackwardWeigh
     uint32_t r = real(handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnRNNBackwardWeights_v8, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8182,7 +8193,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNForward(uint8
     uint32_t r = real(handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnRNNForward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8232,7 +8243,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNGetClip_v8(ui
     uint32_t r = real(rnnDesc, clipMode, clipNanOpt, lclip, rclip);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnRNNGetClip_v8, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8282,7 +8293,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNGetClip_v9(ui
     uint32_t r = real(rnnDesc, clipMode, lclip, rclip);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnRNNGetClip_v9, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8332,7 +8343,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNSetClip_v8(ui
     uint32_t r = real(rnnDesc, clipMode, clipNanOpt, lclip, rclip);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnRNNSetClip_v8, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8382,7 +8393,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNSetClip_v9(ui
     uint32_t r = real(rnnDesc, clipMode, lclip, rclip);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnRNNSetClip_v9, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8432,7 +8443,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnReduceTensor(uin
     uint32_t r = real(handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnReduceTensor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8482,7 +8493,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnReorderFilterAnd
     uint32_t r = real(handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnReorderFilterAndBias, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8532,7 +8543,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRestoreDropoutDe
     uint32_t r = real(dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnRestoreDropoutDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8582,7 +8593,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnScaleTensor(uint
     uint32_t r = real(handle, yDesc, y, alpha);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnScaleTensor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8632,7 +8643,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetActivationDes
     uint32_t r = real(activationDesc, mode, reluNanOpt, coef);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetActivationDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8682,7 +8693,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetActivationDes
     uint32_t r = real(activationDesc, swish_beta);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetActivationDescriptorSwishBeta, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8732,7 +8743,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetAttnDescripto
     uint32_t r = real(attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetAttnDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8782,7 +8793,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetCTCLossDescri
     uint32_t r = real(ctcLossDesc, compType);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetCTCLossDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8832,7 +8843,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetCTCLossDescri
     uint32_t r = real(ctcLossDesc, compType, normMode, gradMode);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetCTCLossDescriptorEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8882,7 +8893,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetCTCLossDescri
     uint32_t r = real(ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetCTCLossDescriptor_v8, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8932,7 +8943,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetCTCLossDescri
     uint32_t r = real(ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetCTCLossDescriptor_v9, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -8982,7 +8993,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetCallback(uint
     uint32_t r = real(mask, udata, fptr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetCallback, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9032,7 +9043,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetConvolution2d
     uint32_t r = real(convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetConvolution2dDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9082,7 +9093,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetConvolutionGr
     uint32_t r = real(convDesc, groupCount);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetConvolutionGroupCount, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9132,7 +9143,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetConvolutionMa
     uint32_t r = real(convDesc, mathType);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetConvolutionMathType, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9182,7 +9193,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetConvolutionNd
     uint32_t r = real(convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetConvolutionNdDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9232,7 +9243,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetConvolutionRe
     uint32_t r = real(convDesc, reorderType);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetConvolutionReorderType, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9282,7 +9293,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetDropoutDescri
     uint32_t r = real(dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetDropoutDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9332,7 +9343,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetFilter4dDescr
     uint32_t r = real(filterDesc, dataType, format, k, c, h, w);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetFilter4dDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9382,7 +9393,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetFilterNdDescr
     uint32_t r = real(filterDesc, dataType, format, nbDims, filterDimA);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetFilterNdDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9432,7 +9443,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetFusedOpsConst
     uint32_t r = real(constPack, paramLabel, param);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetFusedOpsConstParamPackAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9482,7 +9493,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetFusedOpsVaria
     uint32_t r = real(varPack, paramLabel, ptr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetFusedOpsVariantParamPackAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9532,7 +9543,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetLRNDescriptor
     uint32_t r = real(normDesc, lrnN, lrnAlpha, lrnBeta, lrnK);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetLRNDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9582,7 +9593,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetOpTensorDescr
     uint32_t r = real(opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetOpTensorDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9632,7 +9643,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetPooling2dDesc
     uint32_t r = real(poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetPooling2dDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9682,7 +9693,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetPoolingNdDesc
     uint32_t r = real(poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetPoolingNdDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9732,7 +9743,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetRNNDataDescri
     uint32_t r = real(rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetRNNDataDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9782,7 +9793,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetRNNDescriptor
     uint32_t r = real(rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetRNNDescriptor_v8, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9832,7 +9843,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetReduceTensorD
     uint32_t r = real(reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetReduceTensorDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9882,7 +9893,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetSeqDataDescri
     uint32_t r = real(seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetSeqDataDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9932,7 +9943,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetSpatialTransf
     uint32_t r = real(stDesc, samplerType, dataType, nbDims, dimA);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetSpatialTransformerNdDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -9982,7 +9993,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetStream(uint8_
     uint32_t r = real(handle, streamId);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetStream, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10032,7 +10043,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensor(uint8_
     uint32_t r = real(handle, yDesc, y, valuePtr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetTensor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10082,7 +10093,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensor4dDescr
     uint32_t r = real(tensorDesc, format, dataType, n, c, h, w);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetTensor4dDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10132,7 +10143,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensor4dDescr
     uint32_t r = real(tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetTensor4dDescriptorEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10182,7 +10193,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensorNdDescr
     uint32_t r = real(tensorDesc, dataType, nbDims, dimA, strideA);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetTensorNdDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10232,7 +10243,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensorNdDescr
     uint32_t r = real(tensorDesc, format, dataType, nbDims, dimA);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetTensorNdDescriptorEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10282,7 +10293,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensorTransfo
     uint32_t r = real(transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSetTensorTransformDescriptor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10332,7 +10343,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSoftmaxBackward(
     uint32_t r = real(handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSoftmaxBackward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10382,7 +10393,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSoftmaxForward(u
     uint32_t r = real(handle, algo, mode, alpha, xDesc, x, beta, yDesc, y);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSoftmaxForward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10432,7 +10443,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSpatialTfGridGen
     uint32_t r = real(handle, stDesc, dgrid, dtheta);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSpatialTfGridGeneratorBackward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10482,7 +10493,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSpatialTfGridGen
     uint32_t r = real(handle, stDesc, theta, grid);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSpatialTfGridGeneratorForward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10532,7 +10543,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSpatialTfSampler
     uint32_t r = real(handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSpatialTfSamplerBackward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10582,7 +10593,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSpatialTfSampler
     uint32_t r = real(handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnSpatialTfSamplerForward, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10632,7 +10643,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnTransformFilter(
     uint32_t r = real(handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnTransformFilter, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10682,7 +10693,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnTransformTensor(
     uint32_t r = real(handle, alpha, xDesc, x, beta, yDesc, y);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnTransformTensor, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -10732,7 +10743,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnTransformTensorE
     uint32_t r = real(handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_CUDNN_cudnnTransformTensorEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cudnn, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -11195,7 +11206,7 @@ static void *const via_linked[] = {
     (void *)cs_l_cudnnAdvVersionCheck,
     (void *)cudnnBackendCreateDescriptor,
     (void *)cs_l_cudnnBackendDestroyDescriptor,
-    (void *)cudnnBackendExecute,
+    (void *)cs_l_cudnnBackendExecute,
     (void *)cudnnBackendFinalize,
     (void *)cs_l_cudnnBackendGetAttribute,
     (void *)cs_l_cudnnBackendInitialize,
@@ -11857,6 +11868,7 @@ void cs_u_cudnnActivationForward(void) CS_HIDDEN;
 void cs_u_cudnnAddTensor(void) CS_HIDDEN;
 void cs_u_cudnnAdvVersionCheck(void) CS_HIDDEN;
 void cs_u_cudnnBackendDestroyDescriptor(void) CS_HIDDEN;
+void cs_u_cudnnBackendExecute(void) CS_HIDDEN;
 void cs_u_cudnnBackendGetAttribute(void) CS_HIDDEN;
 void cs_u_cudnnBackendInitialize(void) CS_HIDDEN;
 void cs_u_cudnnBackendPopulateCudaGraph(void) CS_HIDDEN;
@@ -12068,6 +12080,7 @@ static void *const unresolved[219] = {
     [2] = (void *)cs_u_cudnnAddTensor,
     [3] = (void *)cs_u_cudnnAdvVersionCheck,
     [5] = (void *)cs_u_cudnnBackendDestroyDescriptor,
+    [6] = (void *)cs_u_cudnnBackendExecute,
     [8] = (void *)cs_u_cudnnBackendGetAttribute,
     [9] = (void *)cs_u_cudnnBackendInitialize,
     [10] = (void *)cs_u_cudnnBackendPopulateCudaGraph,
@@ -12280,6 +12293,7 @@ void *_Atomic cs_call_cudnn[219] = {
     [2] = (void *)cs_u_cudnnAddTensor,
     [3] = (void *)cs_u_cudnnAdvVersionCheck,
     [5] = (void *)cs_u_cudnnBackendDestroyDescriptor,
+    [6] = (void *)cs_u_cudnnBackendExecute,
     [8] = (void *)cs_u_cudnnBackendGetAttribute,
     [9] = (void *)cs_u_cudnnBackendInitialize,
     [10] = (void *)cs_u_cudnnBackendPopulateCudaGraph,

@@ -90,7 +90,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclAlltoAll(uint8_t 
     uint32_t r = real(sendbuff, recvbuff, count, datatype, comm, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclAlltoAll, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -135,7 +135,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclBcast(uint8_t via
     uint32_t r = real(buff, count, datatype, root, comm, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclBcast, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -224,7 +224,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommCount(uint8_t
     uint32_t r = real(comm, count);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommCount, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -269,7 +269,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommCuDevice(uint
     uint32_t r = real(comm, device);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommCuDevice, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -314,7 +314,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommDeregister(ui
     uint32_t r = real(comm, handle);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommDeregister, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -507,7 +507,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommRegister(uint
     uint32_t r = real(comm, buff, size, handle);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommRegister, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -552,7 +552,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommRevoke(uint8_
     uint32_t r = real(comm, revokeFlags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommRevoke, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -597,7 +597,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommShrink(uint8_
     uint32_t r = real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommShrink, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -664,7 +664,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommUserRank(uint
     uint32_t r = real(comm, rank);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommUserRank, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -709,7 +709,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommWindowDeregis
     uint32_t r = real(comm, win);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommWindowDeregister, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -754,7 +754,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommWindowRegiste
     uint32_t r = real(comm, buff, size, win, winFlags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclCommWindowRegister, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -799,7 +799,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclGather(uint8_t vi
     uint32_t r = real(sendbuff, recvbuff, count, datatype, root, comm, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclGather, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -904,7 +904,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclGetVersion(uint8_
     uint32_t r = real(version);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclGetVersion, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -949,7 +949,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclGroupEnd(uint8_t 
     uint32_t r = real();
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclGroupEnd, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -994,7 +994,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclGroupSimulateEnd(
     uint32_t r = real(simInfo);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclGroupSimulateEnd, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1039,7 +1039,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclGroupStart(uint8_
     uint32_t r = real();
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclGroupStart, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1084,7 +1084,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclMemAlloc(uint8_t 
     uint32_t r = real(ptr, size);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclMemAlloc, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1129,7 +1129,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclMemFree(uint8_t v
     uint32_t r = real(ptr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclMemFree, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1196,7 +1196,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclRedOpCreatePreMul
     uint32_t r = real(op, scalar, datatype, residence, comm);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclRedOpCreatePreMulSum, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1241,7 +1241,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclRedOpDestroy(uint
     uint32_t r = real(op, comm);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclRedOpDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1330,7 +1330,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclScatter(uint8_t v
     uint32_t r = real(sendbuff, recvbuff, count, datatype, root, comm, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_ncclScatter, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1441,7 +1441,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclAlltoAll(uint8_t
     uint32_t r = real(sendbuff, recvbuff, count, datatype, comm, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclAlltoAll, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1486,7 +1486,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclBcast(uint8_t vi
     uint32_t r = real(buff, count, datatype, root, comm, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclBcast, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1575,7 +1575,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommCount(uint8_
     uint32_t r = real(comm, count);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommCount, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1620,7 +1620,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommCuDevice(uin
     uint32_t r = real(comm, device);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommCuDevice, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1665,7 +1665,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommDeregister(u
     uint32_t r = real(comm, handle);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommDeregister, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1858,7 +1858,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommRegister(uin
     uint32_t r = real(comm, buff, size, handle);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommRegister, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1903,7 +1903,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommRevoke(uint8
     uint32_t r = real(comm, revokeFlags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommRevoke, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -1948,7 +1948,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommShrink(uint8
     uint32_t r = real(comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommShrink, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2015,7 +2015,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommUserRank(uin
     uint32_t r = real(comm, rank);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommUserRank, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2060,7 +2060,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommWindowDeregi
     uint32_t r = real(comm, win);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommWindowDeregister, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2105,7 +2105,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommWindowRegist
     uint32_t r = real(comm, buff, size, win, winFlags);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclCommWindowRegister, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2150,7 +2150,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclGather(uint8_t v
     uint32_t r = real(sendbuff, recvbuff, count, datatype, root, comm, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclGather, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2255,7 +2255,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclGetVersion(uint8
     uint32_t r = real(version);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclGetVersion, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2300,7 +2300,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclGroupEnd(uint8_t
     uint32_t r = real();
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclGroupEnd, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2345,7 +2345,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclGroupSimulateEnd
     uint32_t r = real(simInfo);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclGroupSimulateEnd, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2390,7 +2390,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclGroupStart(uint8
     uint32_t r = real();
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclGroupStart, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2435,7 +2435,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclMemAlloc(uint8_t
     uint32_t r = real(ptr, size);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclMemAlloc, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2480,7 +2480,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclMemFree(uint8_t 
     uint32_t r = real(ptr);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclMemFree, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2547,7 +2547,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclRedOpCreatePreMu
     uint32_t r = real(op, scalar, datatype, residence, comm);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclRedOpCreatePreMulSum, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2592,7 +2592,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclRedOpDestroy(uin
     uint32_t r = real(op, comm);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclRedOpDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
@@ -2681,7 +2681,7 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclScatter(uint8_t 
     uint32_t r = real(sendbuff, recvbuff, count, datatype, root, comm, stream);
     uint64_t cs_h;
     struct cs_event *ev = cs_fast_record(t, CS_NCCL_pncclScatter, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev, 0);
+    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_nccl, ev);
     cs_fast_publish(t, cs_h);
     return r;
 }
