@@ -104,7 +104,10 @@
 .endm
 
 /* From the call in progress (r11: the thread) to the return; LEVEL 0 or 1 picks the saved
- * registers, the launch arguments, the "inside" field and the depth to go back to. */
+ * registers, the launch arguments, the "inside" field and the depth to go back to. The depth is
+ * raised before a level's saved registers are written and lowered only after they are read back,
+ * so a CUDA call from a signal handler meanwhile never takes the same level (it takes the next
+ * one, or the full path, or finishes before they are written). */
 .macro CS_FAST_BODY level, via, idx, call, api, shape, onfail
     .if \shape == 1 || \shape == 2
     .set .Lkind, 1  /* CS_LAUNCH_KERNEL */
