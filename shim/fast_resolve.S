@@ -67,4 +67,4 @@ cs_fast_unresolved:
     .size cs_fast_unresolved, .-cs_fast_unresolved
 
 #endif
-    .section .note.GNU-stack, "", @progbits
+    .section .note.GNU-stack, "", %progbits

@@ -238,7 +238,7 @@ def gen_fast_asm(api, base):
                      % (v, n, SLOW[v], n, VIA_NUM[via], i, api, 8 * (i - base), api, watched, shape,
                         ", cs_ff_" + n if shape == SHAPES["on_failure"] else ""))
         s.append("CS_FAST_UNRESOLVED cs_u_%s, %d" % (n, i))
-    s += ["#endif", '    .section .note.GNU-stack, "", @progbits', ""]
+    s += ["#endif", '    .section .note.GNU-stack, "", %progbits', ""]
     open(os.path.join(HERE, "gen", api + "_fast.S"), "w").write("\n".join(s))
 
 

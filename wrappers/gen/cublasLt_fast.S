@@ -175,4 +175,4 @@ CS_FAST_ENTRY cs_d_cublasLtMatrixTransformDescSetAttribute, cs_sd_cublasLtMatrix
 CS_FAST_ENTRY cs_g_cublasLtMatrixTransformDescSetAttribute, cs_sg_cublasLtMatrixTransformDescSetAttribute, 2, 1500, cs_call_cublasLt+384, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatrixTransformDescSetAttribute, 1500
 #endif
-    .section .note.GNU-stack, "", @progbits
+    .section .note.GNU-stack, "", %progbits

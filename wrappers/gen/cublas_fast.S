@@ -2039,4 +2039,4 @@ CS_FAST_ENTRY cs_d_cublasZtrttp, cs_sd_cublasZtrttp, 1, 1451, cs_call_cublas+412
 CS_FAST_ENTRY cs_g_cublasZtrttp, cs_sg_cublasZtrttp, 2, 1451, cs_call_cublas+4120, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasZtrttp, 1451
 #endif
-    .section .note.GNU-stack, "", @progbits
+    .section .note.GNU-stack, "", %progbits

@@ -2363,4 +2363,4 @@ CS_FAST_ENTRY cs_d_cuWaitExternalSemaphoresAsync_ptsz, cs_sd_cuWaitExternalSemap
 CS_FAST_ENTRY cs_g_cuWaitExternalSemaphoresAsync_ptsz, cs_sg_cuWaitExternalSemaphoresAsync_ptsz, 2, 636, cs_call_cuda+5088, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuWaitExternalSemaphoresAsync_ptsz, 636
 #endif
-    .section .note.GNU-stack, "", @progbits
+    .section .note.GNU-stack, "", %progbits

@@ -1503,4 +1503,4 @@ CS_FAST_ENTRY cs_d_cudaWaitExternalSemaphoresAsync_ptsz, cs_sd_cudaWaitExternalS
 CS_FAST_ENTRY cs_g_cudaWaitExternalSemaphoresAsync_ptsz, cs_sg_cudaWaitExternalSemaphoresAsync_ptsz, 2, 1878, cs_call_cudart+3016, cs_api_cudart, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudaWaitExternalSemaphoresAsync_ptsz, 1878
 #endif
-    .section .note.GNU-stack, "", @progbits
+    .section .note.GNU-stack, "", %progbits

@@ -847,4 +847,4 @@ CS_FAST_ENTRY cs_d_cudnnTransformTensorEx, cs_sd_cudnnTransformTensorEx, 1, 855,
 CS_FAST_ENTRY cs_g_cudnnTransformTensorEx, cs_sg_cudnnTransformTensorEx, 2, 855, cs_call_cudnn+1744, cs_api_cudnn, 1, 0
 CS_FAST_UNRESOLVED cs_u_cudnnTransformTensorEx, 855
 #endif
-    .section .note.GNU-stack, "", @progbits
+    .section .note.GNU-stack, "", %progbits

@@ -171,4 +171,4 @@ CS_FAST_ENTRY cs_d_pncclScatter, cs_sd_pncclScatter, 1, 934, cs_call_nccl+624, c
 CS_FAST_ENTRY cs_g_pncclScatter, cs_sg_pncclScatter, 2, 934, cs_call_nccl+624, cs_api_nccl, 1, 0
 CS_FAST_UNRESOLVED cs_u_pncclScatter, 934
 #endif
-    .section .note.GNU-stack, "", @progbits
+    .section .note.GNU-stack, "", %progbits
