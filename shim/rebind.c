@@ -121,11 +121,19 @@ static int segments(struct object *o)
     return o->hi > o->lo;
 }
 
+/* Whether a name can be a wrapped API's, cheaply, before the tables are searched: cu*, cuda*,
+ * cudnn*, cublas*; nccl* and pnccl*; the runtime's __cuda* launch entry points. */
+static int wrapped_prefix(const char *name)
+{
+    return (name[0] == 'c' && name[1] == 'u') || !strncmp(name, "nccl", 4) || !strncmp(name, "pnccl", 5) ||
+           !strncmp(name, "__cuda", 6);
+}
+
 /* Where the name lives among the wrapped APIs: the entry the program's own references go
  * through, for the copy whose definition the loader chose (an older major has its own). */
 static void *wrapper_for(const char *name, void *bound)
 {
-    if (name[0] != 'c' && name[0] != 'n') return NULL;  /* cu*, nccl* */
+    if (!wrapped_prefix(name)) return NULL;
     for (size_t a = 0; a < NAPIS; a++) {
         struct cs_api *api = apis[a];
         int idx = cs_api_find(api, name);
@@ -237,7 +245,7 @@ static int bind_object(const struct object *o, struct done *d)
             if (type != CS_R_JUMP_SLOT && type != CS_R_GLOB_DAT) continue;
             const ElfW(Sym) *s = &o->symtab[ELF64_R_SYM(r[i].r_info)];
             const char *name = o->strtab + s->st_name;
-            if ((name[0] != 'c' || name[1] != 'u') && strncmp(name, "nccl", 4)) continue;
+            if (!wrapped_prefix(name)) continue;
             void **slot = (void **)(o->m->l_addr + r[i].r_offset);
             void *v = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
             /* A lazy entry still points into the object's own PLT: bind it as the loader would. */

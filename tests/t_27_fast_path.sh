@@ -51,13 +51,17 @@ $CC -O2 -shared -fPIC -Wl,-soname,libcudart.so.13 -o "$TMP/rt/libcudart.so.13" "
 compile runtime_launch tests/programs/runtime_launch.c "$TMP/rt/libcudart.so.13" -L"$FAKES" -lcuda -Wl,-rpath,"$TMP/rt:$FAKES"
 rm -f "$TMP"/cudashim-*
 out=$(same_behaviour ./runtime_launch check)
-[ "$out" = "$(printf 'cudaLaunchKernel=0\ncudaLaunchKernel=98')" ] || fail "runtime launches: $out"
+[ "$out" = "$(printf 'cudaLaunchKernel=0\ncudaLaunchKernel=98\n__cudaLaunchKernel=0\n__cudaLaunchKernel=98')" ] || fail "runtime launches: $out"
 t=$(only_trace)
 assert_eq "$(q count "$t" api=cuLaunchKernel via=cuGetProcAddress inside=cudaLaunchKernel kernel=0x78 stream=0x20 shared_mem=128 \
     reason="block 2048x1x1 = 2048 threads exceeds the device limit of 1024 threads per block")" 1 \
     "the driver launch refused inside the runtime's, with its arguments"
 assert_eq "$(q count "$t" api=cudaLaunchKernel result=98)" 1 "the runtime call that failed"
-q summary "$t" | grep -qx "cuLaunchKernel 2" || fail "launches inside the runtime not counted"
+assert_eq "$(q count "$t" api=cuLaunchKernel inside=__cudaLaunchKernel kernel=0x88 stream=0x40 shared_mem=256)" 1 \
+    "the driver launch refused inside nvcc 13's runtime entry point"
+assert_eq "$(q count "$t" api=__cudaLaunchKernel result_name=cudaErrorInvalidDeviceFunction)" 1 "nvcc 13's runtime launch that failed"
+q summary "$t" | grep -qx "cuLaunchKernel 4" || fail "launches inside the runtime not counted"
+q summary "$t" | grep -qx "__cudaLaunchKernel 2" || fail "nvcc 13's runtime launches not counted"
 # A crash in the driver under both entry points: the unwinder walks out through both to main.
 rm -f "$TMP"/cudashim-*
 FAKE_CUDA_CRASH=cuLaunchKernel with_shim ./runtime_launch check >/dev/null 2>&1 && fail "the crash did not happen"

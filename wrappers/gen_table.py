@@ -24,10 +24,23 @@ APIS = {
     "nccl": ("nccl.h", [""], [os.path.join(CUDA, "lib64/libnccl.so.2")], r"p?nccl\w*"),
     "cublas": ("cublas_api.h", [""], [os.path.join(CUDA, "lib64/libcublas.so.13")], r"cublas(?!Lt)\w*"),
     "cublasLt": ("cublasLt.h", [""], [os.path.join(CUDA, "lib64/libcublasLt.so.13")], r"cublasLt\w*"),
-    # The shared CUDA runtime's own API (not the __cuda* registration entry points).
+    # The shared CUDA runtime's own API, and the entry points that nvcc 13's launch code calls
+    # (EXTRA_DECLS), but not the __cuda* registration ones.
     "cudart": ("cuda_runtime_api.h", ["", "-DCUDA_API_PER_THREAD_DEFAULT_STREAM"],
-               [os.path.join(CUDA, "lib64/libcudart.so.13")], r"cuda[A-Z]\w*"),
+               [os.path.join(CUDA, "lib64/libcudart.so.13")], r"cuda[A-Z]\w*|__cuda(?:GetKernel|LaunchKernel(?:_ptsz)?)"),
 }
+# Functions declared in a C++ header the API's own header does not include: (header, names). Their
+# declarations are read from its text (extern "C" and the calling-convention macro dropped).
+EXTRA_DECLS = {"cudart": ("crt/device_functions.h", r"__cuda(?:GetKernel|LaunchKernel(?:_ptsz)?)")}
+
+
+def extra_declarations(api):
+    if api not in EXTRA_DECLS:
+        return ""
+    header, names = EXTRA_DECLS[api]
+    text = open(os.path.join(INC, header)).read()
+    found = re.findall(r'extern\s+"C"\s+(cudaError_t)\s+CUDARTAPI\s+(' + names + r')\s*\(([^;{]*?)\)\s*;', text)
+    return "".join("\n%s %s(%s);\n" % (ret, name, re.sub(r"\s+", " ", params).strip()) for ret, name, params in found)
 
 DECL = re.compile(r"\s*(?:extern\s+)?(?:__attribute__\s*\(\(\w+\)\)\s*)*"
                   r"([A-Za-z_][\w \*]*?)\s*\b(\w+)\s*\(((?:[^()]|\([^()]*\))*)\)\s*"
@@ -154,7 +167,7 @@ def main(api, out):
     names = exports(libs, prefix)
     protos = {}
     for v in variants:
-        text = preprocess(header, v)
+        text = preprocess(header, v) + extra_declarations(api)
         for ret, name, params in declarations(text):
             if name in names and ("__CUDA_API_VERSION_INTERNAL" in v or name not in protos):
                 protos[name] = (ret, split_params(params), v)

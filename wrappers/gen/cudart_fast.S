@@ -2,1505 +2,1517 @@
 #include "../../shim/fast_asm.h"
 #if CS_FAST_ASM
     .text
-CS_FAST_ENTRY cs_l_cudaArrayGetInfo, cs_sl_cudaArrayGetInfo, 0, 1501, cs_call_cudart+0, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaArrayGetInfo, cs_sd_cudaArrayGetInfo, 1, 1501, cs_call_cudart+0, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaArrayGetInfo, cs_sg_cudaArrayGetInfo, 2, 1501, cs_call_cudart+0, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaArrayGetInfo, 1501
-CS_FAST_ENTRY cs_l_cudaArrayGetMemoryRequirements, cs_sl_cudaArrayGetMemoryRequirements, 0, 1502, cs_call_cudart+8, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaArrayGetMemoryRequirements, cs_sd_cudaArrayGetMemoryRequirements, 1, 1502, cs_call_cudart+8, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaArrayGetMemoryRequirements, cs_sg_cudaArrayGetMemoryRequirements, 2, 1502, cs_call_cudart+8, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaArrayGetMemoryRequirements, 1502
-CS_FAST_ENTRY cs_l_cudaArrayGetPlane, cs_sl_cudaArrayGetPlane, 0, 1503, cs_call_cudart+16, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaArrayGetPlane, cs_sd_cudaArrayGetPlane, 1, 1503, cs_call_cudart+16, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaArrayGetPlane, cs_sg_cudaArrayGetPlane, 2, 1503, cs_call_cudart+16, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaArrayGetPlane, 1503
-CS_FAST_ENTRY cs_l_cudaArrayGetSparseProperties, cs_sl_cudaArrayGetSparseProperties, 0, 1504, cs_call_cudart+24, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaArrayGetSparseProperties, cs_sd_cudaArrayGetSparseProperties, 1, 1504, cs_call_cudart+24, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaArrayGetSparseProperties, cs_sg_cudaArrayGetSparseProperties, 2, 1504, cs_call_cudart+24, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaArrayGetSparseProperties, 1504
-CS_FAST_ENTRY cs_l_cudaChooseDevice, cs_sl_cudaChooseDevice, 0, 1505, cs_call_cudart+32, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaChooseDevice, cs_sd_cudaChooseDevice, 1, 1505, cs_call_cudart+32, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaChooseDevice, cs_sg_cudaChooseDevice, 2, 1505, cs_call_cudart+32, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaChooseDevice, 1505
-CS_FAST_ENTRY cs_l_cudaCreateSurfaceObject, cs_sl_cudaCreateSurfaceObject, 0, 1507, cs_call_cudart+48, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaCreateSurfaceObject, cs_sd_cudaCreateSurfaceObject, 1, 1507, cs_call_cudart+48, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaCreateSurfaceObject, cs_sg_cudaCreateSurfaceObject, 2, 1507, cs_call_cudart+48, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaCreateSurfaceObject, 1507
-CS_FAST_ENTRY cs_l_cudaCreateTextureObject, cs_sl_cudaCreateTextureObject, 0, 1508, cs_call_cudart+56, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaCreateTextureObject, cs_sd_cudaCreateTextureObject, 1, 1508, cs_call_cudart+56, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaCreateTextureObject, cs_sg_cudaCreateTextureObject, 2, 1508, cs_call_cudart+56, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaCreateTextureObject, 1508
-CS_FAST_ENTRY cs_l_cudaCtxResetPersistingL2Cache, cs_sl_cudaCtxResetPersistingL2Cache, 0, 1509, cs_call_cudart+64, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaCtxResetPersistingL2Cache, cs_sd_cudaCtxResetPersistingL2Cache, 1, 1509, cs_call_cudart+64, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaCtxResetPersistingL2Cache, cs_sg_cudaCtxResetPersistingL2Cache, 2, 1509, cs_call_cudart+64, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaCtxResetPersistingL2Cache, 1509
-CS_FAST_ENTRY cs_l_cudaDestroyExternalMemory, cs_sl_cudaDestroyExternalMemory, 0, 1510, cs_call_cudart+72, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDestroyExternalMemory, cs_sd_cudaDestroyExternalMemory, 1, 1510, cs_call_cudart+72, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDestroyExternalMemory, cs_sg_cudaDestroyExternalMemory, 2, 1510, cs_call_cudart+72, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDestroyExternalMemory, 1510
-CS_FAST_ENTRY cs_l_cudaDestroyExternalSemaphore, cs_sl_cudaDestroyExternalSemaphore, 0, 1511, cs_call_cudart+80, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDestroyExternalSemaphore, cs_sd_cudaDestroyExternalSemaphore, 1, 1511, cs_call_cudart+80, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDestroyExternalSemaphore, cs_sg_cudaDestroyExternalSemaphore, 2, 1511, cs_call_cudart+80, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDestroyExternalSemaphore, 1511
-CS_FAST_ENTRY cs_l_cudaDestroySurfaceObject, cs_sl_cudaDestroySurfaceObject, 0, 1512, cs_call_cudart+88, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDestroySurfaceObject, cs_sd_cudaDestroySurfaceObject, 1, 1512, cs_call_cudart+88, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDestroySurfaceObject, cs_sg_cudaDestroySurfaceObject, 2, 1512, cs_call_cudart+88, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDestroySurfaceObject, 1512
-CS_FAST_ENTRY cs_l_cudaDestroyTextureObject, cs_sl_cudaDestroyTextureObject, 0, 1513, cs_call_cudart+96, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDestroyTextureObject, cs_sd_cudaDestroyTextureObject, 1, 1513, cs_call_cudart+96, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDestroyTextureObject, cs_sg_cudaDestroyTextureObject, 2, 1513, cs_call_cudart+96, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDestroyTextureObject, 1513
-CS_FAST_ENTRY cs_l_cudaDeviceCanAccessPeer, cs_sl_cudaDeviceCanAccessPeer, 0, 1514, cs_call_cudart+104, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDeviceCanAccessPeer, cs_sd_cudaDeviceCanAccessPeer, 1, 1514, cs_call_cudart+104, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDeviceCanAccessPeer, cs_sg_cudaDeviceCanAccessPeer, 2, 1514, cs_call_cudart+104, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDeviceCanAccessPeer, 1514
-CS_FAST_ENTRY cs_l_cudaDeviceDisablePeerAccess, cs_sl_cudaDeviceDisablePeerAccess, 0, 1515, cs_call_cudart+112, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDeviceDisablePeerAccess, cs_sd_cudaDeviceDisablePeerAccess, 1, 1515, cs_call_cudart+112, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDeviceDisablePeerAccess, cs_sg_cudaDeviceDisablePeerAccess, 2, 1515, cs_call_cudart+112, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDeviceDisablePeerAccess, 1515
-CS_FAST_ENTRY cs_l_cudaDeviceEnablePeerAccess, cs_sl_cudaDeviceEnablePeerAccess, 0, 1516, cs_call_cudart+120, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDeviceEnablePeerAccess, cs_sd_cudaDeviceEnablePeerAccess, 1, 1516, cs_call_cudart+120, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDeviceEnablePeerAccess, cs_sg_cudaDeviceEnablePeerAccess, 2, 1516, cs_call_cudart+120, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDeviceEnablePeerAccess, 1516
-CS_FAST_ENTRY cs_l_cudaDeviceFlushGPUDirectRDMAWrites, cs_sl_cudaDeviceFlushGPUDirectRDMAWrites, 0, 1517, cs_call_cudart+128, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDeviceFlushGPUDirectRDMAWrites, cs_sd_cudaDeviceFlushGPUDirectRDMAWrites, 1, 1517, cs_call_cudart+128, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDeviceFlushGPUDirectRDMAWrites, cs_sg_cudaDeviceFlushGPUDirectRDMAWrites, 2, 1517, cs_call_cudart+128, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDeviceFlushGPUDirectRDMAWrites, 1517
-CS_FAST_ENTRY cs_l_cudaDeviceGetAttribute, cs_sl_cudaDeviceGetAttribute, 0, 1518, cs_call_cudart+136, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDeviceGetAttribute, cs_sd_cudaDeviceGetAttribute, 1, 1518, cs_call_cudart+136, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDeviceGetAttribute, cs_sg_cudaDeviceGetAttribute, 2, 1518, cs_call_cudart+136, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDeviceGetAttribute, 1518
-CS_FAST_ENTRY cs_l_cudaDeviceGetByPCIBusId, cs_sl_cudaDeviceGetByPCIBusId, 0, 1519, cs_call_cudart+144, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDeviceGetByPCIBusId, cs_sd_cudaDeviceGetByPCIBusId, 1, 1519, cs_call_cudart+144, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDeviceGetByPCIBusId, cs_sg_cudaDeviceGetByPCIBusId, 2, 1519, cs_call_cudart+144, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDeviceGetByPCIBusId, 1519
-CS_FAST_ENTRY cs_l_cudaDeviceGetCacheConfig, cs_sl_cudaDeviceGetCacheConfig, 0, 1520, cs_call_cudart+152, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDeviceGetCacheConfig, cs_sd_cudaDeviceGetCacheConfig, 1, 1520, cs_call_cudart+152, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDeviceGetCacheConfig, cs_sg_cudaDeviceGetCacheConfig, 2, 1520, cs_call_cudart+152, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDeviceGetCacheConfig, 1520
-CS_FAST_ENTRY cs_l_cudaDeviceGetDefaultMemPool, cs_sl_cudaDeviceGetDefaultMemPool, 0, 1521, cs_call_cudart+160, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDeviceGetDefaultMemPool, cs_sd_cudaDeviceGetDefaultMemPool, 1, 1521, cs_call_cudart+160, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDeviceGetDefaultMemPool, cs_sg_cudaDeviceGetDefaultMemPool, 2, 1521, cs_call_cudart+160, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDeviceGetDefaultMemPool, 1521
-CS_FAST_ENTRY cs_l_cudaDeviceGetGraphMemAttribute, cs_sl_cudaDeviceGetGraphMemAttribute, 0, 1522, cs_call_cudart+168, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDeviceGetGraphMemAttribute, cs_sd_cudaDeviceGetGraphMemAttribute, 1, 1522, cs_call_cudart+168, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDeviceGetGraphMemAttribute, cs_sg_cudaDeviceGetGraphMemAttribute, 2, 1522, cs_call_cudart+168, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDeviceGetGraphMemAttribute, 1522
-CS_FAST_ENTRY cs_l_cudaDeviceGetHostAtomicCapabilities, cs_sl_cudaDeviceGetHostAtomicCapabilities, 0, 1523, cs_call_cudart+176, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDeviceGetHostAtomicCapabilities, cs_sd_cudaDeviceGetHostAtomicCapabilities, 1, 1523, cs_call_cudart+176, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDeviceGetHostAtomicCapabilities, cs_sg_cudaDeviceGetHostAtomicCapabilities, 2, 1523, cs_call_cudart+176, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDeviceGetHostAtomicCapabilities, 1523
-CS_FAST_ENTRY cs_l_cudaDeviceGetLimit, cs_sl_cudaDeviceGetLimit, 0, 1524, cs_call_cudart+184, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDeviceGetLimit, cs_sd_cudaDeviceGetLimit, 1, 1524, cs_call_cudart+184, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDeviceGetLimit, cs_sg_cudaDeviceGetLimit, 2, 1524, cs_call_cudart+184, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDeviceGetLimit, 1524
-CS_FAST_ENTRY cs_l_cudaDeviceGetMemPool, cs_sl_cudaDeviceGetMemPool, 0, 1525, cs_call_cudart+192, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDeviceGetMemPool, cs_sd_cudaDeviceGetMemPool, 1, 1525, cs_call_cudart+192, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDeviceGetMemPool, cs_sg_cudaDeviceGetMemPool, 2, 1525, cs_call_cudart+192, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDeviceGetMemPool, 1525
-CS_FAST_ENTRY cs_l_cudaDeviceGetNvSciSyncAttributes, cs_sl_cudaDeviceGetNvSciSyncAttributes, 0, 1526, cs_call_cudart+200, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDeviceGetNvSciSyncAttributes, cs_sd_cudaDeviceGetNvSciSyncAttributes, 1, 1526, cs_call_cudart+200, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDeviceGetNvSciSyncAttributes, cs_sg_cudaDeviceGetNvSciSyncAttributes, 2, 1526, cs_call_cudart+200, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDeviceGetNvSciSyncAttributes, 1526
-CS_FAST_ENTRY cs_l_cudaDeviceGetP2PAtomicCapabilities, cs_sl_cudaDeviceGetP2PAtomicCapabilities, 0, 1527, cs_call_cudart+208, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDeviceGetP2PAtomicCapabilities, cs_sd_cudaDeviceGetP2PAtomicCapabilities, 1, 1527, cs_call_cudart+208, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDeviceGetP2PAtomicCapabilities, cs_sg_cudaDeviceGetP2PAtomicCapabilities, 2, 1527, cs_call_cudart+208, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDeviceGetP2PAtomicCapabilities, 1527
-CS_FAST_ENTRY cs_l_cudaDeviceGetP2PAttribute, cs_sl_cudaDeviceGetP2PAttribute, 0, 1528, cs_call_cudart+216, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDeviceGetP2PAttribute, cs_sd_cudaDeviceGetP2PAttribute, 1, 1528, cs_call_cudart+216, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDeviceGetP2PAttribute, cs_sg_cudaDeviceGetP2PAttribute, 2, 1528, cs_call_cudart+216, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDeviceGetP2PAttribute, 1528
-CS_FAST_ENTRY cs_l_cudaDeviceGetPCIBusId, cs_sl_cudaDeviceGetPCIBusId, 0, 1529, cs_call_cudart+224, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDeviceGetPCIBusId, cs_sd_cudaDeviceGetPCIBusId, 1, 1529, cs_call_cudart+224, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDeviceGetPCIBusId, cs_sg_cudaDeviceGetPCIBusId, 2, 1529, cs_call_cudart+224, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDeviceGetPCIBusId, 1529
-CS_FAST_ENTRY cs_l_cudaDeviceGetSharedMemConfig, cs_sl_cudaDeviceGetSharedMemConfig, 0, 1530, cs_call_cudart+232, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDeviceGetSharedMemConfig, cs_sd_cudaDeviceGetSharedMemConfig, 1, 1530, cs_call_cudart+232, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDeviceGetSharedMemConfig, cs_sg_cudaDeviceGetSharedMemConfig, 2, 1530, cs_call_cudart+232, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDeviceGetSharedMemConfig, 1530
-CS_FAST_ENTRY cs_l_cudaDeviceGetStreamPriorityRange, cs_sl_cudaDeviceGetStreamPriorityRange, 0, 1531, cs_call_cudart+240, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDeviceGetStreamPriorityRange, cs_sd_cudaDeviceGetStreamPriorityRange, 1, 1531, cs_call_cudart+240, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDeviceGetStreamPriorityRange, cs_sg_cudaDeviceGetStreamPriorityRange, 2, 1531, cs_call_cudart+240, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDeviceGetStreamPriorityRange, 1531
-CS_FAST_ENTRY cs_l_cudaDeviceGetTexture1DLinearMaxWidth, cs_sl_cudaDeviceGetTexture1DLinearMaxWidth, 0, 1532, cs_call_cudart+248, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDeviceGetTexture1DLinearMaxWidth, cs_sd_cudaDeviceGetTexture1DLinearMaxWidth, 1, 1532, cs_call_cudart+248, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDeviceGetTexture1DLinearMaxWidth, cs_sg_cudaDeviceGetTexture1DLinearMaxWidth, 2, 1532, cs_call_cudart+248, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDeviceGetTexture1DLinearMaxWidth, 1532
-CS_FAST_ENTRY cs_l_cudaDeviceGraphMemTrim, cs_sl_cudaDeviceGraphMemTrim, 0, 1533, cs_call_cudart+256, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDeviceGraphMemTrim, cs_sd_cudaDeviceGraphMemTrim, 1, 1533, cs_call_cudart+256, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDeviceGraphMemTrim, cs_sg_cudaDeviceGraphMemTrim, 2, 1533, cs_call_cudart+256, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDeviceGraphMemTrim, 1533
-CS_FAST_ENTRY cs_l_cudaDeviceRegisterAsyncNotification, cs_sl_cudaDeviceRegisterAsyncNotification, 0, 1534, cs_call_cudart+264, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDeviceRegisterAsyncNotification, cs_sd_cudaDeviceRegisterAsyncNotification, 1, 1534, cs_call_cudart+264, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDeviceRegisterAsyncNotification, cs_sg_cudaDeviceRegisterAsyncNotification, 2, 1534, cs_call_cudart+264, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDeviceRegisterAsyncNotification, 1534
-CS_FAST_ENTRY cs_l_cudaDeviceReset, cs_sl_cudaDeviceReset, 0, 1535, cs_call_cudart+272, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDeviceReset, cs_sd_cudaDeviceReset, 1, 1535, cs_call_cudart+272, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDeviceReset, cs_sg_cudaDeviceReset, 2, 1535, cs_call_cudart+272, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDeviceReset, 1535
-CS_FAST_ENTRY cs_l_cudaDeviceSetCacheConfig, cs_sl_cudaDeviceSetCacheConfig, 0, 1536, cs_call_cudart+280, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDeviceSetCacheConfig, cs_sd_cudaDeviceSetCacheConfig, 1, 1536, cs_call_cudart+280, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDeviceSetCacheConfig, cs_sg_cudaDeviceSetCacheConfig, 2, 1536, cs_call_cudart+280, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDeviceSetCacheConfig, 1536
-CS_FAST_ENTRY cs_l_cudaDeviceSetGraphMemAttribute, cs_sl_cudaDeviceSetGraphMemAttribute, 0, 1537, cs_call_cudart+288, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDeviceSetGraphMemAttribute, cs_sd_cudaDeviceSetGraphMemAttribute, 1, 1537, cs_call_cudart+288, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDeviceSetGraphMemAttribute, cs_sg_cudaDeviceSetGraphMemAttribute, 2, 1537, cs_call_cudart+288, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDeviceSetGraphMemAttribute, 1537
-CS_FAST_ENTRY cs_l_cudaDeviceSetLimit, cs_sl_cudaDeviceSetLimit, 0, 1538, cs_call_cudart+296, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDeviceSetLimit, cs_sd_cudaDeviceSetLimit, 1, 1538, cs_call_cudart+296, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDeviceSetLimit, cs_sg_cudaDeviceSetLimit, 2, 1538, cs_call_cudart+296, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDeviceSetLimit, 1538
-CS_FAST_ENTRY cs_l_cudaDeviceSetMemPool, cs_sl_cudaDeviceSetMemPool, 0, 1539, cs_call_cudart+304, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDeviceSetMemPool, cs_sd_cudaDeviceSetMemPool, 1, 1539, cs_call_cudart+304, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDeviceSetMemPool, cs_sg_cudaDeviceSetMemPool, 2, 1539, cs_call_cudart+304, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDeviceSetMemPool, 1539
-CS_FAST_ENTRY cs_l_cudaDeviceSetSharedMemConfig, cs_sl_cudaDeviceSetSharedMemConfig, 0, 1540, cs_call_cudart+312, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDeviceSetSharedMemConfig, cs_sd_cudaDeviceSetSharedMemConfig, 1, 1540, cs_call_cudart+312, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDeviceSetSharedMemConfig, cs_sg_cudaDeviceSetSharedMemConfig, 2, 1540, cs_call_cudart+312, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDeviceSetSharedMemConfig, 1540
-CS_FAST_ENTRY cs_l_cudaDeviceSynchronize, cs_sl_cudaDeviceSynchronize, 0, 1541, cs_call_cudart+320, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDeviceSynchronize, cs_sd_cudaDeviceSynchronize, 1, 1541, cs_call_cudart+320, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDeviceSynchronize, cs_sg_cudaDeviceSynchronize, 2, 1541, cs_call_cudart+320, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDeviceSynchronize, 1541
-CS_FAST_ENTRY cs_l_cudaDeviceUnregisterAsyncNotification, cs_sl_cudaDeviceUnregisterAsyncNotification, 0, 1542, cs_call_cudart+328, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDeviceUnregisterAsyncNotification, cs_sd_cudaDeviceUnregisterAsyncNotification, 1, 1542, cs_call_cudart+328, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDeviceUnregisterAsyncNotification, cs_sg_cudaDeviceUnregisterAsyncNotification, 2, 1542, cs_call_cudart+328, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDeviceUnregisterAsyncNotification, 1542
-CS_FAST_ENTRY cs_l_cudaDriverGetVersion, cs_sl_cudaDriverGetVersion, 0, 1543, cs_call_cudart+336, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaDriverGetVersion, cs_sd_cudaDriverGetVersion, 1, 1543, cs_call_cudart+336, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaDriverGetVersion, cs_sg_cudaDriverGetVersion, 2, 1543, cs_call_cudart+336, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaDriverGetVersion, 1543
-CS_FAST_ENTRY cs_l_cudaEventCreate, cs_sl_cudaEventCreate, 0, 1544, cs_call_cudart+344, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaEventCreate, cs_sd_cudaEventCreate, 1, 1544, cs_call_cudart+344, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaEventCreate, cs_sg_cudaEventCreate, 2, 1544, cs_call_cudart+344, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaEventCreate, 1544
-CS_FAST_ENTRY cs_l_cudaEventCreateWithFlags, cs_sl_cudaEventCreateWithFlags, 0, 1545, cs_call_cudart+352, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaEventCreateWithFlags, cs_sd_cudaEventCreateWithFlags, 1, 1545, cs_call_cudart+352, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaEventCreateWithFlags, cs_sg_cudaEventCreateWithFlags, 2, 1545, cs_call_cudart+352, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaEventCreateWithFlags, 1545
-CS_FAST_ENTRY cs_l_cudaEventDestroy, cs_sl_cudaEventDestroy, 0, 1546, cs_call_cudart+360, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaEventDestroy, cs_sd_cudaEventDestroy, 1, 1546, cs_call_cudart+360, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaEventDestroy, cs_sg_cudaEventDestroy, 2, 1546, cs_call_cudart+360, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaEventDestroy, 1546
-CS_FAST_ENTRY cs_l_cudaEventElapsedTime, cs_sl_cudaEventElapsedTime, 0, 1547, cs_call_cudart+368, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaEventElapsedTime, cs_sd_cudaEventElapsedTime, 1, 1547, cs_call_cudart+368, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaEventElapsedTime, cs_sg_cudaEventElapsedTime, 2, 1547, cs_call_cudart+368, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaEventElapsedTime, 1547
-CS_FAST_ENTRY cs_l_cudaEventQuery, cs_sl_cudaEventQuery, 0, 1548, cs_call_cudart+376, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaEventQuery, cs_sd_cudaEventQuery, 1, 1548, cs_call_cudart+376, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaEventQuery, cs_sg_cudaEventQuery, 2, 1548, cs_call_cudart+376, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaEventQuery, 1548
-CS_FAST_ENTRY cs_l_cudaEventRecord, cs_sl_cudaEventRecord, 0, 1549, cs_call_cudart+384, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaEventRecord, cs_sd_cudaEventRecord, 1, 1549, cs_call_cudart+384, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaEventRecord, cs_sg_cudaEventRecord, 2, 1549, cs_call_cudart+384, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaEventRecord, 1549
-CS_FAST_ENTRY cs_l_cudaEventRecordWithFlags, cs_sl_cudaEventRecordWithFlags, 0, 1550, cs_call_cudart+392, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaEventRecordWithFlags, cs_sd_cudaEventRecordWithFlags, 1, 1550, cs_call_cudart+392, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaEventRecordWithFlags, cs_sg_cudaEventRecordWithFlags, 2, 1550, cs_call_cudart+392, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaEventRecordWithFlags, 1550
-CS_FAST_ENTRY cs_l_cudaEventRecordWithFlags_ptsz, cs_sl_cudaEventRecordWithFlags_ptsz, 0, 1551, cs_call_cudart+400, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaEventRecordWithFlags_ptsz, cs_sd_cudaEventRecordWithFlags_ptsz, 1, 1551, cs_call_cudart+400, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaEventRecordWithFlags_ptsz, cs_sg_cudaEventRecordWithFlags_ptsz, 2, 1551, cs_call_cudart+400, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaEventRecordWithFlags_ptsz, 1551
-CS_FAST_ENTRY cs_l_cudaEventRecord_ptsz, cs_sl_cudaEventRecord_ptsz, 0, 1552, cs_call_cudart+408, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaEventRecord_ptsz, cs_sd_cudaEventRecord_ptsz, 1, 1552, cs_call_cudart+408, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaEventRecord_ptsz, cs_sg_cudaEventRecord_ptsz, 2, 1552, cs_call_cudart+408, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaEventRecord_ptsz, 1552
-CS_FAST_ENTRY cs_l_cudaEventSynchronize, cs_sl_cudaEventSynchronize, 0, 1553, cs_call_cudart+416, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaEventSynchronize, cs_sd_cudaEventSynchronize, 1, 1553, cs_call_cudart+416, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaEventSynchronize, cs_sg_cudaEventSynchronize, 2, 1553, cs_call_cudart+416, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaEventSynchronize, 1553
-CS_FAST_ENTRY cs_l_cudaExternalMemoryGetMappedBuffer, cs_sl_cudaExternalMemoryGetMappedBuffer, 0, 1554, cs_call_cudart+424, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaExternalMemoryGetMappedBuffer, cs_sd_cudaExternalMemoryGetMappedBuffer, 1, 1554, cs_call_cudart+424, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaExternalMemoryGetMappedBuffer, cs_sg_cudaExternalMemoryGetMappedBuffer, 2, 1554, cs_call_cudart+424, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaExternalMemoryGetMappedBuffer, 1554
-CS_FAST_ENTRY cs_l_cudaExternalMemoryGetMappedMipmappedArray, cs_sl_cudaExternalMemoryGetMappedMipmappedArray, 0, 1555, cs_call_cudart+432, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaExternalMemoryGetMappedMipmappedArray, cs_sd_cudaExternalMemoryGetMappedMipmappedArray, 1, 1555, cs_call_cudart+432, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaExternalMemoryGetMappedMipmappedArray, cs_sg_cudaExternalMemoryGetMappedMipmappedArray, 2, 1555, cs_call_cudart+432, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaExternalMemoryGetMappedMipmappedArray, 1555
-CS_FAST_ENTRY cs_l_cudaFree, cs_sl_cudaFree, 0, 1556, cs_call_cudart+440, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaFree, cs_sd_cudaFree, 1, 1556, cs_call_cudart+440, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaFree, cs_sg_cudaFree, 2, 1556, cs_call_cudart+440, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaFree, 1556
-CS_FAST_ENTRY cs_l_cudaFreeArray, cs_sl_cudaFreeArray, 0, 1557, cs_call_cudart+448, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaFreeArray, cs_sd_cudaFreeArray, 1, 1557, cs_call_cudart+448, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaFreeArray, cs_sg_cudaFreeArray, 2, 1557, cs_call_cudart+448, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaFreeArray, 1557
-CS_FAST_ENTRY cs_l_cudaFreeAsync, cs_sl_cudaFreeAsync, 0, 1558, cs_call_cudart+456, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaFreeAsync, cs_sd_cudaFreeAsync, 1, 1558, cs_call_cudart+456, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaFreeAsync, cs_sg_cudaFreeAsync, 2, 1558, cs_call_cudart+456, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaFreeAsync, 1558
-CS_FAST_ENTRY cs_l_cudaFreeAsync_ptsz, cs_sl_cudaFreeAsync_ptsz, 0, 1559, cs_call_cudart+464, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaFreeAsync_ptsz, cs_sd_cudaFreeAsync_ptsz, 1, 1559, cs_call_cudart+464, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaFreeAsync_ptsz, cs_sg_cudaFreeAsync_ptsz, 2, 1559, cs_call_cudart+464, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaFreeAsync_ptsz, 1559
-CS_FAST_ENTRY cs_l_cudaFreeHost, cs_sl_cudaFreeHost, 0, 1560, cs_call_cudart+472, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaFreeHost, cs_sd_cudaFreeHost, 1, 1560, cs_call_cudart+472, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaFreeHost, cs_sg_cudaFreeHost, 2, 1560, cs_call_cudart+472, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaFreeHost, 1560
-CS_FAST_ENTRY cs_l_cudaFreeMipmappedArray, cs_sl_cudaFreeMipmappedArray, 0, 1561, cs_call_cudart+480, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaFreeMipmappedArray, cs_sd_cudaFreeMipmappedArray, 1, 1561, cs_call_cudart+480, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaFreeMipmappedArray, cs_sg_cudaFreeMipmappedArray, 2, 1561, cs_call_cudart+480, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaFreeMipmappedArray, 1561
-CS_FAST_ENTRY cs_l_cudaFuncGetAttributes, cs_sl_cudaFuncGetAttributes, 0, 1562, cs_call_cudart+488, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaFuncGetAttributes, cs_sd_cudaFuncGetAttributes, 1, 1562, cs_call_cudart+488, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaFuncGetAttributes, cs_sg_cudaFuncGetAttributes, 2, 1562, cs_call_cudart+488, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaFuncGetAttributes, 1562
-CS_FAST_ENTRY cs_l_cudaFuncGetName, cs_sl_cudaFuncGetName, 0, 1563, cs_call_cudart+496, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaFuncGetName, cs_sd_cudaFuncGetName, 1, 1563, cs_call_cudart+496, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaFuncGetName, cs_sg_cudaFuncGetName, 2, 1563, cs_call_cudart+496, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaFuncGetName, 1563
-CS_FAST_ENTRY cs_l_cudaFuncGetParamInfo, cs_sl_cudaFuncGetParamInfo, 0, 1564, cs_call_cudart+504, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaFuncGetParamInfo, cs_sd_cudaFuncGetParamInfo, 1, 1564, cs_call_cudart+504, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaFuncGetParamInfo, cs_sg_cudaFuncGetParamInfo, 2, 1564, cs_call_cudart+504, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaFuncGetParamInfo, 1564
-CS_FAST_ENTRY cs_l_cudaFuncSetAttribute, cs_sl_cudaFuncSetAttribute, 0, 1565, cs_call_cudart+512, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaFuncSetAttribute, cs_sd_cudaFuncSetAttribute, 1, 1565, cs_call_cudart+512, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaFuncSetAttribute, cs_sg_cudaFuncSetAttribute, 2, 1565, cs_call_cudart+512, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaFuncSetAttribute, 1565
-CS_FAST_ENTRY cs_l_cudaFuncSetCacheConfig, cs_sl_cudaFuncSetCacheConfig, 0, 1566, cs_call_cudart+520, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaFuncSetCacheConfig, cs_sd_cudaFuncSetCacheConfig, 1, 1566, cs_call_cudart+520, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaFuncSetCacheConfig, cs_sg_cudaFuncSetCacheConfig, 2, 1566, cs_call_cudart+520, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaFuncSetCacheConfig, 1566
-CS_FAST_ENTRY cs_l_cudaFuncSetSharedMemConfig, cs_sl_cudaFuncSetSharedMemConfig, 0, 1567, cs_call_cudart+528, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaFuncSetSharedMemConfig, cs_sd_cudaFuncSetSharedMemConfig, 1, 1567, cs_call_cudart+528, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaFuncSetSharedMemConfig, cs_sg_cudaFuncSetSharedMemConfig, 2, 1567, cs_call_cudart+528, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaFuncSetSharedMemConfig, 1567
-CS_FAST_ENTRY cs_l_cudaGetChannelDesc, cs_sl_cudaGetChannelDesc, 0, 1568, cs_call_cudart+536, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGetChannelDesc, cs_sd_cudaGetChannelDesc, 1, 1568, cs_call_cudart+536, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGetChannelDesc, cs_sg_cudaGetChannelDesc, 2, 1568, cs_call_cudart+536, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGetChannelDesc, 1568
-CS_FAST_ENTRY cs_l_cudaGetDevice, cs_sl_cudaGetDevice, 0, 1569, cs_call_cudart+544, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGetDevice, cs_sd_cudaGetDevice, 1, 1569, cs_call_cudart+544, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGetDevice, cs_sg_cudaGetDevice, 2, 1569, cs_call_cudart+544, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGetDevice, 1569
-CS_FAST_ENTRY cs_l_cudaGetDeviceCount, cs_sl_cudaGetDeviceCount, 0, 1570, cs_call_cudart+552, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGetDeviceCount, cs_sd_cudaGetDeviceCount, 1, 1570, cs_call_cudart+552, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGetDeviceCount, cs_sg_cudaGetDeviceCount, 2, 1570, cs_call_cudart+552, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGetDeviceCount, 1570
-CS_FAST_ENTRY cs_l_cudaGetDeviceFlags, cs_sl_cudaGetDeviceFlags, 0, 1571, cs_call_cudart+560, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGetDeviceFlags, cs_sd_cudaGetDeviceFlags, 1, 1571, cs_call_cudart+560, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGetDeviceFlags, cs_sg_cudaGetDeviceFlags, 2, 1571, cs_call_cudart+560, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGetDeviceFlags, 1571
-CS_FAST_ENTRY cs_l_cudaGetDeviceProperties, cs_sl_cudaGetDeviceProperties, 0, 1572, cs_call_cudart+568, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGetDeviceProperties, cs_sd_cudaGetDeviceProperties, 1, 1572, cs_call_cudart+568, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGetDeviceProperties, cs_sg_cudaGetDeviceProperties, 2, 1572, cs_call_cudart+568, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGetDeviceProperties, 1572
-CS_FAST_ENTRY cs_l_cudaGetDriverEntryPoint, cs_sl_cudaGetDriverEntryPoint, 0, 1573, cs_call_cudart+576, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGetDriverEntryPoint, cs_sd_cudaGetDriverEntryPoint, 1, 1573, cs_call_cudart+576, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGetDriverEntryPoint, cs_sg_cudaGetDriverEntryPoint, 2, 1573, cs_call_cudart+576, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGetDriverEntryPoint, 1573
-CS_FAST_ENTRY cs_l_cudaGetDriverEntryPointByVersion, cs_sl_cudaGetDriverEntryPointByVersion, 0, 1574, cs_call_cudart+584, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGetDriverEntryPointByVersion, cs_sd_cudaGetDriverEntryPointByVersion, 1, 1574, cs_call_cudart+584, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGetDriverEntryPointByVersion, cs_sg_cudaGetDriverEntryPointByVersion, 2, 1574, cs_call_cudart+584, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGetDriverEntryPointByVersion, 1574
-CS_FAST_ENTRY cs_l_cudaGetDriverEntryPointByVersion_ptsz, cs_sl_cudaGetDriverEntryPointByVersion_ptsz, 0, 1575, cs_call_cudart+592, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGetDriverEntryPointByVersion_ptsz, cs_sd_cudaGetDriverEntryPointByVersion_ptsz, 1, 1575, cs_call_cudart+592, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGetDriverEntryPointByVersion_ptsz, cs_sg_cudaGetDriverEntryPointByVersion_ptsz, 2, 1575, cs_call_cudart+592, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGetDriverEntryPointByVersion_ptsz, 1575
-CS_FAST_ENTRY cs_l_cudaGetDriverEntryPoint_ptsz, cs_sl_cudaGetDriverEntryPoint_ptsz, 0, 1576, cs_call_cudart+600, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGetDriverEntryPoint_ptsz, cs_sd_cudaGetDriverEntryPoint_ptsz, 1, 1576, cs_call_cudart+600, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGetDriverEntryPoint_ptsz, cs_sg_cudaGetDriverEntryPoint_ptsz, 2, 1576, cs_call_cudart+600, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGetDriverEntryPoint_ptsz, 1576
-CS_FAST_ENTRY cs_l_cudaGetExportTable, cs_sl_cudaGetExportTable, 0, 1579, cs_call_cudart+624, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGetExportTable, cs_sd_cudaGetExportTable, 1, 1579, cs_call_cudart+624, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGetExportTable, cs_sg_cudaGetExportTable, 2, 1579, cs_call_cudart+624, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGetExportTable, 1579
-CS_FAST_ENTRY cs_l_cudaGetFuncBySymbol, cs_sl_cudaGetFuncBySymbol, 0, 1580, cs_call_cudart+632, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGetFuncBySymbol, cs_sd_cudaGetFuncBySymbol, 1, 1580, cs_call_cudart+632, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGetFuncBySymbol, cs_sg_cudaGetFuncBySymbol, 2, 1580, cs_call_cudart+632, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGetFuncBySymbol, 1580
-CS_FAST_ENTRY cs_l_cudaGetKernel, cs_sl_cudaGetKernel, 0, 1581, cs_call_cudart+640, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGetKernel, cs_sd_cudaGetKernel, 1, 1581, cs_call_cudart+640, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGetKernel, cs_sg_cudaGetKernel, 2, 1581, cs_call_cudart+640, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGetKernel, 1581
-CS_FAST_ENTRY cs_l_cudaGetLastError, cs_sl_cudaGetLastError, 0, 1582, cs_call_cudart+648, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGetLastError, cs_sd_cudaGetLastError, 1, 1582, cs_call_cudart+648, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGetLastError, cs_sg_cudaGetLastError, 2, 1582, cs_call_cudart+648, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGetLastError, 1582
-CS_FAST_ENTRY cs_l_cudaGetMipmappedArrayLevel, cs_sl_cudaGetMipmappedArrayLevel, 0, 1583, cs_call_cudart+656, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGetMipmappedArrayLevel, cs_sd_cudaGetMipmappedArrayLevel, 1, 1583, cs_call_cudart+656, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGetMipmappedArrayLevel, cs_sg_cudaGetMipmappedArrayLevel, 2, 1583, cs_call_cudart+656, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGetMipmappedArrayLevel, 1583
-CS_FAST_ENTRY cs_l_cudaGetSurfaceObjectResourceDesc, cs_sl_cudaGetSurfaceObjectResourceDesc, 0, 1584, cs_call_cudart+664, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGetSurfaceObjectResourceDesc, cs_sd_cudaGetSurfaceObjectResourceDesc, 1, 1584, cs_call_cudart+664, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGetSurfaceObjectResourceDesc, cs_sg_cudaGetSurfaceObjectResourceDesc, 2, 1584, cs_call_cudart+664, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGetSurfaceObjectResourceDesc, 1584
-CS_FAST_ENTRY cs_l_cudaGetSymbolAddress, cs_sl_cudaGetSymbolAddress, 0, 1585, cs_call_cudart+672, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGetSymbolAddress, cs_sd_cudaGetSymbolAddress, 1, 1585, cs_call_cudart+672, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGetSymbolAddress, cs_sg_cudaGetSymbolAddress, 2, 1585, cs_call_cudart+672, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGetSymbolAddress, 1585
-CS_FAST_ENTRY cs_l_cudaGetSymbolSize, cs_sl_cudaGetSymbolSize, 0, 1586, cs_call_cudart+680, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGetSymbolSize, cs_sd_cudaGetSymbolSize, 1, 1586, cs_call_cudart+680, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGetSymbolSize, cs_sg_cudaGetSymbolSize, 2, 1586, cs_call_cudart+680, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGetSymbolSize, 1586
-CS_FAST_ENTRY cs_l_cudaGetTextureObjectResourceDesc, cs_sl_cudaGetTextureObjectResourceDesc, 0, 1587, cs_call_cudart+688, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGetTextureObjectResourceDesc, cs_sd_cudaGetTextureObjectResourceDesc, 1, 1587, cs_call_cudart+688, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGetTextureObjectResourceDesc, cs_sg_cudaGetTextureObjectResourceDesc, 2, 1587, cs_call_cudart+688, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGetTextureObjectResourceDesc, 1587
-CS_FAST_ENTRY cs_l_cudaGetTextureObjectResourceViewDesc, cs_sl_cudaGetTextureObjectResourceViewDesc, 0, 1588, cs_call_cudart+696, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGetTextureObjectResourceViewDesc, cs_sd_cudaGetTextureObjectResourceViewDesc, 1, 1588, cs_call_cudart+696, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGetTextureObjectResourceViewDesc, cs_sg_cudaGetTextureObjectResourceViewDesc, 2, 1588, cs_call_cudart+696, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGetTextureObjectResourceViewDesc, 1588
-CS_FAST_ENTRY cs_l_cudaGetTextureObjectTextureDesc, cs_sl_cudaGetTextureObjectTextureDesc, 0, 1589, cs_call_cudart+704, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGetTextureObjectTextureDesc, cs_sd_cudaGetTextureObjectTextureDesc, 1, 1589, cs_call_cudart+704, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGetTextureObjectTextureDesc, cs_sg_cudaGetTextureObjectTextureDesc, 2, 1589, cs_call_cudart+704, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGetTextureObjectTextureDesc, 1589
-CS_FAST_ENTRY cs_l_cudaGraphAddChildGraphNode, cs_sl_cudaGraphAddChildGraphNode, 0, 1590, cs_call_cudart+712, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphAddChildGraphNode, cs_sd_cudaGraphAddChildGraphNode, 1, 1590, cs_call_cudart+712, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphAddChildGraphNode, cs_sg_cudaGraphAddChildGraphNode, 2, 1590, cs_call_cudart+712, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphAddChildGraphNode, 1590
-CS_FAST_ENTRY cs_l_cudaGraphAddDependencies, cs_sl_cudaGraphAddDependencies, 0, 1591, cs_call_cudart+720, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphAddDependencies, cs_sd_cudaGraphAddDependencies, 1, 1591, cs_call_cudart+720, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphAddDependencies, cs_sg_cudaGraphAddDependencies, 2, 1591, cs_call_cudart+720, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphAddDependencies, 1591
-CS_FAST_ENTRY cs_l_cudaGraphAddEmptyNode, cs_sl_cudaGraphAddEmptyNode, 0, 1592, cs_call_cudart+728, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphAddEmptyNode, cs_sd_cudaGraphAddEmptyNode, 1, 1592, cs_call_cudart+728, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphAddEmptyNode, cs_sg_cudaGraphAddEmptyNode, 2, 1592, cs_call_cudart+728, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphAddEmptyNode, 1592
-CS_FAST_ENTRY cs_l_cudaGraphAddEventRecordNode, cs_sl_cudaGraphAddEventRecordNode, 0, 1593, cs_call_cudart+736, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphAddEventRecordNode, cs_sd_cudaGraphAddEventRecordNode, 1, 1593, cs_call_cudart+736, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphAddEventRecordNode, cs_sg_cudaGraphAddEventRecordNode, 2, 1593, cs_call_cudart+736, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphAddEventRecordNode, 1593
-CS_FAST_ENTRY cs_l_cudaGraphAddEventWaitNode, cs_sl_cudaGraphAddEventWaitNode, 0, 1594, cs_call_cudart+744, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphAddEventWaitNode, cs_sd_cudaGraphAddEventWaitNode, 1, 1594, cs_call_cudart+744, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphAddEventWaitNode, cs_sg_cudaGraphAddEventWaitNode, 2, 1594, cs_call_cudart+744, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphAddEventWaitNode, 1594
-CS_FAST_ENTRY cs_l_cudaGraphAddExternalSemaphoresSignalNode, cs_sl_cudaGraphAddExternalSemaphoresSignalNode, 0, 1595, cs_call_cudart+752, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphAddExternalSemaphoresSignalNode, cs_sd_cudaGraphAddExternalSemaphoresSignalNode, 1, 1595, cs_call_cudart+752, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphAddExternalSemaphoresSignalNode, cs_sg_cudaGraphAddExternalSemaphoresSignalNode, 2, 1595, cs_call_cudart+752, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphAddExternalSemaphoresSignalNode, 1595
-CS_FAST_ENTRY cs_l_cudaGraphAddExternalSemaphoresWaitNode, cs_sl_cudaGraphAddExternalSemaphoresWaitNode, 0, 1596, cs_call_cudart+760, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphAddExternalSemaphoresWaitNode, cs_sd_cudaGraphAddExternalSemaphoresWaitNode, 1, 1596, cs_call_cudart+760, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphAddExternalSemaphoresWaitNode, cs_sg_cudaGraphAddExternalSemaphoresWaitNode, 2, 1596, cs_call_cudart+760, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphAddExternalSemaphoresWaitNode, 1596
-CS_FAST_ENTRY cs_l_cudaGraphAddHostNode, cs_sl_cudaGraphAddHostNode, 0, 1597, cs_call_cudart+768, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphAddHostNode, cs_sd_cudaGraphAddHostNode, 1, 1597, cs_call_cudart+768, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphAddHostNode, cs_sg_cudaGraphAddHostNode, 2, 1597, cs_call_cudart+768, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphAddHostNode, 1597
-CS_FAST_ENTRY cs_l_cudaGraphAddKernelNode, cs_sl_cudaGraphAddKernelNode, 0, 1598, cs_call_cudart+776, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphAddKernelNode, cs_sd_cudaGraphAddKernelNode, 1, 1598, cs_call_cudart+776, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphAddKernelNode, cs_sg_cudaGraphAddKernelNode, 2, 1598, cs_call_cudart+776, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphAddKernelNode, 1598
-CS_FAST_ENTRY cs_l_cudaGraphAddMemAllocNode, cs_sl_cudaGraphAddMemAllocNode, 0, 1599, cs_call_cudart+784, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphAddMemAllocNode, cs_sd_cudaGraphAddMemAllocNode, 1, 1599, cs_call_cudart+784, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphAddMemAllocNode, cs_sg_cudaGraphAddMemAllocNode, 2, 1599, cs_call_cudart+784, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphAddMemAllocNode, 1599
-CS_FAST_ENTRY cs_l_cudaGraphAddMemFreeNode, cs_sl_cudaGraphAddMemFreeNode, 0, 1600, cs_call_cudart+792, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphAddMemFreeNode, cs_sd_cudaGraphAddMemFreeNode, 1, 1600, cs_call_cudart+792, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphAddMemFreeNode, cs_sg_cudaGraphAddMemFreeNode, 2, 1600, cs_call_cudart+792, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphAddMemFreeNode, 1600
-CS_FAST_ENTRY cs_l_cudaGraphAddMemcpyNode, cs_sl_cudaGraphAddMemcpyNode, 0, 1601, cs_call_cudart+800, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphAddMemcpyNode, cs_sd_cudaGraphAddMemcpyNode, 1, 1601, cs_call_cudart+800, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphAddMemcpyNode, cs_sg_cudaGraphAddMemcpyNode, 2, 1601, cs_call_cudart+800, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphAddMemcpyNode, 1601
-CS_FAST_ENTRY cs_l_cudaGraphAddMemcpyNode1D, cs_sl_cudaGraphAddMemcpyNode1D, 0, 1602, cs_call_cudart+808, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphAddMemcpyNode1D, cs_sd_cudaGraphAddMemcpyNode1D, 1, 1602, cs_call_cudart+808, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphAddMemcpyNode1D, cs_sg_cudaGraphAddMemcpyNode1D, 2, 1602, cs_call_cudart+808, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphAddMemcpyNode1D, 1602
-CS_FAST_ENTRY cs_l_cudaGraphAddMemcpyNodeFromSymbol, cs_sl_cudaGraphAddMemcpyNodeFromSymbol, 0, 1603, cs_call_cudart+816, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphAddMemcpyNodeFromSymbol, cs_sd_cudaGraphAddMemcpyNodeFromSymbol, 1, 1603, cs_call_cudart+816, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphAddMemcpyNodeFromSymbol, cs_sg_cudaGraphAddMemcpyNodeFromSymbol, 2, 1603, cs_call_cudart+816, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphAddMemcpyNodeFromSymbol, 1603
-CS_FAST_ENTRY cs_l_cudaGraphAddMemcpyNodeToSymbol, cs_sl_cudaGraphAddMemcpyNodeToSymbol, 0, 1604, cs_call_cudart+824, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphAddMemcpyNodeToSymbol, cs_sd_cudaGraphAddMemcpyNodeToSymbol, 1, 1604, cs_call_cudart+824, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphAddMemcpyNodeToSymbol, cs_sg_cudaGraphAddMemcpyNodeToSymbol, 2, 1604, cs_call_cudart+824, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphAddMemcpyNodeToSymbol, 1604
-CS_FAST_ENTRY cs_l_cudaGraphAddMemsetNode, cs_sl_cudaGraphAddMemsetNode, 0, 1605, cs_call_cudart+832, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphAddMemsetNode, cs_sd_cudaGraphAddMemsetNode, 1, 1605, cs_call_cudart+832, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphAddMemsetNode, cs_sg_cudaGraphAddMemsetNode, 2, 1605, cs_call_cudart+832, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphAddMemsetNode, 1605
-CS_FAST_ENTRY cs_l_cudaGraphAddNode, cs_sl_cudaGraphAddNode, 0, 1606, cs_call_cudart+840, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphAddNode, cs_sd_cudaGraphAddNode, 1, 1606, cs_call_cudart+840, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphAddNode, cs_sg_cudaGraphAddNode, 2, 1606, cs_call_cudart+840, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphAddNode, 1606
-CS_FAST_ENTRY cs_l_cudaGraphChildGraphNodeGetGraph, cs_sl_cudaGraphChildGraphNodeGetGraph, 0, 1607, cs_call_cudart+848, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphChildGraphNodeGetGraph, cs_sd_cudaGraphChildGraphNodeGetGraph, 1, 1607, cs_call_cudart+848, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphChildGraphNodeGetGraph, cs_sg_cudaGraphChildGraphNodeGetGraph, 2, 1607, cs_call_cudart+848, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphChildGraphNodeGetGraph, 1607
-CS_FAST_ENTRY cs_l_cudaGraphClone, cs_sl_cudaGraphClone, 0, 1608, cs_call_cudart+856, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphClone, cs_sd_cudaGraphClone, 1, 1608, cs_call_cudart+856, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphClone, cs_sg_cudaGraphClone, 2, 1608, cs_call_cudart+856, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphClone, 1608
-CS_FAST_ENTRY cs_l_cudaGraphConditionalHandleCreate, cs_sl_cudaGraphConditionalHandleCreate, 0, 1609, cs_call_cudart+864, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphConditionalHandleCreate, cs_sd_cudaGraphConditionalHandleCreate, 1, 1609, cs_call_cudart+864, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphConditionalHandleCreate, cs_sg_cudaGraphConditionalHandleCreate, 2, 1609, cs_call_cudart+864, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphConditionalHandleCreate, 1609
-CS_FAST_ENTRY cs_l_cudaGraphCreate, cs_sl_cudaGraphCreate, 0, 1610, cs_call_cudart+872, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphCreate, cs_sd_cudaGraphCreate, 1, 1610, cs_call_cudart+872, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphCreate, cs_sg_cudaGraphCreate, 2, 1610, cs_call_cudart+872, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphCreate, 1610
-CS_FAST_ENTRY cs_l_cudaGraphDebugDotPrint, cs_sl_cudaGraphDebugDotPrint, 0, 1611, cs_call_cudart+880, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphDebugDotPrint, cs_sd_cudaGraphDebugDotPrint, 1, 1611, cs_call_cudart+880, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphDebugDotPrint, cs_sg_cudaGraphDebugDotPrint, 2, 1611, cs_call_cudart+880, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphDebugDotPrint, 1611
-CS_FAST_ENTRY cs_l_cudaGraphDestroy, cs_sl_cudaGraphDestroy, 0, 1612, cs_call_cudart+888, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphDestroy, cs_sd_cudaGraphDestroy, 1, 1612, cs_call_cudart+888, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphDestroy, cs_sg_cudaGraphDestroy, 2, 1612, cs_call_cudart+888, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphDestroy, 1612
-CS_FAST_ENTRY cs_l_cudaGraphDestroyNode, cs_sl_cudaGraphDestroyNode, 0, 1613, cs_call_cudart+896, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphDestroyNode, cs_sd_cudaGraphDestroyNode, 1, 1613, cs_call_cudart+896, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphDestroyNode, cs_sg_cudaGraphDestroyNode, 2, 1613, cs_call_cudart+896, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphDestroyNode, 1613
-CS_FAST_ENTRY cs_l_cudaGraphEventRecordNodeGetEvent, cs_sl_cudaGraphEventRecordNodeGetEvent, 0, 1614, cs_call_cudart+904, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphEventRecordNodeGetEvent, cs_sd_cudaGraphEventRecordNodeGetEvent, 1, 1614, cs_call_cudart+904, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphEventRecordNodeGetEvent, cs_sg_cudaGraphEventRecordNodeGetEvent, 2, 1614, cs_call_cudart+904, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphEventRecordNodeGetEvent, 1614
-CS_FAST_ENTRY cs_l_cudaGraphEventRecordNodeSetEvent, cs_sl_cudaGraphEventRecordNodeSetEvent, 0, 1615, cs_call_cudart+912, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphEventRecordNodeSetEvent, cs_sd_cudaGraphEventRecordNodeSetEvent, 1, 1615, cs_call_cudart+912, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphEventRecordNodeSetEvent, cs_sg_cudaGraphEventRecordNodeSetEvent, 2, 1615, cs_call_cudart+912, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphEventRecordNodeSetEvent, 1615
-CS_FAST_ENTRY cs_l_cudaGraphEventWaitNodeGetEvent, cs_sl_cudaGraphEventWaitNodeGetEvent, 0, 1616, cs_call_cudart+920, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphEventWaitNodeGetEvent, cs_sd_cudaGraphEventWaitNodeGetEvent, 1, 1616, cs_call_cudart+920, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphEventWaitNodeGetEvent, cs_sg_cudaGraphEventWaitNodeGetEvent, 2, 1616, cs_call_cudart+920, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphEventWaitNodeGetEvent, 1616
-CS_FAST_ENTRY cs_l_cudaGraphEventWaitNodeSetEvent, cs_sl_cudaGraphEventWaitNodeSetEvent, 0, 1617, cs_call_cudart+928, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphEventWaitNodeSetEvent, cs_sd_cudaGraphEventWaitNodeSetEvent, 1, 1617, cs_call_cudart+928, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphEventWaitNodeSetEvent, cs_sg_cudaGraphEventWaitNodeSetEvent, 2, 1617, cs_call_cudart+928, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphEventWaitNodeSetEvent, 1617
-CS_FAST_ENTRY cs_l_cudaGraphExecChildGraphNodeSetParams, cs_sl_cudaGraphExecChildGraphNodeSetParams, 0, 1618, cs_call_cudart+936, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphExecChildGraphNodeSetParams, cs_sd_cudaGraphExecChildGraphNodeSetParams, 1, 1618, cs_call_cudart+936, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphExecChildGraphNodeSetParams, cs_sg_cudaGraphExecChildGraphNodeSetParams, 2, 1618, cs_call_cudart+936, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphExecChildGraphNodeSetParams, 1618
-CS_FAST_ENTRY cs_l_cudaGraphExecDestroy, cs_sl_cudaGraphExecDestroy, 0, 1619, cs_call_cudart+944, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphExecDestroy, cs_sd_cudaGraphExecDestroy, 1, 1619, cs_call_cudart+944, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphExecDestroy, cs_sg_cudaGraphExecDestroy, 2, 1619, cs_call_cudart+944, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphExecDestroy, 1619
-CS_FAST_ENTRY cs_l_cudaGraphExecEventRecordNodeSetEvent, cs_sl_cudaGraphExecEventRecordNodeSetEvent, 0, 1620, cs_call_cudart+952, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphExecEventRecordNodeSetEvent, cs_sd_cudaGraphExecEventRecordNodeSetEvent, 1, 1620, cs_call_cudart+952, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphExecEventRecordNodeSetEvent, cs_sg_cudaGraphExecEventRecordNodeSetEvent, 2, 1620, cs_call_cudart+952, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphExecEventRecordNodeSetEvent, 1620
-CS_FAST_ENTRY cs_l_cudaGraphExecEventWaitNodeSetEvent, cs_sl_cudaGraphExecEventWaitNodeSetEvent, 0, 1621, cs_call_cudart+960, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphExecEventWaitNodeSetEvent, cs_sd_cudaGraphExecEventWaitNodeSetEvent, 1, 1621, cs_call_cudart+960, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphExecEventWaitNodeSetEvent, cs_sg_cudaGraphExecEventWaitNodeSetEvent, 2, 1621, cs_call_cudart+960, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphExecEventWaitNodeSetEvent, 1621
-CS_FAST_ENTRY cs_l_cudaGraphExecExternalSemaphoresSignalNodeSetParams, cs_sl_cudaGraphExecExternalSemaphoresSignalNodeSetParams, 0, 1622, cs_call_cudart+968, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphExecExternalSemaphoresSignalNodeSetParams, cs_sd_cudaGraphExecExternalSemaphoresSignalNodeSetParams, 1, 1622, cs_call_cudart+968, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphExecExternalSemaphoresSignalNodeSetParams, cs_sg_cudaGraphExecExternalSemaphoresSignalNodeSetParams, 2, 1622, cs_call_cudart+968, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphExecExternalSemaphoresSignalNodeSetParams, 1622
-CS_FAST_ENTRY cs_l_cudaGraphExecExternalSemaphoresWaitNodeSetParams, cs_sl_cudaGraphExecExternalSemaphoresWaitNodeSetParams, 0, 1623, cs_call_cudart+976, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphExecExternalSemaphoresWaitNodeSetParams, cs_sd_cudaGraphExecExternalSemaphoresWaitNodeSetParams, 1, 1623, cs_call_cudart+976, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphExecExternalSemaphoresWaitNodeSetParams, cs_sg_cudaGraphExecExternalSemaphoresWaitNodeSetParams, 2, 1623, cs_call_cudart+976, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphExecExternalSemaphoresWaitNodeSetParams, 1623
-CS_FAST_ENTRY cs_l_cudaGraphExecGetFlags, cs_sl_cudaGraphExecGetFlags, 0, 1624, cs_call_cudart+984, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphExecGetFlags, cs_sd_cudaGraphExecGetFlags, 1, 1624, cs_call_cudart+984, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphExecGetFlags, cs_sg_cudaGraphExecGetFlags, 2, 1624, cs_call_cudart+984, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphExecGetFlags, 1624
-CS_FAST_ENTRY cs_l_cudaGraphExecHostNodeSetParams, cs_sl_cudaGraphExecHostNodeSetParams, 0, 1625, cs_call_cudart+992, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphExecHostNodeSetParams, cs_sd_cudaGraphExecHostNodeSetParams, 1, 1625, cs_call_cudart+992, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphExecHostNodeSetParams, cs_sg_cudaGraphExecHostNodeSetParams, 2, 1625, cs_call_cudart+992, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphExecHostNodeSetParams, 1625
-CS_FAST_ENTRY cs_l_cudaGraphExecKernelNodeSetParams, cs_sl_cudaGraphExecKernelNodeSetParams, 0, 1626, cs_call_cudart+1000, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphExecKernelNodeSetParams, cs_sd_cudaGraphExecKernelNodeSetParams, 1, 1626, cs_call_cudart+1000, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphExecKernelNodeSetParams, cs_sg_cudaGraphExecKernelNodeSetParams, 2, 1626, cs_call_cudart+1000, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphExecKernelNodeSetParams, 1626
-CS_FAST_ENTRY cs_l_cudaGraphExecMemcpyNodeSetParams, cs_sl_cudaGraphExecMemcpyNodeSetParams, 0, 1627, cs_call_cudart+1008, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphExecMemcpyNodeSetParams, cs_sd_cudaGraphExecMemcpyNodeSetParams, 1, 1627, cs_call_cudart+1008, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphExecMemcpyNodeSetParams, cs_sg_cudaGraphExecMemcpyNodeSetParams, 2, 1627, cs_call_cudart+1008, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphExecMemcpyNodeSetParams, 1627
-CS_FAST_ENTRY cs_l_cudaGraphExecMemcpyNodeSetParams1D, cs_sl_cudaGraphExecMemcpyNodeSetParams1D, 0, 1628, cs_call_cudart+1016, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphExecMemcpyNodeSetParams1D, cs_sd_cudaGraphExecMemcpyNodeSetParams1D, 1, 1628, cs_call_cudart+1016, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphExecMemcpyNodeSetParams1D, cs_sg_cudaGraphExecMemcpyNodeSetParams1D, 2, 1628, cs_call_cudart+1016, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphExecMemcpyNodeSetParams1D, 1628
-CS_FAST_ENTRY cs_l_cudaGraphExecMemcpyNodeSetParamsFromSymbol, cs_sl_cudaGraphExecMemcpyNodeSetParamsFromSymbol, 0, 1629, cs_call_cudart+1024, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphExecMemcpyNodeSetParamsFromSymbol, cs_sd_cudaGraphExecMemcpyNodeSetParamsFromSymbol, 1, 1629, cs_call_cudart+1024, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphExecMemcpyNodeSetParamsFromSymbol, cs_sg_cudaGraphExecMemcpyNodeSetParamsFromSymbol, 2, 1629, cs_call_cudart+1024, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphExecMemcpyNodeSetParamsFromSymbol, 1629
-CS_FAST_ENTRY cs_l_cudaGraphExecMemcpyNodeSetParamsToSymbol, cs_sl_cudaGraphExecMemcpyNodeSetParamsToSymbol, 0, 1630, cs_call_cudart+1032, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphExecMemcpyNodeSetParamsToSymbol, cs_sd_cudaGraphExecMemcpyNodeSetParamsToSymbol, 1, 1630, cs_call_cudart+1032, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphExecMemcpyNodeSetParamsToSymbol, cs_sg_cudaGraphExecMemcpyNodeSetParamsToSymbol, 2, 1630, cs_call_cudart+1032, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphExecMemcpyNodeSetParamsToSymbol, 1630
-CS_FAST_ENTRY cs_l_cudaGraphExecMemsetNodeSetParams, cs_sl_cudaGraphExecMemsetNodeSetParams, 0, 1631, cs_call_cudart+1040, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphExecMemsetNodeSetParams, cs_sd_cudaGraphExecMemsetNodeSetParams, 1, 1631, cs_call_cudart+1040, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphExecMemsetNodeSetParams, cs_sg_cudaGraphExecMemsetNodeSetParams, 2, 1631, cs_call_cudart+1040, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphExecMemsetNodeSetParams, 1631
-CS_FAST_ENTRY cs_l_cudaGraphExecNodeSetParams, cs_sl_cudaGraphExecNodeSetParams, 0, 1632, cs_call_cudart+1048, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphExecNodeSetParams, cs_sd_cudaGraphExecNodeSetParams, 1, 1632, cs_call_cudart+1048, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphExecNodeSetParams, cs_sg_cudaGraphExecNodeSetParams, 2, 1632, cs_call_cudart+1048, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphExecNodeSetParams, 1632
-CS_FAST_ENTRY cs_l_cudaGraphExecUpdate, cs_sl_cudaGraphExecUpdate, 0, 1633, cs_call_cudart+1056, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphExecUpdate, cs_sd_cudaGraphExecUpdate, 1, 1633, cs_call_cudart+1056, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphExecUpdate, cs_sg_cudaGraphExecUpdate, 2, 1633, cs_call_cudart+1056, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphExecUpdate, 1633
-CS_FAST_ENTRY cs_l_cudaGraphExternalSemaphoresSignalNodeGetParams, cs_sl_cudaGraphExternalSemaphoresSignalNodeGetParams, 0, 1634, cs_call_cudart+1064, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphExternalSemaphoresSignalNodeGetParams, cs_sd_cudaGraphExternalSemaphoresSignalNodeGetParams, 1, 1634, cs_call_cudart+1064, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphExternalSemaphoresSignalNodeGetParams, cs_sg_cudaGraphExternalSemaphoresSignalNodeGetParams, 2, 1634, cs_call_cudart+1064, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphExternalSemaphoresSignalNodeGetParams, 1634
-CS_FAST_ENTRY cs_l_cudaGraphExternalSemaphoresSignalNodeSetParams, cs_sl_cudaGraphExternalSemaphoresSignalNodeSetParams, 0, 1635, cs_call_cudart+1072, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphExternalSemaphoresSignalNodeSetParams, cs_sd_cudaGraphExternalSemaphoresSignalNodeSetParams, 1, 1635, cs_call_cudart+1072, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphExternalSemaphoresSignalNodeSetParams, cs_sg_cudaGraphExternalSemaphoresSignalNodeSetParams, 2, 1635, cs_call_cudart+1072, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphExternalSemaphoresSignalNodeSetParams, 1635
-CS_FAST_ENTRY cs_l_cudaGraphExternalSemaphoresWaitNodeGetParams, cs_sl_cudaGraphExternalSemaphoresWaitNodeGetParams, 0, 1636, cs_call_cudart+1080, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphExternalSemaphoresWaitNodeGetParams, cs_sd_cudaGraphExternalSemaphoresWaitNodeGetParams, 1, 1636, cs_call_cudart+1080, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphExternalSemaphoresWaitNodeGetParams, cs_sg_cudaGraphExternalSemaphoresWaitNodeGetParams, 2, 1636, cs_call_cudart+1080, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphExternalSemaphoresWaitNodeGetParams, 1636
-CS_FAST_ENTRY cs_l_cudaGraphExternalSemaphoresWaitNodeSetParams, cs_sl_cudaGraphExternalSemaphoresWaitNodeSetParams, 0, 1637, cs_call_cudart+1088, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphExternalSemaphoresWaitNodeSetParams, cs_sd_cudaGraphExternalSemaphoresWaitNodeSetParams, 1, 1637, cs_call_cudart+1088, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphExternalSemaphoresWaitNodeSetParams, cs_sg_cudaGraphExternalSemaphoresWaitNodeSetParams, 2, 1637, cs_call_cudart+1088, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphExternalSemaphoresWaitNodeSetParams, 1637
-CS_FAST_ENTRY cs_l_cudaGraphGetEdges, cs_sl_cudaGraphGetEdges, 0, 1638, cs_call_cudart+1096, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphGetEdges, cs_sd_cudaGraphGetEdges, 1, 1638, cs_call_cudart+1096, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphGetEdges, cs_sg_cudaGraphGetEdges, 2, 1638, cs_call_cudart+1096, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphGetEdges, 1638
-CS_FAST_ENTRY cs_l_cudaGraphGetNodes, cs_sl_cudaGraphGetNodes, 0, 1639, cs_call_cudart+1104, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphGetNodes, cs_sd_cudaGraphGetNodes, 1, 1639, cs_call_cudart+1104, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphGetNodes, cs_sg_cudaGraphGetNodes, 2, 1639, cs_call_cudart+1104, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphGetNodes, 1639
-CS_FAST_ENTRY cs_l_cudaGraphGetRootNodes, cs_sl_cudaGraphGetRootNodes, 0, 1640, cs_call_cudart+1112, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphGetRootNodes, cs_sd_cudaGraphGetRootNodes, 1, 1640, cs_call_cudart+1112, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphGetRootNodes, cs_sg_cudaGraphGetRootNodes, 2, 1640, cs_call_cudart+1112, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphGetRootNodes, 1640
-CS_FAST_ENTRY cs_l_cudaGraphHostNodeGetParams, cs_sl_cudaGraphHostNodeGetParams, 0, 1641, cs_call_cudart+1120, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphHostNodeGetParams, cs_sd_cudaGraphHostNodeGetParams, 1, 1641, cs_call_cudart+1120, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphHostNodeGetParams, cs_sg_cudaGraphHostNodeGetParams, 2, 1641, cs_call_cudart+1120, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphHostNodeGetParams, 1641
-CS_FAST_ENTRY cs_l_cudaGraphHostNodeSetParams, cs_sl_cudaGraphHostNodeSetParams, 0, 1642, cs_call_cudart+1128, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphHostNodeSetParams, cs_sd_cudaGraphHostNodeSetParams, 1, 1642, cs_call_cudart+1128, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphHostNodeSetParams, cs_sg_cudaGraphHostNodeSetParams, 2, 1642, cs_call_cudart+1128, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphHostNodeSetParams, 1642
-CS_FAST_ENTRY cs_l_cudaGraphInstantiate, cs_sl_cudaGraphInstantiate, 0, 1643, cs_call_cudart+1136, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphInstantiate, cs_sd_cudaGraphInstantiate, 1, 1643, cs_call_cudart+1136, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphInstantiate, cs_sg_cudaGraphInstantiate, 2, 1643, cs_call_cudart+1136, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphInstantiate, 1643
-CS_FAST_ENTRY cs_l_cudaGraphInstantiateWithFlags, cs_sl_cudaGraphInstantiateWithFlags, 0, 1644, cs_call_cudart+1144, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphInstantiateWithFlags, cs_sd_cudaGraphInstantiateWithFlags, 1, 1644, cs_call_cudart+1144, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphInstantiateWithFlags, cs_sg_cudaGraphInstantiateWithFlags, 2, 1644, cs_call_cudart+1144, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphInstantiateWithFlags, 1644
-CS_FAST_ENTRY cs_l_cudaGraphInstantiateWithParams, cs_sl_cudaGraphInstantiateWithParams, 0, 1645, cs_call_cudart+1152, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphInstantiateWithParams, cs_sd_cudaGraphInstantiateWithParams, 1, 1645, cs_call_cudart+1152, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphInstantiateWithParams, cs_sg_cudaGraphInstantiateWithParams, 2, 1645, cs_call_cudart+1152, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphInstantiateWithParams, 1645
-CS_FAST_ENTRY cs_l_cudaGraphInstantiateWithParams_ptsz, cs_sl_cudaGraphInstantiateWithParams_ptsz, 0, 1646, cs_call_cudart+1160, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphInstantiateWithParams_ptsz, cs_sd_cudaGraphInstantiateWithParams_ptsz, 1, 1646, cs_call_cudart+1160, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphInstantiateWithParams_ptsz, cs_sg_cudaGraphInstantiateWithParams_ptsz, 2, 1646, cs_call_cudart+1160, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphInstantiateWithParams_ptsz, 1646
-CS_FAST_ENTRY cs_l_cudaGraphKernelNodeCopyAttributes, cs_sl_cudaGraphKernelNodeCopyAttributes, 0, 1647, cs_call_cudart+1168, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphKernelNodeCopyAttributes, cs_sd_cudaGraphKernelNodeCopyAttributes, 1, 1647, cs_call_cudart+1168, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphKernelNodeCopyAttributes, cs_sg_cudaGraphKernelNodeCopyAttributes, 2, 1647, cs_call_cudart+1168, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphKernelNodeCopyAttributes, 1647
-CS_FAST_ENTRY cs_l_cudaGraphKernelNodeGetAttribute, cs_sl_cudaGraphKernelNodeGetAttribute, 0, 1648, cs_call_cudart+1176, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphKernelNodeGetAttribute, cs_sd_cudaGraphKernelNodeGetAttribute, 1, 1648, cs_call_cudart+1176, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphKernelNodeGetAttribute, cs_sg_cudaGraphKernelNodeGetAttribute, 2, 1648, cs_call_cudart+1176, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphKernelNodeGetAttribute, 1648
-CS_FAST_ENTRY cs_l_cudaGraphKernelNodeGetParams, cs_sl_cudaGraphKernelNodeGetParams, 0, 1649, cs_call_cudart+1184, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphKernelNodeGetParams, cs_sd_cudaGraphKernelNodeGetParams, 1, 1649, cs_call_cudart+1184, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphKernelNodeGetParams, cs_sg_cudaGraphKernelNodeGetParams, 2, 1649, cs_call_cudart+1184, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphKernelNodeGetParams, 1649
-CS_FAST_ENTRY cs_l_cudaGraphKernelNodeSetAttribute, cs_sl_cudaGraphKernelNodeSetAttribute, 0, 1650, cs_call_cudart+1192, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphKernelNodeSetAttribute, cs_sd_cudaGraphKernelNodeSetAttribute, 1, 1650, cs_call_cudart+1192, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphKernelNodeSetAttribute, cs_sg_cudaGraphKernelNodeSetAttribute, 2, 1650, cs_call_cudart+1192, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphKernelNodeSetAttribute, 1650
-CS_FAST_ENTRY cs_l_cudaGraphKernelNodeSetParams, cs_sl_cudaGraphKernelNodeSetParams, 0, 1651, cs_call_cudart+1200, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphKernelNodeSetParams, cs_sd_cudaGraphKernelNodeSetParams, 1, 1651, cs_call_cudart+1200, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphKernelNodeSetParams, cs_sg_cudaGraphKernelNodeSetParams, 2, 1651, cs_call_cudart+1200, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphKernelNodeSetParams, 1651
-CS_FAST_ENTRY cs_l_cudaGraphLaunch, cs_sl_cudaGraphLaunch, 0, 1652, cs_call_cudart+1208, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphLaunch, cs_sd_cudaGraphLaunch, 1, 1652, cs_call_cudart+1208, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphLaunch, cs_sg_cudaGraphLaunch, 2, 1652, cs_call_cudart+1208, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphLaunch, 1652
-CS_FAST_ENTRY cs_l_cudaGraphLaunch_ptsz, cs_sl_cudaGraphLaunch_ptsz, 0, 1653, cs_call_cudart+1216, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphLaunch_ptsz, cs_sd_cudaGraphLaunch_ptsz, 1, 1653, cs_call_cudart+1216, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphLaunch_ptsz, cs_sg_cudaGraphLaunch_ptsz, 2, 1653, cs_call_cudart+1216, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphLaunch_ptsz, 1653
-CS_FAST_ENTRY cs_l_cudaGraphMemAllocNodeGetParams, cs_sl_cudaGraphMemAllocNodeGetParams, 0, 1654, cs_call_cudart+1224, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphMemAllocNodeGetParams, cs_sd_cudaGraphMemAllocNodeGetParams, 1, 1654, cs_call_cudart+1224, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphMemAllocNodeGetParams, cs_sg_cudaGraphMemAllocNodeGetParams, 2, 1654, cs_call_cudart+1224, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphMemAllocNodeGetParams, 1654
-CS_FAST_ENTRY cs_l_cudaGraphMemFreeNodeGetParams, cs_sl_cudaGraphMemFreeNodeGetParams, 0, 1655, cs_call_cudart+1232, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphMemFreeNodeGetParams, cs_sd_cudaGraphMemFreeNodeGetParams, 1, 1655, cs_call_cudart+1232, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphMemFreeNodeGetParams, cs_sg_cudaGraphMemFreeNodeGetParams, 2, 1655, cs_call_cudart+1232, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphMemFreeNodeGetParams, 1655
-CS_FAST_ENTRY cs_l_cudaGraphMemcpyNodeGetParams, cs_sl_cudaGraphMemcpyNodeGetParams, 0, 1656, cs_call_cudart+1240, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphMemcpyNodeGetParams, cs_sd_cudaGraphMemcpyNodeGetParams, 1, 1656, cs_call_cudart+1240, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphMemcpyNodeGetParams, cs_sg_cudaGraphMemcpyNodeGetParams, 2, 1656, cs_call_cudart+1240, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphMemcpyNodeGetParams, 1656
-CS_FAST_ENTRY cs_l_cudaGraphMemcpyNodeSetParams, cs_sl_cudaGraphMemcpyNodeSetParams, 0, 1657, cs_call_cudart+1248, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphMemcpyNodeSetParams, cs_sd_cudaGraphMemcpyNodeSetParams, 1, 1657, cs_call_cudart+1248, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphMemcpyNodeSetParams, cs_sg_cudaGraphMemcpyNodeSetParams, 2, 1657, cs_call_cudart+1248, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphMemcpyNodeSetParams, 1657
-CS_FAST_ENTRY cs_l_cudaGraphMemcpyNodeSetParams1D, cs_sl_cudaGraphMemcpyNodeSetParams1D, 0, 1658, cs_call_cudart+1256, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphMemcpyNodeSetParams1D, cs_sd_cudaGraphMemcpyNodeSetParams1D, 1, 1658, cs_call_cudart+1256, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphMemcpyNodeSetParams1D, cs_sg_cudaGraphMemcpyNodeSetParams1D, 2, 1658, cs_call_cudart+1256, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphMemcpyNodeSetParams1D, 1658
-CS_FAST_ENTRY cs_l_cudaGraphMemcpyNodeSetParamsFromSymbol, cs_sl_cudaGraphMemcpyNodeSetParamsFromSymbol, 0, 1659, cs_call_cudart+1264, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphMemcpyNodeSetParamsFromSymbol, cs_sd_cudaGraphMemcpyNodeSetParamsFromSymbol, 1, 1659, cs_call_cudart+1264, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphMemcpyNodeSetParamsFromSymbol, cs_sg_cudaGraphMemcpyNodeSetParamsFromSymbol, 2, 1659, cs_call_cudart+1264, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphMemcpyNodeSetParamsFromSymbol, 1659
-CS_FAST_ENTRY cs_l_cudaGraphMemcpyNodeSetParamsToSymbol, cs_sl_cudaGraphMemcpyNodeSetParamsToSymbol, 0, 1660, cs_call_cudart+1272, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphMemcpyNodeSetParamsToSymbol, cs_sd_cudaGraphMemcpyNodeSetParamsToSymbol, 1, 1660, cs_call_cudart+1272, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphMemcpyNodeSetParamsToSymbol, cs_sg_cudaGraphMemcpyNodeSetParamsToSymbol, 2, 1660, cs_call_cudart+1272, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphMemcpyNodeSetParamsToSymbol, 1660
-CS_FAST_ENTRY cs_l_cudaGraphMemsetNodeGetParams, cs_sl_cudaGraphMemsetNodeGetParams, 0, 1661, cs_call_cudart+1280, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphMemsetNodeGetParams, cs_sd_cudaGraphMemsetNodeGetParams, 1, 1661, cs_call_cudart+1280, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphMemsetNodeGetParams, cs_sg_cudaGraphMemsetNodeGetParams, 2, 1661, cs_call_cudart+1280, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphMemsetNodeGetParams, 1661
-CS_FAST_ENTRY cs_l_cudaGraphMemsetNodeSetParams, cs_sl_cudaGraphMemsetNodeSetParams, 0, 1662, cs_call_cudart+1288, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphMemsetNodeSetParams, cs_sd_cudaGraphMemsetNodeSetParams, 1, 1662, cs_call_cudart+1288, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphMemsetNodeSetParams, cs_sg_cudaGraphMemsetNodeSetParams, 2, 1662, cs_call_cudart+1288, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphMemsetNodeSetParams, 1662
-CS_FAST_ENTRY cs_l_cudaGraphNodeFindInClone, cs_sl_cudaGraphNodeFindInClone, 0, 1663, cs_call_cudart+1296, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphNodeFindInClone, cs_sd_cudaGraphNodeFindInClone, 1, 1663, cs_call_cudart+1296, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphNodeFindInClone, cs_sg_cudaGraphNodeFindInClone, 2, 1663, cs_call_cudart+1296, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphNodeFindInClone, 1663
-CS_FAST_ENTRY cs_l_cudaGraphNodeGetDependencies, cs_sl_cudaGraphNodeGetDependencies, 0, 1664, cs_call_cudart+1304, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphNodeGetDependencies, cs_sd_cudaGraphNodeGetDependencies, 1, 1664, cs_call_cudart+1304, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphNodeGetDependencies, cs_sg_cudaGraphNodeGetDependencies, 2, 1664, cs_call_cudart+1304, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphNodeGetDependencies, 1664
-CS_FAST_ENTRY cs_l_cudaGraphNodeGetDependentNodes, cs_sl_cudaGraphNodeGetDependentNodes, 0, 1665, cs_call_cudart+1312, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphNodeGetDependentNodes, cs_sd_cudaGraphNodeGetDependentNodes, 1, 1665, cs_call_cudart+1312, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphNodeGetDependentNodes, cs_sg_cudaGraphNodeGetDependentNodes, 2, 1665, cs_call_cudart+1312, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphNodeGetDependentNodes, 1665
-CS_FAST_ENTRY cs_l_cudaGraphNodeGetEnabled, cs_sl_cudaGraphNodeGetEnabled, 0, 1666, cs_call_cudart+1320, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphNodeGetEnabled, cs_sd_cudaGraphNodeGetEnabled, 1, 1666, cs_call_cudart+1320, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphNodeGetEnabled, cs_sg_cudaGraphNodeGetEnabled, 2, 1666, cs_call_cudart+1320, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphNodeGetEnabled, 1666
-CS_FAST_ENTRY cs_l_cudaGraphNodeGetType, cs_sl_cudaGraphNodeGetType, 0, 1667, cs_call_cudart+1328, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphNodeGetType, cs_sd_cudaGraphNodeGetType, 1, 1667, cs_call_cudart+1328, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphNodeGetType, cs_sg_cudaGraphNodeGetType, 2, 1667, cs_call_cudart+1328, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphNodeGetType, 1667
-CS_FAST_ENTRY cs_l_cudaGraphNodeSetEnabled, cs_sl_cudaGraphNodeSetEnabled, 0, 1668, cs_call_cudart+1336, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphNodeSetEnabled, cs_sd_cudaGraphNodeSetEnabled, 1, 1668, cs_call_cudart+1336, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphNodeSetEnabled, cs_sg_cudaGraphNodeSetEnabled, 2, 1668, cs_call_cudart+1336, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphNodeSetEnabled, 1668
-CS_FAST_ENTRY cs_l_cudaGraphNodeSetParams, cs_sl_cudaGraphNodeSetParams, 0, 1669, cs_call_cudart+1344, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphNodeSetParams, cs_sd_cudaGraphNodeSetParams, 1, 1669, cs_call_cudart+1344, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphNodeSetParams, cs_sg_cudaGraphNodeSetParams, 2, 1669, cs_call_cudart+1344, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphNodeSetParams, 1669
-CS_FAST_ENTRY cs_l_cudaGraphReleaseUserObject, cs_sl_cudaGraphReleaseUserObject, 0, 1670, cs_call_cudart+1352, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphReleaseUserObject, cs_sd_cudaGraphReleaseUserObject, 1, 1670, cs_call_cudart+1352, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphReleaseUserObject, cs_sg_cudaGraphReleaseUserObject, 2, 1670, cs_call_cudart+1352, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphReleaseUserObject, 1670
-CS_FAST_ENTRY cs_l_cudaGraphRemoveDependencies, cs_sl_cudaGraphRemoveDependencies, 0, 1671, cs_call_cudart+1360, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphRemoveDependencies, cs_sd_cudaGraphRemoveDependencies, 1, 1671, cs_call_cudart+1360, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphRemoveDependencies, cs_sg_cudaGraphRemoveDependencies, 2, 1671, cs_call_cudart+1360, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphRemoveDependencies, 1671
-CS_FAST_ENTRY cs_l_cudaGraphRetainUserObject, cs_sl_cudaGraphRetainUserObject, 0, 1672, cs_call_cudart+1368, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphRetainUserObject, cs_sd_cudaGraphRetainUserObject, 1, 1672, cs_call_cudart+1368, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphRetainUserObject, cs_sg_cudaGraphRetainUserObject, 2, 1672, cs_call_cudart+1368, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphRetainUserObject, 1672
-CS_FAST_ENTRY cs_l_cudaGraphUpload, cs_sl_cudaGraphUpload, 0, 1673, cs_call_cudart+1376, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphUpload, cs_sd_cudaGraphUpload, 1, 1673, cs_call_cudart+1376, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphUpload, cs_sg_cudaGraphUpload, 2, 1673, cs_call_cudart+1376, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphUpload, 1673
-CS_FAST_ENTRY cs_l_cudaGraphUpload_ptsz, cs_sl_cudaGraphUpload_ptsz, 0, 1674, cs_call_cudart+1384, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphUpload_ptsz, cs_sd_cudaGraphUpload_ptsz, 1, 1674, cs_call_cudart+1384, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphUpload_ptsz, cs_sg_cudaGraphUpload_ptsz, 2, 1674, cs_call_cudart+1384, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphUpload_ptsz, 1674
-CS_FAST_ENTRY cs_l_cudaGraphicsMapResources, cs_sl_cudaGraphicsMapResources, 0, 1675, cs_call_cudart+1392, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphicsMapResources, cs_sd_cudaGraphicsMapResources, 1, 1675, cs_call_cudart+1392, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphicsMapResources, cs_sg_cudaGraphicsMapResources, 2, 1675, cs_call_cudart+1392, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphicsMapResources, 1675
-CS_FAST_ENTRY cs_l_cudaGraphicsResourceGetMappedMipmappedArray, cs_sl_cudaGraphicsResourceGetMappedMipmappedArray, 0, 1676, cs_call_cudart+1400, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphicsResourceGetMappedMipmappedArray, cs_sd_cudaGraphicsResourceGetMappedMipmappedArray, 1, 1676, cs_call_cudart+1400, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphicsResourceGetMappedMipmappedArray, cs_sg_cudaGraphicsResourceGetMappedMipmappedArray, 2, 1676, cs_call_cudart+1400, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphicsResourceGetMappedMipmappedArray, 1676
-CS_FAST_ENTRY cs_l_cudaGraphicsResourceGetMappedPointer, cs_sl_cudaGraphicsResourceGetMappedPointer, 0, 1677, cs_call_cudart+1408, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphicsResourceGetMappedPointer, cs_sd_cudaGraphicsResourceGetMappedPointer, 1, 1677, cs_call_cudart+1408, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphicsResourceGetMappedPointer, cs_sg_cudaGraphicsResourceGetMappedPointer, 2, 1677, cs_call_cudart+1408, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphicsResourceGetMappedPointer, 1677
-CS_FAST_ENTRY cs_l_cudaGraphicsResourceSetMapFlags, cs_sl_cudaGraphicsResourceSetMapFlags, 0, 1678, cs_call_cudart+1416, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphicsResourceSetMapFlags, cs_sd_cudaGraphicsResourceSetMapFlags, 1, 1678, cs_call_cudart+1416, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphicsResourceSetMapFlags, cs_sg_cudaGraphicsResourceSetMapFlags, 2, 1678, cs_call_cudart+1416, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphicsResourceSetMapFlags, 1678
-CS_FAST_ENTRY cs_l_cudaGraphicsSubResourceGetMappedArray, cs_sl_cudaGraphicsSubResourceGetMappedArray, 0, 1679, cs_call_cudart+1424, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphicsSubResourceGetMappedArray, cs_sd_cudaGraphicsSubResourceGetMappedArray, 1, 1679, cs_call_cudart+1424, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphicsSubResourceGetMappedArray, cs_sg_cudaGraphicsSubResourceGetMappedArray, 2, 1679, cs_call_cudart+1424, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphicsSubResourceGetMappedArray, 1679
-CS_FAST_ENTRY cs_l_cudaGraphicsUnmapResources, cs_sl_cudaGraphicsUnmapResources, 0, 1680, cs_call_cudart+1432, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphicsUnmapResources, cs_sd_cudaGraphicsUnmapResources, 1, 1680, cs_call_cudart+1432, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphicsUnmapResources, cs_sg_cudaGraphicsUnmapResources, 2, 1680, cs_call_cudart+1432, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphicsUnmapResources, 1680
-CS_FAST_ENTRY cs_l_cudaGraphicsUnregisterResource, cs_sl_cudaGraphicsUnregisterResource, 0, 1681, cs_call_cudart+1440, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaGraphicsUnregisterResource, cs_sd_cudaGraphicsUnregisterResource, 1, 1681, cs_call_cudart+1440, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaGraphicsUnregisterResource, cs_sg_cudaGraphicsUnregisterResource, 2, 1681, cs_call_cudart+1440, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaGraphicsUnregisterResource, 1681
-CS_FAST_ENTRY cs_l_cudaHostAlloc, cs_sl_cudaHostAlloc, 0, 1682, cs_call_cudart+1448, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaHostAlloc, cs_sd_cudaHostAlloc, 1, 1682, cs_call_cudart+1448, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaHostAlloc, cs_sg_cudaHostAlloc, 2, 1682, cs_call_cudart+1448, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaHostAlloc, 1682
-CS_FAST_ENTRY cs_l_cudaHostGetDevicePointer, cs_sl_cudaHostGetDevicePointer, 0, 1683, cs_call_cudart+1456, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaHostGetDevicePointer, cs_sd_cudaHostGetDevicePointer, 1, 1683, cs_call_cudart+1456, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaHostGetDevicePointer, cs_sg_cudaHostGetDevicePointer, 2, 1683, cs_call_cudart+1456, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaHostGetDevicePointer, 1683
-CS_FAST_ENTRY cs_l_cudaHostGetFlags, cs_sl_cudaHostGetFlags, 0, 1684, cs_call_cudart+1464, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaHostGetFlags, cs_sd_cudaHostGetFlags, 1, 1684, cs_call_cudart+1464, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaHostGetFlags, cs_sg_cudaHostGetFlags, 2, 1684, cs_call_cudart+1464, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaHostGetFlags, 1684
-CS_FAST_ENTRY cs_l_cudaHostRegister, cs_sl_cudaHostRegister, 0, 1685, cs_call_cudart+1472, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaHostRegister, cs_sd_cudaHostRegister, 1, 1685, cs_call_cudart+1472, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaHostRegister, cs_sg_cudaHostRegister, 2, 1685, cs_call_cudart+1472, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaHostRegister, 1685
-CS_FAST_ENTRY cs_l_cudaHostUnregister, cs_sl_cudaHostUnregister, 0, 1686, cs_call_cudart+1480, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaHostUnregister, cs_sd_cudaHostUnregister, 1, 1686, cs_call_cudart+1480, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaHostUnregister, cs_sg_cudaHostUnregister, 2, 1686, cs_call_cudart+1480, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaHostUnregister, 1686
-CS_FAST_ENTRY cs_l_cudaImportExternalMemory, cs_sl_cudaImportExternalMemory, 0, 1687, cs_call_cudart+1488, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaImportExternalMemory, cs_sd_cudaImportExternalMemory, 1, 1687, cs_call_cudart+1488, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaImportExternalMemory, cs_sg_cudaImportExternalMemory, 2, 1687, cs_call_cudart+1488, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaImportExternalMemory, 1687
-CS_FAST_ENTRY cs_l_cudaImportExternalSemaphore, cs_sl_cudaImportExternalSemaphore, 0, 1688, cs_call_cudart+1496, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaImportExternalSemaphore, cs_sd_cudaImportExternalSemaphore, 1, 1688, cs_call_cudart+1496, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaImportExternalSemaphore, cs_sg_cudaImportExternalSemaphore, 2, 1688, cs_call_cudart+1496, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaImportExternalSemaphore, 1688
-CS_FAST_ENTRY cs_l_cudaInitDevice, cs_sl_cudaInitDevice, 0, 1689, cs_call_cudart+1504, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaInitDevice, cs_sd_cudaInitDevice, 1, 1689, cs_call_cudart+1504, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaInitDevice, cs_sg_cudaInitDevice, 2, 1689, cs_call_cudart+1504, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaInitDevice, 1689
-CS_FAST_ENTRY cs_l_cudaIpcCloseMemHandle, cs_sl_cudaIpcCloseMemHandle, 0, 1690, cs_call_cudart+1512, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaIpcCloseMemHandle, cs_sd_cudaIpcCloseMemHandle, 1, 1690, cs_call_cudart+1512, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaIpcCloseMemHandle, cs_sg_cudaIpcCloseMemHandle, 2, 1690, cs_call_cudart+1512, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaIpcCloseMemHandle, 1690
-CS_FAST_ENTRY cs_l_cudaIpcGetEventHandle, cs_sl_cudaIpcGetEventHandle, 0, 1691, cs_call_cudart+1520, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaIpcGetEventHandle, cs_sd_cudaIpcGetEventHandle, 1, 1691, cs_call_cudart+1520, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaIpcGetEventHandle, cs_sg_cudaIpcGetEventHandle, 2, 1691, cs_call_cudart+1520, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaIpcGetEventHandle, 1691
-CS_FAST_ENTRY cs_l_cudaIpcGetMemHandle, cs_sl_cudaIpcGetMemHandle, 0, 1692, cs_call_cudart+1528, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaIpcGetMemHandle, cs_sd_cudaIpcGetMemHandle, 1, 1692, cs_call_cudart+1528, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaIpcGetMemHandle, cs_sg_cudaIpcGetMemHandle, 2, 1692, cs_call_cudart+1528, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaIpcGetMemHandle, 1692
-CS_FAST_ENTRY cs_l_cudaIpcOpenEventHandle, cs_sl_cudaIpcOpenEventHandle, 0, 1693, cs_call_cudart+1536, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaIpcOpenEventHandle, cs_sd_cudaIpcOpenEventHandle, 1, 1693, cs_call_cudart+1536, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaIpcOpenEventHandle, cs_sg_cudaIpcOpenEventHandle, 2, 1693, cs_call_cudart+1536, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaIpcOpenEventHandle, 1693
-CS_FAST_ENTRY cs_l_cudaIpcOpenMemHandle, cs_sl_cudaIpcOpenMemHandle, 0, 1694, cs_call_cudart+1544, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaIpcOpenMemHandle, cs_sd_cudaIpcOpenMemHandle, 1, 1694, cs_call_cudart+1544, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaIpcOpenMemHandle, cs_sg_cudaIpcOpenMemHandle, 2, 1694, cs_call_cudart+1544, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaIpcOpenMemHandle, 1694
-CS_FAST_ENTRY cs_l_cudaKernelSetAttributeForDevice, cs_sl_cudaKernelSetAttributeForDevice, 0, 1695, cs_call_cudart+1552, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaKernelSetAttributeForDevice, cs_sd_cudaKernelSetAttributeForDevice, 1, 1695, cs_call_cudart+1552, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaKernelSetAttributeForDevice, cs_sg_cudaKernelSetAttributeForDevice, 2, 1695, cs_call_cudart+1552, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaKernelSetAttributeForDevice, 1695
-CS_FAST_ENTRY cs_l_cudaLaunchCooperativeKernel, cs_sl_cudaLaunchCooperativeKernel, 0, 1696, cs_call_cudart+1560, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaLaunchCooperativeKernel, cs_sd_cudaLaunchCooperativeKernel, 1, 1696, cs_call_cudart+1560, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaLaunchCooperativeKernel, cs_sg_cudaLaunchCooperativeKernel, 2, 1696, cs_call_cudart+1560, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaLaunchCooperativeKernel, 1696
-CS_FAST_ENTRY cs_l_cudaLaunchCooperativeKernel_ptsz, cs_sl_cudaLaunchCooperativeKernel_ptsz, 0, 1697, cs_call_cudart+1568, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaLaunchCooperativeKernel_ptsz, cs_sd_cudaLaunchCooperativeKernel_ptsz, 1, 1697, cs_call_cudart+1568, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaLaunchCooperativeKernel_ptsz, cs_sg_cudaLaunchCooperativeKernel_ptsz, 2, 1697, cs_call_cudart+1568, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaLaunchCooperativeKernel_ptsz, 1697
-CS_FAST_ENTRY cs_l_cudaLaunchHostFunc, cs_sl_cudaLaunchHostFunc, 0, 1698, cs_call_cudart+1576, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaLaunchHostFunc, cs_sd_cudaLaunchHostFunc, 1, 1698, cs_call_cudart+1576, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaLaunchHostFunc, cs_sg_cudaLaunchHostFunc, 2, 1698, cs_call_cudart+1576, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaLaunchHostFunc, 1698
-CS_FAST_ENTRY cs_l_cudaLaunchHostFunc_ptsz, cs_sl_cudaLaunchHostFunc_ptsz, 0, 1699, cs_call_cudart+1584, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaLaunchHostFunc_ptsz, cs_sd_cudaLaunchHostFunc_ptsz, 1, 1699, cs_call_cudart+1584, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaLaunchHostFunc_ptsz, cs_sg_cudaLaunchHostFunc_ptsz, 2, 1699, cs_call_cudart+1584, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaLaunchHostFunc_ptsz, 1699
-CS_FAST_ENTRY cs_l_cudaLaunchKernel, cs_sl_cudaLaunchKernel, 0, 1700, cs_call_cudart+1592, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaLaunchKernel, cs_sd_cudaLaunchKernel, 1, 1700, cs_call_cudart+1592, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaLaunchKernel, cs_sg_cudaLaunchKernel, 2, 1700, cs_call_cudart+1592, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaLaunchKernel, 1700
-CS_FAST_ENTRY cs_l_cudaLaunchKernelExC, cs_sl_cudaLaunchKernelExC, 0, 1701, cs_call_cudart+1600, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaLaunchKernelExC, cs_sd_cudaLaunchKernelExC, 1, 1701, cs_call_cudart+1600, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaLaunchKernelExC, cs_sg_cudaLaunchKernelExC, 2, 1701, cs_call_cudart+1600, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaLaunchKernelExC, 1701
-CS_FAST_ENTRY cs_l_cudaLaunchKernelExC_ptsz, cs_sl_cudaLaunchKernelExC_ptsz, 0, 1702, cs_call_cudart+1608, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaLaunchKernelExC_ptsz, cs_sd_cudaLaunchKernelExC_ptsz, 1, 1702, cs_call_cudart+1608, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaLaunchKernelExC_ptsz, cs_sg_cudaLaunchKernelExC_ptsz, 2, 1702, cs_call_cudart+1608, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaLaunchKernelExC_ptsz, 1702
-CS_FAST_ENTRY cs_l_cudaLaunchKernel_ptsz, cs_sl_cudaLaunchKernel_ptsz, 0, 1703, cs_call_cudart+1616, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaLaunchKernel_ptsz, cs_sd_cudaLaunchKernel_ptsz, 1, 1703, cs_call_cudart+1616, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaLaunchKernel_ptsz, cs_sg_cudaLaunchKernel_ptsz, 2, 1703, cs_call_cudart+1616, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaLaunchKernel_ptsz, 1703
-CS_FAST_ENTRY cs_l_cudaLibraryEnumerateKernels, cs_sl_cudaLibraryEnumerateKernels, 0, 1704, cs_call_cudart+1624, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaLibraryEnumerateKernels, cs_sd_cudaLibraryEnumerateKernels, 1, 1704, cs_call_cudart+1624, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaLibraryEnumerateKernels, cs_sg_cudaLibraryEnumerateKernels, 2, 1704, cs_call_cudart+1624, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaLibraryEnumerateKernels, 1704
-CS_FAST_ENTRY cs_l_cudaLibraryGetGlobal, cs_sl_cudaLibraryGetGlobal, 0, 1705, cs_call_cudart+1632, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaLibraryGetGlobal, cs_sd_cudaLibraryGetGlobal, 1, 1705, cs_call_cudart+1632, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaLibraryGetGlobal, cs_sg_cudaLibraryGetGlobal, 2, 1705, cs_call_cudart+1632, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaLibraryGetGlobal, 1705
-CS_FAST_ENTRY cs_l_cudaLibraryGetKernel, cs_sl_cudaLibraryGetKernel, 0, 1706, cs_call_cudart+1640, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaLibraryGetKernel, cs_sd_cudaLibraryGetKernel, 1, 1706, cs_call_cudart+1640, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaLibraryGetKernel, cs_sg_cudaLibraryGetKernel, 2, 1706, cs_call_cudart+1640, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaLibraryGetKernel, 1706
-CS_FAST_ENTRY cs_l_cudaLibraryGetKernelCount, cs_sl_cudaLibraryGetKernelCount, 0, 1707, cs_call_cudart+1648, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaLibraryGetKernelCount, cs_sd_cudaLibraryGetKernelCount, 1, 1707, cs_call_cudart+1648, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaLibraryGetKernelCount, cs_sg_cudaLibraryGetKernelCount, 2, 1707, cs_call_cudart+1648, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaLibraryGetKernelCount, 1707
-CS_FAST_ENTRY cs_l_cudaLibraryGetManaged, cs_sl_cudaLibraryGetManaged, 0, 1708, cs_call_cudart+1656, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaLibraryGetManaged, cs_sd_cudaLibraryGetManaged, 1, 1708, cs_call_cudart+1656, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaLibraryGetManaged, cs_sg_cudaLibraryGetManaged, 2, 1708, cs_call_cudart+1656, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaLibraryGetManaged, 1708
-CS_FAST_ENTRY cs_l_cudaLibraryGetUnifiedFunction, cs_sl_cudaLibraryGetUnifiedFunction, 0, 1709, cs_call_cudart+1664, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaLibraryGetUnifiedFunction, cs_sd_cudaLibraryGetUnifiedFunction, 1, 1709, cs_call_cudart+1664, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaLibraryGetUnifiedFunction, cs_sg_cudaLibraryGetUnifiedFunction, 2, 1709, cs_call_cudart+1664, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaLibraryGetUnifiedFunction, 1709
-CS_FAST_ENTRY cs_l_cudaLibraryLoadData, cs_sl_cudaLibraryLoadData, 0, 1710, cs_call_cudart+1672, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaLibraryLoadData, cs_sd_cudaLibraryLoadData, 1, 1710, cs_call_cudart+1672, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaLibraryLoadData, cs_sg_cudaLibraryLoadData, 2, 1710, cs_call_cudart+1672, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaLibraryLoadData, 1710
-CS_FAST_ENTRY cs_l_cudaLibraryLoadFromFile, cs_sl_cudaLibraryLoadFromFile, 0, 1711, cs_call_cudart+1680, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaLibraryLoadFromFile, cs_sd_cudaLibraryLoadFromFile, 1, 1711, cs_call_cudart+1680, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaLibraryLoadFromFile, cs_sg_cudaLibraryLoadFromFile, 2, 1711, cs_call_cudart+1680, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaLibraryLoadFromFile, 1711
-CS_FAST_ENTRY cs_l_cudaLibraryUnload, cs_sl_cudaLibraryUnload, 0, 1712, cs_call_cudart+1688, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaLibraryUnload, cs_sd_cudaLibraryUnload, 1, 1712, cs_call_cudart+1688, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaLibraryUnload, cs_sg_cudaLibraryUnload, 2, 1712, cs_call_cudart+1688, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaLibraryUnload, 1712
-CS_FAST_ENTRY cs_l_cudaLogsCurrent, cs_sl_cudaLogsCurrent, 0, 1713, cs_call_cudart+1696, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaLogsCurrent, cs_sd_cudaLogsCurrent, 1, 1713, cs_call_cudart+1696, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaLogsCurrent, cs_sg_cudaLogsCurrent, 2, 1713, cs_call_cudart+1696, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaLogsCurrent, 1713
-CS_FAST_ENTRY cs_l_cudaLogsDumpToFile, cs_sl_cudaLogsDumpToFile, 0, 1714, cs_call_cudart+1704, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaLogsDumpToFile, cs_sd_cudaLogsDumpToFile, 1, 1714, cs_call_cudart+1704, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaLogsDumpToFile, cs_sg_cudaLogsDumpToFile, 2, 1714, cs_call_cudart+1704, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaLogsDumpToFile, 1714
-CS_FAST_ENTRY cs_l_cudaLogsDumpToMemory, cs_sl_cudaLogsDumpToMemory, 0, 1715, cs_call_cudart+1712, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaLogsDumpToMemory, cs_sd_cudaLogsDumpToMemory, 1, 1715, cs_call_cudart+1712, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaLogsDumpToMemory, cs_sg_cudaLogsDumpToMemory, 2, 1715, cs_call_cudart+1712, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaLogsDumpToMemory, 1715
-CS_FAST_ENTRY cs_l_cudaLogsRegisterCallback, cs_sl_cudaLogsRegisterCallback, 0, 1716, cs_call_cudart+1720, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaLogsRegisterCallback, cs_sd_cudaLogsRegisterCallback, 1, 1716, cs_call_cudart+1720, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaLogsRegisterCallback, cs_sg_cudaLogsRegisterCallback, 2, 1716, cs_call_cudart+1720, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaLogsRegisterCallback, 1716
-CS_FAST_ENTRY cs_l_cudaLogsUnregisterCallback, cs_sl_cudaLogsUnregisterCallback, 0, 1717, cs_call_cudart+1728, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaLogsUnregisterCallback, cs_sd_cudaLogsUnregisterCallback, 1, 1717, cs_call_cudart+1728, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaLogsUnregisterCallback, cs_sg_cudaLogsUnregisterCallback, 2, 1717, cs_call_cudart+1728, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaLogsUnregisterCallback, 1717
-CS_FAST_ENTRY cs_l_cudaMalloc, cs_sl_cudaMalloc, 0, 1718, cs_call_cudart+1736, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMalloc, cs_sd_cudaMalloc, 1, 1718, cs_call_cudart+1736, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMalloc, cs_sg_cudaMalloc, 2, 1718, cs_call_cudart+1736, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMalloc, 1718
-CS_FAST_ENTRY cs_l_cudaMalloc3D, cs_sl_cudaMalloc3D, 0, 1719, cs_call_cudart+1744, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMalloc3D, cs_sd_cudaMalloc3D, 1, 1719, cs_call_cudart+1744, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMalloc3D, cs_sg_cudaMalloc3D, 2, 1719, cs_call_cudart+1744, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMalloc3D, 1719
-CS_FAST_ENTRY cs_l_cudaMalloc3DArray, cs_sl_cudaMalloc3DArray, 0, 1720, cs_call_cudart+1752, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMalloc3DArray, cs_sd_cudaMalloc3DArray, 1, 1720, cs_call_cudart+1752, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMalloc3DArray, cs_sg_cudaMalloc3DArray, 2, 1720, cs_call_cudart+1752, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMalloc3DArray, 1720
-CS_FAST_ENTRY cs_l_cudaMallocArray, cs_sl_cudaMallocArray, 0, 1721, cs_call_cudart+1760, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMallocArray, cs_sd_cudaMallocArray, 1, 1721, cs_call_cudart+1760, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMallocArray, cs_sg_cudaMallocArray, 2, 1721, cs_call_cudart+1760, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMallocArray, 1721
-CS_FAST_ENTRY cs_l_cudaMallocAsync, cs_sl_cudaMallocAsync, 0, 1722, cs_call_cudart+1768, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMallocAsync, cs_sd_cudaMallocAsync, 1, 1722, cs_call_cudart+1768, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMallocAsync, cs_sg_cudaMallocAsync, 2, 1722, cs_call_cudart+1768, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMallocAsync, 1722
-CS_FAST_ENTRY cs_l_cudaMallocAsync_ptsz, cs_sl_cudaMallocAsync_ptsz, 0, 1723, cs_call_cudart+1776, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMallocAsync_ptsz, cs_sd_cudaMallocAsync_ptsz, 1, 1723, cs_call_cudart+1776, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMallocAsync_ptsz, cs_sg_cudaMallocAsync_ptsz, 2, 1723, cs_call_cudart+1776, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMallocAsync_ptsz, 1723
-CS_FAST_ENTRY cs_l_cudaMallocFromPoolAsync, cs_sl_cudaMallocFromPoolAsync, 0, 1724, cs_call_cudart+1784, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMallocFromPoolAsync, cs_sd_cudaMallocFromPoolAsync, 1, 1724, cs_call_cudart+1784, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMallocFromPoolAsync, cs_sg_cudaMallocFromPoolAsync, 2, 1724, cs_call_cudart+1784, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMallocFromPoolAsync, 1724
-CS_FAST_ENTRY cs_l_cudaMallocFromPoolAsync_ptsz, cs_sl_cudaMallocFromPoolAsync_ptsz, 0, 1725, cs_call_cudart+1792, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMallocFromPoolAsync_ptsz, cs_sd_cudaMallocFromPoolAsync_ptsz, 1, 1725, cs_call_cudart+1792, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMallocFromPoolAsync_ptsz, cs_sg_cudaMallocFromPoolAsync_ptsz, 2, 1725, cs_call_cudart+1792, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMallocFromPoolAsync_ptsz, 1725
-CS_FAST_ENTRY cs_l_cudaMallocHost, cs_sl_cudaMallocHost, 0, 1726, cs_call_cudart+1800, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMallocHost, cs_sd_cudaMallocHost, 1, 1726, cs_call_cudart+1800, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMallocHost, cs_sg_cudaMallocHost, 2, 1726, cs_call_cudart+1800, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMallocHost, 1726
-CS_FAST_ENTRY cs_l_cudaMallocManaged, cs_sl_cudaMallocManaged, 0, 1727, cs_call_cudart+1808, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMallocManaged, cs_sd_cudaMallocManaged, 1, 1727, cs_call_cudart+1808, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMallocManaged, cs_sg_cudaMallocManaged, 2, 1727, cs_call_cudart+1808, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMallocManaged, 1727
-CS_FAST_ENTRY cs_l_cudaMallocMipmappedArray, cs_sl_cudaMallocMipmappedArray, 0, 1728, cs_call_cudart+1816, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMallocMipmappedArray, cs_sd_cudaMallocMipmappedArray, 1, 1728, cs_call_cudart+1816, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMallocMipmappedArray, cs_sg_cudaMallocMipmappedArray, 2, 1728, cs_call_cudart+1816, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMallocMipmappedArray, 1728
-CS_FAST_ENTRY cs_l_cudaMallocPitch, cs_sl_cudaMallocPitch, 0, 1729, cs_call_cudart+1824, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMallocPitch, cs_sd_cudaMallocPitch, 1, 1729, cs_call_cudart+1824, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMallocPitch, cs_sg_cudaMallocPitch, 2, 1729, cs_call_cudart+1824, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMallocPitch, 1729
-CS_FAST_ENTRY cs_l_cudaMemAdvise, cs_sl_cudaMemAdvise, 0, 1730, cs_call_cudart+1832, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemAdvise, cs_sd_cudaMemAdvise, 1, 1730, cs_call_cudart+1832, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemAdvise, cs_sg_cudaMemAdvise, 2, 1730, cs_call_cudart+1832, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemAdvise, 1730
-CS_FAST_ENTRY cs_l_cudaMemDiscardAndPrefetchBatchAsync, cs_sl_cudaMemDiscardAndPrefetchBatchAsync, 0, 1731, cs_call_cudart+1840, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemDiscardAndPrefetchBatchAsync, cs_sd_cudaMemDiscardAndPrefetchBatchAsync, 1, 1731, cs_call_cudart+1840, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemDiscardAndPrefetchBatchAsync, cs_sg_cudaMemDiscardAndPrefetchBatchAsync, 2, 1731, cs_call_cudart+1840, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemDiscardAndPrefetchBatchAsync, 1731
-CS_FAST_ENTRY cs_l_cudaMemDiscardAndPrefetchBatchAsync_ptsz, cs_sl_cudaMemDiscardAndPrefetchBatchAsync_ptsz, 0, 1732, cs_call_cudart+1848, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemDiscardAndPrefetchBatchAsync_ptsz, cs_sd_cudaMemDiscardAndPrefetchBatchAsync_ptsz, 1, 1732, cs_call_cudart+1848, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemDiscardAndPrefetchBatchAsync_ptsz, cs_sg_cudaMemDiscardAndPrefetchBatchAsync_ptsz, 2, 1732, cs_call_cudart+1848, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemDiscardAndPrefetchBatchAsync_ptsz, 1732
-CS_FAST_ENTRY cs_l_cudaMemDiscardBatchAsync, cs_sl_cudaMemDiscardBatchAsync, 0, 1733, cs_call_cudart+1856, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemDiscardBatchAsync, cs_sd_cudaMemDiscardBatchAsync, 1, 1733, cs_call_cudart+1856, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemDiscardBatchAsync, cs_sg_cudaMemDiscardBatchAsync, 2, 1733, cs_call_cudart+1856, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemDiscardBatchAsync, 1733
-CS_FAST_ENTRY cs_l_cudaMemDiscardBatchAsync_ptsz, cs_sl_cudaMemDiscardBatchAsync_ptsz, 0, 1734, cs_call_cudart+1864, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemDiscardBatchAsync_ptsz, cs_sd_cudaMemDiscardBatchAsync_ptsz, 1, 1734, cs_call_cudart+1864, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemDiscardBatchAsync_ptsz, cs_sg_cudaMemDiscardBatchAsync_ptsz, 2, 1734, cs_call_cudart+1864, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemDiscardBatchAsync_ptsz, 1734
-CS_FAST_ENTRY cs_l_cudaMemGetDefaultMemPool, cs_sl_cudaMemGetDefaultMemPool, 0, 1735, cs_call_cudart+1872, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemGetDefaultMemPool, cs_sd_cudaMemGetDefaultMemPool, 1, 1735, cs_call_cudart+1872, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemGetDefaultMemPool, cs_sg_cudaMemGetDefaultMemPool, 2, 1735, cs_call_cudart+1872, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemGetDefaultMemPool, 1735
-CS_FAST_ENTRY cs_l_cudaMemGetInfo, cs_sl_cudaMemGetInfo, 0, 1736, cs_call_cudart+1880, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemGetInfo, cs_sd_cudaMemGetInfo, 1, 1736, cs_call_cudart+1880, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemGetInfo, cs_sg_cudaMemGetInfo, 2, 1736, cs_call_cudart+1880, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemGetInfo, 1736
-CS_FAST_ENTRY cs_l_cudaMemGetMemPool, cs_sl_cudaMemGetMemPool, 0, 1737, cs_call_cudart+1888, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemGetMemPool, cs_sd_cudaMemGetMemPool, 1, 1737, cs_call_cudart+1888, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemGetMemPool, cs_sg_cudaMemGetMemPool, 2, 1737, cs_call_cudart+1888, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemGetMemPool, 1737
-CS_FAST_ENTRY cs_l_cudaMemPoolCreate, cs_sl_cudaMemPoolCreate, 0, 1738, cs_call_cudart+1896, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemPoolCreate, cs_sd_cudaMemPoolCreate, 1, 1738, cs_call_cudart+1896, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemPoolCreate, cs_sg_cudaMemPoolCreate, 2, 1738, cs_call_cudart+1896, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemPoolCreate, 1738
-CS_FAST_ENTRY cs_l_cudaMemPoolDestroy, cs_sl_cudaMemPoolDestroy, 0, 1739, cs_call_cudart+1904, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemPoolDestroy, cs_sd_cudaMemPoolDestroy, 1, 1739, cs_call_cudart+1904, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemPoolDestroy, cs_sg_cudaMemPoolDestroy, 2, 1739, cs_call_cudart+1904, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemPoolDestroy, 1739
-CS_FAST_ENTRY cs_l_cudaMemPoolExportPointer, cs_sl_cudaMemPoolExportPointer, 0, 1740, cs_call_cudart+1912, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemPoolExportPointer, cs_sd_cudaMemPoolExportPointer, 1, 1740, cs_call_cudart+1912, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemPoolExportPointer, cs_sg_cudaMemPoolExportPointer, 2, 1740, cs_call_cudart+1912, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemPoolExportPointer, 1740
-CS_FAST_ENTRY cs_l_cudaMemPoolExportToShareableHandle, cs_sl_cudaMemPoolExportToShareableHandle, 0, 1741, cs_call_cudart+1920, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemPoolExportToShareableHandle, cs_sd_cudaMemPoolExportToShareableHandle, 1, 1741, cs_call_cudart+1920, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemPoolExportToShareableHandle, cs_sg_cudaMemPoolExportToShareableHandle, 2, 1741, cs_call_cudart+1920, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemPoolExportToShareableHandle, 1741
-CS_FAST_ENTRY cs_l_cudaMemPoolGetAccess, cs_sl_cudaMemPoolGetAccess, 0, 1742, cs_call_cudart+1928, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemPoolGetAccess, cs_sd_cudaMemPoolGetAccess, 1, 1742, cs_call_cudart+1928, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemPoolGetAccess, cs_sg_cudaMemPoolGetAccess, 2, 1742, cs_call_cudart+1928, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemPoolGetAccess, 1742
-CS_FAST_ENTRY cs_l_cudaMemPoolGetAttribute, cs_sl_cudaMemPoolGetAttribute, 0, 1743, cs_call_cudart+1936, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemPoolGetAttribute, cs_sd_cudaMemPoolGetAttribute, 1, 1743, cs_call_cudart+1936, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemPoolGetAttribute, cs_sg_cudaMemPoolGetAttribute, 2, 1743, cs_call_cudart+1936, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemPoolGetAttribute, 1743
-CS_FAST_ENTRY cs_l_cudaMemPoolImportFromShareableHandle, cs_sl_cudaMemPoolImportFromShareableHandle, 0, 1744, cs_call_cudart+1944, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemPoolImportFromShareableHandle, cs_sd_cudaMemPoolImportFromShareableHandle, 1, 1744, cs_call_cudart+1944, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemPoolImportFromShareableHandle, cs_sg_cudaMemPoolImportFromShareableHandle, 2, 1744, cs_call_cudart+1944, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemPoolImportFromShareableHandle, 1744
-CS_FAST_ENTRY cs_l_cudaMemPoolImportPointer, cs_sl_cudaMemPoolImportPointer, 0, 1745, cs_call_cudart+1952, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemPoolImportPointer, cs_sd_cudaMemPoolImportPointer, 1, 1745, cs_call_cudart+1952, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemPoolImportPointer, cs_sg_cudaMemPoolImportPointer, 2, 1745, cs_call_cudart+1952, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemPoolImportPointer, 1745
-CS_FAST_ENTRY cs_l_cudaMemPoolSetAccess, cs_sl_cudaMemPoolSetAccess, 0, 1746, cs_call_cudart+1960, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemPoolSetAccess, cs_sd_cudaMemPoolSetAccess, 1, 1746, cs_call_cudart+1960, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemPoolSetAccess, cs_sg_cudaMemPoolSetAccess, 2, 1746, cs_call_cudart+1960, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemPoolSetAccess, 1746
-CS_FAST_ENTRY cs_l_cudaMemPoolSetAttribute, cs_sl_cudaMemPoolSetAttribute, 0, 1747, cs_call_cudart+1968, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemPoolSetAttribute, cs_sd_cudaMemPoolSetAttribute, 1, 1747, cs_call_cudart+1968, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemPoolSetAttribute, cs_sg_cudaMemPoolSetAttribute, 2, 1747, cs_call_cudart+1968, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemPoolSetAttribute, 1747
-CS_FAST_ENTRY cs_l_cudaMemPoolTrimTo, cs_sl_cudaMemPoolTrimTo, 0, 1748, cs_call_cudart+1976, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemPoolTrimTo, cs_sd_cudaMemPoolTrimTo, 1, 1748, cs_call_cudart+1976, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemPoolTrimTo, cs_sg_cudaMemPoolTrimTo, 2, 1748, cs_call_cudart+1976, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemPoolTrimTo, 1748
-CS_FAST_ENTRY cs_l_cudaMemPrefetchAsync, cs_sl_cudaMemPrefetchAsync, 0, 1749, cs_call_cudart+1984, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemPrefetchAsync, cs_sd_cudaMemPrefetchAsync, 1, 1749, cs_call_cudart+1984, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemPrefetchAsync, cs_sg_cudaMemPrefetchAsync, 2, 1749, cs_call_cudart+1984, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemPrefetchAsync, 1749
-CS_FAST_ENTRY cs_l_cudaMemPrefetchAsync_ptsz, cs_sl_cudaMemPrefetchAsync_ptsz, 0, 1750, cs_call_cudart+1992, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemPrefetchAsync_ptsz, cs_sd_cudaMemPrefetchAsync_ptsz, 1, 1750, cs_call_cudart+1992, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemPrefetchAsync_ptsz, cs_sg_cudaMemPrefetchAsync_ptsz, 2, 1750, cs_call_cudart+1992, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemPrefetchAsync_ptsz, 1750
-CS_FAST_ENTRY cs_l_cudaMemPrefetchBatchAsync, cs_sl_cudaMemPrefetchBatchAsync, 0, 1751, cs_call_cudart+2000, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemPrefetchBatchAsync, cs_sd_cudaMemPrefetchBatchAsync, 1, 1751, cs_call_cudart+2000, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemPrefetchBatchAsync, cs_sg_cudaMemPrefetchBatchAsync, 2, 1751, cs_call_cudart+2000, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemPrefetchBatchAsync, 1751
-CS_FAST_ENTRY cs_l_cudaMemPrefetchBatchAsync_ptsz, cs_sl_cudaMemPrefetchBatchAsync_ptsz, 0, 1752, cs_call_cudart+2008, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemPrefetchBatchAsync_ptsz, cs_sd_cudaMemPrefetchBatchAsync_ptsz, 1, 1752, cs_call_cudart+2008, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemPrefetchBatchAsync_ptsz, cs_sg_cudaMemPrefetchBatchAsync_ptsz, 2, 1752, cs_call_cudart+2008, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemPrefetchBatchAsync_ptsz, 1752
-CS_FAST_ENTRY cs_l_cudaMemRangeGetAttribute, cs_sl_cudaMemRangeGetAttribute, 0, 1753, cs_call_cudart+2016, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemRangeGetAttribute, cs_sd_cudaMemRangeGetAttribute, 1, 1753, cs_call_cudart+2016, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemRangeGetAttribute, cs_sg_cudaMemRangeGetAttribute, 2, 1753, cs_call_cudart+2016, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemRangeGetAttribute, 1753
-CS_FAST_ENTRY cs_l_cudaMemRangeGetAttributes, cs_sl_cudaMemRangeGetAttributes, 0, 1754, cs_call_cudart+2024, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemRangeGetAttributes, cs_sd_cudaMemRangeGetAttributes, 1, 1754, cs_call_cudart+2024, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemRangeGetAttributes, cs_sg_cudaMemRangeGetAttributes, 2, 1754, cs_call_cudart+2024, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemRangeGetAttributes, 1754
-CS_FAST_ENTRY cs_l_cudaMemSetMemPool, cs_sl_cudaMemSetMemPool, 0, 1755, cs_call_cudart+2032, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemSetMemPool, cs_sd_cudaMemSetMemPool, 1, 1755, cs_call_cudart+2032, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemSetMemPool, cs_sg_cudaMemSetMemPool, 2, 1755, cs_call_cudart+2032, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemSetMemPool, 1755
-CS_FAST_ENTRY cs_l_cudaMemcpy, cs_sl_cudaMemcpy, 0, 1756, cs_call_cudart+2040, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpy, cs_sd_cudaMemcpy, 1, 1756, cs_call_cudart+2040, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpy, cs_sg_cudaMemcpy, 2, 1756, cs_call_cudart+2040, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpy, 1756
-CS_FAST_ENTRY cs_l_cudaMemcpy2D, cs_sl_cudaMemcpy2D, 0, 1757, cs_call_cudart+2048, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpy2D, cs_sd_cudaMemcpy2D, 1, 1757, cs_call_cudart+2048, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpy2D, cs_sg_cudaMemcpy2D, 2, 1757, cs_call_cudart+2048, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpy2D, 1757
-CS_FAST_ENTRY cs_l_cudaMemcpy2DArrayToArray, cs_sl_cudaMemcpy2DArrayToArray, 0, 1758, cs_call_cudart+2056, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpy2DArrayToArray, cs_sd_cudaMemcpy2DArrayToArray, 1, 1758, cs_call_cudart+2056, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpy2DArrayToArray, cs_sg_cudaMemcpy2DArrayToArray, 2, 1758, cs_call_cudart+2056, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpy2DArrayToArray, 1758
-CS_FAST_ENTRY cs_l_cudaMemcpy2DArrayToArray_ptds, cs_sl_cudaMemcpy2DArrayToArray_ptds, 0, 1759, cs_call_cudart+2064, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpy2DArrayToArray_ptds, cs_sd_cudaMemcpy2DArrayToArray_ptds, 1, 1759, cs_call_cudart+2064, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpy2DArrayToArray_ptds, cs_sg_cudaMemcpy2DArrayToArray_ptds, 2, 1759, cs_call_cudart+2064, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpy2DArrayToArray_ptds, 1759
-CS_FAST_ENTRY cs_l_cudaMemcpy2DAsync, cs_sl_cudaMemcpy2DAsync, 0, 1760, cs_call_cudart+2072, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpy2DAsync, cs_sd_cudaMemcpy2DAsync, 1, 1760, cs_call_cudart+2072, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpy2DAsync, cs_sg_cudaMemcpy2DAsync, 2, 1760, cs_call_cudart+2072, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpy2DAsync, 1760
-CS_FAST_ENTRY cs_l_cudaMemcpy2DAsync_ptsz, cs_sl_cudaMemcpy2DAsync_ptsz, 0, 1761, cs_call_cudart+2080, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpy2DAsync_ptsz, cs_sd_cudaMemcpy2DAsync_ptsz, 1, 1761, cs_call_cudart+2080, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpy2DAsync_ptsz, cs_sg_cudaMemcpy2DAsync_ptsz, 2, 1761, cs_call_cudart+2080, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpy2DAsync_ptsz, 1761
-CS_FAST_ENTRY cs_l_cudaMemcpy2DFromArray, cs_sl_cudaMemcpy2DFromArray, 0, 1762, cs_call_cudart+2088, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpy2DFromArray, cs_sd_cudaMemcpy2DFromArray, 1, 1762, cs_call_cudart+2088, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpy2DFromArray, cs_sg_cudaMemcpy2DFromArray, 2, 1762, cs_call_cudart+2088, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpy2DFromArray, 1762
-CS_FAST_ENTRY cs_l_cudaMemcpy2DFromArrayAsync, cs_sl_cudaMemcpy2DFromArrayAsync, 0, 1763, cs_call_cudart+2096, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpy2DFromArrayAsync, cs_sd_cudaMemcpy2DFromArrayAsync, 1, 1763, cs_call_cudart+2096, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpy2DFromArrayAsync, cs_sg_cudaMemcpy2DFromArrayAsync, 2, 1763, cs_call_cudart+2096, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpy2DFromArrayAsync, 1763
-CS_FAST_ENTRY cs_l_cudaMemcpy2DFromArrayAsync_ptsz, cs_sl_cudaMemcpy2DFromArrayAsync_ptsz, 0, 1764, cs_call_cudart+2104, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpy2DFromArrayAsync_ptsz, cs_sd_cudaMemcpy2DFromArrayAsync_ptsz, 1, 1764, cs_call_cudart+2104, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpy2DFromArrayAsync_ptsz, cs_sg_cudaMemcpy2DFromArrayAsync_ptsz, 2, 1764, cs_call_cudart+2104, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpy2DFromArrayAsync_ptsz, 1764
-CS_FAST_ENTRY cs_l_cudaMemcpy2DFromArray_ptds, cs_sl_cudaMemcpy2DFromArray_ptds, 0, 1765, cs_call_cudart+2112, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpy2DFromArray_ptds, cs_sd_cudaMemcpy2DFromArray_ptds, 1, 1765, cs_call_cudart+2112, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpy2DFromArray_ptds, cs_sg_cudaMemcpy2DFromArray_ptds, 2, 1765, cs_call_cudart+2112, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpy2DFromArray_ptds, 1765
-CS_FAST_ENTRY cs_l_cudaMemcpy2DToArray, cs_sl_cudaMemcpy2DToArray, 0, 1766, cs_call_cudart+2120, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpy2DToArray, cs_sd_cudaMemcpy2DToArray, 1, 1766, cs_call_cudart+2120, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpy2DToArray, cs_sg_cudaMemcpy2DToArray, 2, 1766, cs_call_cudart+2120, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpy2DToArray, 1766
-CS_FAST_ENTRY cs_l_cudaMemcpy2DToArrayAsync, cs_sl_cudaMemcpy2DToArrayAsync, 0, 1767, cs_call_cudart+2128, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpy2DToArrayAsync, cs_sd_cudaMemcpy2DToArrayAsync, 1, 1767, cs_call_cudart+2128, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpy2DToArrayAsync, cs_sg_cudaMemcpy2DToArrayAsync, 2, 1767, cs_call_cudart+2128, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpy2DToArrayAsync, 1767
-CS_FAST_ENTRY cs_l_cudaMemcpy2DToArrayAsync_ptsz, cs_sl_cudaMemcpy2DToArrayAsync_ptsz, 0, 1768, cs_call_cudart+2136, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpy2DToArrayAsync_ptsz, cs_sd_cudaMemcpy2DToArrayAsync_ptsz, 1, 1768, cs_call_cudart+2136, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpy2DToArrayAsync_ptsz, cs_sg_cudaMemcpy2DToArrayAsync_ptsz, 2, 1768, cs_call_cudart+2136, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpy2DToArrayAsync_ptsz, 1768
-CS_FAST_ENTRY cs_l_cudaMemcpy2DToArray_ptds, cs_sl_cudaMemcpy2DToArray_ptds, 0, 1769, cs_call_cudart+2144, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpy2DToArray_ptds, cs_sd_cudaMemcpy2DToArray_ptds, 1, 1769, cs_call_cudart+2144, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpy2DToArray_ptds, cs_sg_cudaMemcpy2DToArray_ptds, 2, 1769, cs_call_cudart+2144, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpy2DToArray_ptds, 1769
-CS_FAST_ENTRY cs_l_cudaMemcpy2D_ptds, cs_sl_cudaMemcpy2D_ptds, 0, 1770, cs_call_cudart+2152, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpy2D_ptds, cs_sd_cudaMemcpy2D_ptds, 1, 1770, cs_call_cudart+2152, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpy2D_ptds, cs_sg_cudaMemcpy2D_ptds, 2, 1770, cs_call_cudart+2152, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpy2D_ptds, 1770
-CS_FAST_ENTRY cs_l_cudaMemcpy3D, cs_sl_cudaMemcpy3D, 0, 1771, cs_call_cudart+2160, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpy3D, cs_sd_cudaMemcpy3D, 1, 1771, cs_call_cudart+2160, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpy3D, cs_sg_cudaMemcpy3D, 2, 1771, cs_call_cudart+2160, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpy3D, 1771
-CS_FAST_ENTRY cs_l_cudaMemcpy3DAsync, cs_sl_cudaMemcpy3DAsync, 0, 1772, cs_call_cudart+2168, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpy3DAsync, cs_sd_cudaMemcpy3DAsync, 1, 1772, cs_call_cudart+2168, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpy3DAsync, cs_sg_cudaMemcpy3DAsync, 2, 1772, cs_call_cudart+2168, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpy3DAsync, 1772
-CS_FAST_ENTRY cs_l_cudaMemcpy3DAsync_ptsz, cs_sl_cudaMemcpy3DAsync_ptsz, 0, 1773, cs_call_cudart+2176, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpy3DAsync_ptsz, cs_sd_cudaMemcpy3DAsync_ptsz, 1, 1773, cs_call_cudart+2176, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpy3DAsync_ptsz, cs_sg_cudaMemcpy3DAsync_ptsz, 2, 1773, cs_call_cudart+2176, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpy3DAsync_ptsz, 1773
-CS_FAST_ENTRY cs_l_cudaMemcpy3DBatchAsync, cs_sl_cudaMemcpy3DBatchAsync, 0, 1774, cs_call_cudart+2184, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpy3DBatchAsync, cs_sd_cudaMemcpy3DBatchAsync, 1, 1774, cs_call_cudart+2184, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpy3DBatchAsync, cs_sg_cudaMemcpy3DBatchAsync, 2, 1774, cs_call_cudart+2184, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpy3DBatchAsync, 1774
-CS_FAST_ENTRY cs_l_cudaMemcpy3DBatchAsync_ptsz, cs_sl_cudaMemcpy3DBatchAsync_ptsz, 0, 1775, cs_call_cudart+2192, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpy3DBatchAsync_ptsz, cs_sd_cudaMemcpy3DBatchAsync_ptsz, 1, 1775, cs_call_cudart+2192, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpy3DBatchAsync_ptsz, cs_sg_cudaMemcpy3DBatchAsync_ptsz, 2, 1775, cs_call_cudart+2192, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpy3DBatchAsync_ptsz, 1775
-CS_FAST_ENTRY cs_l_cudaMemcpy3DPeer, cs_sl_cudaMemcpy3DPeer, 0, 1776, cs_call_cudart+2200, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpy3DPeer, cs_sd_cudaMemcpy3DPeer, 1, 1776, cs_call_cudart+2200, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpy3DPeer, cs_sg_cudaMemcpy3DPeer, 2, 1776, cs_call_cudart+2200, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpy3DPeer, 1776
-CS_FAST_ENTRY cs_l_cudaMemcpy3DPeerAsync, cs_sl_cudaMemcpy3DPeerAsync, 0, 1777, cs_call_cudart+2208, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpy3DPeerAsync, cs_sd_cudaMemcpy3DPeerAsync, 1, 1777, cs_call_cudart+2208, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpy3DPeerAsync, cs_sg_cudaMemcpy3DPeerAsync, 2, 1777, cs_call_cudart+2208, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpy3DPeerAsync, 1777
-CS_FAST_ENTRY cs_l_cudaMemcpy3DPeerAsync_ptsz, cs_sl_cudaMemcpy3DPeerAsync_ptsz, 0, 1778, cs_call_cudart+2216, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpy3DPeerAsync_ptsz, cs_sd_cudaMemcpy3DPeerAsync_ptsz, 1, 1778, cs_call_cudart+2216, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpy3DPeerAsync_ptsz, cs_sg_cudaMemcpy3DPeerAsync_ptsz, 2, 1778, cs_call_cudart+2216, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpy3DPeerAsync_ptsz, 1778
-CS_FAST_ENTRY cs_l_cudaMemcpy3DPeer_ptds, cs_sl_cudaMemcpy3DPeer_ptds, 0, 1779, cs_call_cudart+2224, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpy3DPeer_ptds, cs_sd_cudaMemcpy3DPeer_ptds, 1, 1779, cs_call_cudart+2224, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpy3DPeer_ptds, cs_sg_cudaMemcpy3DPeer_ptds, 2, 1779, cs_call_cudart+2224, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpy3DPeer_ptds, 1779
-CS_FAST_ENTRY cs_l_cudaMemcpy3D_ptds, cs_sl_cudaMemcpy3D_ptds, 0, 1780, cs_call_cudart+2232, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpy3D_ptds, cs_sd_cudaMemcpy3D_ptds, 1, 1780, cs_call_cudart+2232, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpy3D_ptds, cs_sg_cudaMemcpy3D_ptds, 2, 1780, cs_call_cudart+2232, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpy3D_ptds, 1780
-CS_FAST_ENTRY cs_l_cudaMemcpyArrayToArray, cs_sl_cudaMemcpyArrayToArray, 0, 1781, cs_call_cudart+2240, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpyArrayToArray, cs_sd_cudaMemcpyArrayToArray, 1, 1781, cs_call_cudart+2240, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpyArrayToArray, cs_sg_cudaMemcpyArrayToArray, 2, 1781, cs_call_cudart+2240, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpyArrayToArray, 1781
-CS_FAST_ENTRY cs_l_cudaMemcpyArrayToArray_ptds, cs_sl_cudaMemcpyArrayToArray_ptds, 0, 1782, cs_call_cudart+2248, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpyArrayToArray_ptds, cs_sd_cudaMemcpyArrayToArray_ptds, 1, 1782, cs_call_cudart+2248, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpyArrayToArray_ptds, cs_sg_cudaMemcpyArrayToArray_ptds, 2, 1782, cs_call_cudart+2248, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpyArrayToArray_ptds, 1782
-CS_FAST_ENTRY cs_l_cudaMemcpyAsync, cs_sl_cudaMemcpyAsync, 0, 1783, cs_call_cudart+2256, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpyAsync, cs_sd_cudaMemcpyAsync, 1, 1783, cs_call_cudart+2256, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpyAsync, cs_sg_cudaMemcpyAsync, 2, 1783, cs_call_cudart+2256, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpyAsync, 1783
-CS_FAST_ENTRY cs_l_cudaMemcpyAsync_ptsz, cs_sl_cudaMemcpyAsync_ptsz, 0, 1784, cs_call_cudart+2264, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpyAsync_ptsz, cs_sd_cudaMemcpyAsync_ptsz, 1, 1784, cs_call_cudart+2264, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpyAsync_ptsz, cs_sg_cudaMemcpyAsync_ptsz, 2, 1784, cs_call_cudart+2264, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpyAsync_ptsz, 1784
-CS_FAST_ENTRY cs_l_cudaMemcpyBatchAsync, cs_sl_cudaMemcpyBatchAsync, 0, 1785, cs_call_cudart+2272, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpyBatchAsync, cs_sd_cudaMemcpyBatchAsync, 1, 1785, cs_call_cudart+2272, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpyBatchAsync, cs_sg_cudaMemcpyBatchAsync, 2, 1785, cs_call_cudart+2272, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpyBatchAsync, 1785
-CS_FAST_ENTRY cs_l_cudaMemcpyBatchAsync_ptsz, cs_sl_cudaMemcpyBatchAsync_ptsz, 0, 1786, cs_call_cudart+2280, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpyBatchAsync_ptsz, cs_sd_cudaMemcpyBatchAsync_ptsz, 1, 1786, cs_call_cudart+2280, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpyBatchAsync_ptsz, cs_sg_cudaMemcpyBatchAsync_ptsz, 2, 1786, cs_call_cudart+2280, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpyBatchAsync_ptsz, 1786
-CS_FAST_ENTRY cs_l_cudaMemcpyFromArray, cs_sl_cudaMemcpyFromArray, 0, 1787, cs_call_cudart+2288, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpyFromArray, cs_sd_cudaMemcpyFromArray, 1, 1787, cs_call_cudart+2288, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpyFromArray, cs_sg_cudaMemcpyFromArray, 2, 1787, cs_call_cudart+2288, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpyFromArray, 1787
-CS_FAST_ENTRY cs_l_cudaMemcpyFromArrayAsync, cs_sl_cudaMemcpyFromArrayAsync, 0, 1788, cs_call_cudart+2296, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpyFromArrayAsync, cs_sd_cudaMemcpyFromArrayAsync, 1, 1788, cs_call_cudart+2296, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpyFromArrayAsync, cs_sg_cudaMemcpyFromArrayAsync, 2, 1788, cs_call_cudart+2296, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpyFromArrayAsync, 1788
-CS_FAST_ENTRY cs_l_cudaMemcpyFromArrayAsync_ptsz, cs_sl_cudaMemcpyFromArrayAsync_ptsz, 0, 1789, cs_call_cudart+2304, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpyFromArrayAsync_ptsz, cs_sd_cudaMemcpyFromArrayAsync_ptsz, 1, 1789, cs_call_cudart+2304, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpyFromArrayAsync_ptsz, cs_sg_cudaMemcpyFromArrayAsync_ptsz, 2, 1789, cs_call_cudart+2304, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpyFromArrayAsync_ptsz, 1789
-CS_FAST_ENTRY cs_l_cudaMemcpyFromArray_ptds, cs_sl_cudaMemcpyFromArray_ptds, 0, 1790, cs_call_cudart+2312, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpyFromArray_ptds, cs_sd_cudaMemcpyFromArray_ptds, 1, 1790, cs_call_cudart+2312, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpyFromArray_ptds, cs_sg_cudaMemcpyFromArray_ptds, 2, 1790, cs_call_cudart+2312, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpyFromArray_ptds, 1790
-CS_FAST_ENTRY cs_l_cudaMemcpyFromSymbol, cs_sl_cudaMemcpyFromSymbol, 0, 1791, cs_call_cudart+2320, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpyFromSymbol, cs_sd_cudaMemcpyFromSymbol, 1, 1791, cs_call_cudart+2320, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpyFromSymbol, cs_sg_cudaMemcpyFromSymbol, 2, 1791, cs_call_cudart+2320, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpyFromSymbol, 1791
-CS_FAST_ENTRY cs_l_cudaMemcpyFromSymbolAsync, cs_sl_cudaMemcpyFromSymbolAsync, 0, 1792, cs_call_cudart+2328, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpyFromSymbolAsync, cs_sd_cudaMemcpyFromSymbolAsync, 1, 1792, cs_call_cudart+2328, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpyFromSymbolAsync, cs_sg_cudaMemcpyFromSymbolAsync, 2, 1792, cs_call_cudart+2328, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpyFromSymbolAsync, 1792
-CS_FAST_ENTRY cs_l_cudaMemcpyFromSymbolAsync_ptsz, cs_sl_cudaMemcpyFromSymbolAsync_ptsz, 0, 1793, cs_call_cudart+2336, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpyFromSymbolAsync_ptsz, cs_sd_cudaMemcpyFromSymbolAsync_ptsz, 1, 1793, cs_call_cudart+2336, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpyFromSymbolAsync_ptsz, cs_sg_cudaMemcpyFromSymbolAsync_ptsz, 2, 1793, cs_call_cudart+2336, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpyFromSymbolAsync_ptsz, 1793
-CS_FAST_ENTRY cs_l_cudaMemcpyFromSymbol_ptds, cs_sl_cudaMemcpyFromSymbol_ptds, 0, 1794, cs_call_cudart+2344, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpyFromSymbol_ptds, cs_sd_cudaMemcpyFromSymbol_ptds, 1, 1794, cs_call_cudart+2344, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpyFromSymbol_ptds, cs_sg_cudaMemcpyFromSymbol_ptds, 2, 1794, cs_call_cudart+2344, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpyFromSymbol_ptds, 1794
-CS_FAST_ENTRY cs_l_cudaMemcpyPeer, cs_sl_cudaMemcpyPeer, 0, 1795, cs_call_cudart+2352, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpyPeer, cs_sd_cudaMemcpyPeer, 1, 1795, cs_call_cudart+2352, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpyPeer, cs_sg_cudaMemcpyPeer, 2, 1795, cs_call_cudart+2352, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpyPeer, 1795
-CS_FAST_ENTRY cs_l_cudaMemcpyPeerAsync, cs_sl_cudaMemcpyPeerAsync, 0, 1796, cs_call_cudart+2360, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpyPeerAsync, cs_sd_cudaMemcpyPeerAsync, 1, 1796, cs_call_cudart+2360, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpyPeerAsync, cs_sg_cudaMemcpyPeerAsync, 2, 1796, cs_call_cudart+2360, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpyPeerAsync, 1796
-CS_FAST_ENTRY cs_l_cudaMemcpyToArray, cs_sl_cudaMemcpyToArray, 0, 1797, cs_call_cudart+2368, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpyToArray, cs_sd_cudaMemcpyToArray, 1, 1797, cs_call_cudart+2368, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpyToArray, cs_sg_cudaMemcpyToArray, 2, 1797, cs_call_cudart+2368, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpyToArray, 1797
-CS_FAST_ENTRY cs_l_cudaMemcpyToArrayAsync, cs_sl_cudaMemcpyToArrayAsync, 0, 1798, cs_call_cudart+2376, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpyToArrayAsync, cs_sd_cudaMemcpyToArrayAsync, 1, 1798, cs_call_cudart+2376, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpyToArrayAsync, cs_sg_cudaMemcpyToArrayAsync, 2, 1798, cs_call_cudart+2376, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpyToArrayAsync, 1798
-CS_FAST_ENTRY cs_l_cudaMemcpyToArrayAsync_ptsz, cs_sl_cudaMemcpyToArrayAsync_ptsz, 0, 1799, cs_call_cudart+2384, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpyToArrayAsync_ptsz, cs_sd_cudaMemcpyToArrayAsync_ptsz, 1, 1799, cs_call_cudart+2384, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpyToArrayAsync_ptsz, cs_sg_cudaMemcpyToArrayAsync_ptsz, 2, 1799, cs_call_cudart+2384, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpyToArrayAsync_ptsz, 1799
-CS_FAST_ENTRY cs_l_cudaMemcpyToArray_ptds, cs_sl_cudaMemcpyToArray_ptds, 0, 1800, cs_call_cudart+2392, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpyToArray_ptds, cs_sd_cudaMemcpyToArray_ptds, 1, 1800, cs_call_cudart+2392, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpyToArray_ptds, cs_sg_cudaMemcpyToArray_ptds, 2, 1800, cs_call_cudart+2392, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpyToArray_ptds, 1800
-CS_FAST_ENTRY cs_l_cudaMemcpyToSymbol, cs_sl_cudaMemcpyToSymbol, 0, 1801, cs_call_cudart+2400, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpyToSymbol, cs_sd_cudaMemcpyToSymbol, 1, 1801, cs_call_cudart+2400, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpyToSymbol, cs_sg_cudaMemcpyToSymbol, 2, 1801, cs_call_cudart+2400, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpyToSymbol, 1801
-CS_FAST_ENTRY cs_l_cudaMemcpyToSymbolAsync, cs_sl_cudaMemcpyToSymbolAsync, 0, 1802, cs_call_cudart+2408, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpyToSymbolAsync, cs_sd_cudaMemcpyToSymbolAsync, 1, 1802, cs_call_cudart+2408, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpyToSymbolAsync, cs_sg_cudaMemcpyToSymbolAsync, 2, 1802, cs_call_cudart+2408, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpyToSymbolAsync, 1802
-CS_FAST_ENTRY cs_l_cudaMemcpyToSymbolAsync_ptsz, cs_sl_cudaMemcpyToSymbolAsync_ptsz, 0, 1803, cs_call_cudart+2416, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpyToSymbolAsync_ptsz, cs_sd_cudaMemcpyToSymbolAsync_ptsz, 1, 1803, cs_call_cudart+2416, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpyToSymbolAsync_ptsz, cs_sg_cudaMemcpyToSymbolAsync_ptsz, 2, 1803, cs_call_cudart+2416, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpyToSymbolAsync_ptsz, 1803
-CS_FAST_ENTRY cs_l_cudaMemcpyToSymbol_ptds, cs_sl_cudaMemcpyToSymbol_ptds, 0, 1804, cs_call_cudart+2424, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpyToSymbol_ptds, cs_sd_cudaMemcpyToSymbol_ptds, 1, 1804, cs_call_cudart+2424, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpyToSymbol_ptds, cs_sg_cudaMemcpyToSymbol_ptds, 2, 1804, cs_call_cudart+2424, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpyToSymbol_ptds, 1804
-CS_FAST_ENTRY cs_l_cudaMemcpy_ptds, cs_sl_cudaMemcpy_ptds, 0, 1805, cs_call_cudart+2432, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemcpy_ptds, cs_sd_cudaMemcpy_ptds, 1, 1805, cs_call_cudart+2432, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemcpy_ptds, cs_sg_cudaMemcpy_ptds, 2, 1805, cs_call_cudart+2432, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemcpy_ptds, 1805
-CS_FAST_ENTRY cs_l_cudaMemset, cs_sl_cudaMemset, 0, 1806, cs_call_cudart+2440, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemset, cs_sd_cudaMemset, 1, 1806, cs_call_cudart+2440, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemset, cs_sg_cudaMemset, 2, 1806, cs_call_cudart+2440, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemset, 1806
-CS_FAST_ENTRY cs_l_cudaMemset2D, cs_sl_cudaMemset2D, 0, 1807, cs_call_cudart+2448, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemset2D, cs_sd_cudaMemset2D, 1, 1807, cs_call_cudart+2448, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemset2D, cs_sg_cudaMemset2D, 2, 1807, cs_call_cudart+2448, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemset2D, 1807
-CS_FAST_ENTRY cs_l_cudaMemset2DAsync, cs_sl_cudaMemset2DAsync, 0, 1808, cs_call_cudart+2456, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemset2DAsync, cs_sd_cudaMemset2DAsync, 1, 1808, cs_call_cudart+2456, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemset2DAsync, cs_sg_cudaMemset2DAsync, 2, 1808, cs_call_cudart+2456, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemset2DAsync, 1808
-CS_FAST_ENTRY cs_l_cudaMemset2DAsync_ptsz, cs_sl_cudaMemset2DAsync_ptsz, 0, 1809, cs_call_cudart+2464, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemset2DAsync_ptsz, cs_sd_cudaMemset2DAsync_ptsz, 1, 1809, cs_call_cudart+2464, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemset2DAsync_ptsz, cs_sg_cudaMemset2DAsync_ptsz, 2, 1809, cs_call_cudart+2464, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemset2DAsync_ptsz, 1809
-CS_FAST_ENTRY cs_l_cudaMemset2D_ptds, cs_sl_cudaMemset2D_ptds, 0, 1810, cs_call_cudart+2472, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemset2D_ptds, cs_sd_cudaMemset2D_ptds, 1, 1810, cs_call_cudart+2472, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemset2D_ptds, cs_sg_cudaMemset2D_ptds, 2, 1810, cs_call_cudart+2472, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemset2D_ptds, 1810
-CS_FAST_ENTRY cs_l_cudaMemset3D, cs_sl_cudaMemset3D, 0, 1811, cs_call_cudart+2480, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemset3D, cs_sd_cudaMemset3D, 1, 1811, cs_call_cudart+2480, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemset3D, cs_sg_cudaMemset3D, 2, 1811, cs_call_cudart+2480, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemset3D, 1811
-CS_FAST_ENTRY cs_l_cudaMemset3DAsync, cs_sl_cudaMemset3DAsync, 0, 1812, cs_call_cudart+2488, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemset3DAsync, cs_sd_cudaMemset3DAsync, 1, 1812, cs_call_cudart+2488, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemset3DAsync, cs_sg_cudaMemset3DAsync, 2, 1812, cs_call_cudart+2488, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemset3DAsync, 1812
-CS_FAST_ENTRY cs_l_cudaMemset3DAsync_ptsz, cs_sl_cudaMemset3DAsync_ptsz, 0, 1813, cs_call_cudart+2496, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemset3DAsync_ptsz, cs_sd_cudaMemset3DAsync_ptsz, 1, 1813, cs_call_cudart+2496, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemset3DAsync_ptsz, cs_sg_cudaMemset3DAsync_ptsz, 2, 1813, cs_call_cudart+2496, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemset3DAsync_ptsz, 1813
-CS_FAST_ENTRY cs_l_cudaMemset3D_ptds, cs_sl_cudaMemset3D_ptds, 0, 1814, cs_call_cudart+2504, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemset3D_ptds, cs_sd_cudaMemset3D_ptds, 1, 1814, cs_call_cudart+2504, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemset3D_ptds, cs_sg_cudaMemset3D_ptds, 2, 1814, cs_call_cudart+2504, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemset3D_ptds, 1814
-CS_FAST_ENTRY cs_l_cudaMemsetAsync, cs_sl_cudaMemsetAsync, 0, 1815, cs_call_cudart+2512, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemsetAsync, cs_sd_cudaMemsetAsync, 1, 1815, cs_call_cudart+2512, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemsetAsync, cs_sg_cudaMemsetAsync, 2, 1815, cs_call_cudart+2512, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemsetAsync, 1815
-CS_FAST_ENTRY cs_l_cudaMemsetAsync_ptsz, cs_sl_cudaMemsetAsync_ptsz, 0, 1816, cs_call_cudart+2520, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemsetAsync_ptsz, cs_sd_cudaMemsetAsync_ptsz, 1, 1816, cs_call_cudart+2520, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemsetAsync_ptsz, cs_sg_cudaMemsetAsync_ptsz, 2, 1816, cs_call_cudart+2520, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemsetAsync_ptsz, 1816
-CS_FAST_ENTRY cs_l_cudaMemset_ptds, cs_sl_cudaMemset_ptds, 0, 1817, cs_call_cudart+2528, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMemset_ptds, cs_sd_cudaMemset_ptds, 1, 1817, cs_call_cudart+2528, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMemset_ptds, cs_sg_cudaMemset_ptds, 2, 1817, cs_call_cudart+2528, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMemset_ptds, 1817
-CS_FAST_ENTRY cs_l_cudaMipmappedArrayGetMemoryRequirements, cs_sl_cudaMipmappedArrayGetMemoryRequirements, 0, 1818, cs_call_cudart+2536, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMipmappedArrayGetMemoryRequirements, cs_sd_cudaMipmappedArrayGetMemoryRequirements, 1, 1818, cs_call_cudart+2536, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMipmappedArrayGetMemoryRequirements, cs_sg_cudaMipmappedArrayGetMemoryRequirements, 2, 1818, cs_call_cudart+2536, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMipmappedArrayGetMemoryRequirements, 1818
-CS_FAST_ENTRY cs_l_cudaMipmappedArrayGetSparseProperties, cs_sl_cudaMipmappedArrayGetSparseProperties, 0, 1819, cs_call_cudart+2544, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaMipmappedArrayGetSparseProperties, cs_sd_cudaMipmappedArrayGetSparseProperties, 1, 1819, cs_call_cudart+2544, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaMipmappedArrayGetSparseProperties, cs_sg_cudaMipmappedArrayGetSparseProperties, 2, 1819, cs_call_cudart+2544, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaMipmappedArrayGetSparseProperties, 1819
-CS_FAST_ENTRY cs_l_cudaOccupancyAvailableDynamicSMemPerBlock, cs_sl_cudaOccupancyAvailableDynamicSMemPerBlock, 0, 1820, cs_call_cudart+2552, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaOccupancyAvailableDynamicSMemPerBlock, cs_sd_cudaOccupancyAvailableDynamicSMemPerBlock, 1, 1820, cs_call_cudart+2552, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaOccupancyAvailableDynamicSMemPerBlock, cs_sg_cudaOccupancyAvailableDynamicSMemPerBlock, 2, 1820, cs_call_cudart+2552, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaOccupancyAvailableDynamicSMemPerBlock, 1820
-CS_FAST_ENTRY cs_l_cudaOccupancyMaxActiveBlocksPerMultiprocessor, cs_sl_cudaOccupancyMaxActiveBlocksPerMultiprocessor, 0, 1821, cs_call_cudart+2560, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaOccupancyMaxActiveBlocksPerMultiprocessor, cs_sd_cudaOccupancyMaxActiveBlocksPerMultiprocessor, 1, 1821, cs_call_cudart+2560, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaOccupancyMaxActiveBlocksPerMultiprocessor, cs_sg_cudaOccupancyMaxActiveBlocksPerMultiprocessor, 2, 1821, cs_call_cudart+2560, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaOccupancyMaxActiveBlocksPerMultiprocessor, 1821
-CS_FAST_ENTRY cs_l_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cs_sl_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 0, 1822, cs_call_cudart+2568, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cs_sd_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 1, 1822, cs_call_cudart+2568, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cs_sg_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 2, 1822, cs_call_cudart+2568, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 1822
-CS_FAST_ENTRY cs_l_cudaOccupancyMaxActiveClusters, cs_sl_cudaOccupancyMaxActiveClusters, 0, 1823, cs_call_cudart+2576, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaOccupancyMaxActiveClusters, cs_sd_cudaOccupancyMaxActiveClusters, 1, 1823, cs_call_cudart+2576, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaOccupancyMaxActiveClusters, cs_sg_cudaOccupancyMaxActiveClusters, 2, 1823, cs_call_cudart+2576, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaOccupancyMaxActiveClusters, 1823
-CS_FAST_ENTRY cs_l_cudaOccupancyMaxPotentialClusterSize, cs_sl_cudaOccupancyMaxPotentialClusterSize, 0, 1824, cs_call_cudart+2584, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaOccupancyMaxPotentialClusterSize, cs_sd_cudaOccupancyMaxPotentialClusterSize, 1, 1824, cs_call_cudart+2584, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaOccupancyMaxPotentialClusterSize, cs_sg_cudaOccupancyMaxPotentialClusterSize, 2, 1824, cs_call_cudart+2584, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaOccupancyMaxPotentialClusterSize, 1824
-CS_FAST_ENTRY cs_l_cudaPeekAtLastError, cs_sl_cudaPeekAtLastError, 0, 1825, cs_call_cudart+2592, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaPeekAtLastError, cs_sd_cudaPeekAtLastError, 1, 1825, cs_call_cudart+2592, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaPeekAtLastError, cs_sg_cudaPeekAtLastError, 2, 1825, cs_call_cudart+2592, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaPeekAtLastError, 1825
-CS_FAST_ENTRY cs_l_cudaPointerGetAttributes, cs_sl_cudaPointerGetAttributes, 0, 1826, cs_call_cudart+2600, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaPointerGetAttributes, cs_sd_cudaPointerGetAttributes, 1, 1826, cs_call_cudart+2600, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaPointerGetAttributes, cs_sg_cudaPointerGetAttributes, 2, 1826, cs_call_cudart+2600, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaPointerGetAttributes, 1826
-CS_FAST_ENTRY cs_l_cudaRuntimeGetVersion, cs_sl_cudaRuntimeGetVersion, 0, 1827, cs_call_cudart+2608, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaRuntimeGetVersion, cs_sd_cudaRuntimeGetVersion, 1, 1827, cs_call_cudart+2608, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaRuntimeGetVersion, cs_sg_cudaRuntimeGetVersion, 2, 1827, cs_call_cudart+2608, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaRuntimeGetVersion, 1827
-CS_FAST_ENTRY cs_l_cudaSetDevice, cs_sl_cudaSetDevice, 0, 1828, cs_call_cudart+2616, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaSetDevice, cs_sd_cudaSetDevice, 1, 1828, cs_call_cudart+2616, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaSetDevice, cs_sg_cudaSetDevice, 2, 1828, cs_call_cudart+2616, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaSetDevice, 1828
-CS_FAST_ENTRY cs_l_cudaSetDeviceFlags, cs_sl_cudaSetDeviceFlags, 0, 1829, cs_call_cudart+2624, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaSetDeviceFlags, cs_sd_cudaSetDeviceFlags, 1, 1829, cs_call_cudart+2624, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaSetDeviceFlags, cs_sg_cudaSetDeviceFlags, 2, 1829, cs_call_cudart+2624, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaSetDeviceFlags, 1829
-CS_FAST_ENTRY cs_l_cudaSetValidDevices, cs_sl_cudaSetValidDevices, 0, 1830, cs_call_cudart+2632, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaSetValidDevices, cs_sd_cudaSetValidDevices, 1, 1830, cs_call_cudart+2632, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaSetValidDevices, cs_sg_cudaSetValidDevices, 2, 1830, cs_call_cudart+2632, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaSetValidDevices, 1830
-CS_FAST_ENTRY cs_l_cudaSignalExternalSemaphoresAsync, cs_sl_cudaSignalExternalSemaphoresAsync, 0, 1831, cs_call_cudart+2640, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaSignalExternalSemaphoresAsync, cs_sd_cudaSignalExternalSemaphoresAsync, 1, 1831, cs_call_cudart+2640, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaSignalExternalSemaphoresAsync, cs_sg_cudaSignalExternalSemaphoresAsync, 2, 1831, cs_call_cudart+2640, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaSignalExternalSemaphoresAsync, 1831
-CS_FAST_ENTRY cs_l_cudaSignalExternalSemaphoresAsync_ptsz, cs_sl_cudaSignalExternalSemaphoresAsync_ptsz, 0, 1832, cs_call_cudart+2648, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaSignalExternalSemaphoresAsync_ptsz, cs_sd_cudaSignalExternalSemaphoresAsync_ptsz, 1, 1832, cs_call_cudart+2648, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaSignalExternalSemaphoresAsync_ptsz, cs_sg_cudaSignalExternalSemaphoresAsync_ptsz, 2, 1832, cs_call_cudart+2648, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaSignalExternalSemaphoresAsync_ptsz, 1832
-CS_FAST_ENTRY cs_l_cudaStreamAddCallback, cs_sl_cudaStreamAddCallback, 0, 1833, cs_call_cudart+2656, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamAddCallback, cs_sd_cudaStreamAddCallback, 1, 1833, cs_call_cudart+2656, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamAddCallback, cs_sg_cudaStreamAddCallback, 2, 1833, cs_call_cudart+2656, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamAddCallback, 1833
-CS_FAST_ENTRY cs_l_cudaStreamAddCallback_ptsz, cs_sl_cudaStreamAddCallback_ptsz, 0, 1834, cs_call_cudart+2664, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamAddCallback_ptsz, cs_sd_cudaStreamAddCallback_ptsz, 1, 1834, cs_call_cudart+2664, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamAddCallback_ptsz, cs_sg_cudaStreamAddCallback_ptsz, 2, 1834, cs_call_cudart+2664, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamAddCallback_ptsz, 1834
-CS_FAST_ENTRY cs_l_cudaStreamAttachMemAsync, cs_sl_cudaStreamAttachMemAsync, 0, 1835, cs_call_cudart+2672, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamAttachMemAsync, cs_sd_cudaStreamAttachMemAsync, 1, 1835, cs_call_cudart+2672, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamAttachMemAsync, cs_sg_cudaStreamAttachMemAsync, 2, 1835, cs_call_cudart+2672, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamAttachMemAsync, 1835
-CS_FAST_ENTRY cs_l_cudaStreamAttachMemAsync_ptsz, cs_sl_cudaStreamAttachMemAsync_ptsz, 0, 1836, cs_call_cudart+2680, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamAttachMemAsync_ptsz, cs_sd_cudaStreamAttachMemAsync_ptsz, 1, 1836, cs_call_cudart+2680, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamAttachMemAsync_ptsz, cs_sg_cudaStreamAttachMemAsync_ptsz, 2, 1836, cs_call_cudart+2680, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamAttachMemAsync_ptsz, 1836
-CS_FAST_ENTRY cs_l_cudaStreamBeginCapture, cs_sl_cudaStreamBeginCapture, 0, 1837, cs_call_cudart+2688, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamBeginCapture, cs_sd_cudaStreamBeginCapture, 1, 1837, cs_call_cudart+2688, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamBeginCapture, cs_sg_cudaStreamBeginCapture, 2, 1837, cs_call_cudart+2688, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamBeginCapture, 1837
-CS_FAST_ENTRY cs_l_cudaStreamBeginCaptureToGraph, cs_sl_cudaStreamBeginCaptureToGraph, 0, 1838, cs_call_cudart+2696, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamBeginCaptureToGraph, cs_sd_cudaStreamBeginCaptureToGraph, 1, 1838, cs_call_cudart+2696, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamBeginCaptureToGraph, cs_sg_cudaStreamBeginCaptureToGraph, 2, 1838, cs_call_cudart+2696, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamBeginCaptureToGraph, 1838
-CS_FAST_ENTRY cs_l_cudaStreamBeginCaptureToGraph_ptsz, cs_sl_cudaStreamBeginCaptureToGraph_ptsz, 0, 1839, cs_call_cudart+2704, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamBeginCaptureToGraph_ptsz, cs_sd_cudaStreamBeginCaptureToGraph_ptsz, 1, 1839, cs_call_cudart+2704, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamBeginCaptureToGraph_ptsz, cs_sg_cudaStreamBeginCaptureToGraph_ptsz, 2, 1839, cs_call_cudart+2704, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamBeginCaptureToGraph_ptsz, 1839
-CS_FAST_ENTRY cs_l_cudaStreamBeginCapture_ptsz, cs_sl_cudaStreamBeginCapture_ptsz, 0, 1840, cs_call_cudart+2712, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamBeginCapture_ptsz, cs_sd_cudaStreamBeginCapture_ptsz, 1, 1840, cs_call_cudart+2712, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamBeginCapture_ptsz, cs_sg_cudaStreamBeginCapture_ptsz, 2, 1840, cs_call_cudart+2712, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamBeginCapture_ptsz, 1840
-CS_FAST_ENTRY cs_l_cudaStreamCopyAttributes, cs_sl_cudaStreamCopyAttributes, 0, 1841, cs_call_cudart+2720, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamCopyAttributes, cs_sd_cudaStreamCopyAttributes, 1, 1841, cs_call_cudart+2720, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamCopyAttributes, cs_sg_cudaStreamCopyAttributes, 2, 1841, cs_call_cudart+2720, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamCopyAttributes, 1841
-CS_FAST_ENTRY cs_l_cudaStreamCopyAttributes_ptsz, cs_sl_cudaStreamCopyAttributes_ptsz, 0, 1842, cs_call_cudart+2728, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamCopyAttributes_ptsz, cs_sd_cudaStreamCopyAttributes_ptsz, 1, 1842, cs_call_cudart+2728, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamCopyAttributes_ptsz, cs_sg_cudaStreamCopyAttributes_ptsz, 2, 1842, cs_call_cudart+2728, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamCopyAttributes_ptsz, 1842
-CS_FAST_ENTRY cs_l_cudaStreamCreate, cs_sl_cudaStreamCreate, 0, 1843, cs_call_cudart+2736, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamCreate, cs_sd_cudaStreamCreate, 1, 1843, cs_call_cudart+2736, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamCreate, cs_sg_cudaStreamCreate, 2, 1843, cs_call_cudart+2736, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamCreate, 1843
-CS_FAST_ENTRY cs_l_cudaStreamCreateWithFlags, cs_sl_cudaStreamCreateWithFlags, 0, 1844, cs_call_cudart+2744, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamCreateWithFlags, cs_sd_cudaStreamCreateWithFlags, 1, 1844, cs_call_cudart+2744, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamCreateWithFlags, cs_sg_cudaStreamCreateWithFlags, 2, 1844, cs_call_cudart+2744, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamCreateWithFlags, 1844
-CS_FAST_ENTRY cs_l_cudaStreamCreateWithPriority, cs_sl_cudaStreamCreateWithPriority, 0, 1845, cs_call_cudart+2752, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamCreateWithPriority, cs_sd_cudaStreamCreateWithPriority, 1, 1845, cs_call_cudart+2752, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamCreateWithPriority, cs_sg_cudaStreamCreateWithPriority, 2, 1845, cs_call_cudart+2752, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamCreateWithPriority, 1845
-CS_FAST_ENTRY cs_l_cudaStreamDestroy, cs_sl_cudaStreamDestroy, 0, 1846, cs_call_cudart+2760, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamDestroy, cs_sd_cudaStreamDestroy, 1, 1846, cs_call_cudart+2760, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamDestroy, cs_sg_cudaStreamDestroy, 2, 1846, cs_call_cudart+2760, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamDestroy, 1846
-CS_FAST_ENTRY cs_l_cudaStreamEndCapture, cs_sl_cudaStreamEndCapture, 0, 1847, cs_call_cudart+2768, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamEndCapture, cs_sd_cudaStreamEndCapture, 1, 1847, cs_call_cudart+2768, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamEndCapture, cs_sg_cudaStreamEndCapture, 2, 1847, cs_call_cudart+2768, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamEndCapture, 1847
-CS_FAST_ENTRY cs_l_cudaStreamEndCapture_ptsz, cs_sl_cudaStreamEndCapture_ptsz, 0, 1848, cs_call_cudart+2776, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamEndCapture_ptsz, cs_sd_cudaStreamEndCapture_ptsz, 1, 1848, cs_call_cudart+2776, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamEndCapture_ptsz, cs_sg_cudaStreamEndCapture_ptsz, 2, 1848, cs_call_cudart+2776, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamEndCapture_ptsz, 1848
-CS_FAST_ENTRY cs_l_cudaStreamGetAttribute, cs_sl_cudaStreamGetAttribute, 0, 1849, cs_call_cudart+2784, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamGetAttribute, cs_sd_cudaStreamGetAttribute, 1, 1849, cs_call_cudart+2784, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamGetAttribute, cs_sg_cudaStreamGetAttribute, 2, 1849, cs_call_cudart+2784, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamGetAttribute, 1849
-CS_FAST_ENTRY cs_l_cudaStreamGetAttribute_ptsz, cs_sl_cudaStreamGetAttribute_ptsz, 0, 1850, cs_call_cudart+2792, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamGetAttribute_ptsz, cs_sd_cudaStreamGetAttribute_ptsz, 1, 1850, cs_call_cudart+2792, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamGetAttribute_ptsz, cs_sg_cudaStreamGetAttribute_ptsz, 2, 1850, cs_call_cudart+2792, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamGetAttribute_ptsz, 1850
-CS_FAST_ENTRY cs_l_cudaStreamGetCaptureInfo, cs_sl_cudaStreamGetCaptureInfo, 0, 1851, cs_call_cudart+2800, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamGetCaptureInfo, cs_sd_cudaStreamGetCaptureInfo, 1, 1851, cs_call_cudart+2800, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamGetCaptureInfo, cs_sg_cudaStreamGetCaptureInfo, 2, 1851, cs_call_cudart+2800, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamGetCaptureInfo, 1851
-CS_FAST_ENTRY cs_l_cudaStreamGetCaptureInfo_ptsz, cs_sl_cudaStreamGetCaptureInfo_ptsz, 0, 1852, cs_call_cudart+2808, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamGetCaptureInfo_ptsz, cs_sd_cudaStreamGetCaptureInfo_ptsz, 1, 1852, cs_call_cudart+2808, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamGetCaptureInfo_ptsz, cs_sg_cudaStreamGetCaptureInfo_ptsz, 2, 1852, cs_call_cudart+2808, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamGetCaptureInfo_ptsz, 1852
-CS_FAST_ENTRY cs_l_cudaStreamGetDevice, cs_sl_cudaStreamGetDevice, 0, 1853, cs_call_cudart+2816, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamGetDevice, cs_sd_cudaStreamGetDevice, 1, 1853, cs_call_cudart+2816, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamGetDevice, cs_sg_cudaStreamGetDevice, 2, 1853, cs_call_cudart+2816, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamGetDevice, 1853
-CS_FAST_ENTRY cs_l_cudaStreamGetDevice_ptsz, cs_sl_cudaStreamGetDevice_ptsz, 0, 1854, cs_call_cudart+2824, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamGetDevice_ptsz, cs_sd_cudaStreamGetDevice_ptsz, 1, 1854, cs_call_cudart+2824, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamGetDevice_ptsz, cs_sg_cudaStreamGetDevice_ptsz, 2, 1854, cs_call_cudart+2824, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamGetDevice_ptsz, 1854
-CS_FAST_ENTRY cs_l_cudaStreamGetFlags, cs_sl_cudaStreamGetFlags, 0, 1855, cs_call_cudart+2832, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamGetFlags, cs_sd_cudaStreamGetFlags, 1, 1855, cs_call_cudart+2832, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamGetFlags, cs_sg_cudaStreamGetFlags, 2, 1855, cs_call_cudart+2832, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamGetFlags, 1855
-CS_FAST_ENTRY cs_l_cudaStreamGetFlags_ptsz, cs_sl_cudaStreamGetFlags_ptsz, 0, 1856, cs_call_cudart+2840, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamGetFlags_ptsz, cs_sd_cudaStreamGetFlags_ptsz, 1, 1856, cs_call_cudart+2840, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamGetFlags_ptsz, cs_sg_cudaStreamGetFlags_ptsz, 2, 1856, cs_call_cudart+2840, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamGetFlags_ptsz, 1856
-CS_FAST_ENTRY cs_l_cudaStreamGetId, cs_sl_cudaStreamGetId, 0, 1857, cs_call_cudart+2848, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamGetId, cs_sd_cudaStreamGetId, 1, 1857, cs_call_cudart+2848, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamGetId, cs_sg_cudaStreamGetId, 2, 1857, cs_call_cudart+2848, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamGetId, 1857
-CS_FAST_ENTRY cs_l_cudaStreamGetId_ptsz, cs_sl_cudaStreamGetId_ptsz, 0, 1858, cs_call_cudart+2856, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamGetId_ptsz, cs_sd_cudaStreamGetId_ptsz, 1, 1858, cs_call_cudart+2856, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamGetId_ptsz, cs_sg_cudaStreamGetId_ptsz, 2, 1858, cs_call_cudart+2856, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamGetId_ptsz, 1858
-CS_FAST_ENTRY cs_l_cudaStreamGetPriority, cs_sl_cudaStreamGetPriority, 0, 1859, cs_call_cudart+2864, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamGetPriority, cs_sd_cudaStreamGetPriority, 1, 1859, cs_call_cudart+2864, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamGetPriority, cs_sg_cudaStreamGetPriority, 2, 1859, cs_call_cudart+2864, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamGetPriority, 1859
-CS_FAST_ENTRY cs_l_cudaStreamGetPriority_ptsz, cs_sl_cudaStreamGetPriority_ptsz, 0, 1860, cs_call_cudart+2872, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamGetPriority_ptsz, cs_sd_cudaStreamGetPriority_ptsz, 1, 1860, cs_call_cudart+2872, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamGetPriority_ptsz, cs_sg_cudaStreamGetPriority_ptsz, 2, 1860, cs_call_cudart+2872, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamGetPriority_ptsz, 1860
-CS_FAST_ENTRY cs_l_cudaStreamIsCapturing, cs_sl_cudaStreamIsCapturing, 0, 1861, cs_call_cudart+2880, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamIsCapturing, cs_sd_cudaStreamIsCapturing, 1, 1861, cs_call_cudart+2880, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamIsCapturing, cs_sg_cudaStreamIsCapturing, 2, 1861, cs_call_cudart+2880, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamIsCapturing, 1861
-CS_FAST_ENTRY cs_l_cudaStreamIsCapturing_ptsz, cs_sl_cudaStreamIsCapturing_ptsz, 0, 1862, cs_call_cudart+2888, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamIsCapturing_ptsz, cs_sd_cudaStreamIsCapturing_ptsz, 1, 1862, cs_call_cudart+2888, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamIsCapturing_ptsz, cs_sg_cudaStreamIsCapturing_ptsz, 2, 1862, cs_call_cudart+2888, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamIsCapturing_ptsz, 1862
-CS_FAST_ENTRY cs_l_cudaStreamQuery, cs_sl_cudaStreamQuery, 0, 1863, cs_call_cudart+2896, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamQuery, cs_sd_cudaStreamQuery, 1, 1863, cs_call_cudart+2896, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamQuery, cs_sg_cudaStreamQuery, 2, 1863, cs_call_cudart+2896, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamQuery, 1863
-CS_FAST_ENTRY cs_l_cudaStreamQuery_ptsz, cs_sl_cudaStreamQuery_ptsz, 0, 1864, cs_call_cudart+2904, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamQuery_ptsz, cs_sd_cudaStreamQuery_ptsz, 1, 1864, cs_call_cudart+2904, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamQuery_ptsz, cs_sg_cudaStreamQuery_ptsz, 2, 1864, cs_call_cudart+2904, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamQuery_ptsz, 1864
-CS_FAST_ENTRY cs_l_cudaStreamSetAttribute, cs_sl_cudaStreamSetAttribute, 0, 1865, cs_call_cudart+2912, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamSetAttribute, cs_sd_cudaStreamSetAttribute, 1, 1865, cs_call_cudart+2912, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamSetAttribute, cs_sg_cudaStreamSetAttribute, 2, 1865, cs_call_cudart+2912, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamSetAttribute, 1865
-CS_FAST_ENTRY cs_l_cudaStreamSetAttribute_ptsz, cs_sl_cudaStreamSetAttribute_ptsz, 0, 1866, cs_call_cudart+2920, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamSetAttribute_ptsz, cs_sd_cudaStreamSetAttribute_ptsz, 1, 1866, cs_call_cudart+2920, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamSetAttribute_ptsz, cs_sg_cudaStreamSetAttribute_ptsz, 2, 1866, cs_call_cudart+2920, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamSetAttribute_ptsz, 1866
-CS_FAST_ENTRY cs_l_cudaStreamSynchronize, cs_sl_cudaStreamSynchronize, 0, 1867, cs_call_cudart+2928, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamSynchronize, cs_sd_cudaStreamSynchronize, 1, 1867, cs_call_cudart+2928, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamSynchronize, cs_sg_cudaStreamSynchronize, 2, 1867, cs_call_cudart+2928, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamSynchronize, 1867
-CS_FAST_ENTRY cs_l_cudaStreamSynchronize_ptsz, cs_sl_cudaStreamSynchronize_ptsz, 0, 1868, cs_call_cudart+2936, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamSynchronize_ptsz, cs_sd_cudaStreamSynchronize_ptsz, 1, 1868, cs_call_cudart+2936, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamSynchronize_ptsz, cs_sg_cudaStreamSynchronize_ptsz, 2, 1868, cs_call_cudart+2936, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamSynchronize_ptsz, 1868
-CS_FAST_ENTRY cs_l_cudaStreamUpdateCaptureDependencies, cs_sl_cudaStreamUpdateCaptureDependencies, 0, 1869, cs_call_cudart+2944, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamUpdateCaptureDependencies, cs_sd_cudaStreamUpdateCaptureDependencies, 1, 1869, cs_call_cudart+2944, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamUpdateCaptureDependencies, cs_sg_cudaStreamUpdateCaptureDependencies, 2, 1869, cs_call_cudart+2944, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamUpdateCaptureDependencies, 1869
-CS_FAST_ENTRY cs_l_cudaStreamUpdateCaptureDependencies_ptsz, cs_sl_cudaStreamUpdateCaptureDependencies_ptsz, 0, 1870, cs_call_cudart+2952, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamUpdateCaptureDependencies_ptsz, cs_sd_cudaStreamUpdateCaptureDependencies_ptsz, 1, 1870, cs_call_cudart+2952, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamUpdateCaptureDependencies_ptsz, cs_sg_cudaStreamUpdateCaptureDependencies_ptsz, 2, 1870, cs_call_cudart+2952, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamUpdateCaptureDependencies_ptsz, 1870
-CS_FAST_ENTRY cs_l_cudaStreamWaitEvent, cs_sl_cudaStreamWaitEvent, 0, 1871, cs_call_cudart+2960, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamWaitEvent, cs_sd_cudaStreamWaitEvent, 1, 1871, cs_call_cudart+2960, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamWaitEvent, cs_sg_cudaStreamWaitEvent, 2, 1871, cs_call_cudart+2960, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamWaitEvent, 1871
-CS_FAST_ENTRY cs_l_cudaStreamWaitEvent_ptsz, cs_sl_cudaStreamWaitEvent_ptsz, 0, 1872, cs_call_cudart+2968, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaStreamWaitEvent_ptsz, cs_sd_cudaStreamWaitEvent_ptsz, 1, 1872, cs_call_cudart+2968, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaStreamWaitEvent_ptsz, cs_sg_cudaStreamWaitEvent_ptsz, 2, 1872, cs_call_cudart+2968, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaStreamWaitEvent_ptsz, 1872
-CS_FAST_ENTRY cs_l_cudaThreadExchangeStreamCaptureMode, cs_sl_cudaThreadExchangeStreamCaptureMode, 0, 1873, cs_call_cudart+2976, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaThreadExchangeStreamCaptureMode, cs_sd_cudaThreadExchangeStreamCaptureMode, 1, 1873, cs_call_cudart+2976, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaThreadExchangeStreamCaptureMode, cs_sg_cudaThreadExchangeStreamCaptureMode, 2, 1873, cs_call_cudart+2976, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaThreadExchangeStreamCaptureMode, 1873
-CS_FAST_ENTRY cs_l_cudaUserObjectCreate, cs_sl_cudaUserObjectCreate, 0, 1874, cs_call_cudart+2984, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaUserObjectCreate, cs_sd_cudaUserObjectCreate, 1, 1874, cs_call_cudart+2984, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaUserObjectCreate, cs_sg_cudaUserObjectCreate, 2, 1874, cs_call_cudart+2984, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaUserObjectCreate, 1874
-CS_FAST_ENTRY cs_l_cudaUserObjectRelease, cs_sl_cudaUserObjectRelease, 0, 1875, cs_call_cudart+2992, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaUserObjectRelease, cs_sd_cudaUserObjectRelease, 1, 1875, cs_call_cudart+2992, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaUserObjectRelease, cs_sg_cudaUserObjectRelease, 2, 1875, cs_call_cudart+2992, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaUserObjectRelease, 1875
-CS_FAST_ENTRY cs_l_cudaUserObjectRetain, cs_sl_cudaUserObjectRetain, 0, 1876, cs_call_cudart+3000, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaUserObjectRetain, cs_sd_cudaUserObjectRetain, 1, 1876, cs_call_cudart+3000, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaUserObjectRetain, cs_sg_cudaUserObjectRetain, 2, 1876, cs_call_cudart+3000, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaUserObjectRetain, 1876
-CS_FAST_ENTRY cs_l_cudaWaitExternalSemaphoresAsync, cs_sl_cudaWaitExternalSemaphoresAsync, 0, 1877, cs_call_cudart+3008, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaWaitExternalSemaphoresAsync, cs_sd_cudaWaitExternalSemaphoresAsync, 1, 1877, cs_call_cudart+3008, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaWaitExternalSemaphoresAsync, cs_sg_cudaWaitExternalSemaphoresAsync, 2, 1877, cs_call_cudart+3008, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaWaitExternalSemaphoresAsync, 1877
-CS_FAST_ENTRY cs_l_cudaWaitExternalSemaphoresAsync_ptsz, cs_sl_cudaWaitExternalSemaphoresAsync_ptsz, 0, 1878, cs_call_cudart+3016, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_d_cudaWaitExternalSemaphoresAsync_ptsz, cs_sd_cudaWaitExternalSemaphoresAsync_ptsz, 1, 1878, cs_call_cudart+3016, cs_api_cudart, 1, 0
-CS_FAST_ENTRY cs_g_cudaWaitExternalSemaphoresAsync_ptsz, cs_sg_cudaWaitExternalSemaphoresAsync_ptsz, 2, 1878, cs_call_cudart+3016, cs_api_cudart, 1, 0
-CS_FAST_UNRESOLVED cs_u_cudaWaitExternalSemaphoresAsync_ptsz, 1878
+CS_FAST_ENTRY cs_l___cudaGetKernel, cs_sl___cudaGetKernel, 0, 1501, cs_call_cudart+0, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d___cudaGetKernel, cs_sd___cudaGetKernel, 1, 1501, cs_call_cudart+0, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g___cudaGetKernel, cs_sg___cudaGetKernel, 2, 1501, cs_call_cudart+0, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u___cudaGetKernel, 1501
+CS_FAST_ENTRY cs_l___cudaLaunchKernel, cs_sl___cudaLaunchKernel, 0, 1502, cs_call_cudart+8, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d___cudaLaunchKernel, cs_sd___cudaLaunchKernel, 1, 1502, cs_call_cudart+8, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g___cudaLaunchKernel, cs_sg___cudaLaunchKernel, 2, 1502, cs_call_cudart+8, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u___cudaLaunchKernel, 1502
+CS_FAST_ENTRY cs_l___cudaLaunchKernel_ptsz, cs_sl___cudaLaunchKernel_ptsz, 0, 1503, cs_call_cudart+16, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d___cudaLaunchKernel_ptsz, cs_sd___cudaLaunchKernel_ptsz, 1, 1503, cs_call_cudart+16, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g___cudaLaunchKernel_ptsz, cs_sg___cudaLaunchKernel_ptsz, 2, 1503, cs_call_cudart+16, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u___cudaLaunchKernel_ptsz, 1503
+CS_FAST_ENTRY cs_l_cudaArrayGetInfo, cs_sl_cudaArrayGetInfo, 0, 1504, cs_call_cudart+24, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaArrayGetInfo, cs_sd_cudaArrayGetInfo, 1, 1504, cs_call_cudart+24, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaArrayGetInfo, cs_sg_cudaArrayGetInfo, 2, 1504, cs_call_cudart+24, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaArrayGetInfo, 1504
+CS_FAST_ENTRY cs_l_cudaArrayGetMemoryRequirements, cs_sl_cudaArrayGetMemoryRequirements, 0, 1505, cs_call_cudart+32, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaArrayGetMemoryRequirements, cs_sd_cudaArrayGetMemoryRequirements, 1, 1505, cs_call_cudart+32, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaArrayGetMemoryRequirements, cs_sg_cudaArrayGetMemoryRequirements, 2, 1505, cs_call_cudart+32, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaArrayGetMemoryRequirements, 1505
+CS_FAST_ENTRY cs_l_cudaArrayGetPlane, cs_sl_cudaArrayGetPlane, 0, 1506, cs_call_cudart+40, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaArrayGetPlane, cs_sd_cudaArrayGetPlane, 1, 1506, cs_call_cudart+40, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaArrayGetPlane, cs_sg_cudaArrayGetPlane, 2, 1506, cs_call_cudart+40, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaArrayGetPlane, 1506
+CS_FAST_ENTRY cs_l_cudaArrayGetSparseProperties, cs_sl_cudaArrayGetSparseProperties, 0, 1507, cs_call_cudart+48, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaArrayGetSparseProperties, cs_sd_cudaArrayGetSparseProperties, 1, 1507, cs_call_cudart+48, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaArrayGetSparseProperties, cs_sg_cudaArrayGetSparseProperties, 2, 1507, cs_call_cudart+48, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaArrayGetSparseProperties, 1507
+CS_FAST_ENTRY cs_l_cudaChooseDevice, cs_sl_cudaChooseDevice, 0, 1508, cs_call_cudart+56, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaChooseDevice, cs_sd_cudaChooseDevice, 1, 1508, cs_call_cudart+56, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaChooseDevice, cs_sg_cudaChooseDevice, 2, 1508, cs_call_cudart+56, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaChooseDevice, 1508
+CS_FAST_ENTRY cs_l_cudaCreateSurfaceObject, cs_sl_cudaCreateSurfaceObject, 0, 1510, cs_call_cudart+72, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaCreateSurfaceObject, cs_sd_cudaCreateSurfaceObject, 1, 1510, cs_call_cudart+72, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaCreateSurfaceObject, cs_sg_cudaCreateSurfaceObject, 2, 1510, cs_call_cudart+72, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaCreateSurfaceObject, 1510
+CS_FAST_ENTRY cs_l_cudaCreateTextureObject, cs_sl_cudaCreateTextureObject, 0, 1511, cs_call_cudart+80, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaCreateTextureObject, cs_sd_cudaCreateTextureObject, 1, 1511, cs_call_cudart+80, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaCreateTextureObject, cs_sg_cudaCreateTextureObject, 2, 1511, cs_call_cudart+80, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaCreateTextureObject, 1511
+CS_FAST_ENTRY cs_l_cudaCtxResetPersistingL2Cache, cs_sl_cudaCtxResetPersistingL2Cache, 0, 1512, cs_call_cudart+88, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaCtxResetPersistingL2Cache, cs_sd_cudaCtxResetPersistingL2Cache, 1, 1512, cs_call_cudart+88, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaCtxResetPersistingL2Cache, cs_sg_cudaCtxResetPersistingL2Cache, 2, 1512, cs_call_cudart+88, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaCtxResetPersistingL2Cache, 1512
+CS_FAST_ENTRY cs_l_cudaDestroyExternalMemory, cs_sl_cudaDestroyExternalMemory, 0, 1513, cs_call_cudart+96, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDestroyExternalMemory, cs_sd_cudaDestroyExternalMemory, 1, 1513, cs_call_cudart+96, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDestroyExternalMemory, cs_sg_cudaDestroyExternalMemory, 2, 1513, cs_call_cudart+96, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDestroyExternalMemory, 1513
+CS_FAST_ENTRY cs_l_cudaDestroyExternalSemaphore, cs_sl_cudaDestroyExternalSemaphore, 0, 1514, cs_call_cudart+104, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDestroyExternalSemaphore, cs_sd_cudaDestroyExternalSemaphore, 1, 1514, cs_call_cudart+104, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDestroyExternalSemaphore, cs_sg_cudaDestroyExternalSemaphore, 2, 1514, cs_call_cudart+104, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDestroyExternalSemaphore, 1514
+CS_FAST_ENTRY cs_l_cudaDestroySurfaceObject, cs_sl_cudaDestroySurfaceObject, 0, 1515, cs_call_cudart+112, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDestroySurfaceObject, cs_sd_cudaDestroySurfaceObject, 1, 1515, cs_call_cudart+112, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDestroySurfaceObject, cs_sg_cudaDestroySurfaceObject, 2, 1515, cs_call_cudart+112, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDestroySurfaceObject, 1515
+CS_FAST_ENTRY cs_l_cudaDestroyTextureObject, cs_sl_cudaDestroyTextureObject, 0, 1516, cs_call_cudart+120, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDestroyTextureObject, cs_sd_cudaDestroyTextureObject, 1, 1516, cs_call_cudart+120, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDestroyTextureObject, cs_sg_cudaDestroyTextureObject, 2, 1516, cs_call_cudart+120, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDestroyTextureObject, 1516
+CS_FAST_ENTRY cs_l_cudaDeviceCanAccessPeer, cs_sl_cudaDeviceCanAccessPeer, 0, 1517, cs_call_cudart+128, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDeviceCanAccessPeer, cs_sd_cudaDeviceCanAccessPeer, 1, 1517, cs_call_cudart+128, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDeviceCanAccessPeer, cs_sg_cudaDeviceCanAccessPeer, 2, 1517, cs_call_cudart+128, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDeviceCanAccessPeer, 1517
+CS_FAST_ENTRY cs_l_cudaDeviceDisablePeerAccess, cs_sl_cudaDeviceDisablePeerAccess, 0, 1518, cs_call_cudart+136, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDeviceDisablePeerAccess, cs_sd_cudaDeviceDisablePeerAccess, 1, 1518, cs_call_cudart+136, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDeviceDisablePeerAccess, cs_sg_cudaDeviceDisablePeerAccess, 2, 1518, cs_call_cudart+136, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDeviceDisablePeerAccess, 1518
+CS_FAST_ENTRY cs_l_cudaDeviceEnablePeerAccess, cs_sl_cudaDeviceEnablePeerAccess, 0, 1519, cs_call_cudart+144, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDeviceEnablePeerAccess, cs_sd_cudaDeviceEnablePeerAccess, 1, 1519, cs_call_cudart+144, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDeviceEnablePeerAccess, cs_sg_cudaDeviceEnablePeerAccess, 2, 1519, cs_call_cudart+144, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDeviceEnablePeerAccess, 1519
+CS_FAST_ENTRY cs_l_cudaDeviceFlushGPUDirectRDMAWrites, cs_sl_cudaDeviceFlushGPUDirectRDMAWrites, 0, 1520, cs_call_cudart+152, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDeviceFlushGPUDirectRDMAWrites, cs_sd_cudaDeviceFlushGPUDirectRDMAWrites, 1, 1520, cs_call_cudart+152, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDeviceFlushGPUDirectRDMAWrites, cs_sg_cudaDeviceFlushGPUDirectRDMAWrites, 2, 1520, cs_call_cudart+152, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDeviceFlushGPUDirectRDMAWrites, 1520
+CS_FAST_ENTRY cs_l_cudaDeviceGetAttribute, cs_sl_cudaDeviceGetAttribute, 0, 1521, cs_call_cudart+160, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDeviceGetAttribute, cs_sd_cudaDeviceGetAttribute, 1, 1521, cs_call_cudart+160, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDeviceGetAttribute, cs_sg_cudaDeviceGetAttribute, 2, 1521, cs_call_cudart+160, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDeviceGetAttribute, 1521
+CS_FAST_ENTRY cs_l_cudaDeviceGetByPCIBusId, cs_sl_cudaDeviceGetByPCIBusId, 0, 1522, cs_call_cudart+168, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDeviceGetByPCIBusId, cs_sd_cudaDeviceGetByPCIBusId, 1, 1522, cs_call_cudart+168, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDeviceGetByPCIBusId, cs_sg_cudaDeviceGetByPCIBusId, 2, 1522, cs_call_cudart+168, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDeviceGetByPCIBusId, 1522
+CS_FAST_ENTRY cs_l_cudaDeviceGetCacheConfig, cs_sl_cudaDeviceGetCacheConfig, 0, 1523, cs_call_cudart+176, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDeviceGetCacheConfig, cs_sd_cudaDeviceGetCacheConfig, 1, 1523, cs_call_cudart+176, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDeviceGetCacheConfig, cs_sg_cudaDeviceGetCacheConfig, 2, 1523, cs_call_cudart+176, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDeviceGetCacheConfig, 1523
+CS_FAST_ENTRY cs_l_cudaDeviceGetDefaultMemPool, cs_sl_cudaDeviceGetDefaultMemPool, 0, 1524, cs_call_cudart+184, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDeviceGetDefaultMemPool, cs_sd_cudaDeviceGetDefaultMemPool, 1, 1524, cs_call_cudart+184, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDeviceGetDefaultMemPool, cs_sg_cudaDeviceGetDefaultMemPool, 2, 1524, cs_call_cudart+184, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDeviceGetDefaultMemPool, 1524
+CS_FAST_ENTRY cs_l_cudaDeviceGetGraphMemAttribute, cs_sl_cudaDeviceGetGraphMemAttribute, 0, 1525, cs_call_cudart+192, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDeviceGetGraphMemAttribute, cs_sd_cudaDeviceGetGraphMemAttribute, 1, 1525, cs_call_cudart+192, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDeviceGetGraphMemAttribute, cs_sg_cudaDeviceGetGraphMemAttribute, 2, 1525, cs_call_cudart+192, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDeviceGetGraphMemAttribute, 1525
+CS_FAST_ENTRY cs_l_cudaDeviceGetHostAtomicCapabilities, cs_sl_cudaDeviceGetHostAtomicCapabilities, 0, 1526, cs_call_cudart+200, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDeviceGetHostAtomicCapabilities, cs_sd_cudaDeviceGetHostAtomicCapabilities, 1, 1526, cs_call_cudart+200, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDeviceGetHostAtomicCapabilities, cs_sg_cudaDeviceGetHostAtomicCapabilities, 2, 1526, cs_call_cudart+200, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDeviceGetHostAtomicCapabilities, 1526
+CS_FAST_ENTRY cs_l_cudaDeviceGetLimit, cs_sl_cudaDeviceGetLimit, 0, 1527, cs_call_cudart+208, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDeviceGetLimit, cs_sd_cudaDeviceGetLimit, 1, 1527, cs_call_cudart+208, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDeviceGetLimit, cs_sg_cudaDeviceGetLimit, 2, 1527, cs_call_cudart+208, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDeviceGetLimit, 1527
+CS_FAST_ENTRY cs_l_cudaDeviceGetMemPool, cs_sl_cudaDeviceGetMemPool, 0, 1528, cs_call_cudart+216, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDeviceGetMemPool, cs_sd_cudaDeviceGetMemPool, 1, 1528, cs_call_cudart+216, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDeviceGetMemPool, cs_sg_cudaDeviceGetMemPool, 2, 1528, cs_call_cudart+216, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDeviceGetMemPool, 1528
+CS_FAST_ENTRY cs_l_cudaDeviceGetNvSciSyncAttributes, cs_sl_cudaDeviceGetNvSciSyncAttributes, 0, 1529, cs_call_cudart+224, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDeviceGetNvSciSyncAttributes, cs_sd_cudaDeviceGetNvSciSyncAttributes, 1, 1529, cs_call_cudart+224, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDeviceGetNvSciSyncAttributes, cs_sg_cudaDeviceGetNvSciSyncAttributes, 2, 1529, cs_call_cudart+224, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDeviceGetNvSciSyncAttributes, 1529
+CS_FAST_ENTRY cs_l_cudaDeviceGetP2PAtomicCapabilities, cs_sl_cudaDeviceGetP2PAtomicCapabilities, 0, 1530, cs_call_cudart+232, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDeviceGetP2PAtomicCapabilities, cs_sd_cudaDeviceGetP2PAtomicCapabilities, 1, 1530, cs_call_cudart+232, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDeviceGetP2PAtomicCapabilities, cs_sg_cudaDeviceGetP2PAtomicCapabilities, 2, 1530, cs_call_cudart+232, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDeviceGetP2PAtomicCapabilities, 1530
+CS_FAST_ENTRY cs_l_cudaDeviceGetP2PAttribute, cs_sl_cudaDeviceGetP2PAttribute, 0, 1531, cs_call_cudart+240, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDeviceGetP2PAttribute, cs_sd_cudaDeviceGetP2PAttribute, 1, 1531, cs_call_cudart+240, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDeviceGetP2PAttribute, cs_sg_cudaDeviceGetP2PAttribute, 2, 1531, cs_call_cudart+240, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDeviceGetP2PAttribute, 1531
+CS_FAST_ENTRY cs_l_cudaDeviceGetPCIBusId, cs_sl_cudaDeviceGetPCIBusId, 0, 1532, cs_call_cudart+248, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDeviceGetPCIBusId, cs_sd_cudaDeviceGetPCIBusId, 1, 1532, cs_call_cudart+248, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDeviceGetPCIBusId, cs_sg_cudaDeviceGetPCIBusId, 2, 1532, cs_call_cudart+248, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDeviceGetPCIBusId, 1532
+CS_FAST_ENTRY cs_l_cudaDeviceGetSharedMemConfig, cs_sl_cudaDeviceGetSharedMemConfig, 0, 1533, cs_call_cudart+256, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDeviceGetSharedMemConfig, cs_sd_cudaDeviceGetSharedMemConfig, 1, 1533, cs_call_cudart+256, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDeviceGetSharedMemConfig, cs_sg_cudaDeviceGetSharedMemConfig, 2, 1533, cs_call_cudart+256, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDeviceGetSharedMemConfig, 1533
+CS_FAST_ENTRY cs_l_cudaDeviceGetStreamPriorityRange, cs_sl_cudaDeviceGetStreamPriorityRange, 0, 1534, cs_call_cudart+264, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDeviceGetStreamPriorityRange, cs_sd_cudaDeviceGetStreamPriorityRange, 1, 1534, cs_call_cudart+264, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDeviceGetStreamPriorityRange, cs_sg_cudaDeviceGetStreamPriorityRange, 2, 1534, cs_call_cudart+264, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDeviceGetStreamPriorityRange, 1534
+CS_FAST_ENTRY cs_l_cudaDeviceGetTexture1DLinearMaxWidth, cs_sl_cudaDeviceGetTexture1DLinearMaxWidth, 0, 1535, cs_call_cudart+272, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDeviceGetTexture1DLinearMaxWidth, cs_sd_cudaDeviceGetTexture1DLinearMaxWidth, 1, 1535, cs_call_cudart+272, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDeviceGetTexture1DLinearMaxWidth, cs_sg_cudaDeviceGetTexture1DLinearMaxWidth, 2, 1535, cs_call_cudart+272, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDeviceGetTexture1DLinearMaxWidth, 1535
+CS_FAST_ENTRY cs_l_cudaDeviceGraphMemTrim, cs_sl_cudaDeviceGraphMemTrim, 0, 1536, cs_call_cudart+280, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDeviceGraphMemTrim, cs_sd_cudaDeviceGraphMemTrim, 1, 1536, cs_call_cudart+280, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDeviceGraphMemTrim, cs_sg_cudaDeviceGraphMemTrim, 2, 1536, cs_call_cudart+280, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDeviceGraphMemTrim, 1536
+CS_FAST_ENTRY cs_l_cudaDeviceRegisterAsyncNotification, cs_sl_cudaDeviceRegisterAsyncNotification, 0, 1537, cs_call_cudart+288, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDeviceRegisterAsyncNotification, cs_sd_cudaDeviceRegisterAsyncNotification, 1, 1537, cs_call_cudart+288, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDeviceRegisterAsyncNotification, cs_sg_cudaDeviceRegisterAsyncNotification, 2, 1537, cs_call_cudart+288, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDeviceRegisterAsyncNotification, 1537
+CS_FAST_ENTRY cs_l_cudaDeviceReset, cs_sl_cudaDeviceReset, 0, 1538, cs_call_cudart+296, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDeviceReset, cs_sd_cudaDeviceReset, 1, 1538, cs_call_cudart+296, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDeviceReset, cs_sg_cudaDeviceReset, 2, 1538, cs_call_cudart+296, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDeviceReset, 1538
+CS_FAST_ENTRY cs_l_cudaDeviceSetCacheConfig, cs_sl_cudaDeviceSetCacheConfig, 0, 1539, cs_call_cudart+304, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDeviceSetCacheConfig, cs_sd_cudaDeviceSetCacheConfig, 1, 1539, cs_call_cudart+304, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDeviceSetCacheConfig, cs_sg_cudaDeviceSetCacheConfig, 2, 1539, cs_call_cudart+304, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDeviceSetCacheConfig, 1539
+CS_FAST_ENTRY cs_l_cudaDeviceSetGraphMemAttribute, cs_sl_cudaDeviceSetGraphMemAttribute, 0, 1540, cs_call_cudart+312, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDeviceSetGraphMemAttribute, cs_sd_cudaDeviceSetGraphMemAttribute, 1, 1540, cs_call_cudart+312, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDeviceSetGraphMemAttribute, cs_sg_cudaDeviceSetGraphMemAttribute, 2, 1540, cs_call_cudart+312, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDeviceSetGraphMemAttribute, 1540
+CS_FAST_ENTRY cs_l_cudaDeviceSetLimit, cs_sl_cudaDeviceSetLimit, 0, 1541, cs_call_cudart+320, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDeviceSetLimit, cs_sd_cudaDeviceSetLimit, 1, 1541, cs_call_cudart+320, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDeviceSetLimit, cs_sg_cudaDeviceSetLimit, 2, 1541, cs_call_cudart+320, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDeviceSetLimit, 1541
+CS_FAST_ENTRY cs_l_cudaDeviceSetMemPool, cs_sl_cudaDeviceSetMemPool, 0, 1542, cs_call_cudart+328, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDeviceSetMemPool, cs_sd_cudaDeviceSetMemPool, 1, 1542, cs_call_cudart+328, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDeviceSetMemPool, cs_sg_cudaDeviceSetMemPool, 2, 1542, cs_call_cudart+328, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDeviceSetMemPool, 1542
+CS_FAST_ENTRY cs_l_cudaDeviceSetSharedMemConfig, cs_sl_cudaDeviceSetSharedMemConfig, 0, 1543, cs_call_cudart+336, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDeviceSetSharedMemConfig, cs_sd_cudaDeviceSetSharedMemConfig, 1, 1543, cs_call_cudart+336, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDeviceSetSharedMemConfig, cs_sg_cudaDeviceSetSharedMemConfig, 2, 1543, cs_call_cudart+336, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDeviceSetSharedMemConfig, 1543
+CS_FAST_ENTRY cs_l_cudaDeviceSynchronize, cs_sl_cudaDeviceSynchronize, 0, 1544, cs_call_cudart+344, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDeviceSynchronize, cs_sd_cudaDeviceSynchronize, 1, 1544, cs_call_cudart+344, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDeviceSynchronize, cs_sg_cudaDeviceSynchronize, 2, 1544, cs_call_cudart+344, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDeviceSynchronize, 1544
+CS_FAST_ENTRY cs_l_cudaDeviceUnregisterAsyncNotification, cs_sl_cudaDeviceUnregisterAsyncNotification, 0, 1545, cs_call_cudart+352, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDeviceUnregisterAsyncNotification, cs_sd_cudaDeviceUnregisterAsyncNotification, 1, 1545, cs_call_cudart+352, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDeviceUnregisterAsyncNotification, cs_sg_cudaDeviceUnregisterAsyncNotification, 2, 1545, cs_call_cudart+352, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDeviceUnregisterAsyncNotification, 1545
+CS_FAST_ENTRY cs_l_cudaDriverGetVersion, cs_sl_cudaDriverGetVersion, 0, 1546, cs_call_cudart+360, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaDriverGetVersion, cs_sd_cudaDriverGetVersion, 1, 1546, cs_call_cudart+360, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaDriverGetVersion, cs_sg_cudaDriverGetVersion, 2, 1546, cs_call_cudart+360, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaDriverGetVersion, 1546
+CS_FAST_ENTRY cs_l_cudaEventCreate, cs_sl_cudaEventCreate, 0, 1547, cs_call_cudart+368, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaEventCreate, cs_sd_cudaEventCreate, 1, 1547, cs_call_cudart+368, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaEventCreate, cs_sg_cudaEventCreate, 2, 1547, cs_call_cudart+368, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaEventCreate, 1547
+CS_FAST_ENTRY cs_l_cudaEventCreateWithFlags, cs_sl_cudaEventCreateWithFlags, 0, 1548, cs_call_cudart+376, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaEventCreateWithFlags, cs_sd_cudaEventCreateWithFlags, 1, 1548, cs_call_cudart+376, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaEventCreateWithFlags, cs_sg_cudaEventCreateWithFlags, 2, 1548, cs_call_cudart+376, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaEventCreateWithFlags, 1548
+CS_FAST_ENTRY cs_l_cudaEventDestroy, cs_sl_cudaEventDestroy, 0, 1549, cs_call_cudart+384, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaEventDestroy, cs_sd_cudaEventDestroy, 1, 1549, cs_call_cudart+384, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaEventDestroy, cs_sg_cudaEventDestroy, 2, 1549, cs_call_cudart+384, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaEventDestroy, 1549
+CS_FAST_ENTRY cs_l_cudaEventElapsedTime, cs_sl_cudaEventElapsedTime, 0, 1550, cs_call_cudart+392, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaEventElapsedTime, cs_sd_cudaEventElapsedTime, 1, 1550, cs_call_cudart+392, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaEventElapsedTime, cs_sg_cudaEventElapsedTime, 2, 1550, cs_call_cudart+392, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaEventElapsedTime, 1550
+CS_FAST_ENTRY cs_l_cudaEventQuery, cs_sl_cudaEventQuery, 0, 1551, cs_call_cudart+400, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaEventQuery, cs_sd_cudaEventQuery, 1, 1551, cs_call_cudart+400, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaEventQuery, cs_sg_cudaEventQuery, 2, 1551, cs_call_cudart+400, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaEventQuery, 1551
+CS_FAST_ENTRY cs_l_cudaEventRecord, cs_sl_cudaEventRecord, 0, 1552, cs_call_cudart+408, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaEventRecord, cs_sd_cudaEventRecord, 1, 1552, cs_call_cudart+408, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaEventRecord, cs_sg_cudaEventRecord, 2, 1552, cs_call_cudart+408, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaEventRecord, 1552
+CS_FAST_ENTRY cs_l_cudaEventRecordWithFlags, cs_sl_cudaEventRecordWithFlags, 0, 1553, cs_call_cudart+416, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaEventRecordWithFlags, cs_sd_cudaEventRecordWithFlags, 1, 1553, cs_call_cudart+416, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaEventRecordWithFlags, cs_sg_cudaEventRecordWithFlags, 2, 1553, cs_call_cudart+416, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaEventRecordWithFlags, 1553
+CS_FAST_ENTRY cs_l_cudaEventRecordWithFlags_ptsz, cs_sl_cudaEventRecordWithFlags_ptsz, 0, 1554, cs_call_cudart+424, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaEventRecordWithFlags_ptsz, cs_sd_cudaEventRecordWithFlags_ptsz, 1, 1554, cs_call_cudart+424, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaEventRecordWithFlags_ptsz, cs_sg_cudaEventRecordWithFlags_ptsz, 2, 1554, cs_call_cudart+424, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaEventRecordWithFlags_ptsz, 1554
+CS_FAST_ENTRY cs_l_cudaEventRecord_ptsz, cs_sl_cudaEventRecord_ptsz, 0, 1555, cs_call_cudart+432, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaEventRecord_ptsz, cs_sd_cudaEventRecord_ptsz, 1, 1555, cs_call_cudart+432, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaEventRecord_ptsz, cs_sg_cudaEventRecord_ptsz, 2, 1555, cs_call_cudart+432, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaEventRecord_ptsz, 1555
+CS_FAST_ENTRY cs_l_cudaEventSynchronize, cs_sl_cudaEventSynchronize, 0, 1556, cs_call_cudart+440, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaEventSynchronize, cs_sd_cudaEventSynchronize, 1, 1556, cs_call_cudart+440, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaEventSynchronize, cs_sg_cudaEventSynchronize, 2, 1556, cs_call_cudart+440, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaEventSynchronize, 1556
+CS_FAST_ENTRY cs_l_cudaExternalMemoryGetMappedBuffer, cs_sl_cudaExternalMemoryGetMappedBuffer, 0, 1557, cs_call_cudart+448, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaExternalMemoryGetMappedBuffer, cs_sd_cudaExternalMemoryGetMappedBuffer, 1, 1557, cs_call_cudart+448, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaExternalMemoryGetMappedBuffer, cs_sg_cudaExternalMemoryGetMappedBuffer, 2, 1557, cs_call_cudart+448, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaExternalMemoryGetMappedBuffer, 1557
+CS_FAST_ENTRY cs_l_cudaExternalMemoryGetMappedMipmappedArray, cs_sl_cudaExternalMemoryGetMappedMipmappedArray, 0, 1558, cs_call_cudart+456, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaExternalMemoryGetMappedMipmappedArray, cs_sd_cudaExternalMemoryGetMappedMipmappedArray, 1, 1558, cs_call_cudart+456, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaExternalMemoryGetMappedMipmappedArray, cs_sg_cudaExternalMemoryGetMappedMipmappedArray, 2, 1558, cs_call_cudart+456, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaExternalMemoryGetMappedMipmappedArray, 1558
+CS_FAST_ENTRY cs_l_cudaFree, cs_sl_cudaFree, 0, 1559, cs_call_cudart+464, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaFree, cs_sd_cudaFree, 1, 1559, cs_call_cudart+464, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaFree, cs_sg_cudaFree, 2, 1559, cs_call_cudart+464, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaFree, 1559
+CS_FAST_ENTRY cs_l_cudaFreeArray, cs_sl_cudaFreeArray, 0, 1560, cs_call_cudart+472, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaFreeArray, cs_sd_cudaFreeArray, 1, 1560, cs_call_cudart+472, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaFreeArray, cs_sg_cudaFreeArray, 2, 1560, cs_call_cudart+472, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaFreeArray, 1560
+CS_FAST_ENTRY cs_l_cudaFreeAsync, cs_sl_cudaFreeAsync, 0, 1561, cs_call_cudart+480, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaFreeAsync, cs_sd_cudaFreeAsync, 1, 1561, cs_call_cudart+480, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaFreeAsync, cs_sg_cudaFreeAsync, 2, 1561, cs_call_cudart+480, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaFreeAsync, 1561
+CS_FAST_ENTRY cs_l_cudaFreeAsync_ptsz, cs_sl_cudaFreeAsync_ptsz, 0, 1562, cs_call_cudart+488, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaFreeAsync_ptsz, cs_sd_cudaFreeAsync_ptsz, 1, 1562, cs_call_cudart+488, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaFreeAsync_ptsz, cs_sg_cudaFreeAsync_ptsz, 2, 1562, cs_call_cudart+488, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaFreeAsync_ptsz, 1562
+CS_FAST_ENTRY cs_l_cudaFreeHost, cs_sl_cudaFreeHost, 0, 1563, cs_call_cudart+496, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaFreeHost, cs_sd_cudaFreeHost, 1, 1563, cs_call_cudart+496, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaFreeHost, cs_sg_cudaFreeHost, 2, 1563, cs_call_cudart+496, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaFreeHost, 1563
+CS_FAST_ENTRY cs_l_cudaFreeMipmappedArray, cs_sl_cudaFreeMipmappedArray, 0, 1564, cs_call_cudart+504, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaFreeMipmappedArray, cs_sd_cudaFreeMipmappedArray, 1, 1564, cs_call_cudart+504, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaFreeMipmappedArray, cs_sg_cudaFreeMipmappedArray, 2, 1564, cs_call_cudart+504, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaFreeMipmappedArray, 1564
+CS_FAST_ENTRY cs_l_cudaFuncGetAttributes, cs_sl_cudaFuncGetAttributes, 0, 1565, cs_call_cudart+512, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaFuncGetAttributes, cs_sd_cudaFuncGetAttributes, 1, 1565, cs_call_cudart+512, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaFuncGetAttributes, cs_sg_cudaFuncGetAttributes, 2, 1565, cs_call_cudart+512, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaFuncGetAttributes, 1565
+CS_FAST_ENTRY cs_l_cudaFuncGetName, cs_sl_cudaFuncGetName, 0, 1566, cs_call_cudart+520, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaFuncGetName, cs_sd_cudaFuncGetName, 1, 1566, cs_call_cudart+520, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaFuncGetName, cs_sg_cudaFuncGetName, 2, 1566, cs_call_cudart+520, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaFuncGetName, 1566
+CS_FAST_ENTRY cs_l_cudaFuncGetParamInfo, cs_sl_cudaFuncGetParamInfo, 0, 1567, cs_call_cudart+528, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaFuncGetParamInfo, cs_sd_cudaFuncGetParamInfo, 1, 1567, cs_call_cudart+528, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaFuncGetParamInfo, cs_sg_cudaFuncGetParamInfo, 2, 1567, cs_call_cudart+528, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaFuncGetParamInfo, 1567
+CS_FAST_ENTRY cs_l_cudaFuncSetAttribute, cs_sl_cudaFuncSetAttribute, 0, 1568, cs_call_cudart+536, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaFuncSetAttribute, cs_sd_cudaFuncSetAttribute, 1, 1568, cs_call_cudart+536, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaFuncSetAttribute, cs_sg_cudaFuncSetAttribute, 2, 1568, cs_call_cudart+536, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaFuncSetAttribute, 1568
+CS_FAST_ENTRY cs_l_cudaFuncSetCacheConfig, cs_sl_cudaFuncSetCacheConfig, 0, 1569, cs_call_cudart+544, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaFuncSetCacheConfig, cs_sd_cudaFuncSetCacheConfig, 1, 1569, cs_call_cudart+544, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaFuncSetCacheConfig, cs_sg_cudaFuncSetCacheConfig, 2, 1569, cs_call_cudart+544, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaFuncSetCacheConfig, 1569
+CS_FAST_ENTRY cs_l_cudaFuncSetSharedMemConfig, cs_sl_cudaFuncSetSharedMemConfig, 0, 1570, cs_call_cudart+552, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaFuncSetSharedMemConfig, cs_sd_cudaFuncSetSharedMemConfig, 1, 1570, cs_call_cudart+552, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaFuncSetSharedMemConfig, cs_sg_cudaFuncSetSharedMemConfig, 2, 1570, cs_call_cudart+552, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaFuncSetSharedMemConfig, 1570
+CS_FAST_ENTRY cs_l_cudaGetChannelDesc, cs_sl_cudaGetChannelDesc, 0, 1571, cs_call_cudart+560, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGetChannelDesc, cs_sd_cudaGetChannelDesc, 1, 1571, cs_call_cudart+560, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGetChannelDesc, cs_sg_cudaGetChannelDesc, 2, 1571, cs_call_cudart+560, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGetChannelDesc, 1571
+CS_FAST_ENTRY cs_l_cudaGetDevice, cs_sl_cudaGetDevice, 0, 1572, cs_call_cudart+568, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGetDevice, cs_sd_cudaGetDevice, 1, 1572, cs_call_cudart+568, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGetDevice, cs_sg_cudaGetDevice, 2, 1572, cs_call_cudart+568, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGetDevice, 1572
+CS_FAST_ENTRY cs_l_cudaGetDeviceCount, cs_sl_cudaGetDeviceCount, 0, 1573, cs_call_cudart+576, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGetDeviceCount, cs_sd_cudaGetDeviceCount, 1, 1573, cs_call_cudart+576, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGetDeviceCount, cs_sg_cudaGetDeviceCount, 2, 1573, cs_call_cudart+576, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGetDeviceCount, 1573
+CS_FAST_ENTRY cs_l_cudaGetDeviceFlags, cs_sl_cudaGetDeviceFlags, 0, 1574, cs_call_cudart+584, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGetDeviceFlags, cs_sd_cudaGetDeviceFlags, 1, 1574, cs_call_cudart+584, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGetDeviceFlags, cs_sg_cudaGetDeviceFlags, 2, 1574, cs_call_cudart+584, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGetDeviceFlags, 1574
+CS_FAST_ENTRY cs_l_cudaGetDeviceProperties, cs_sl_cudaGetDeviceProperties, 0, 1575, cs_call_cudart+592, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGetDeviceProperties, cs_sd_cudaGetDeviceProperties, 1, 1575, cs_call_cudart+592, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGetDeviceProperties, cs_sg_cudaGetDeviceProperties, 2, 1575, cs_call_cudart+592, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGetDeviceProperties, 1575
+CS_FAST_ENTRY cs_l_cudaGetDriverEntryPoint, cs_sl_cudaGetDriverEntryPoint, 0, 1576, cs_call_cudart+600, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGetDriverEntryPoint, cs_sd_cudaGetDriverEntryPoint, 1, 1576, cs_call_cudart+600, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGetDriverEntryPoint, cs_sg_cudaGetDriverEntryPoint, 2, 1576, cs_call_cudart+600, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGetDriverEntryPoint, 1576
+CS_FAST_ENTRY cs_l_cudaGetDriverEntryPointByVersion, cs_sl_cudaGetDriverEntryPointByVersion, 0, 1577, cs_call_cudart+608, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGetDriverEntryPointByVersion, cs_sd_cudaGetDriverEntryPointByVersion, 1, 1577, cs_call_cudart+608, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGetDriverEntryPointByVersion, cs_sg_cudaGetDriverEntryPointByVersion, 2, 1577, cs_call_cudart+608, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGetDriverEntryPointByVersion, 1577
+CS_FAST_ENTRY cs_l_cudaGetDriverEntryPointByVersion_ptsz, cs_sl_cudaGetDriverEntryPointByVersion_ptsz, 0, 1578, cs_call_cudart+616, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGetDriverEntryPointByVersion_ptsz, cs_sd_cudaGetDriverEntryPointByVersion_ptsz, 1, 1578, cs_call_cudart+616, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGetDriverEntryPointByVersion_ptsz, cs_sg_cudaGetDriverEntryPointByVersion_ptsz, 2, 1578, cs_call_cudart+616, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGetDriverEntryPointByVersion_ptsz, 1578
+CS_FAST_ENTRY cs_l_cudaGetDriverEntryPoint_ptsz, cs_sl_cudaGetDriverEntryPoint_ptsz, 0, 1579, cs_call_cudart+624, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGetDriverEntryPoint_ptsz, cs_sd_cudaGetDriverEntryPoint_ptsz, 1, 1579, cs_call_cudart+624, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGetDriverEntryPoint_ptsz, cs_sg_cudaGetDriverEntryPoint_ptsz, 2, 1579, cs_call_cudart+624, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGetDriverEntryPoint_ptsz, 1579
+CS_FAST_ENTRY cs_l_cudaGetExportTable, cs_sl_cudaGetExportTable, 0, 1582, cs_call_cudart+648, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGetExportTable, cs_sd_cudaGetExportTable, 1, 1582, cs_call_cudart+648, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGetExportTable, cs_sg_cudaGetExportTable, 2, 1582, cs_call_cudart+648, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGetExportTable, 1582
+CS_FAST_ENTRY cs_l_cudaGetFuncBySymbol, cs_sl_cudaGetFuncBySymbol, 0, 1583, cs_call_cudart+656, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGetFuncBySymbol, cs_sd_cudaGetFuncBySymbol, 1, 1583, cs_call_cudart+656, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGetFuncBySymbol, cs_sg_cudaGetFuncBySymbol, 2, 1583, cs_call_cudart+656, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGetFuncBySymbol, 1583
+CS_FAST_ENTRY cs_l_cudaGetKernel, cs_sl_cudaGetKernel, 0, 1584, cs_call_cudart+664, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGetKernel, cs_sd_cudaGetKernel, 1, 1584, cs_call_cudart+664, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGetKernel, cs_sg_cudaGetKernel, 2, 1584, cs_call_cudart+664, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGetKernel, 1584
+CS_FAST_ENTRY cs_l_cudaGetLastError, cs_sl_cudaGetLastError, 0, 1585, cs_call_cudart+672, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGetLastError, cs_sd_cudaGetLastError, 1, 1585, cs_call_cudart+672, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGetLastError, cs_sg_cudaGetLastError, 2, 1585, cs_call_cudart+672, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGetLastError, 1585
+CS_FAST_ENTRY cs_l_cudaGetMipmappedArrayLevel, cs_sl_cudaGetMipmappedArrayLevel, 0, 1586, cs_call_cudart+680, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGetMipmappedArrayLevel, cs_sd_cudaGetMipmappedArrayLevel, 1, 1586, cs_call_cudart+680, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGetMipmappedArrayLevel, cs_sg_cudaGetMipmappedArrayLevel, 2, 1586, cs_call_cudart+680, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGetMipmappedArrayLevel, 1586
+CS_FAST_ENTRY cs_l_cudaGetSurfaceObjectResourceDesc, cs_sl_cudaGetSurfaceObjectResourceDesc, 0, 1587, cs_call_cudart+688, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGetSurfaceObjectResourceDesc, cs_sd_cudaGetSurfaceObjectResourceDesc, 1, 1587, cs_call_cudart+688, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGetSurfaceObjectResourceDesc, cs_sg_cudaGetSurfaceObjectResourceDesc, 2, 1587, cs_call_cudart+688, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGetSurfaceObjectResourceDesc, 1587
+CS_FAST_ENTRY cs_l_cudaGetSymbolAddress, cs_sl_cudaGetSymbolAddress, 0, 1588, cs_call_cudart+696, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGetSymbolAddress, cs_sd_cudaGetSymbolAddress, 1, 1588, cs_call_cudart+696, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGetSymbolAddress, cs_sg_cudaGetSymbolAddress, 2, 1588, cs_call_cudart+696, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGetSymbolAddress, 1588
+CS_FAST_ENTRY cs_l_cudaGetSymbolSize, cs_sl_cudaGetSymbolSize, 0, 1589, cs_call_cudart+704, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGetSymbolSize, cs_sd_cudaGetSymbolSize, 1, 1589, cs_call_cudart+704, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGetSymbolSize, cs_sg_cudaGetSymbolSize, 2, 1589, cs_call_cudart+704, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGetSymbolSize, 1589
+CS_FAST_ENTRY cs_l_cudaGetTextureObjectResourceDesc, cs_sl_cudaGetTextureObjectResourceDesc, 0, 1590, cs_call_cudart+712, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGetTextureObjectResourceDesc, cs_sd_cudaGetTextureObjectResourceDesc, 1, 1590, cs_call_cudart+712, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGetTextureObjectResourceDesc, cs_sg_cudaGetTextureObjectResourceDesc, 2, 1590, cs_call_cudart+712, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGetTextureObjectResourceDesc, 1590
+CS_FAST_ENTRY cs_l_cudaGetTextureObjectResourceViewDesc, cs_sl_cudaGetTextureObjectResourceViewDesc, 0, 1591, cs_call_cudart+720, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGetTextureObjectResourceViewDesc, cs_sd_cudaGetTextureObjectResourceViewDesc, 1, 1591, cs_call_cudart+720, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGetTextureObjectResourceViewDesc, cs_sg_cudaGetTextureObjectResourceViewDesc, 2, 1591, cs_call_cudart+720, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGetTextureObjectResourceViewDesc, 1591
+CS_FAST_ENTRY cs_l_cudaGetTextureObjectTextureDesc, cs_sl_cudaGetTextureObjectTextureDesc, 0, 1592, cs_call_cudart+728, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGetTextureObjectTextureDesc, cs_sd_cudaGetTextureObjectTextureDesc, 1, 1592, cs_call_cudart+728, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGetTextureObjectTextureDesc, cs_sg_cudaGetTextureObjectTextureDesc, 2, 1592, cs_call_cudart+728, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGetTextureObjectTextureDesc, 1592
+CS_FAST_ENTRY cs_l_cudaGraphAddChildGraphNode, cs_sl_cudaGraphAddChildGraphNode, 0, 1593, cs_call_cudart+736, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphAddChildGraphNode, cs_sd_cudaGraphAddChildGraphNode, 1, 1593, cs_call_cudart+736, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphAddChildGraphNode, cs_sg_cudaGraphAddChildGraphNode, 2, 1593, cs_call_cudart+736, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphAddChildGraphNode, 1593
+CS_FAST_ENTRY cs_l_cudaGraphAddDependencies, cs_sl_cudaGraphAddDependencies, 0, 1594, cs_call_cudart+744, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphAddDependencies, cs_sd_cudaGraphAddDependencies, 1, 1594, cs_call_cudart+744, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphAddDependencies, cs_sg_cudaGraphAddDependencies, 2, 1594, cs_call_cudart+744, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphAddDependencies, 1594
+CS_FAST_ENTRY cs_l_cudaGraphAddEmptyNode, cs_sl_cudaGraphAddEmptyNode, 0, 1595, cs_call_cudart+752, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphAddEmptyNode, cs_sd_cudaGraphAddEmptyNode, 1, 1595, cs_call_cudart+752, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphAddEmptyNode, cs_sg_cudaGraphAddEmptyNode, 2, 1595, cs_call_cudart+752, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphAddEmptyNode, 1595
+CS_FAST_ENTRY cs_l_cudaGraphAddEventRecordNode, cs_sl_cudaGraphAddEventRecordNode, 0, 1596, cs_call_cudart+760, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphAddEventRecordNode, cs_sd_cudaGraphAddEventRecordNode, 1, 1596, cs_call_cudart+760, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphAddEventRecordNode, cs_sg_cudaGraphAddEventRecordNode, 2, 1596, cs_call_cudart+760, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphAddEventRecordNode, 1596
+CS_FAST_ENTRY cs_l_cudaGraphAddEventWaitNode, cs_sl_cudaGraphAddEventWaitNode, 0, 1597, cs_call_cudart+768, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphAddEventWaitNode, cs_sd_cudaGraphAddEventWaitNode, 1, 1597, cs_call_cudart+768, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphAddEventWaitNode, cs_sg_cudaGraphAddEventWaitNode, 2, 1597, cs_call_cudart+768, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphAddEventWaitNode, 1597
+CS_FAST_ENTRY cs_l_cudaGraphAddExternalSemaphoresSignalNode, cs_sl_cudaGraphAddExternalSemaphoresSignalNode, 0, 1598, cs_call_cudart+776, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphAddExternalSemaphoresSignalNode, cs_sd_cudaGraphAddExternalSemaphoresSignalNode, 1, 1598, cs_call_cudart+776, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphAddExternalSemaphoresSignalNode, cs_sg_cudaGraphAddExternalSemaphoresSignalNode, 2, 1598, cs_call_cudart+776, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphAddExternalSemaphoresSignalNode, 1598
+CS_FAST_ENTRY cs_l_cudaGraphAddExternalSemaphoresWaitNode, cs_sl_cudaGraphAddExternalSemaphoresWaitNode, 0, 1599, cs_call_cudart+784, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphAddExternalSemaphoresWaitNode, cs_sd_cudaGraphAddExternalSemaphoresWaitNode, 1, 1599, cs_call_cudart+784, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphAddExternalSemaphoresWaitNode, cs_sg_cudaGraphAddExternalSemaphoresWaitNode, 2, 1599, cs_call_cudart+784, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphAddExternalSemaphoresWaitNode, 1599
+CS_FAST_ENTRY cs_l_cudaGraphAddHostNode, cs_sl_cudaGraphAddHostNode, 0, 1600, cs_call_cudart+792, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphAddHostNode, cs_sd_cudaGraphAddHostNode, 1, 1600, cs_call_cudart+792, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphAddHostNode, cs_sg_cudaGraphAddHostNode, 2, 1600, cs_call_cudart+792, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphAddHostNode, 1600
+CS_FAST_ENTRY cs_l_cudaGraphAddKernelNode, cs_sl_cudaGraphAddKernelNode, 0, 1601, cs_call_cudart+800, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphAddKernelNode, cs_sd_cudaGraphAddKernelNode, 1, 1601, cs_call_cudart+800, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphAddKernelNode, cs_sg_cudaGraphAddKernelNode, 2, 1601, cs_call_cudart+800, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphAddKernelNode, 1601
+CS_FAST_ENTRY cs_l_cudaGraphAddMemAllocNode, cs_sl_cudaGraphAddMemAllocNode, 0, 1602, cs_call_cudart+808, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphAddMemAllocNode, cs_sd_cudaGraphAddMemAllocNode, 1, 1602, cs_call_cudart+808, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphAddMemAllocNode, cs_sg_cudaGraphAddMemAllocNode, 2, 1602, cs_call_cudart+808, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphAddMemAllocNode, 1602
+CS_FAST_ENTRY cs_l_cudaGraphAddMemFreeNode, cs_sl_cudaGraphAddMemFreeNode, 0, 1603, cs_call_cudart+816, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphAddMemFreeNode, cs_sd_cudaGraphAddMemFreeNode, 1, 1603, cs_call_cudart+816, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphAddMemFreeNode, cs_sg_cudaGraphAddMemFreeNode, 2, 1603, cs_call_cudart+816, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphAddMemFreeNode, 1603
+CS_FAST_ENTRY cs_l_cudaGraphAddMemcpyNode, cs_sl_cudaGraphAddMemcpyNode, 0, 1604, cs_call_cudart+824, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphAddMemcpyNode, cs_sd_cudaGraphAddMemcpyNode, 1, 1604, cs_call_cudart+824, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphAddMemcpyNode, cs_sg_cudaGraphAddMemcpyNode, 2, 1604, cs_call_cudart+824, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphAddMemcpyNode, 1604
+CS_FAST_ENTRY cs_l_cudaGraphAddMemcpyNode1D, cs_sl_cudaGraphAddMemcpyNode1D, 0, 1605, cs_call_cudart+832, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphAddMemcpyNode1D, cs_sd_cudaGraphAddMemcpyNode1D, 1, 1605, cs_call_cudart+832, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphAddMemcpyNode1D, cs_sg_cudaGraphAddMemcpyNode1D, 2, 1605, cs_call_cudart+832, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphAddMemcpyNode1D, 1605
+CS_FAST_ENTRY cs_l_cudaGraphAddMemcpyNodeFromSymbol, cs_sl_cudaGraphAddMemcpyNodeFromSymbol, 0, 1606, cs_call_cudart+840, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphAddMemcpyNodeFromSymbol, cs_sd_cudaGraphAddMemcpyNodeFromSymbol, 1, 1606, cs_call_cudart+840, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphAddMemcpyNodeFromSymbol, cs_sg_cudaGraphAddMemcpyNodeFromSymbol, 2, 1606, cs_call_cudart+840, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphAddMemcpyNodeFromSymbol, 1606
+CS_FAST_ENTRY cs_l_cudaGraphAddMemcpyNodeToSymbol, cs_sl_cudaGraphAddMemcpyNodeToSymbol, 0, 1607, cs_call_cudart+848, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphAddMemcpyNodeToSymbol, cs_sd_cudaGraphAddMemcpyNodeToSymbol, 1, 1607, cs_call_cudart+848, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphAddMemcpyNodeToSymbol, cs_sg_cudaGraphAddMemcpyNodeToSymbol, 2, 1607, cs_call_cudart+848, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphAddMemcpyNodeToSymbol, 1607
+CS_FAST_ENTRY cs_l_cudaGraphAddMemsetNode, cs_sl_cudaGraphAddMemsetNode, 0, 1608, cs_call_cudart+856, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphAddMemsetNode, cs_sd_cudaGraphAddMemsetNode, 1, 1608, cs_call_cudart+856, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphAddMemsetNode, cs_sg_cudaGraphAddMemsetNode, 2, 1608, cs_call_cudart+856, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphAddMemsetNode, 1608
+CS_FAST_ENTRY cs_l_cudaGraphAddNode, cs_sl_cudaGraphAddNode, 0, 1609, cs_call_cudart+864, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphAddNode, cs_sd_cudaGraphAddNode, 1, 1609, cs_call_cudart+864, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphAddNode, cs_sg_cudaGraphAddNode, 2, 1609, cs_call_cudart+864, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphAddNode, 1609
+CS_FAST_ENTRY cs_l_cudaGraphChildGraphNodeGetGraph, cs_sl_cudaGraphChildGraphNodeGetGraph, 0, 1610, cs_call_cudart+872, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphChildGraphNodeGetGraph, cs_sd_cudaGraphChildGraphNodeGetGraph, 1, 1610, cs_call_cudart+872, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphChildGraphNodeGetGraph, cs_sg_cudaGraphChildGraphNodeGetGraph, 2, 1610, cs_call_cudart+872, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphChildGraphNodeGetGraph, 1610
+CS_FAST_ENTRY cs_l_cudaGraphClone, cs_sl_cudaGraphClone, 0, 1611, cs_call_cudart+880, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphClone, cs_sd_cudaGraphClone, 1, 1611, cs_call_cudart+880, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphClone, cs_sg_cudaGraphClone, 2, 1611, cs_call_cudart+880, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphClone, 1611
+CS_FAST_ENTRY cs_l_cudaGraphConditionalHandleCreate, cs_sl_cudaGraphConditionalHandleCreate, 0, 1612, cs_call_cudart+888, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphConditionalHandleCreate, cs_sd_cudaGraphConditionalHandleCreate, 1, 1612, cs_call_cudart+888, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphConditionalHandleCreate, cs_sg_cudaGraphConditionalHandleCreate, 2, 1612, cs_call_cudart+888, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphConditionalHandleCreate, 1612
+CS_FAST_ENTRY cs_l_cudaGraphCreate, cs_sl_cudaGraphCreate, 0, 1613, cs_call_cudart+896, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphCreate, cs_sd_cudaGraphCreate, 1, 1613, cs_call_cudart+896, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphCreate, cs_sg_cudaGraphCreate, 2, 1613, cs_call_cudart+896, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphCreate, 1613
+CS_FAST_ENTRY cs_l_cudaGraphDebugDotPrint, cs_sl_cudaGraphDebugDotPrint, 0, 1614, cs_call_cudart+904, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphDebugDotPrint, cs_sd_cudaGraphDebugDotPrint, 1, 1614, cs_call_cudart+904, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphDebugDotPrint, cs_sg_cudaGraphDebugDotPrint, 2, 1614, cs_call_cudart+904, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphDebugDotPrint, 1614
+CS_FAST_ENTRY cs_l_cudaGraphDestroy, cs_sl_cudaGraphDestroy, 0, 1615, cs_call_cudart+912, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphDestroy, cs_sd_cudaGraphDestroy, 1, 1615, cs_call_cudart+912, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphDestroy, cs_sg_cudaGraphDestroy, 2, 1615, cs_call_cudart+912, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphDestroy, 1615
+CS_FAST_ENTRY cs_l_cudaGraphDestroyNode, cs_sl_cudaGraphDestroyNode, 0, 1616, cs_call_cudart+920, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphDestroyNode, cs_sd_cudaGraphDestroyNode, 1, 1616, cs_call_cudart+920, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphDestroyNode, cs_sg_cudaGraphDestroyNode, 2, 1616, cs_call_cudart+920, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphDestroyNode, 1616
+CS_FAST_ENTRY cs_l_cudaGraphEventRecordNodeGetEvent, cs_sl_cudaGraphEventRecordNodeGetEvent, 0, 1617, cs_call_cudart+928, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphEventRecordNodeGetEvent, cs_sd_cudaGraphEventRecordNodeGetEvent, 1, 1617, cs_call_cudart+928, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphEventRecordNodeGetEvent, cs_sg_cudaGraphEventRecordNodeGetEvent, 2, 1617, cs_call_cudart+928, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphEventRecordNodeGetEvent, 1617
+CS_FAST_ENTRY cs_l_cudaGraphEventRecordNodeSetEvent, cs_sl_cudaGraphEventRecordNodeSetEvent, 0, 1618, cs_call_cudart+936, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphEventRecordNodeSetEvent, cs_sd_cudaGraphEventRecordNodeSetEvent, 1, 1618, cs_call_cudart+936, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphEventRecordNodeSetEvent, cs_sg_cudaGraphEventRecordNodeSetEvent, 2, 1618, cs_call_cudart+936, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphEventRecordNodeSetEvent, 1618
+CS_FAST_ENTRY cs_l_cudaGraphEventWaitNodeGetEvent, cs_sl_cudaGraphEventWaitNodeGetEvent, 0, 1619, cs_call_cudart+944, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphEventWaitNodeGetEvent, cs_sd_cudaGraphEventWaitNodeGetEvent, 1, 1619, cs_call_cudart+944, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphEventWaitNodeGetEvent, cs_sg_cudaGraphEventWaitNodeGetEvent, 2, 1619, cs_call_cudart+944, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphEventWaitNodeGetEvent, 1619
+CS_FAST_ENTRY cs_l_cudaGraphEventWaitNodeSetEvent, cs_sl_cudaGraphEventWaitNodeSetEvent, 0, 1620, cs_call_cudart+952, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphEventWaitNodeSetEvent, cs_sd_cudaGraphEventWaitNodeSetEvent, 1, 1620, cs_call_cudart+952, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphEventWaitNodeSetEvent, cs_sg_cudaGraphEventWaitNodeSetEvent, 2, 1620, cs_call_cudart+952, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphEventWaitNodeSetEvent, 1620
+CS_FAST_ENTRY cs_l_cudaGraphExecChildGraphNodeSetParams, cs_sl_cudaGraphExecChildGraphNodeSetParams, 0, 1621, cs_call_cudart+960, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphExecChildGraphNodeSetParams, cs_sd_cudaGraphExecChildGraphNodeSetParams, 1, 1621, cs_call_cudart+960, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphExecChildGraphNodeSetParams, cs_sg_cudaGraphExecChildGraphNodeSetParams, 2, 1621, cs_call_cudart+960, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphExecChildGraphNodeSetParams, 1621
+CS_FAST_ENTRY cs_l_cudaGraphExecDestroy, cs_sl_cudaGraphExecDestroy, 0, 1622, cs_call_cudart+968, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphExecDestroy, cs_sd_cudaGraphExecDestroy, 1, 1622, cs_call_cudart+968, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphExecDestroy, cs_sg_cudaGraphExecDestroy, 2, 1622, cs_call_cudart+968, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphExecDestroy, 1622
+CS_FAST_ENTRY cs_l_cudaGraphExecEventRecordNodeSetEvent, cs_sl_cudaGraphExecEventRecordNodeSetEvent, 0, 1623, cs_call_cudart+976, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphExecEventRecordNodeSetEvent, cs_sd_cudaGraphExecEventRecordNodeSetEvent, 1, 1623, cs_call_cudart+976, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphExecEventRecordNodeSetEvent, cs_sg_cudaGraphExecEventRecordNodeSetEvent, 2, 1623, cs_call_cudart+976, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphExecEventRecordNodeSetEvent, 1623
+CS_FAST_ENTRY cs_l_cudaGraphExecEventWaitNodeSetEvent, cs_sl_cudaGraphExecEventWaitNodeSetEvent, 0, 1624, cs_call_cudart+984, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphExecEventWaitNodeSetEvent, cs_sd_cudaGraphExecEventWaitNodeSetEvent, 1, 1624, cs_call_cudart+984, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphExecEventWaitNodeSetEvent, cs_sg_cudaGraphExecEventWaitNodeSetEvent, 2, 1624, cs_call_cudart+984, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphExecEventWaitNodeSetEvent, 1624
+CS_FAST_ENTRY cs_l_cudaGraphExecExternalSemaphoresSignalNodeSetParams, cs_sl_cudaGraphExecExternalSemaphoresSignalNodeSetParams, 0, 1625, cs_call_cudart+992, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphExecExternalSemaphoresSignalNodeSetParams, cs_sd_cudaGraphExecExternalSemaphoresSignalNodeSetParams, 1, 1625, cs_call_cudart+992, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphExecExternalSemaphoresSignalNodeSetParams, cs_sg_cudaGraphExecExternalSemaphoresSignalNodeSetParams, 2, 1625, cs_call_cudart+992, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphExecExternalSemaphoresSignalNodeSetParams, 1625
+CS_FAST_ENTRY cs_l_cudaGraphExecExternalSemaphoresWaitNodeSetParams, cs_sl_cudaGraphExecExternalSemaphoresWaitNodeSetParams, 0, 1626, cs_call_cudart+1000, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphExecExternalSemaphoresWaitNodeSetParams, cs_sd_cudaGraphExecExternalSemaphoresWaitNodeSetParams, 1, 1626, cs_call_cudart+1000, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphExecExternalSemaphoresWaitNodeSetParams, cs_sg_cudaGraphExecExternalSemaphoresWaitNodeSetParams, 2, 1626, cs_call_cudart+1000, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphExecExternalSemaphoresWaitNodeSetParams, 1626
+CS_FAST_ENTRY cs_l_cudaGraphExecGetFlags, cs_sl_cudaGraphExecGetFlags, 0, 1627, cs_call_cudart+1008, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphExecGetFlags, cs_sd_cudaGraphExecGetFlags, 1, 1627, cs_call_cudart+1008, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphExecGetFlags, cs_sg_cudaGraphExecGetFlags, 2, 1627, cs_call_cudart+1008, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphExecGetFlags, 1627
+CS_FAST_ENTRY cs_l_cudaGraphExecHostNodeSetParams, cs_sl_cudaGraphExecHostNodeSetParams, 0, 1628, cs_call_cudart+1016, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphExecHostNodeSetParams, cs_sd_cudaGraphExecHostNodeSetParams, 1, 1628, cs_call_cudart+1016, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphExecHostNodeSetParams, cs_sg_cudaGraphExecHostNodeSetParams, 2, 1628, cs_call_cudart+1016, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphExecHostNodeSetParams, 1628
+CS_FAST_ENTRY cs_l_cudaGraphExecKernelNodeSetParams, cs_sl_cudaGraphExecKernelNodeSetParams, 0, 1629, cs_call_cudart+1024, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphExecKernelNodeSetParams, cs_sd_cudaGraphExecKernelNodeSetParams, 1, 1629, cs_call_cudart+1024, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphExecKernelNodeSetParams, cs_sg_cudaGraphExecKernelNodeSetParams, 2, 1629, cs_call_cudart+1024, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphExecKernelNodeSetParams, 1629
+CS_FAST_ENTRY cs_l_cudaGraphExecMemcpyNodeSetParams, cs_sl_cudaGraphExecMemcpyNodeSetParams, 0, 1630, cs_call_cudart+1032, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphExecMemcpyNodeSetParams, cs_sd_cudaGraphExecMemcpyNodeSetParams, 1, 1630, cs_call_cudart+1032, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphExecMemcpyNodeSetParams, cs_sg_cudaGraphExecMemcpyNodeSetParams, 2, 1630, cs_call_cudart+1032, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphExecMemcpyNodeSetParams, 1630
+CS_FAST_ENTRY cs_l_cudaGraphExecMemcpyNodeSetParams1D, cs_sl_cudaGraphExecMemcpyNodeSetParams1D, 0, 1631, cs_call_cudart+1040, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphExecMemcpyNodeSetParams1D, cs_sd_cudaGraphExecMemcpyNodeSetParams1D, 1, 1631, cs_call_cudart+1040, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphExecMemcpyNodeSetParams1D, cs_sg_cudaGraphExecMemcpyNodeSetParams1D, 2, 1631, cs_call_cudart+1040, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphExecMemcpyNodeSetParams1D, 1631
+CS_FAST_ENTRY cs_l_cudaGraphExecMemcpyNodeSetParamsFromSymbol, cs_sl_cudaGraphExecMemcpyNodeSetParamsFromSymbol, 0, 1632, cs_call_cudart+1048, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphExecMemcpyNodeSetParamsFromSymbol, cs_sd_cudaGraphExecMemcpyNodeSetParamsFromSymbol, 1, 1632, cs_call_cudart+1048, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphExecMemcpyNodeSetParamsFromSymbol, cs_sg_cudaGraphExecMemcpyNodeSetParamsFromSymbol, 2, 1632, cs_call_cudart+1048, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphExecMemcpyNodeSetParamsFromSymbol, 1632
+CS_FAST_ENTRY cs_l_cudaGraphExecMemcpyNodeSetParamsToSymbol, cs_sl_cudaGraphExecMemcpyNodeSetParamsToSymbol, 0, 1633, cs_call_cudart+1056, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphExecMemcpyNodeSetParamsToSymbol, cs_sd_cudaGraphExecMemcpyNodeSetParamsToSymbol, 1, 1633, cs_call_cudart+1056, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphExecMemcpyNodeSetParamsToSymbol, cs_sg_cudaGraphExecMemcpyNodeSetParamsToSymbol, 2, 1633, cs_call_cudart+1056, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphExecMemcpyNodeSetParamsToSymbol, 1633
+CS_FAST_ENTRY cs_l_cudaGraphExecMemsetNodeSetParams, cs_sl_cudaGraphExecMemsetNodeSetParams, 0, 1634, cs_call_cudart+1064, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphExecMemsetNodeSetParams, cs_sd_cudaGraphExecMemsetNodeSetParams, 1, 1634, cs_call_cudart+1064, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphExecMemsetNodeSetParams, cs_sg_cudaGraphExecMemsetNodeSetParams, 2, 1634, cs_call_cudart+1064, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphExecMemsetNodeSetParams, 1634
+CS_FAST_ENTRY cs_l_cudaGraphExecNodeSetParams, cs_sl_cudaGraphExecNodeSetParams, 0, 1635, cs_call_cudart+1072, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphExecNodeSetParams, cs_sd_cudaGraphExecNodeSetParams, 1, 1635, cs_call_cudart+1072, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphExecNodeSetParams, cs_sg_cudaGraphExecNodeSetParams, 2, 1635, cs_call_cudart+1072, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphExecNodeSetParams, 1635
+CS_FAST_ENTRY cs_l_cudaGraphExecUpdate, cs_sl_cudaGraphExecUpdate, 0, 1636, cs_call_cudart+1080, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphExecUpdate, cs_sd_cudaGraphExecUpdate, 1, 1636, cs_call_cudart+1080, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphExecUpdate, cs_sg_cudaGraphExecUpdate, 2, 1636, cs_call_cudart+1080, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphExecUpdate, 1636
+CS_FAST_ENTRY cs_l_cudaGraphExternalSemaphoresSignalNodeGetParams, cs_sl_cudaGraphExternalSemaphoresSignalNodeGetParams, 0, 1637, cs_call_cudart+1088, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphExternalSemaphoresSignalNodeGetParams, cs_sd_cudaGraphExternalSemaphoresSignalNodeGetParams, 1, 1637, cs_call_cudart+1088, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphExternalSemaphoresSignalNodeGetParams, cs_sg_cudaGraphExternalSemaphoresSignalNodeGetParams, 2, 1637, cs_call_cudart+1088, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphExternalSemaphoresSignalNodeGetParams, 1637
+CS_FAST_ENTRY cs_l_cudaGraphExternalSemaphoresSignalNodeSetParams, cs_sl_cudaGraphExternalSemaphoresSignalNodeSetParams, 0, 1638, cs_call_cudart+1096, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphExternalSemaphoresSignalNodeSetParams, cs_sd_cudaGraphExternalSemaphoresSignalNodeSetParams, 1, 1638, cs_call_cudart+1096, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphExternalSemaphoresSignalNodeSetParams, cs_sg_cudaGraphExternalSemaphoresSignalNodeSetParams, 2, 1638, cs_call_cudart+1096, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphExternalSemaphoresSignalNodeSetParams, 1638
+CS_FAST_ENTRY cs_l_cudaGraphExternalSemaphoresWaitNodeGetParams, cs_sl_cudaGraphExternalSemaphoresWaitNodeGetParams, 0, 1639, cs_call_cudart+1104, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphExternalSemaphoresWaitNodeGetParams, cs_sd_cudaGraphExternalSemaphoresWaitNodeGetParams, 1, 1639, cs_call_cudart+1104, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphExternalSemaphoresWaitNodeGetParams, cs_sg_cudaGraphExternalSemaphoresWaitNodeGetParams, 2, 1639, cs_call_cudart+1104, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphExternalSemaphoresWaitNodeGetParams, 1639
+CS_FAST_ENTRY cs_l_cudaGraphExternalSemaphoresWaitNodeSetParams, cs_sl_cudaGraphExternalSemaphoresWaitNodeSetParams, 0, 1640, cs_call_cudart+1112, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphExternalSemaphoresWaitNodeSetParams, cs_sd_cudaGraphExternalSemaphoresWaitNodeSetParams, 1, 1640, cs_call_cudart+1112, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphExternalSemaphoresWaitNodeSetParams, cs_sg_cudaGraphExternalSemaphoresWaitNodeSetParams, 2, 1640, cs_call_cudart+1112, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphExternalSemaphoresWaitNodeSetParams, 1640
+CS_FAST_ENTRY cs_l_cudaGraphGetEdges, cs_sl_cudaGraphGetEdges, 0, 1641, cs_call_cudart+1120, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphGetEdges, cs_sd_cudaGraphGetEdges, 1, 1641, cs_call_cudart+1120, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphGetEdges, cs_sg_cudaGraphGetEdges, 2, 1641, cs_call_cudart+1120, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphGetEdges, 1641
+CS_FAST_ENTRY cs_l_cudaGraphGetNodes, cs_sl_cudaGraphGetNodes, 0, 1642, cs_call_cudart+1128, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphGetNodes, cs_sd_cudaGraphGetNodes, 1, 1642, cs_call_cudart+1128, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphGetNodes, cs_sg_cudaGraphGetNodes, 2, 1642, cs_call_cudart+1128, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphGetNodes, 1642
+CS_FAST_ENTRY cs_l_cudaGraphGetRootNodes, cs_sl_cudaGraphGetRootNodes, 0, 1643, cs_call_cudart+1136, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphGetRootNodes, cs_sd_cudaGraphGetRootNodes, 1, 1643, cs_call_cudart+1136, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphGetRootNodes, cs_sg_cudaGraphGetRootNodes, 2, 1643, cs_call_cudart+1136, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphGetRootNodes, 1643
+CS_FAST_ENTRY cs_l_cudaGraphHostNodeGetParams, cs_sl_cudaGraphHostNodeGetParams, 0, 1644, cs_call_cudart+1144, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphHostNodeGetParams, cs_sd_cudaGraphHostNodeGetParams, 1, 1644, cs_call_cudart+1144, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphHostNodeGetParams, cs_sg_cudaGraphHostNodeGetParams, 2, 1644, cs_call_cudart+1144, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphHostNodeGetParams, 1644
+CS_FAST_ENTRY cs_l_cudaGraphHostNodeSetParams, cs_sl_cudaGraphHostNodeSetParams, 0, 1645, cs_call_cudart+1152, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphHostNodeSetParams, cs_sd_cudaGraphHostNodeSetParams, 1, 1645, cs_call_cudart+1152, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphHostNodeSetParams, cs_sg_cudaGraphHostNodeSetParams, 2, 1645, cs_call_cudart+1152, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphHostNodeSetParams, 1645
+CS_FAST_ENTRY cs_l_cudaGraphInstantiate, cs_sl_cudaGraphInstantiate, 0, 1646, cs_call_cudart+1160, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphInstantiate, cs_sd_cudaGraphInstantiate, 1, 1646, cs_call_cudart+1160, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphInstantiate, cs_sg_cudaGraphInstantiate, 2, 1646, cs_call_cudart+1160, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphInstantiate, 1646
+CS_FAST_ENTRY cs_l_cudaGraphInstantiateWithFlags, cs_sl_cudaGraphInstantiateWithFlags, 0, 1647, cs_call_cudart+1168, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphInstantiateWithFlags, cs_sd_cudaGraphInstantiateWithFlags, 1, 1647, cs_call_cudart+1168, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphInstantiateWithFlags, cs_sg_cudaGraphInstantiateWithFlags, 2, 1647, cs_call_cudart+1168, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphInstantiateWithFlags, 1647
+CS_FAST_ENTRY cs_l_cudaGraphInstantiateWithParams, cs_sl_cudaGraphInstantiateWithParams, 0, 1648, cs_call_cudart+1176, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphInstantiateWithParams, cs_sd_cudaGraphInstantiateWithParams, 1, 1648, cs_call_cudart+1176, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphInstantiateWithParams, cs_sg_cudaGraphInstantiateWithParams, 2, 1648, cs_call_cudart+1176, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphInstantiateWithParams, 1648
+CS_FAST_ENTRY cs_l_cudaGraphInstantiateWithParams_ptsz, cs_sl_cudaGraphInstantiateWithParams_ptsz, 0, 1649, cs_call_cudart+1184, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphInstantiateWithParams_ptsz, cs_sd_cudaGraphInstantiateWithParams_ptsz, 1, 1649, cs_call_cudart+1184, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphInstantiateWithParams_ptsz, cs_sg_cudaGraphInstantiateWithParams_ptsz, 2, 1649, cs_call_cudart+1184, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphInstantiateWithParams_ptsz, 1649
+CS_FAST_ENTRY cs_l_cudaGraphKernelNodeCopyAttributes, cs_sl_cudaGraphKernelNodeCopyAttributes, 0, 1650, cs_call_cudart+1192, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphKernelNodeCopyAttributes, cs_sd_cudaGraphKernelNodeCopyAttributes, 1, 1650, cs_call_cudart+1192, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphKernelNodeCopyAttributes, cs_sg_cudaGraphKernelNodeCopyAttributes, 2, 1650, cs_call_cudart+1192, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphKernelNodeCopyAttributes, 1650
+CS_FAST_ENTRY cs_l_cudaGraphKernelNodeGetAttribute, cs_sl_cudaGraphKernelNodeGetAttribute, 0, 1651, cs_call_cudart+1200, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphKernelNodeGetAttribute, cs_sd_cudaGraphKernelNodeGetAttribute, 1, 1651, cs_call_cudart+1200, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphKernelNodeGetAttribute, cs_sg_cudaGraphKernelNodeGetAttribute, 2, 1651, cs_call_cudart+1200, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphKernelNodeGetAttribute, 1651
+CS_FAST_ENTRY cs_l_cudaGraphKernelNodeGetParams, cs_sl_cudaGraphKernelNodeGetParams, 0, 1652, cs_call_cudart+1208, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphKernelNodeGetParams, cs_sd_cudaGraphKernelNodeGetParams, 1, 1652, cs_call_cudart+1208, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphKernelNodeGetParams, cs_sg_cudaGraphKernelNodeGetParams, 2, 1652, cs_call_cudart+1208, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphKernelNodeGetParams, 1652
+CS_FAST_ENTRY cs_l_cudaGraphKernelNodeSetAttribute, cs_sl_cudaGraphKernelNodeSetAttribute, 0, 1653, cs_call_cudart+1216, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphKernelNodeSetAttribute, cs_sd_cudaGraphKernelNodeSetAttribute, 1, 1653, cs_call_cudart+1216, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphKernelNodeSetAttribute, cs_sg_cudaGraphKernelNodeSetAttribute, 2, 1653, cs_call_cudart+1216, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphKernelNodeSetAttribute, 1653
+CS_FAST_ENTRY cs_l_cudaGraphKernelNodeSetParams, cs_sl_cudaGraphKernelNodeSetParams, 0, 1654, cs_call_cudart+1224, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphKernelNodeSetParams, cs_sd_cudaGraphKernelNodeSetParams, 1, 1654, cs_call_cudart+1224, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphKernelNodeSetParams, cs_sg_cudaGraphKernelNodeSetParams, 2, 1654, cs_call_cudart+1224, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphKernelNodeSetParams, 1654
+CS_FAST_ENTRY cs_l_cudaGraphLaunch, cs_sl_cudaGraphLaunch, 0, 1655, cs_call_cudart+1232, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphLaunch, cs_sd_cudaGraphLaunch, 1, 1655, cs_call_cudart+1232, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphLaunch, cs_sg_cudaGraphLaunch, 2, 1655, cs_call_cudart+1232, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphLaunch, 1655
+CS_FAST_ENTRY cs_l_cudaGraphLaunch_ptsz, cs_sl_cudaGraphLaunch_ptsz, 0, 1656, cs_call_cudart+1240, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphLaunch_ptsz, cs_sd_cudaGraphLaunch_ptsz, 1, 1656, cs_call_cudart+1240, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphLaunch_ptsz, cs_sg_cudaGraphLaunch_ptsz, 2, 1656, cs_call_cudart+1240, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphLaunch_ptsz, 1656
+CS_FAST_ENTRY cs_l_cudaGraphMemAllocNodeGetParams, cs_sl_cudaGraphMemAllocNodeGetParams, 0, 1657, cs_call_cudart+1248, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphMemAllocNodeGetParams, cs_sd_cudaGraphMemAllocNodeGetParams, 1, 1657, cs_call_cudart+1248, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphMemAllocNodeGetParams, cs_sg_cudaGraphMemAllocNodeGetParams, 2, 1657, cs_call_cudart+1248, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphMemAllocNodeGetParams, 1657
+CS_FAST_ENTRY cs_l_cudaGraphMemFreeNodeGetParams, cs_sl_cudaGraphMemFreeNodeGetParams, 0, 1658, cs_call_cudart+1256, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphMemFreeNodeGetParams, cs_sd_cudaGraphMemFreeNodeGetParams, 1, 1658, cs_call_cudart+1256, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphMemFreeNodeGetParams, cs_sg_cudaGraphMemFreeNodeGetParams, 2, 1658, cs_call_cudart+1256, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphMemFreeNodeGetParams, 1658
+CS_FAST_ENTRY cs_l_cudaGraphMemcpyNodeGetParams, cs_sl_cudaGraphMemcpyNodeGetParams, 0, 1659, cs_call_cudart+1264, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphMemcpyNodeGetParams, cs_sd_cudaGraphMemcpyNodeGetParams, 1, 1659, cs_call_cudart+1264, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphMemcpyNodeGetParams, cs_sg_cudaGraphMemcpyNodeGetParams, 2, 1659, cs_call_cudart+1264, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphMemcpyNodeGetParams, 1659
+CS_FAST_ENTRY cs_l_cudaGraphMemcpyNodeSetParams, cs_sl_cudaGraphMemcpyNodeSetParams, 0, 1660, cs_call_cudart+1272, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphMemcpyNodeSetParams, cs_sd_cudaGraphMemcpyNodeSetParams, 1, 1660, cs_call_cudart+1272, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphMemcpyNodeSetParams, cs_sg_cudaGraphMemcpyNodeSetParams, 2, 1660, cs_call_cudart+1272, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphMemcpyNodeSetParams, 1660
+CS_FAST_ENTRY cs_l_cudaGraphMemcpyNodeSetParams1D, cs_sl_cudaGraphMemcpyNodeSetParams1D, 0, 1661, cs_call_cudart+1280, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphMemcpyNodeSetParams1D, cs_sd_cudaGraphMemcpyNodeSetParams1D, 1, 1661, cs_call_cudart+1280, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphMemcpyNodeSetParams1D, cs_sg_cudaGraphMemcpyNodeSetParams1D, 2, 1661, cs_call_cudart+1280, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphMemcpyNodeSetParams1D, 1661
+CS_FAST_ENTRY cs_l_cudaGraphMemcpyNodeSetParamsFromSymbol, cs_sl_cudaGraphMemcpyNodeSetParamsFromSymbol, 0, 1662, cs_call_cudart+1288, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphMemcpyNodeSetParamsFromSymbol, cs_sd_cudaGraphMemcpyNodeSetParamsFromSymbol, 1, 1662, cs_call_cudart+1288, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphMemcpyNodeSetParamsFromSymbol, cs_sg_cudaGraphMemcpyNodeSetParamsFromSymbol, 2, 1662, cs_call_cudart+1288, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphMemcpyNodeSetParamsFromSymbol, 1662
+CS_FAST_ENTRY cs_l_cudaGraphMemcpyNodeSetParamsToSymbol, cs_sl_cudaGraphMemcpyNodeSetParamsToSymbol, 0, 1663, cs_call_cudart+1296, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphMemcpyNodeSetParamsToSymbol, cs_sd_cudaGraphMemcpyNodeSetParamsToSymbol, 1, 1663, cs_call_cudart+1296, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphMemcpyNodeSetParamsToSymbol, cs_sg_cudaGraphMemcpyNodeSetParamsToSymbol, 2, 1663, cs_call_cudart+1296, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphMemcpyNodeSetParamsToSymbol, 1663
+CS_FAST_ENTRY cs_l_cudaGraphMemsetNodeGetParams, cs_sl_cudaGraphMemsetNodeGetParams, 0, 1664, cs_call_cudart+1304, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphMemsetNodeGetParams, cs_sd_cudaGraphMemsetNodeGetParams, 1, 1664, cs_call_cudart+1304, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphMemsetNodeGetParams, cs_sg_cudaGraphMemsetNodeGetParams, 2, 1664, cs_call_cudart+1304, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphMemsetNodeGetParams, 1664
+CS_FAST_ENTRY cs_l_cudaGraphMemsetNodeSetParams, cs_sl_cudaGraphMemsetNodeSetParams, 0, 1665, cs_call_cudart+1312, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphMemsetNodeSetParams, cs_sd_cudaGraphMemsetNodeSetParams, 1, 1665, cs_call_cudart+1312, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphMemsetNodeSetParams, cs_sg_cudaGraphMemsetNodeSetParams, 2, 1665, cs_call_cudart+1312, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphMemsetNodeSetParams, 1665
+CS_FAST_ENTRY cs_l_cudaGraphNodeFindInClone, cs_sl_cudaGraphNodeFindInClone, 0, 1666, cs_call_cudart+1320, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphNodeFindInClone, cs_sd_cudaGraphNodeFindInClone, 1, 1666, cs_call_cudart+1320, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphNodeFindInClone, cs_sg_cudaGraphNodeFindInClone, 2, 1666, cs_call_cudart+1320, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphNodeFindInClone, 1666
+CS_FAST_ENTRY cs_l_cudaGraphNodeGetDependencies, cs_sl_cudaGraphNodeGetDependencies, 0, 1667, cs_call_cudart+1328, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphNodeGetDependencies, cs_sd_cudaGraphNodeGetDependencies, 1, 1667, cs_call_cudart+1328, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphNodeGetDependencies, cs_sg_cudaGraphNodeGetDependencies, 2, 1667, cs_call_cudart+1328, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphNodeGetDependencies, 1667
+CS_FAST_ENTRY cs_l_cudaGraphNodeGetDependentNodes, cs_sl_cudaGraphNodeGetDependentNodes, 0, 1668, cs_call_cudart+1336, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphNodeGetDependentNodes, cs_sd_cudaGraphNodeGetDependentNodes, 1, 1668, cs_call_cudart+1336, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphNodeGetDependentNodes, cs_sg_cudaGraphNodeGetDependentNodes, 2, 1668, cs_call_cudart+1336, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphNodeGetDependentNodes, 1668
+CS_FAST_ENTRY cs_l_cudaGraphNodeGetEnabled, cs_sl_cudaGraphNodeGetEnabled, 0, 1669, cs_call_cudart+1344, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphNodeGetEnabled, cs_sd_cudaGraphNodeGetEnabled, 1, 1669, cs_call_cudart+1344, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphNodeGetEnabled, cs_sg_cudaGraphNodeGetEnabled, 2, 1669, cs_call_cudart+1344, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphNodeGetEnabled, 1669
+CS_FAST_ENTRY cs_l_cudaGraphNodeGetType, cs_sl_cudaGraphNodeGetType, 0, 1670, cs_call_cudart+1352, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphNodeGetType, cs_sd_cudaGraphNodeGetType, 1, 1670, cs_call_cudart+1352, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphNodeGetType, cs_sg_cudaGraphNodeGetType, 2, 1670, cs_call_cudart+1352, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphNodeGetType, 1670
+CS_FAST_ENTRY cs_l_cudaGraphNodeSetEnabled, cs_sl_cudaGraphNodeSetEnabled, 0, 1671, cs_call_cudart+1360, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphNodeSetEnabled, cs_sd_cudaGraphNodeSetEnabled, 1, 1671, cs_call_cudart+1360, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphNodeSetEnabled, cs_sg_cudaGraphNodeSetEnabled, 2, 1671, cs_call_cudart+1360, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphNodeSetEnabled, 1671
+CS_FAST_ENTRY cs_l_cudaGraphNodeSetParams, cs_sl_cudaGraphNodeSetParams, 0, 1672, cs_call_cudart+1368, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphNodeSetParams, cs_sd_cudaGraphNodeSetParams, 1, 1672, cs_call_cudart+1368, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphNodeSetParams, cs_sg_cudaGraphNodeSetParams, 2, 1672, cs_call_cudart+1368, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphNodeSetParams, 1672
+CS_FAST_ENTRY cs_l_cudaGraphReleaseUserObject, cs_sl_cudaGraphReleaseUserObject, 0, 1673, cs_call_cudart+1376, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphReleaseUserObject, cs_sd_cudaGraphReleaseUserObject, 1, 1673, cs_call_cudart+1376, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphReleaseUserObject, cs_sg_cudaGraphReleaseUserObject, 2, 1673, cs_call_cudart+1376, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphReleaseUserObject, 1673
+CS_FAST_ENTRY cs_l_cudaGraphRemoveDependencies, cs_sl_cudaGraphRemoveDependencies, 0, 1674, cs_call_cudart+1384, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphRemoveDependencies, cs_sd_cudaGraphRemoveDependencies, 1, 1674, cs_call_cudart+1384, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphRemoveDependencies, cs_sg_cudaGraphRemoveDependencies, 2, 1674, cs_call_cudart+1384, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphRemoveDependencies, 1674
+CS_FAST_ENTRY cs_l_cudaGraphRetainUserObject, cs_sl_cudaGraphRetainUserObject, 0, 1675, cs_call_cudart+1392, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphRetainUserObject, cs_sd_cudaGraphRetainUserObject, 1, 1675, cs_call_cudart+1392, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphRetainUserObject, cs_sg_cudaGraphRetainUserObject, 2, 1675, cs_call_cudart+1392, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphRetainUserObject, 1675
+CS_FAST_ENTRY cs_l_cudaGraphUpload, cs_sl_cudaGraphUpload, 0, 1676, cs_call_cudart+1400, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphUpload, cs_sd_cudaGraphUpload, 1, 1676, cs_call_cudart+1400, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphUpload, cs_sg_cudaGraphUpload, 2, 1676, cs_call_cudart+1400, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphUpload, 1676
+CS_FAST_ENTRY cs_l_cudaGraphUpload_ptsz, cs_sl_cudaGraphUpload_ptsz, 0, 1677, cs_call_cudart+1408, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphUpload_ptsz, cs_sd_cudaGraphUpload_ptsz, 1, 1677, cs_call_cudart+1408, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphUpload_ptsz, cs_sg_cudaGraphUpload_ptsz, 2, 1677, cs_call_cudart+1408, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphUpload_ptsz, 1677
+CS_FAST_ENTRY cs_l_cudaGraphicsMapResources, cs_sl_cudaGraphicsMapResources, 0, 1678, cs_call_cudart+1416, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphicsMapResources, cs_sd_cudaGraphicsMapResources, 1, 1678, cs_call_cudart+1416, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphicsMapResources, cs_sg_cudaGraphicsMapResources, 2, 1678, cs_call_cudart+1416, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphicsMapResources, 1678
+CS_FAST_ENTRY cs_l_cudaGraphicsResourceGetMappedMipmappedArray, cs_sl_cudaGraphicsResourceGetMappedMipmappedArray, 0, 1679, cs_call_cudart+1424, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphicsResourceGetMappedMipmappedArray, cs_sd_cudaGraphicsResourceGetMappedMipmappedArray, 1, 1679, cs_call_cudart+1424, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphicsResourceGetMappedMipmappedArray, cs_sg_cudaGraphicsResourceGetMappedMipmappedArray, 2, 1679, cs_call_cudart+1424, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphicsResourceGetMappedMipmappedArray, 1679
+CS_FAST_ENTRY cs_l_cudaGraphicsResourceGetMappedPointer, cs_sl_cudaGraphicsResourceGetMappedPointer, 0, 1680, cs_call_cudart+1432, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphicsResourceGetMappedPointer, cs_sd_cudaGraphicsResourceGetMappedPointer, 1, 1680, cs_call_cudart+1432, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphicsResourceGetMappedPointer, cs_sg_cudaGraphicsResourceGetMappedPointer, 2, 1680, cs_call_cudart+1432, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphicsResourceGetMappedPointer, 1680
+CS_FAST_ENTRY cs_l_cudaGraphicsResourceSetMapFlags, cs_sl_cudaGraphicsResourceSetMapFlags, 0, 1681, cs_call_cudart+1440, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphicsResourceSetMapFlags, cs_sd_cudaGraphicsResourceSetMapFlags, 1, 1681, cs_call_cudart+1440, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphicsResourceSetMapFlags, cs_sg_cudaGraphicsResourceSetMapFlags, 2, 1681, cs_call_cudart+1440, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphicsResourceSetMapFlags, 1681
+CS_FAST_ENTRY cs_l_cudaGraphicsSubResourceGetMappedArray, cs_sl_cudaGraphicsSubResourceGetMappedArray, 0, 1682, cs_call_cudart+1448, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphicsSubResourceGetMappedArray, cs_sd_cudaGraphicsSubResourceGetMappedArray, 1, 1682, cs_call_cudart+1448, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphicsSubResourceGetMappedArray, cs_sg_cudaGraphicsSubResourceGetMappedArray, 2, 1682, cs_call_cudart+1448, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphicsSubResourceGetMappedArray, 1682
+CS_FAST_ENTRY cs_l_cudaGraphicsUnmapResources, cs_sl_cudaGraphicsUnmapResources, 0, 1683, cs_call_cudart+1456, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphicsUnmapResources, cs_sd_cudaGraphicsUnmapResources, 1, 1683, cs_call_cudart+1456, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphicsUnmapResources, cs_sg_cudaGraphicsUnmapResources, 2, 1683, cs_call_cudart+1456, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphicsUnmapResources, 1683
+CS_FAST_ENTRY cs_l_cudaGraphicsUnregisterResource, cs_sl_cudaGraphicsUnregisterResource, 0, 1684, cs_call_cudart+1464, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaGraphicsUnregisterResource, cs_sd_cudaGraphicsUnregisterResource, 1, 1684, cs_call_cudart+1464, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaGraphicsUnregisterResource, cs_sg_cudaGraphicsUnregisterResource, 2, 1684, cs_call_cudart+1464, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaGraphicsUnregisterResource, 1684
+CS_FAST_ENTRY cs_l_cudaHostAlloc, cs_sl_cudaHostAlloc, 0, 1685, cs_call_cudart+1472, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaHostAlloc, cs_sd_cudaHostAlloc, 1, 1685, cs_call_cudart+1472, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaHostAlloc, cs_sg_cudaHostAlloc, 2, 1685, cs_call_cudart+1472, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaHostAlloc, 1685
+CS_FAST_ENTRY cs_l_cudaHostGetDevicePointer, cs_sl_cudaHostGetDevicePointer, 0, 1686, cs_call_cudart+1480, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaHostGetDevicePointer, cs_sd_cudaHostGetDevicePointer, 1, 1686, cs_call_cudart+1480, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaHostGetDevicePointer, cs_sg_cudaHostGetDevicePointer, 2, 1686, cs_call_cudart+1480, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaHostGetDevicePointer, 1686
+CS_FAST_ENTRY cs_l_cudaHostGetFlags, cs_sl_cudaHostGetFlags, 0, 1687, cs_call_cudart+1488, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaHostGetFlags, cs_sd_cudaHostGetFlags, 1, 1687, cs_call_cudart+1488, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaHostGetFlags, cs_sg_cudaHostGetFlags, 2, 1687, cs_call_cudart+1488, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaHostGetFlags, 1687
+CS_FAST_ENTRY cs_l_cudaHostRegister, cs_sl_cudaHostRegister, 0, 1688, cs_call_cudart+1496, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaHostRegister, cs_sd_cudaHostRegister, 1, 1688, cs_call_cudart+1496, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaHostRegister, cs_sg_cudaHostRegister, 2, 1688, cs_call_cudart+1496, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaHostRegister, 1688
+CS_FAST_ENTRY cs_l_cudaHostUnregister, cs_sl_cudaHostUnregister, 0, 1689, cs_call_cudart+1504, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaHostUnregister, cs_sd_cudaHostUnregister, 1, 1689, cs_call_cudart+1504, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaHostUnregister, cs_sg_cudaHostUnregister, 2, 1689, cs_call_cudart+1504, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaHostUnregister, 1689
+CS_FAST_ENTRY cs_l_cudaImportExternalMemory, cs_sl_cudaImportExternalMemory, 0, 1690, cs_call_cudart+1512, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaImportExternalMemory, cs_sd_cudaImportExternalMemory, 1, 1690, cs_call_cudart+1512, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaImportExternalMemory, cs_sg_cudaImportExternalMemory, 2, 1690, cs_call_cudart+1512, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaImportExternalMemory, 1690
+CS_FAST_ENTRY cs_l_cudaImportExternalSemaphore, cs_sl_cudaImportExternalSemaphore, 0, 1691, cs_call_cudart+1520, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaImportExternalSemaphore, cs_sd_cudaImportExternalSemaphore, 1, 1691, cs_call_cudart+1520, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaImportExternalSemaphore, cs_sg_cudaImportExternalSemaphore, 2, 1691, cs_call_cudart+1520, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaImportExternalSemaphore, 1691
+CS_FAST_ENTRY cs_l_cudaInitDevice, cs_sl_cudaInitDevice, 0, 1692, cs_call_cudart+1528, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaInitDevice, cs_sd_cudaInitDevice, 1, 1692, cs_call_cudart+1528, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaInitDevice, cs_sg_cudaInitDevice, 2, 1692, cs_call_cudart+1528, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaInitDevice, 1692
+CS_FAST_ENTRY cs_l_cudaIpcCloseMemHandle, cs_sl_cudaIpcCloseMemHandle, 0, 1693, cs_call_cudart+1536, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaIpcCloseMemHandle, cs_sd_cudaIpcCloseMemHandle, 1, 1693, cs_call_cudart+1536, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaIpcCloseMemHandle, cs_sg_cudaIpcCloseMemHandle, 2, 1693, cs_call_cudart+1536, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaIpcCloseMemHandle, 1693
+CS_FAST_ENTRY cs_l_cudaIpcGetEventHandle, cs_sl_cudaIpcGetEventHandle, 0, 1694, cs_call_cudart+1544, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaIpcGetEventHandle, cs_sd_cudaIpcGetEventHandle, 1, 1694, cs_call_cudart+1544, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaIpcGetEventHandle, cs_sg_cudaIpcGetEventHandle, 2, 1694, cs_call_cudart+1544, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaIpcGetEventHandle, 1694
+CS_FAST_ENTRY cs_l_cudaIpcGetMemHandle, cs_sl_cudaIpcGetMemHandle, 0, 1695, cs_call_cudart+1552, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaIpcGetMemHandle, cs_sd_cudaIpcGetMemHandle, 1, 1695, cs_call_cudart+1552, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaIpcGetMemHandle, cs_sg_cudaIpcGetMemHandle, 2, 1695, cs_call_cudart+1552, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaIpcGetMemHandle, 1695
+CS_FAST_ENTRY cs_l_cudaIpcOpenEventHandle, cs_sl_cudaIpcOpenEventHandle, 0, 1696, cs_call_cudart+1560, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaIpcOpenEventHandle, cs_sd_cudaIpcOpenEventHandle, 1, 1696, cs_call_cudart+1560, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaIpcOpenEventHandle, cs_sg_cudaIpcOpenEventHandle, 2, 1696, cs_call_cudart+1560, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaIpcOpenEventHandle, 1696
+CS_FAST_ENTRY cs_l_cudaIpcOpenMemHandle, cs_sl_cudaIpcOpenMemHandle, 0, 1697, cs_call_cudart+1568, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaIpcOpenMemHandle, cs_sd_cudaIpcOpenMemHandle, 1, 1697, cs_call_cudart+1568, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaIpcOpenMemHandle, cs_sg_cudaIpcOpenMemHandle, 2, 1697, cs_call_cudart+1568, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaIpcOpenMemHandle, 1697
+CS_FAST_ENTRY cs_l_cudaKernelSetAttributeForDevice, cs_sl_cudaKernelSetAttributeForDevice, 0, 1698, cs_call_cudart+1576, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaKernelSetAttributeForDevice, cs_sd_cudaKernelSetAttributeForDevice, 1, 1698, cs_call_cudart+1576, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaKernelSetAttributeForDevice, cs_sg_cudaKernelSetAttributeForDevice, 2, 1698, cs_call_cudart+1576, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaKernelSetAttributeForDevice, 1698
+CS_FAST_ENTRY cs_l_cudaLaunchCooperativeKernel, cs_sl_cudaLaunchCooperativeKernel, 0, 1699, cs_call_cudart+1584, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaLaunchCooperativeKernel, cs_sd_cudaLaunchCooperativeKernel, 1, 1699, cs_call_cudart+1584, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaLaunchCooperativeKernel, cs_sg_cudaLaunchCooperativeKernel, 2, 1699, cs_call_cudart+1584, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaLaunchCooperativeKernel, 1699
+CS_FAST_ENTRY cs_l_cudaLaunchCooperativeKernel_ptsz, cs_sl_cudaLaunchCooperativeKernel_ptsz, 0, 1700, cs_call_cudart+1592, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaLaunchCooperativeKernel_ptsz, cs_sd_cudaLaunchCooperativeKernel_ptsz, 1, 1700, cs_call_cudart+1592, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaLaunchCooperativeKernel_ptsz, cs_sg_cudaLaunchCooperativeKernel_ptsz, 2, 1700, cs_call_cudart+1592, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaLaunchCooperativeKernel_ptsz, 1700
+CS_FAST_ENTRY cs_l_cudaLaunchHostFunc, cs_sl_cudaLaunchHostFunc, 0, 1701, cs_call_cudart+1600, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaLaunchHostFunc, cs_sd_cudaLaunchHostFunc, 1, 1701, cs_call_cudart+1600, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaLaunchHostFunc, cs_sg_cudaLaunchHostFunc, 2, 1701, cs_call_cudart+1600, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaLaunchHostFunc, 1701
+CS_FAST_ENTRY cs_l_cudaLaunchHostFunc_ptsz, cs_sl_cudaLaunchHostFunc_ptsz, 0, 1702, cs_call_cudart+1608, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaLaunchHostFunc_ptsz, cs_sd_cudaLaunchHostFunc_ptsz, 1, 1702, cs_call_cudart+1608, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaLaunchHostFunc_ptsz, cs_sg_cudaLaunchHostFunc_ptsz, 2, 1702, cs_call_cudart+1608, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaLaunchHostFunc_ptsz, 1702
+CS_FAST_ENTRY cs_l_cudaLaunchKernel, cs_sl_cudaLaunchKernel, 0, 1703, cs_call_cudart+1616, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaLaunchKernel, cs_sd_cudaLaunchKernel, 1, 1703, cs_call_cudart+1616, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaLaunchKernel, cs_sg_cudaLaunchKernel, 2, 1703, cs_call_cudart+1616, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaLaunchKernel, 1703
+CS_FAST_ENTRY cs_l_cudaLaunchKernelExC, cs_sl_cudaLaunchKernelExC, 0, 1704, cs_call_cudart+1624, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaLaunchKernelExC, cs_sd_cudaLaunchKernelExC, 1, 1704, cs_call_cudart+1624, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaLaunchKernelExC, cs_sg_cudaLaunchKernelExC, 2, 1704, cs_call_cudart+1624, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaLaunchKernelExC, 1704
+CS_FAST_ENTRY cs_l_cudaLaunchKernelExC_ptsz, cs_sl_cudaLaunchKernelExC_ptsz, 0, 1705, cs_call_cudart+1632, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaLaunchKernelExC_ptsz, cs_sd_cudaLaunchKernelExC_ptsz, 1, 1705, cs_call_cudart+1632, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaLaunchKernelExC_ptsz, cs_sg_cudaLaunchKernelExC_ptsz, 2, 1705, cs_call_cudart+1632, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaLaunchKernelExC_ptsz, 1705
+CS_FAST_ENTRY cs_l_cudaLaunchKernel_ptsz, cs_sl_cudaLaunchKernel_ptsz, 0, 1706, cs_call_cudart+1640, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaLaunchKernel_ptsz, cs_sd_cudaLaunchKernel_ptsz, 1, 1706, cs_call_cudart+1640, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaLaunchKernel_ptsz, cs_sg_cudaLaunchKernel_ptsz, 2, 1706, cs_call_cudart+1640, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaLaunchKernel_ptsz, 1706
+CS_FAST_ENTRY cs_l_cudaLibraryEnumerateKernels, cs_sl_cudaLibraryEnumerateKernels, 0, 1707, cs_call_cudart+1648, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaLibraryEnumerateKernels, cs_sd_cudaLibraryEnumerateKernels, 1, 1707, cs_call_cudart+1648, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaLibraryEnumerateKernels, cs_sg_cudaLibraryEnumerateKernels, 2, 1707, cs_call_cudart+1648, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaLibraryEnumerateKernels, 1707
+CS_FAST_ENTRY cs_l_cudaLibraryGetGlobal, cs_sl_cudaLibraryGetGlobal, 0, 1708, cs_call_cudart+1656, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaLibraryGetGlobal, cs_sd_cudaLibraryGetGlobal, 1, 1708, cs_call_cudart+1656, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaLibraryGetGlobal, cs_sg_cudaLibraryGetGlobal, 2, 1708, cs_call_cudart+1656, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaLibraryGetGlobal, 1708
+CS_FAST_ENTRY cs_l_cudaLibraryGetKernel, cs_sl_cudaLibraryGetKernel, 0, 1709, cs_call_cudart+1664, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaLibraryGetKernel, cs_sd_cudaLibraryGetKernel, 1, 1709, cs_call_cudart+1664, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaLibraryGetKernel, cs_sg_cudaLibraryGetKernel, 2, 1709, cs_call_cudart+1664, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaLibraryGetKernel, 1709
+CS_FAST_ENTRY cs_l_cudaLibraryGetKernelCount, cs_sl_cudaLibraryGetKernelCount, 0, 1710, cs_call_cudart+1672, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaLibraryGetKernelCount, cs_sd_cudaLibraryGetKernelCount, 1, 1710, cs_call_cudart+1672, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaLibraryGetKernelCount, cs_sg_cudaLibraryGetKernelCount, 2, 1710, cs_call_cudart+1672, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaLibraryGetKernelCount, 1710
+CS_FAST_ENTRY cs_l_cudaLibraryGetManaged, cs_sl_cudaLibraryGetManaged, 0, 1711, cs_call_cudart+1680, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaLibraryGetManaged, cs_sd_cudaLibraryGetManaged, 1, 1711, cs_call_cudart+1680, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaLibraryGetManaged, cs_sg_cudaLibraryGetManaged, 2, 1711, cs_call_cudart+1680, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaLibraryGetManaged, 1711
+CS_FAST_ENTRY cs_l_cudaLibraryGetUnifiedFunction, cs_sl_cudaLibraryGetUnifiedFunction, 0, 1712, cs_call_cudart+1688, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaLibraryGetUnifiedFunction, cs_sd_cudaLibraryGetUnifiedFunction, 1, 1712, cs_call_cudart+1688, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaLibraryGetUnifiedFunction, cs_sg_cudaLibraryGetUnifiedFunction, 2, 1712, cs_call_cudart+1688, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaLibraryGetUnifiedFunction, 1712
+CS_FAST_ENTRY cs_l_cudaLibraryLoadData, cs_sl_cudaLibraryLoadData, 0, 1713, cs_call_cudart+1696, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaLibraryLoadData, cs_sd_cudaLibraryLoadData, 1, 1713, cs_call_cudart+1696, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaLibraryLoadData, cs_sg_cudaLibraryLoadData, 2, 1713, cs_call_cudart+1696, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaLibraryLoadData, 1713
+CS_FAST_ENTRY cs_l_cudaLibraryLoadFromFile, cs_sl_cudaLibraryLoadFromFile, 0, 1714, cs_call_cudart+1704, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaLibraryLoadFromFile, cs_sd_cudaLibraryLoadFromFile, 1, 1714, cs_call_cudart+1704, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaLibraryLoadFromFile, cs_sg_cudaLibraryLoadFromFile, 2, 1714, cs_call_cudart+1704, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaLibraryLoadFromFile, 1714
+CS_FAST_ENTRY cs_l_cudaLibraryUnload, cs_sl_cudaLibraryUnload, 0, 1715, cs_call_cudart+1712, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaLibraryUnload, cs_sd_cudaLibraryUnload, 1, 1715, cs_call_cudart+1712, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaLibraryUnload, cs_sg_cudaLibraryUnload, 2, 1715, cs_call_cudart+1712, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaLibraryUnload, 1715
+CS_FAST_ENTRY cs_l_cudaLogsCurrent, cs_sl_cudaLogsCurrent, 0, 1716, cs_call_cudart+1720, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaLogsCurrent, cs_sd_cudaLogsCurrent, 1, 1716, cs_call_cudart+1720, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaLogsCurrent, cs_sg_cudaLogsCurrent, 2, 1716, cs_call_cudart+1720, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaLogsCurrent, 1716
+CS_FAST_ENTRY cs_l_cudaLogsDumpToFile, cs_sl_cudaLogsDumpToFile, 0, 1717, cs_call_cudart+1728, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaLogsDumpToFile, cs_sd_cudaLogsDumpToFile, 1, 1717, cs_call_cudart+1728, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaLogsDumpToFile, cs_sg_cudaLogsDumpToFile, 2, 1717, cs_call_cudart+1728, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaLogsDumpToFile, 1717
+CS_FAST_ENTRY cs_l_cudaLogsDumpToMemory, cs_sl_cudaLogsDumpToMemory, 0, 1718, cs_call_cudart+1736, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaLogsDumpToMemory, cs_sd_cudaLogsDumpToMemory, 1, 1718, cs_call_cudart+1736, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaLogsDumpToMemory, cs_sg_cudaLogsDumpToMemory, 2, 1718, cs_call_cudart+1736, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaLogsDumpToMemory, 1718
+CS_FAST_ENTRY cs_l_cudaLogsRegisterCallback, cs_sl_cudaLogsRegisterCallback, 0, 1719, cs_call_cudart+1744, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaLogsRegisterCallback, cs_sd_cudaLogsRegisterCallback, 1, 1719, cs_call_cudart+1744, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaLogsRegisterCallback, cs_sg_cudaLogsRegisterCallback, 2, 1719, cs_call_cudart+1744, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaLogsRegisterCallback, 1719
+CS_FAST_ENTRY cs_l_cudaLogsUnregisterCallback, cs_sl_cudaLogsUnregisterCallback, 0, 1720, cs_call_cudart+1752, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaLogsUnregisterCallback, cs_sd_cudaLogsUnregisterCallback, 1, 1720, cs_call_cudart+1752, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaLogsUnregisterCallback, cs_sg_cudaLogsUnregisterCallback, 2, 1720, cs_call_cudart+1752, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaLogsUnregisterCallback, 1720
+CS_FAST_ENTRY cs_l_cudaMalloc, cs_sl_cudaMalloc, 0, 1721, cs_call_cudart+1760, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMalloc, cs_sd_cudaMalloc, 1, 1721, cs_call_cudart+1760, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMalloc, cs_sg_cudaMalloc, 2, 1721, cs_call_cudart+1760, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMalloc, 1721
+CS_FAST_ENTRY cs_l_cudaMalloc3D, cs_sl_cudaMalloc3D, 0, 1722, cs_call_cudart+1768, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMalloc3D, cs_sd_cudaMalloc3D, 1, 1722, cs_call_cudart+1768, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMalloc3D, cs_sg_cudaMalloc3D, 2, 1722, cs_call_cudart+1768, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMalloc3D, 1722
+CS_FAST_ENTRY cs_l_cudaMalloc3DArray, cs_sl_cudaMalloc3DArray, 0, 1723, cs_call_cudart+1776, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMalloc3DArray, cs_sd_cudaMalloc3DArray, 1, 1723, cs_call_cudart+1776, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMalloc3DArray, cs_sg_cudaMalloc3DArray, 2, 1723, cs_call_cudart+1776, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMalloc3DArray, 1723
+CS_FAST_ENTRY cs_l_cudaMallocArray, cs_sl_cudaMallocArray, 0, 1724, cs_call_cudart+1784, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMallocArray, cs_sd_cudaMallocArray, 1, 1724, cs_call_cudart+1784, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMallocArray, cs_sg_cudaMallocArray, 2, 1724, cs_call_cudart+1784, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMallocArray, 1724
+CS_FAST_ENTRY cs_l_cudaMallocAsync, cs_sl_cudaMallocAsync, 0, 1725, cs_call_cudart+1792, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMallocAsync, cs_sd_cudaMallocAsync, 1, 1725, cs_call_cudart+1792, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMallocAsync, cs_sg_cudaMallocAsync, 2, 1725, cs_call_cudart+1792, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMallocAsync, 1725
+CS_FAST_ENTRY cs_l_cudaMallocAsync_ptsz, cs_sl_cudaMallocAsync_ptsz, 0, 1726, cs_call_cudart+1800, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMallocAsync_ptsz, cs_sd_cudaMallocAsync_ptsz, 1, 1726, cs_call_cudart+1800, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMallocAsync_ptsz, cs_sg_cudaMallocAsync_ptsz, 2, 1726, cs_call_cudart+1800, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMallocAsync_ptsz, 1726
+CS_FAST_ENTRY cs_l_cudaMallocFromPoolAsync, cs_sl_cudaMallocFromPoolAsync, 0, 1727, cs_call_cudart+1808, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMallocFromPoolAsync, cs_sd_cudaMallocFromPoolAsync, 1, 1727, cs_call_cudart+1808, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMallocFromPoolAsync, cs_sg_cudaMallocFromPoolAsync, 2, 1727, cs_call_cudart+1808, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMallocFromPoolAsync, 1727
+CS_FAST_ENTRY cs_l_cudaMallocFromPoolAsync_ptsz, cs_sl_cudaMallocFromPoolAsync_ptsz, 0, 1728, cs_call_cudart+1816, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMallocFromPoolAsync_ptsz, cs_sd_cudaMallocFromPoolAsync_ptsz, 1, 1728, cs_call_cudart+1816, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMallocFromPoolAsync_ptsz, cs_sg_cudaMallocFromPoolAsync_ptsz, 2, 1728, cs_call_cudart+1816, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMallocFromPoolAsync_ptsz, 1728
+CS_FAST_ENTRY cs_l_cudaMallocHost, cs_sl_cudaMallocHost, 0, 1729, cs_call_cudart+1824, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMallocHost, cs_sd_cudaMallocHost, 1, 1729, cs_call_cudart+1824, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMallocHost, cs_sg_cudaMallocHost, 2, 1729, cs_call_cudart+1824, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMallocHost, 1729
+CS_FAST_ENTRY cs_l_cudaMallocManaged, cs_sl_cudaMallocManaged, 0, 1730, cs_call_cudart+1832, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMallocManaged, cs_sd_cudaMallocManaged, 1, 1730, cs_call_cudart+1832, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMallocManaged, cs_sg_cudaMallocManaged, 2, 1730, cs_call_cudart+1832, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMallocManaged, 1730
+CS_FAST_ENTRY cs_l_cudaMallocMipmappedArray, cs_sl_cudaMallocMipmappedArray, 0, 1731, cs_call_cudart+1840, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMallocMipmappedArray, cs_sd_cudaMallocMipmappedArray, 1, 1731, cs_call_cudart+1840, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMallocMipmappedArray, cs_sg_cudaMallocMipmappedArray, 2, 1731, cs_call_cudart+1840, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMallocMipmappedArray, 1731
+CS_FAST_ENTRY cs_l_cudaMallocPitch, cs_sl_cudaMallocPitch, 0, 1732, cs_call_cudart+1848, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMallocPitch, cs_sd_cudaMallocPitch, 1, 1732, cs_call_cudart+1848, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMallocPitch, cs_sg_cudaMallocPitch, 2, 1732, cs_call_cudart+1848, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMallocPitch, 1732
+CS_FAST_ENTRY cs_l_cudaMemAdvise, cs_sl_cudaMemAdvise, 0, 1733, cs_call_cudart+1856, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemAdvise, cs_sd_cudaMemAdvise, 1, 1733, cs_call_cudart+1856, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemAdvise, cs_sg_cudaMemAdvise, 2, 1733, cs_call_cudart+1856, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemAdvise, 1733
+CS_FAST_ENTRY cs_l_cudaMemDiscardAndPrefetchBatchAsync, cs_sl_cudaMemDiscardAndPrefetchBatchAsync, 0, 1734, cs_call_cudart+1864, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemDiscardAndPrefetchBatchAsync, cs_sd_cudaMemDiscardAndPrefetchBatchAsync, 1, 1734, cs_call_cudart+1864, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemDiscardAndPrefetchBatchAsync, cs_sg_cudaMemDiscardAndPrefetchBatchAsync, 2, 1734, cs_call_cudart+1864, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemDiscardAndPrefetchBatchAsync, 1734
+CS_FAST_ENTRY cs_l_cudaMemDiscardAndPrefetchBatchAsync_ptsz, cs_sl_cudaMemDiscardAndPrefetchBatchAsync_ptsz, 0, 1735, cs_call_cudart+1872, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemDiscardAndPrefetchBatchAsync_ptsz, cs_sd_cudaMemDiscardAndPrefetchBatchAsync_ptsz, 1, 1735, cs_call_cudart+1872, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemDiscardAndPrefetchBatchAsync_ptsz, cs_sg_cudaMemDiscardAndPrefetchBatchAsync_ptsz, 2, 1735, cs_call_cudart+1872, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemDiscardAndPrefetchBatchAsync_ptsz, 1735
+CS_FAST_ENTRY cs_l_cudaMemDiscardBatchAsync, cs_sl_cudaMemDiscardBatchAsync, 0, 1736, cs_call_cudart+1880, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemDiscardBatchAsync, cs_sd_cudaMemDiscardBatchAsync, 1, 1736, cs_call_cudart+1880, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemDiscardBatchAsync, cs_sg_cudaMemDiscardBatchAsync, 2, 1736, cs_call_cudart+1880, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemDiscardBatchAsync, 1736
+CS_FAST_ENTRY cs_l_cudaMemDiscardBatchAsync_ptsz, cs_sl_cudaMemDiscardBatchAsync_ptsz, 0, 1737, cs_call_cudart+1888, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemDiscardBatchAsync_ptsz, cs_sd_cudaMemDiscardBatchAsync_ptsz, 1, 1737, cs_call_cudart+1888, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemDiscardBatchAsync_ptsz, cs_sg_cudaMemDiscardBatchAsync_ptsz, 2, 1737, cs_call_cudart+1888, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemDiscardBatchAsync_ptsz, 1737
+CS_FAST_ENTRY cs_l_cudaMemGetDefaultMemPool, cs_sl_cudaMemGetDefaultMemPool, 0, 1738, cs_call_cudart+1896, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemGetDefaultMemPool, cs_sd_cudaMemGetDefaultMemPool, 1, 1738, cs_call_cudart+1896, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemGetDefaultMemPool, cs_sg_cudaMemGetDefaultMemPool, 2, 1738, cs_call_cudart+1896, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemGetDefaultMemPool, 1738
+CS_FAST_ENTRY cs_l_cudaMemGetInfo, cs_sl_cudaMemGetInfo, 0, 1739, cs_call_cudart+1904, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemGetInfo, cs_sd_cudaMemGetInfo, 1, 1739, cs_call_cudart+1904, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemGetInfo, cs_sg_cudaMemGetInfo, 2, 1739, cs_call_cudart+1904, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemGetInfo, 1739
+CS_FAST_ENTRY cs_l_cudaMemGetMemPool, cs_sl_cudaMemGetMemPool, 0, 1740, cs_call_cudart+1912, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemGetMemPool, cs_sd_cudaMemGetMemPool, 1, 1740, cs_call_cudart+1912, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemGetMemPool, cs_sg_cudaMemGetMemPool, 2, 1740, cs_call_cudart+1912, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemGetMemPool, 1740
+CS_FAST_ENTRY cs_l_cudaMemPoolCreate, cs_sl_cudaMemPoolCreate, 0, 1741, cs_call_cudart+1920, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemPoolCreate, cs_sd_cudaMemPoolCreate, 1, 1741, cs_call_cudart+1920, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemPoolCreate, cs_sg_cudaMemPoolCreate, 2, 1741, cs_call_cudart+1920, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemPoolCreate, 1741
+CS_FAST_ENTRY cs_l_cudaMemPoolDestroy, cs_sl_cudaMemPoolDestroy, 0, 1742, cs_call_cudart+1928, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemPoolDestroy, cs_sd_cudaMemPoolDestroy, 1, 1742, cs_call_cudart+1928, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemPoolDestroy, cs_sg_cudaMemPoolDestroy, 2, 1742, cs_call_cudart+1928, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemPoolDestroy, 1742
+CS_FAST_ENTRY cs_l_cudaMemPoolExportPointer, cs_sl_cudaMemPoolExportPointer, 0, 1743, cs_call_cudart+1936, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemPoolExportPointer, cs_sd_cudaMemPoolExportPointer, 1, 1743, cs_call_cudart+1936, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemPoolExportPointer, cs_sg_cudaMemPoolExportPointer, 2, 1743, cs_call_cudart+1936, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemPoolExportPointer, 1743
+CS_FAST_ENTRY cs_l_cudaMemPoolExportToShareableHandle, cs_sl_cudaMemPoolExportToShareableHandle, 0, 1744, cs_call_cudart+1944, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemPoolExportToShareableHandle, cs_sd_cudaMemPoolExportToShareableHandle, 1, 1744, cs_call_cudart+1944, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemPoolExportToShareableHandle, cs_sg_cudaMemPoolExportToShareableHandle, 2, 1744, cs_call_cudart+1944, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemPoolExportToShareableHandle, 1744
+CS_FAST_ENTRY cs_l_cudaMemPoolGetAccess, cs_sl_cudaMemPoolGetAccess, 0, 1745, cs_call_cudart+1952, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemPoolGetAccess, cs_sd_cudaMemPoolGetAccess, 1, 1745, cs_call_cudart+1952, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemPoolGetAccess, cs_sg_cudaMemPoolGetAccess, 2, 1745, cs_call_cudart+1952, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemPoolGetAccess, 1745
+CS_FAST_ENTRY cs_l_cudaMemPoolGetAttribute, cs_sl_cudaMemPoolGetAttribute, 0, 1746, cs_call_cudart+1960, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemPoolGetAttribute, cs_sd_cudaMemPoolGetAttribute, 1, 1746, cs_call_cudart+1960, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemPoolGetAttribute, cs_sg_cudaMemPoolGetAttribute, 2, 1746, cs_call_cudart+1960, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemPoolGetAttribute, 1746
+CS_FAST_ENTRY cs_l_cudaMemPoolImportFromShareableHandle, cs_sl_cudaMemPoolImportFromShareableHandle, 0, 1747, cs_call_cudart+1968, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemPoolImportFromShareableHandle, cs_sd_cudaMemPoolImportFromShareableHandle, 1, 1747, cs_call_cudart+1968, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemPoolImportFromShareableHandle, cs_sg_cudaMemPoolImportFromShareableHandle, 2, 1747, cs_call_cudart+1968, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemPoolImportFromShareableHandle, 1747
+CS_FAST_ENTRY cs_l_cudaMemPoolImportPointer, cs_sl_cudaMemPoolImportPointer, 0, 1748, cs_call_cudart+1976, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemPoolImportPointer, cs_sd_cudaMemPoolImportPointer, 1, 1748, cs_call_cudart+1976, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemPoolImportPointer, cs_sg_cudaMemPoolImportPointer, 2, 1748, cs_call_cudart+1976, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemPoolImportPointer, 1748
+CS_FAST_ENTRY cs_l_cudaMemPoolSetAccess, cs_sl_cudaMemPoolSetAccess, 0, 1749, cs_call_cudart+1984, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemPoolSetAccess, cs_sd_cudaMemPoolSetAccess, 1, 1749, cs_call_cudart+1984, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemPoolSetAccess, cs_sg_cudaMemPoolSetAccess, 2, 1749, cs_call_cudart+1984, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemPoolSetAccess, 1749
+CS_FAST_ENTRY cs_l_cudaMemPoolSetAttribute, cs_sl_cudaMemPoolSetAttribute, 0, 1750, cs_call_cudart+1992, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemPoolSetAttribute, cs_sd_cudaMemPoolSetAttribute, 1, 1750, cs_call_cudart+1992, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemPoolSetAttribute, cs_sg_cudaMemPoolSetAttribute, 2, 1750, cs_call_cudart+1992, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemPoolSetAttribute, 1750
+CS_FAST_ENTRY cs_l_cudaMemPoolTrimTo, cs_sl_cudaMemPoolTrimTo, 0, 1751, cs_call_cudart+2000, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemPoolTrimTo, cs_sd_cudaMemPoolTrimTo, 1, 1751, cs_call_cudart+2000, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemPoolTrimTo, cs_sg_cudaMemPoolTrimTo, 2, 1751, cs_call_cudart+2000, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemPoolTrimTo, 1751
+CS_FAST_ENTRY cs_l_cudaMemPrefetchAsync, cs_sl_cudaMemPrefetchAsync, 0, 1752, cs_call_cudart+2008, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemPrefetchAsync, cs_sd_cudaMemPrefetchAsync, 1, 1752, cs_call_cudart+2008, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemPrefetchAsync, cs_sg_cudaMemPrefetchAsync, 2, 1752, cs_call_cudart+2008, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemPrefetchAsync, 1752
+CS_FAST_ENTRY cs_l_cudaMemPrefetchAsync_ptsz, cs_sl_cudaMemPrefetchAsync_ptsz, 0, 1753, cs_call_cudart+2016, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemPrefetchAsync_ptsz, cs_sd_cudaMemPrefetchAsync_ptsz, 1, 1753, cs_call_cudart+2016, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemPrefetchAsync_ptsz, cs_sg_cudaMemPrefetchAsync_ptsz, 2, 1753, cs_call_cudart+2016, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemPrefetchAsync_ptsz, 1753
+CS_FAST_ENTRY cs_l_cudaMemPrefetchBatchAsync, cs_sl_cudaMemPrefetchBatchAsync, 0, 1754, cs_call_cudart+2024, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemPrefetchBatchAsync, cs_sd_cudaMemPrefetchBatchAsync, 1, 1754, cs_call_cudart+2024, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemPrefetchBatchAsync, cs_sg_cudaMemPrefetchBatchAsync, 2, 1754, cs_call_cudart+2024, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemPrefetchBatchAsync, 1754
+CS_FAST_ENTRY cs_l_cudaMemPrefetchBatchAsync_ptsz, cs_sl_cudaMemPrefetchBatchAsync_ptsz, 0, 1755, cs_call_cudart+2032, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemPrefetchBatchAsync_ptsz, cs_sd_cudaMemPrefetchBatchAsync_ptsz, 1, 1755, cs_call_cudart+2032, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemPrefetchBatchAsync_ptsz, cs_sg_cudaMemPrefetchBatchAsync_ptsz, 2, 1755, cs_call_cudart+2032, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemPrefetchBatchAsync_ptsz, 1755
+CS_FAST_ENTRY cs_l_cudaMemRangeGetAttribute, cs_sl_cudaMemRangeGetAttribute, 0, 1756, cs_call_cudart+2040, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemRangeGetAttribute, cs_sd_cudaMemRangeGetAttribute, 1, 1756, cs_call_cudart+2040, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemRangeGetAttribute, cs_sg_cudaMemRangeGetAttribute, 2, 1756, cs_call_cudart+2040, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemRangeGetAttribute, 1756
+CS_FAST_ENTRY cs_l_cudaMemRangeGetAttributes, cs_sl_cudaMemRangeGetAttributes, 0, 1757, cs_call_cudart+2048, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemRangeGetAttributes, cs_sd_cudaMemRangeGetAttributes, 1, 1757, cs_call_cudart+2048, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemRangeGetAttributes, cs_sg_cudaMemRangeGetAttributes, 2, 1757, cs_call_cudart+2048, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemRangeGetAttributes, 1757
+CS_FAST_ENTRY cs_l_cudaMemSetMemPool, cs_sl_cudaMemSetMemPool, 0, 1758, cs_call_cudart+2056, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemSetMemPool, cs_sd_cudaMemSetMemPool, 1, 1758, cs_call_cudart+2056, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemSetMemPool, cs_sg_cudaMemSetMemPool, 2, 1758, cs_call_cudart+2056, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemSetMemPool, 1758
+CS_FAST_ENTRY cs_l_cudaMemcpy, cs_sl_cudaMemcpy, 0, 1759, cs_call_cudart+2064, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpy, cs_sd_cudaMemcpy, 1, 1759, cs_call_cudart+2064, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpy, cs_sg_cudaMemcpy, 2, 1759, cs_call_cudart+2064, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpy, 1759
+CS_FAST_ENTRY cs_l_cudaMemcpy2D, cs_sl_cudaMemcpy2D, 0, 1760, cs_call_cudart+2072, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpy2D, cs_sd_cudaMemcpy2D, 1, 1760, cs_call_cudart+2072, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpy2D, cs_sg_cudaMemcpy2D, 2, 1760, cs_call_cudart+2072, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpy2D, 1760
+CS_FAST_ENTRY cs_l_cudaMemcpy2DArrayToArray, cs_sl_cudaMemcpy2DArrayToArray, 0, 1761, cs_call_cudart+2080, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpy2DArrayToArray, cs_sd_cudaMemcpy2DArrayToArray, 1, 1761, cs_call_cudart+2080, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpy2DArrayToArray, cs_sg_cudaMemcpy2DArrayToArray, 2, 1761, cs_call_cudart+2080, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpy2DArrayToArray, 1761
+CS_FAST_ENTRY cs_l_cudaMemcpy2DArrayToArray_ptds, cs_sl_cudaMemcpy2DArrayToArray_ptds, 0, 1762, cs_call_cudart+2088, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpy2DArrayToArray_ptds, cs_sd_cudaMemcpy2DArrayToArray_ptds, 1, 1762, cs_call_cudart+2088, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpy2DArrayToArray_ptds, cs_sg_cudaMemcpy2DArrayToArray_ptds, 2, 1762, cs_call_cudart+2088, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpy2DArrayToArray_ptds, 1762
+CS_FAST_ENTRY cs_l_cudaMemcpy2DAsync, cs_sl_cudaMemcpy2DAsync, 0, 1763, cs_call_cudart+2096, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpy2DAsync, cs_sd_cudaMemcpy2DAsync, 1, 1763, cs_call_cudart+2096, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpy2DAsync, cs_sg_cudaMemcpy2DAsync, 2, 1763, cs_call_cudart+2096, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpy2DAsync, 1763
+CS_FAST_ENTRY cs_l_cudaMemcpy2DAsync_ptsz, cs_sl_cudaMemcpy2DAsync_ptsz, 0, 1764, cs_call_cudart+2104, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpy2DAsync_ptsz, cs_sd_cudaMemcpy2DAsync_ptsz, 1, 1764, cs_call_cudart+2104, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpy2DAsync_ptsz, cs_sg_cudaMemcpy2DAsync_ptsz, 2, 1764, cs_call_cudart+2104, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpy2DAsync_ptsz, 1764
+CS_FAST_ENTRY cs_l_cudaMemcpy2DFromArray, cs_sl_cudaMemcpy2DFromArray, 0, 1765, cs_call_cudart+2112, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpy2DFromArray, cs_sd_cudaMemcpy2DFromArray, 1, 1765, cs_call_cudart+2112, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpy2DFromArray, cs_sg_cudaMemcpy2DFromArray, 2, 1765, cs_call_cudart+2112, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpy2DFromArray, 1765
+CS_FAST_ENTRY cs_l_cudaMemcpy2DFromArrayAsync, cs_sl_cudaMemcpy2DFromArrayAsync, 0, 1766, cs_call_cudart+2120, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpy2DFromArrayAsync, cs_sd_cudaMemcpy2DFromArrayAsync, 1, 1766, cs_call_cudart+2120, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpy2DFromArrayAsync, cs_sg_cudaMemcpy2DFromArrayAsync, 2, 1766, cs_call_cudart+2120, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpy2DFromArrayAsync, 1766
+CS_FAST_ENTRY cs_l_cudaMemcpy2DFromArrayAsync_ptsz, cs_sl_cudaMemcpy2DFromArrayAsync_ptsz, 0, 1767, cs_call_cudart+2128, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpy2DFromArrayAsync_ptsz, cs_sd_cudaMemcpy2DFromArrayAsync_ptsz, 1, 1767, cs_call_cudart+2128, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpy2DFromArrayAsync_ptsz, cs_sg_cudaMemcpy2DFromArrayAsync_ptsz, 2, 1767, cs_call_cudart+2128, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpy2DFromArrayAsync_ptsz, 1767
+CS_FAST_ENTRY cs_l_cudaMemcpy2DFromArray_ptds, cs_sl_cudaMemcpy2DFromArray_ptds, 0, 1768, cs_call_cudart+2136, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpy2DFromArray_ptds, cs_sd_cudaMemcpy2DFromArray_ptds, 1, 1768, cs_call_cudart+2136, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpy2DFromArray_ptds, cs_sg_cudaMemcpy2DFromArray_ptds, 2, 1768, cs_call_cudart+2136, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpy2DFromArray_ptds, 1768
+CS_FAST_ENTRY cs_l_cudaMemcpy2DToArray, cs_sl_cudaMemcpy2DToArray, 0, 1769, cs_call_cudart+2144, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpy2DToArray, cs_sd_cudaMemcpy2DToArray, 1, 1769, cs_call_cudart+2144, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpy2DToArray, cs_sg_cudaMemcpy2DToArray, 2, 1769, cs_call_cudart+2144, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpy2DToArray, 1769
+CS_FAST_ENTRY cs_l_cudaMemcpy2DToArrayAsync, cs_sl_cudaMemcpy2DToArrayAsync, 0, 1770, cs_call_cudart+2152, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpy2DToArrayAsync, cs_sd_cudaMemcpy2DToArrayAsync, 1, 1770, cs_call_cudart+2152, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpy2DToArrayAsync, cs_sg_cudaMemcpy2DToArrayAsync, 2, 1770, cs_call_cudart+2152, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpy2DToArrayAsync, 1770
+CS_FAST_ENTRY cs_l_cudaMemcpy2DToArrayAsync_ptsz, cs_sl_cudaMemcpy2DToArrayAsync_ptsz, 0, 1771, cs_call_cudart+2160, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpy2DToArrayAsync_ptsz, cs_sd_cudaMemcpy2DToArrayAsync_ptsz, 1, 1771, cs_call_cudart+2160, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpy2DToArrayAsync_ptsz, cs_sg_cudaMemcpy2DToArrayAsync_ptsz, 2, 1771, cs_call_cudart+2160, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpy2DToArrayAsync_ptsz, 1771
+CS_FAST_ENTRY cs_l_cudaMemcpy2DToArray_ptds, cs_sl_cudaMemcpy2DToArray_ptds, 0, 1772, cs_call_cudart+2168, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpy2DToArray_ptds, cs_sd_cudaMemcpy2DToArray_ptds, 1, 1772, cs_call_cudart+2168, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpy2DToArray_ptds, cs_sg_cudaMemcpy2DToArray_ptds, 2, 1772, cs_call_cudart+2168, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpy2DToArray_ptds, 1772
+CS_FAST_ENTRY cs_l_cudaMemcpy2D_ptds, cs_sl_cudaMemcpy2D_ptds, 0, 1773, cs_call_cudart+2176, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpy2D_ptds, cs_sd_cudaMemcpy2D_ptds, 1, 1773, cs_call_cudart+2176, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpy2D_ptds, cs_sg_cudaMemcpy2D_ptds, 2, 1773, cs_call_cudart+2176, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpy2D_ptds, 1773
+CS_FAST_ENTRY cs_l_cudaMemcpy3D, cs_sl_cudaMemcpy3D, 0, 1774, cs_call_cudart+2184, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpy3D, cs_sd_cudaMemcpy3D, 1, 1774, cs_call_cudart+2184, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpy3D, cs_sg_cudaMemcpy3D, 2, 1774, cs_call_cudart+2184, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpy3D, 1774
+CS_FAST_ENTRY cs_l_cudaMemcpy3DAsync, cs_sl_cudaMemcpy3DAsync, 0, 1775, cs_call_cudart+2192, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpy3DAsync, cs_sd_cudaMemcpy3DAsync, 1, 1775, cs_call_cudart+2192, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpy3DAsync, cs_sg_cudaMemcpy3DAsync, 2, 1775, cs_call_cudart+2192, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpy3DAsync, 1775
+CS_FAST_ENTRY cs_l_cudaMemcpy3DAsync_ptsz, cs_sl_cudaMemcpy3DAsync_ptsz, 0, 1776, cs_call_cudart+2200, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpy3DAsync_ptsz, cs_sd_cudaMemcpy3DAsync_ptsz, 1, 1776, cs_call_cudart+2200, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpy3DAsync_ptsz, cs_sg_cudaMemcpy3DAsync_ptsz, 2, 1776, cs_call_cudart+2200, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpy3DAsync_ptsz, 1776
+CS_FAST_ENTRY cs_l_cudaMemcpy3DBatchAsync, cs_sl_cudaMemcpy3DBatchAsync, 0, 1777, cs_call_cudart+2208, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpy3DBatchAsync, cs_sd_cudaMemcpy3DBatchAsync, 1, 1777, cs_call_cudart+2208, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpy3DBatchAsync, cs_sg_cudaMemcpy3DBatchAsync, 2, 1777, cs_call_cudart+2208, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpy3DBatchAsync, 1777
+CS_FAST_ENTRY cs_l_cudaMemcpy3DBatchAsync_ptsz, cs_sl_cudaMemcpy3DBatchAsync_ptsz, 0, 1778, cs_call_cudart+2216, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpy3DBatchAsync_ptsz, cs_sd_cudaMemcpy3DBatchAsync_ptsz, 1, 1778, cs_call_cudart+2216, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpy3DBatchAsync_ptsz, cs_sg_cudaMemcpy3DBatchAsync_ptsz, 2, 1778, cs_call_cudart+2216, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpy3DBatchAsync_ptsz, 1778
+CS_FAST_ENTRY cs_l_cudaMemcpy3DPeer, cs_sl_cudaMemcpy3DPeer, 0, 1779, cs_call_cudart+2224, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpy3DPeer, cs_sd_cudaMemcpy3DPeer, 1, 1779, cs_call_cudart+2224, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpy3DPeer, cs_sg_cudaMemcpy3DPeer, 2, 1779, cs_call_cudart+2224, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpy3DPeer, 1779
+CS_FAST_ENTRY cs_l_cudaMemcpy3DPeerAsync, cs_sl_cudaMemcpy3DPeerAsync, 0, 1780, cs_call_cudart+2232, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpy3DPeerAsync, cs_sd_cudaMemcpy3DPeerAsync, 1, 1780, cs_call_cudart+2232, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpy3DPeerAsync, cs_sg_cudaMemcpy3DPeerAsync, 2, 1780, cs_call_cudart+2232, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpy3DPeerAsync, 1780
+CS_FAST_ENTRY cs_l_cudaMemcpy3DPeerAsync_ptsz, cs_sl_cudaMemcpy3DPeerAsync_ptsz, 0, 1781, cs_call_cudart+2240, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpy3DPeerAsync_ptsz, cs_sd_cudaMemcpy3DPeerAsync_ptsz, 1, 1781, cs_call_cudart+2240, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpy3DPeerAsync_ptsz, cs_sg_cudaMemcpy3DPeerAsync_ptsz, 2, 1781, cs_call_cudart+2240, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpy3DPeerAsync_ptsz, 1781
+CS_FAST_ENTRY cs_l_cudaMemcpy3DPeer_ptds, cs_sl_cudaMemcpy3DPeer_ptds, 0, 1782, cs_call_cudart+2248, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpy3DPeer_ptds, cs_sd_cudaMemcpy3DPeer_ptds, 1, 1782, cs_call_cudart+2248, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpy3DPeer_ptds, cs_sg_cudaMemcpy3DPeer_ptds, 2, 1782, cs_call_cudart+2248, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpy3DPeer_ptds, 1782
+CS_FAST_ENTRY cs_l_cudaMemcpy3D_ptds, cs_sl_cudaMemcpy3D_ptds, 0, 1783, cs_call_cudart+2256, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpy3D_ptds, cs_sd_cudaMemcpy3D_ptds, 1, 1783, cs_call_cudart+2256, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpy3D_ptds, cs_sg_cudaMemcpy3D_ptds, 2, 1783, cs_call_cudart+2256, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpy3D_ptds, 1783
+CS_FAST_ENTRY cs_l_cudaMemcpyArrayToArray, cs_sl_cudaMemcpyArrayToArray, 0, 1784, cs_call_cudart+2264, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpyArrayToArray, cs_sd_cudaMemcpyArrayToArray, 1, 1784, cs_call_cudart+2264, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpyArrayToArray, cs_sg_cudaMemcpyArrayToArray, 2, 1784, cs_call_cudart+2264, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpyArrayToArray, 1784
+CS_FAST_ENTRY cs_l_cudaMemcpyArrayToArray_ptds, cs_sl_cudaMemcpyArrayToArray_ptds, 0, 1785, cs_call_cudart+2272, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpyArrayToArray_ptds, cs_sd_cudaMemcpyArrayToArray_ptds, 1, 1785, cs_call_cudart+2272, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpyArrayToArray_ptds, cs_sg_cudaMemcpyArrayToArray_ptds, 2, 1785, cs_call_cudart+2272, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpyArrayToArray_ptds, 1785
+CS_FAST_ENTRY cs_l_cudaMemcpyAsync, cs_sl_cudaMemcpyAsync, 0, 1786, cs_call_cudart+2280, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpyAsync, cs_sd_cudaMemcpyAsync, 1, 1786, cs_call_cudart+2280, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpyAsync, cs_sg_cudaMemcpyAsync, 2, 1786, cs_call_cudart+2280, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpyAsync, 1786
+CS_FAST_ENTRY cs_l_cudaMemcpyAsync_ptsz, cs_sl_cudaMemcpyAsync_ptsz, 0, 1787, cs_call_cudart+2288, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpyAsync_ptsz, cs_sd_cudaMemcpyAsync_ptsz, 1, 1787, cs_call_cudart+2288, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpyAsync_ptsz, cs_sg_cudaMemcpyAsync_ptsz, 2, 1787, cs_call_cudart+2288, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpyAsync_ptsz, 1787
+CS_FAST_ENTRY cs_l_cudaMemcpyBatchAsync, cs_sl_cudaMemcpyBatchAsync, 0, 1788, cs_call_cudart+2296, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpyBatchAsync, cs_sd_cudaMemcpyBatchAsync, 1, 1788, cs_call_cudart+2296, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpyBatchAsync, cs_sg_cudaMemcpyBatchAsync, 2, 1788, cs_call_cudart+2296, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpyBatchAsync, 1788
+CS_FAST_ENTRY cs_l_cudaMemcpyBatchAsync_ptsz, cs_sl_cudaMemcpyBatchAsync_ptsz, 0, 1789, cs_call_cudart+2304, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpyBatchAsync_ptsz, cs_sd_cudaMemcpyBatchAsync_ptsz, 1, 1789, cs_call_cudart+2304, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpyBatchAsync_ptsz, cs_sg_cudaMemcpyBatchAsync_ptsz, 2, 1789, cs_call_cudart+2304, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpyBatchAsync_ptsz, 1789
+CS_FAST_ENTRY cs_l_cudaMemcpyFromArray, cs_sl_cudaMemcpyFromArray, 0, 1790, cs_call_cudart+2312, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpyFromArray, cs_sd_cudaMemcpyFromArray, 1, 1790, cs_call_cudart+2312, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpyFromArray, cs_sg_cudaMemcpyFromArray, 2, 1790, cs_call_cudart+2312, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpyFromArray, 1790
+CS_FAST_ENTRY cs_l_cudaMemcpyFromArrayAsync, cs_sl_cudaMemcpyFromArrayAsync, 0, 1791, cs_call_cudart+2320, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpyFromArrayAsync, cs_sd_cudaMemcpyFromArrayAsync, 1, 1791, cs_call_cudart+2320, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpyFromArrayAsync, cs_sg_cudaMemcpyFromArrayAsync, 2, 1791, cs_call_cudart+2320, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpyFromArrayAsync, 1791
+CS_FAST_ENTRY cs_l_cudaMemcpyFromArrayAsync_ptsz, cs_sl_cudaMemcpyFromArrayAsync_ptsz, 0, 1792, cs_call_cudart+2328, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpyFromArrayAsync_ptsz, cs_sd_cudaMemcpyFromArrayAsync_ptsz, 1, 1792, cs_call_cudart+2328, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpyFromArrayAsync_ptsz, cs_sg_cudaMemcpyFromArrayAsync_ptsz, 2, 1792, cs_call_cudart+2328, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpyFromArrayAsync_ptsz, 1792
+CS_FAST_ENTRY cs_l_cudaMemcpyFromArray_ptds, cs_sl_cudaMemcpyFromArray_ptds, 0, 1793, cs_call_cudart+2336, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpyFromArray_ptds, cs_sd_cudaMemcpyFromArray_ptds, 1, 1793, cs_call_cudart+2336, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpyFromArray_ptds, cs_sg_cudaMemcpyFromArray_ptds, 2, 1793, cs_call_cudart+2336, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpyFromArray_ptds, 1793
+CS_FAST_ENTRY cs_l_cudaMemcpyFromSymbol, cs_sl_cudaMemcpyFromSymbol, 0, 1794, cs_call_cudart+2344, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpyFromSymbol, cs_sd_cudaMemcpyFromSymbol, 1, 1794, cs_call_cudart+2344, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpyFromSymbol, cs_sg_cudaMemcpyFromSymbol, 2, 1794, cs_call_cudart+2344, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpyFromSymbol, 1794
+CS_FAST_ENTRY cs_l_cudaMemcpyFromSymbolAsync, cs_sl_cudaMemcpyFromSymbolAsync, 0, 1795, cs_call_cudart+2352, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpyFromSymbolAsync, cs_sd_cudaMemcpyFromSymbolAsync, 1, 1795, cs_call_cudart+2352, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpyFromSymbolAsync, cs_sg_cudaMemcpyFromSymbolAsync, 2, 1795, cs_call_cudart+2352, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpyFromSymbolAsync, 1795
+CS_FAST_ENTRY cs_l_cudaMemcpyFromSymbolAsync_ptsz, cs_sl_cudaMemcpyFromSymbolAsync_ptsz, 0, 1796, cs_call_cudart+2360, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpyFromSymbolAsync_ptsz, cs_sd_cudaMemcpyFromSymbolAsync_ptsz, 1, 1796, cs_call_cudart+2360, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpyFromSymbolAsync_ptsz, cs_sg_cudaMemcpyFromSymbolAsync_ptsz, 2, 1796, cs_call_cudart+2360, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpyFromSymbolAsync_ptsz, 1796
+CS_FAST_ENTRY cs_l_cudaMemcpyFromSymbol_ptds, cs_sl_cudaMemcpyFromSymbol_ptds, 0, 1797, cs_call_cudart+2368, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpyFromSymbol_ptds, cs_sd_cudaMemcpyFromSymbol_ptds, 1, 1797, cs_call_cudart+2368, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpyFromSymbol_ptds, cs_sg_cudaMemcpyFromSymbol_ptds, 2, 1797, cs_call_cudart+2368, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpyFromSymbol_ptds, 1797
+CS_FAST_ENTRY cs_l_cudaMemcpyPeer, cs_sl_cudaMemcpyPeer, 0, 1798, cs_call_cudart+2376, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpyPeer, cs_sd_cudaMemcpyPeer, 1, 1798, cs_call_cudart+2376, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpyPeer, cs_sg_cudaMemcpyPeer, 2, 1798, cs_call_cudart+2376, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpyPeer, 1798
+CS_FAST_ENTRY cs_l_cudaMemcpyPeerAsync, cs_sl_cudaMemcpyPeerAsync, 0, 1799, cs_call_cudart+2384, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpyPeerAsync, cs_sd_cudaMemcpyPeerAsync, 1, 1799, cs_call_cudart+2384, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpyPeerAsync, cs_sg_cudaMemcpyPeerAsync, 2, 1799, cs_call_cudart+2384, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpyPeerAsync, 1799
+CS_FAST_ENTRY cs_l_cudaMemcpyToArray, cs_sl_cudaMemcpyToArray, 0, 1800, cs_call_cudart+2392, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpyToArray, cs_sd_cudaMemcpyToArray, 1, 1800, cs_call_cudart+2392, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpyToArray, cs_sg_cudaMemcpyToArray, 2, 1800, cs_call_cudart+2392, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpyToArray, 1800
+CS_FAST_ENTRY cs_l_cudaMemcpyToArrayAsync, cs_sl_cudaMemcpyToArrayAsync, 0, 1801, cs_call_cudart+2400, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpyToArrayAsync, cs_sd_cudaMemcpyToArrayAsync, 1, 1801, cs_call_cudart+2400, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpyToArrayAsync, cs_sg_cudaMemcpyToArrayAsync, 2, 1801, cs_call_cudart+2400, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpyToArrayAsync, 1801
+CS_FAST_ENTRY cs_l_cudaMemcpyToArrayAsync_ptsz, cs_sl_cudaMemcpyToArrayAsync_ptsz, 0, 1802, cs_call_cudart+2408, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpyToArrayAsync_ptsz, cs_sd_cudaMemcpyToArrayAsync_ptsz, 1, 1802, cs_call_cudart+2408, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpyToArrayAsync_ptsz, cs_sg_cudaMemcpyToArrayAsync_ptsz, 2, 1802, cs_call_cudart+2408, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpyToArrayAsync_ptsz, 1802
+CS_FAST_ENTRY cs_l_cudaMemcpyToArray_ptds, cs_sl_cudaMemcpyToArray_ptds, 0, 1803, cs_call_cudart+2416, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpyToArray_ptds, cs_sd_cudaMemcpyToArray_ptds, 1, 1803, cs_call_cudart+2416, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpyToArray_ptds, cs_sg_cudaMemcpyToArray_ptds, 2, 1803, cs_call_cudart+2416, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpyToArray_ptds, 1803
+CS_FAST_ENTRY cs_l_cudaMemcpyToSymbol, cs_sl_cudaMemcpyToSymbol, 0, 1804, cs_call_cudart+2424, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpyToSymbol, cs_sd_cudaMemcpyToSymbol, 1, 1804, cs_call_cudart+2424, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpyToSymbol, cs_sg_cudaMemcpyToSymbol, 2, 1804, cs_call_cudart+2424, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpyToSymbol, 1804
+CS_FAST_ENTRY cs_l_cudaMemcpyToSymbolAsync, cs_sl_cudaMemcpyToSymbolAsync, 0, 1805, cs_call_cudart+2432, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpyToSymbolAsync, cs_sd_cudaMemcpyToSymbolAsync, 1, 1805, cs_call_cudart+2432, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpyToSymbolAsync, cs_sg_cudaMemcpyToSymbolAsync, 2, 1805, cs_call_cudart+2432, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpyToSymbolAsync, 1805
+CS_FAST_ENTRY cs_l_cudaMemcpyToSymbolAsync_ptsz, cs_sl_cudaMemcpyToSymbolAsync_ptsz, 0, 1806, cs_call_cudart+2440, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpyToSymbolAsync_ptsz, cs_sd_cudaMemcpyToSymbolAsync_ptsz, 1, 1806, cs_call_cudart+2440, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpyToSymbolAsync_ptsz, cs_sg_cudaMemcpyToSymbolAsync_ptsz, 2, 1806, cs_call_cudart+2440, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpyToSymbolAsync_ptsz, 1806
+CS_FAST_ENTRY cs_l_cudaMemcpyToSymbol_ptds, cs_sl_cudaMemcpyToSymbol_ptds, 0, 1807, cs_call_cudart+2448, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpyToSymbol_ptds, cs_sd_cudaMemcpyToSymbol_ptds, 1, 1807, cs_call_cudart+2448, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpyToSymbol_ptds, cs_sg_cudaMemcpyToSymbol_ptds, 2, 1807, cs_call_cudart+2448, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpyToSymbol_ptds, 1807
+CS_FAST_ENTRY cs_l_cudaMemcpy_ptds, cs_sl_cudaMemcpy_ptds, 0, 1808, cs_call_cudart+2456, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemcpy_ptds, cs_sd_cudaMemcpy_ptds, 1, 1808, cs_call_cudart+2456, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemcpy_ptds, cs_sg_cudaMemcpy_ptds, 2, 1808, cs_call_cudart+2456, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemcpy_ptds, 1808
+CS_FAST_ENTRY cs_l_cudaMemset, cs_sl_cudaMemset, 0, 1809, cs_call_cudart+2464, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemset, cs_sd_cudaMemset, 1, 1809, cs_call_cudart+2464, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemset, cs_sg_cudaMemset, 2, 1809, cs_call_cudart+2464, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemset, 1809
+CS_FAST_ENTRY cs_l_cudaMemset2D, cs_sl_cudaMemset2D, 0, 1810, cs_call_cudart+2472, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemset2D, cs_sd_cudaMemset2D, 1, 1810, cs_call_cudart+2472, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemset2D, cs_sg_cudaMemset2D, 2, 1810, cs_call_cudart+2472, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemset2D, 1810
+CS_FAST_ENTRY cs_l_cudaMemset2DAsync, cs_sl_cudaMemset2DAsync, 0, 1811, cs_call_cudart+2480, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemset2DAsync, cs_sd_cudaMemset2DAsync, 1, 1811, cs_call_cudart+2480, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemset2DAsync, cs_sg_cudaMemset2DAsync, 2, 1811, cs_call_cudart+2480, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemset2DAsync, 1811
+CS_FAST_ENTRY cs_l_cudaMemset2DAsync_ptsz, cs_sl_cudaMemset2DAsync_ptsz, 0, 1812, cs_call_cudart+2488, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemset2DAsync_ptsz, cs_sd_cudaMemset2DAsync_ptsz, 1, 1812, cs_call_cudart+2488, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemset2DAsync_ptsz, cs_sg_cudaMemset2DAsync_ptsz, 2, 1812, cs_call_cudart+2488, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemset2DAsync_ptsz, 1812
+CS_FAST_ENTRY cs_l_cudaMemset2D_ptds, cs_sl_cudaMemset2D_ptds, 0, 1813, cs_call_cudart+2496, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemset2D_ptds, cs_sd_cudaMemset2D_ptds, 1, 1813, cs_call_cudart+2496, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemset2D_ptds, cs_sg_cudaMemset2D_ptds, 2, 1813, cs_call_cudart+2496, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemset2D_ptds, 1813
+CS_FAST_ENTRY cs_l_cudaMemset3D, cs_sl_cudaMemset3D, 0, 1814, cs_call_cudart+2504, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemset3D, cs_sd_cudaMemset3D, 1, 1814, cs_call_cudart+2504, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemset3D, cs_sg_cudaMemset3D, 2, 1814, cs_call_cudart+2504, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemset3D, 1814
+CS_FAST_ENTRY cs_l_cudaMemset3DAsync, cs_sl_cudaMemset3DAsync, 0, 1815, cs_call_cudart+2512, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemset3DAsync, cs_sd_cudaMemset3DAsync, 1, 1815, cs_call_cudart+2512, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemset3DAsync, cs_sg_cudaMemset3DAsync, 2, 1815, cs_call_cudart+2512, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemset3DAsync, 1815
+CS_FAST_ENTRY cs_l_cudaMemset3DAsync_ptsz, cs_sl_cudaMemset3DAsync_ptsz, 0, 1816, cs_call_cudart+2520, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemset3DAsync_ptsz, cs_sd_cudaMemset3DAsync_ptsz, 1, 1816, cs_call_cudart+2520, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemset3DAsync_ptsz, cs_sg_cudaMemset3DAsync_ptsz, 2, 1816, cs_call_cudart+2520, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemset3DAsync_ptsz, 1816
+CS_FAST_ENTRY cs_l_cudaMemset3D_ptds, cs_sl_cudaMemset3D_ptds, 0, 1817, cs_call_cudart+2528, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemset3D_ptds, cs_sd_cudaMemset3D_ptds, 1, 1817, cs_call_cudart+2528, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemset3D_ptds, cs_sg_cudaMemset3D_ptds, 2, 1817, cs_call_cudart+2528, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemset3D_ptds, 1817
+CS_FAST_ENTRY cs_l_cudaMemsetAsync, cs_sl_cudaMemsetAsync, 0, 1818, cs_call_cudart+2536, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemsetAsync, cs_sd_cudaMemsetAsync, 1, 1818, cs_call_cudart+2536, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemsetAsync, cs_sg_cudaMemsetAsync, 2, 1818, cs_call_cudart+2536, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemsetAsync, 1818
+CS_FAST_ENTRY cs_l_cudaMemsetAsync_ptsz, cs_sl_cudaMemsetAsync_ptsz, 0, 1819, cs_call_cudart+2544, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemsetAsync_ptsz, cs_sd_cudaMemsetAsync_ptsz, 1, 1819, cs_call_cudart+2544, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemsetAsync_ptsz, cs_sg_cudaMemsetAsync_ptsz, 2, 1819, cs_call_cudart+2544, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemsetAsync_ptsz, 1819
+CS_FAST_ENTRY cs_l_cudaMemset_ptds, cs_sl_cudaMemset_ptds, 0, 1820, cs_call_cudart+2552, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMemset_ptds, cs_sd_cudaMemset_ptds, 1, 1820, cs_call_cudart+2552, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMemset_ptds, cs_sg_cudaMemset_ptds, 2, 1820, cs_call_cudart+2552, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMemset_ptds, 1820
+CS_FAST_ENTRY cs_l_cudaMipmappedArrayGetMemoryRequirements, cs_sl_cudaMipmappedArrayGetMemoryRequirements, 0, 1821, cs_call_cudart+2560, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMipmappedArrayGetMemoryRequirements, cs_sd_cudaMipmappedArrayGetMemoryRequirements, 1, 1821, cs_call_cudart+2560, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMipmappedArrayGetMemoryRequirements, cs_sg_cudaMipmappedArrayGetMemoryRequirements, 2, 1821, cs_call_cudart+2560, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMipmappedArrayGetMemoryRequirements, 1821
+CS_FAST_ENTRY cs_l_cudaMipmappedArrayGetSparseProperties, cs_sl_cudaMipmappedArrayGetSparseProperties, 0, 1822, cs_call_cudart+2568, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaMipmappedArrayGetSparseProperties, cs_sd_cudaMipmappedArrayGetSparseProperties, 1, 1822, cs_call_cudart+2568, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaMipmappedArrayGetSparseProperties, cs_sg_cudaMipmappedArrayGetSparseProperties, 2, 1822, cs_call_cudart+2568, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaMipmappedArrayGetSparseProperties, 1822
+CS_FAST_ENTRY cs_l_cudaOccupancyAvailableDynamicSMemPerBlock, cs_sl_cudaOccupancyAvailableDynamicSMemPerBlock, 0, 1823, cs_call_cudart+2576, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaOccupancyAvailableDynamicSMemPerBlock, cs_sd_cudaOccupancyAvailableDynamicSMemPerBlock, 1, 1823, cs_call_cudart+2576, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaOccupancyAvailableDynamicSMemPerBlock, cs_sg_cudaOccupancyAvailableDynamicSMemPerBlock, 2, 1823, cs_call_cudart+2576, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaOccupancyAvailableDynamicSMemPerBlock, 1823
+CS_FAST_ENTRY cs_l_cudaOccupancyMaxActiveBlocksPerMultiprocessor, cs_sl_cudaOccupancyMaxActiveBlocksPerMultiprocessor, 0, 1824, cs_call_cudart+2584, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaOccupancyMaxActiveBlocksPerMultiprocessor, cs_sd_cudaOccupancyMaxActiveBlocksPerMultiprocessor, 1, 1824, cs_call_cudart+2584, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaOccupancyMaxActiveBlocksPerMultiprocessor, cs_sg_cudaOccupancyMaxActiveBlocksPerMultiprocessor, 2, 1824, cs_call_cudart+2584, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaOccupancyMaxActiveBlocksPerMultiprocessor, 1824
+CS_FAST_ENTRY cs_l_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cs_sl_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 0, 1825, cs_call_cudart+2592, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cs_sd_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 1, 1825, cs_call_cudart+2592, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, cs_sg_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 2, 1825, cs_call_cudart+2592, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, 1825
+CS_FAST_ENTRY cs_l_cudaOccupancyMaxActiveClusters, cs_sl_cudaOccupancyMaxActiveClusters, 0, 1826, cs_call_cudart+2600, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaOccupancyMaxActiveClusters, cs_sd_cudaOccupancyMaxActiveClusters, 1, 1826, cs_call_cudart+2600, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaOccupancyMaxActiveClusters, cs_sg_cudaOccupancyMaxActiveClusters, 2, 1826, cs_call_cudart+2600, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaOccupancyMaxActiveClusters, 1826
+CS_FAST_ENTRY cs_l_cudaOccupancyMaxPotentialClusterSize, cs_sl_cudaOccupancyMaxPotentialClusterSize, 0, 1827, cs_call_cudart+2608, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaOccupancyMaxPotentialClusterSize, cs_sd_cudaOccupancyMaxPotentialClusterSize, 1, 1827, cs_call_cudart+2608, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaOccupancyMaxPotentialClusterSize, cs_sg_cudaOccupancyMaxPotentialClusterSize, 2, 1827, cs_call_cudart+2608, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaOccupancyMaxPotentialClusterSize, 1827
+CS_FAST_ENTRY cs_l_cudaPeekAtLastError, cs_sl_cudaPeekAtLastError, 0, 1828, cs_call_cudart+2616, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaPeekAtLastError, cs_sd_cudaPeekAtLastError, 1, 1828, cs_call_cudart+2616, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaPeekAtLastError, cs_sg_cudaPeekAtLastError, 2, 1828, cs_call_cudart+2616, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaPeekAtLastError, 1828
+CS_FAST_ENTRY cs_l_cudaPointerGetAttributes, cs_sl_cudaPointerGetAttributes, 0, 1829, cs_call_cudart+2624, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaPointerGetAttributes, cs_sd_cudaPointerGetAttributes, 1, 1829, cs_call_cudart+2624, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaPointerGetAttributes, cs_sg_cudaPointerGetAttributes, 2, 1829, cs_call_cudart+2624, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaPointerGetAttributes, 1829
+CS_FAST_ENTRY cs_l_cudaRuntimeGetVersion, cs_sl_cudaRuntimeGetVersion, 0, 1830, cs_call_cudart+2632, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaRuntimeGetVersion, cs_sd_cudaRuntimeGetVersion, 1, 1830, cs_call_cudart+2632, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaRuntimeGetVersion, cs_sg_cudaRuntimeGetVersion, 2, 1830, cs_call_cudart+2632, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaRuntimeGetVersion, 1830
+CS_FAST_ENTRY cs_l_cudaSetDevice, cs_sl_cudaSetDevice, 0, 1831, cs_call_cudart+2640, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaSetDevice, cs_sd_cudaSetDevice, 1, 1831, cs_call_cudart+2640, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaSetDevice, cs_sg_cudaSetDevice, 2, 1831, cs_call_cudart+2640, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaSetDevice, 1831
+CS_FAST_ENTRY cs_l_cudaSetDeviceFlags, cs_sl_cudaSetDeviceFlags, 0, 1832, cs_call_cudart+2648, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaSetDeviceFlags, cs_sd_cudaSetDeviceFlags, 1, 1832, cs_call_cudart+2648, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaSetDeviceFlags, cs_sg_cudaSetDeviceFlags, 2, 1832, cs_call_cudart+2648, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaSetDeviceFlags, 1832
+CS_FAST_ENTRY cs_l_cudaSetValidDevices, cs_sl_cudaSetValidDevices, 0, 1833, cs_call_cudart+2656, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaSetValidDevices, cs_sd_cudaSetValidDevices, 1, 1833, cs_call_cudart+2656, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaSetValidDevices, cs_sg_cudaSetValidDevices, 2, 1833, cs_call_cudart+2656, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaSetValidDevices, 1833
+CS_FAST_ENTRY cs_l_cudaSignalExternalSemaphoresAsync, cs_sl_cudaSignalExternalSemaphoresAsync, 0, 1834, cs_call_cudart+2664, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaSignalExternalSemaphoresAsync, cs_sd_cudaSignalExternalSemaphoresAsync, 1, 1834, cs_call_cudart+2664, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaSignalExternalSemaphoresAsync, cs_sg_cudaSignalExternalSemaphoresAsync, 2, 1834, cs_call_cudart+2664, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaSignalExternalSemaphoresAsync, 1834
+CS_FAST_ENTRY cs_l_cudaSignalExternalSemaphoresAsync_ptsz, cs_sl_cudaSignalExternalSemaphoresAsync_ptsz, 0, 1835, cs_call_cudart+2672, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaSignalExternalSemaphoresAsync_ptsz, cs_sd_cudaSignalExternalSemaphoresAsync_ptsz, 1, 1835, cs_call_cudart+2672, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaSignalExternalSemaphoresAsync_ptsz, cs_sg_cudaSignalExternalSemaphoresAsync_ptsz, 2, 1835, cs_call_cudart+2672, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaSignalExternalSemaphoresAsync_ptsz, 1835
+CS_FAST_ENTRY cs_l_cudaStreamAddCallback, cs_sl_cudaStreamAddCallback, 0, 1836, cs_call_cudart+2680, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamAddCallback, cs_sd_cudaStreamAddCallback, 1, 1836, cs_call_cudart+2680, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamAddCallback, cs_sg_cudaStreamAddCallback, 2, 1836, cs_call_cudart+2680, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamAddCallback, 1836
+CS_FAST_ENTRY cs_l_cudaStreamAddCallback_ptsz, cs_sl_cudaStreamAddCallback_ptsz, 0, 1837, cs_call_cudart+2688, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamAddCallback_ptsz, cs_sd_cudaStreamAddCallback_ptsz, 1, 1837, cs_call_cudart+2688, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamAddCallback_ptsz, cs_sg_cudaStreamAddCallback_ptsz, 2, 1837, cs_call_cudart+2688, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamAddCallback_ptsz, 1837
+CS_FAST_ENTRY cs_l_cudaStreamAttachMemAsync, cs_sl_cudaStreamAttachMemAsync, 0, 1838, cs_call_cudart+2696, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamAttachMemAsync, cs_sd_cudaStreamAttachMemAsync, 1, 1838, cs_call_cudart+2696, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamAttachMemAsync, cs_sg_cudaStreamAttachMemAsync, 2, 1838, cs_call_cudart+2696, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamAttachMemAsync, 1838
+CS_FAST_ENTRY cs_l_cudaStreamAttachMemAsync_ptsz, cs_sl_cudaStreamAttachMemAsync_ptsz, 0, 1839, cs_call_cudart+2704, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamAttachMemAsync_ptsz, cs_sd_cudaStreamAttachMemAsync_ptsz, 1, 1839, cs_call_cudart+2704, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamAttachMemAsync_ptsz, cs_sg_cudaStreamAttachMemAsync_ptsz, 2, 1839, cs_call_cudart+2704, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamAttachMemAsync_ptsz, 1839
+CS_FAST_ENTRY cs_l_cudaStreamBeginCapture, cs_sl_cudaStreamBeginCapture, 0, 1840, cs_call_cudart+2712, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamBeginCapture, cs_sd_cudaStreamBeginCapture, 1, 1840, cs_call_cudart+2712, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamBeginCapture, cs_sg_cudaStreamBeginCapture, 2, 1840, cs_call_cudart+2712, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamBeginCapture, 1840
+CS_FAST_ENTRY cs_l_cudaStreamBeginCaptureToGraph, cs_sl_cudaStreamBeginCaptureToGraph, 0, 1841, cs_call_cudart+2720, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamBeginCaptureToGraph, cs_sd_cudaStreamBeginCaptureToGraph, 1, 1841, cs_call_cudart+2720, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamBeginCaptureToGraph, cs_sg_cudaStreamBeginCaptureToGraph, 2, 1841, cs_call_cudart+2720, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamBeginCaptureToGraph, 1841
+CS_FAST_ENTRY cs_l_cudaStreamBeginCaptureToGraph_ptsz, cs_sl_cudaStreamBeginCaptureToGraph_ptsz, 0, 1842, cs_call_cudart+2728, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamBeginCaptureToGraph_ptsz, cs_sd_cudaStreamBeginCaptureToGraph_ptsz, 1, 1842, cs_call_cudart+2728, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamBeginCaptureToGraph_ptsz, cs_sg_cudaStreamBeginCaptureToGraph_ptsz, 2, 1842, cs_call_cudart+2728, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamBeginCaptureToGraph_ptsz, 1842
+CS_FAST_ENTRY cs_l_cudaStreamBeginCapture_ptsz, cs_sl_cudaStreamBeginCapture_ptsz, 0, 1843, cs_call_cudart+2736, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamBeginCapture_ptsz, cs_sd_cudaStreamBeginCapture_ptsz, 1, 1843, cs_call_cudart+2736, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamBeginCapture_ptsz, cs_sg_cudaStreamBeginCapture_ptsz, 2, 1843, cs_call_cudart+2736, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamBeginCapture_ptsz, 1843
+CS_FAST_ENTRY cs_l_cudaStreamCopyAttributes, cs_sl_cudaStreamCopyAttributes, 0, 1844, cs_call_cudart+2744, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamCopyAttributes, cs_sd_cudaStreamCopyAttributes, 1, 1844, cs_call_cudart+2744, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamCopyAttributes, cs_sg_cudaStreamCopyAttributes, 2, 1844, cs_call_cudart+2744, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamCopyAttributes, 1844
+CS_FAST_ENTRY cs_l_cudaStreamCopyAttributes_ptsz, cs_sl_cudaStreamCopyAttributes_ptsz, 0, 1845, cs_call_cudart+2752, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamCopyAttributes_ptsz, cs_sd_cudaStreamCopyAttributes_ptsz, 1, 1845, cs_call_cudart+2752, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamCopyAttributes_ptsz, cs_sg_cudaStreamCopyAttributes_ptsz, 2, 1845, cs_call_cudart+2752, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamCopyAttributes_ptsz, 1845
+CS_FAST_ENTRY cs_l_cudaStreamCreate, cs_sl_cudaStreamCreate, 0, 1846, cs_call_cudart+2760, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamCreate, cs_sd_cudaStreamCreate, 1, 1846, cs_call_cudart+2760, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamCreate, cs_sg_cudaStreamCreate, 2, 1846, cs_call_cudart+2760, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamCreate, 1846
+CS_FAST_ENTRY cs_l_cudaStreamCreateWithFlags, cs_sl_cudaStreamCreateWithFlags, 0, 1847, cs_call_cudart+2768, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamCreateWithFlags, cs_sd_cudaStreamCreateWithFlags, 1, 1847, cs_call_cudart+2768, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamCreateWithFlags, cs_sg_cudaStreamCreateWithFlags, 2, 1847, cs_call_cudart+2768, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamCreateWithFlags, 1847
+CS_FAST_ENTRY cs_l_cudaStreamCreateWithPriority, cs_sl_cudaStreamCreateWithPriority, 0, 1848, cs_call_cudart+2776, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamCreateWithPriority, cs_sd_cudaStreamCreateWithPriority, 1, 1848, cs_call_cudart+2776, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamCreateWithPriority, cs_sg_cudaStreamCreateWithPriority, 2, 1848, cs_call_cudart+2776, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamCreateWithPriority, 1848
+CS_FAST_ENTRY cs_l_cudaStreamDestroy, cs_sl_cudaStreamDestroy, 0, 1849, cs_call_cudart+2784, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamDestroy, cs_sd_cudaStreamDestroy, 1, 1849, cs_call_cudart+2784, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamDestroy, cs_sg_cudaStreamDestroy, 2, 1849, cs_call_cudart+2784, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamDestroy, 1849
+CS_FAST_ENTRY cs_l_cudaStreamEndCapture, cs_sl_cudaStreamEndCapture, 0, 1850, cs_call_cudart+2792, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamEndCapture, cs_sd_cudaStreamEndCapture, 1, 1850, cs_call_cudart+2792, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamEndCapture, cs_sg_cudaStreamEndCapture, 2, 1850, cs_call_cudart+2792, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamEndCapture, 1850
+CS_FAST_ENTRY cs_l_cudaStreamEndCapture_ptsz, cs_sl_cudaStreamEndCapture_ptsz, 0, 1851, cs_call_cudart+2800, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamEndCapture_ptsz, cs_sd_cudaStreamEndCapture_ptsz, 1, 1851, cs_call_cudart+2800, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamEndCapture_ptsz, cs_sg_cudaStreamEndCapture_ptsz, 2, 1851, cs_call_cudart+2800, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamEndCapture_ptsz, 1851
+CS_FAST_ENTRY cs_l_cudaStreamGetAttribute, cs_sl_cudaStreamGetAttribute, 0, 1852, cs_call_cudart+2808, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamGetAttribute, cs_sd_cudaStreamGetAttribute, 1, 1852, cs_call_cudart+2808, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamGetAttribute, cs_sg_cudaStreamGetAttribute, 2, 1852, cs_call_cudart+2808, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamGetAttribute, 1852
+CS_FAST_ENTRY cs_l_cudaStreamGetAttribute_ptsz, cs_sl_cudaStreamGetAttribute_ptsz, 0, 1853, cs_call_cudart+2816, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamGetAttribute_ptsz, cs_sd_cudaStreamGetAttribute_ptsz, 1, 1853, cs_call_cudart+2816, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamGetAttribute_ptsz, cs_sg_cudaStreamGetAttribute_ptsz, 2, 1853, cs_call_cudart+2816, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamGetAttribute_ptsz, 1853
+CS_FAST_ENTRY cs_l_cudaStreamGetCaptureInfo, cs_sl_cudaStreamGetCaptureInfo, 0, 1854, cs_call_cudart+2824, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamGetCaptureInfo, cs_sd_cudaStreamGetCaptureInfo, 1, 1854, cs_call_cudart+2824, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamGetCaptureInfo, cs_sg_cudaStreamGetCaptureInfo, 2, 1854, cs_call_cudart+2824, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamGetCaptureInfo, 1854
+CS_FAST_ENTRY cs_l_cudaStreamGetCaptureInfo_ptsz, cs_sl_cudaStreamGetCaptureInfo_ptsz, 0, 1855, cs_call_cudart+2832, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamGetCaptureInfo_ptsz, cs_sd_cudaStreamGetCaptureInfo_ptsz, 1, 1855, cs_call_cudart+2832, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamGetCaptureInfo_ptsz, cs_sg_cudaStreamGetCaptureInfo_ptsz, 2, 1855, cs_call_cudart+2832, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamGetCaptureInfo_ptsz, 1855
+CS_FAST_ENTRY cs_l_cudaStreamGetDevice, cs_sl_cudaStreamGetDevice, 0, 1856, cs_call_cudart+2840, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamGetDevice, cs_sd_cudaStreamGetDevice, 1, 1856, cs_call_cudart+2840, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamGetDevice, cs_sg_cudaStreamGetDevice, 2, 1856, cs_call_cudart+2840, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamGetDevice, 1856
+CS_FAST_ENTRY cs_l_cudaStreamGetDevice_ptsz, cs_sl_cudaStreamGetDevice_ptsz, 0, 1857, cs_call_cudart+2848, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamGetDevice_ptsz, cs_sd_cudaStreamGetDevice_ptsz, 1, 1857, cs_call_cudart+2848, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamGetDevice_ptsz, cs_sg_cudaStreamGetDevice_ptsz, 2, 1857, cs_call_cudart+2848, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamGetDevice_ptsz, 1857
+CS_FAST_ENTRY cs_l_cudaStreamGetFlags, cs_sl_cudaStreamGetFlags, 0, 1858, cs_call_cudart+2856, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamGetFlags, cs_sd_cudaStreamGetFlags, 1, 1858, cs_call_cudart+2856, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamGetFlags, cs_sg_cudaStreamGetFlags, 2, 1858, cs_call_cudart+2856, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamGetFlags, 1858
+CS_FAST_ENTRY cs_l_cudaStreamGetFlags_ptsz, cs_sl_cudaStreamGetFlags_ptsz, 0, 1859, cs_call_cudart+2864, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamGetFlags_ptsz, cs_sd_cudaStreamGetFlags_ptsz, 1, 1859, cs_call_cudart+2864, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamGetFlags_ptsz, cs_sg_cudaStreamGetFlags_ptsz, 2, 1859, cs_call_cudart+2864, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamGetFlags_ptsz, 1859
+CS_FAST_ENTRY cs_l_cudaStreamGetId, cs_sl_cudaStreamGetId, 0, 1860, cs_call_cudart+2872, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamGetId, cs_sd_cudaStreamGetId, 1, 1860, cs_call_cudart+2872, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamGetId, cs_sg_cudaStreamGetId, 2, 1860, cs_call_cudart+2872, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamGetId, 1860
+CS_FAST_ENTRY cs_l_cudaStreamGetId_ptsz, cs_sl_cudaStreamGetId_ptsz, 0, 1861, cs_call_cudart+2880, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamGetId_ptsz, cs_sd_cudaStreamGetId_ptsz, 1, 1861, cs_call_cudart+2880, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamGetId_ptsz, cs_sg_cudaStreamGetId_ptsz, 2, 1861, cs_call_cudart+2880, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamGetId_ptsz, 1861
+CS_FAST_ENTRY cs_l_cudaStreamGetPriority, cs_sl_cudaStreamGetPriority, 0, 1862, cs_call_cudart+2888, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamGetPriority, cs_sd_cudaStreamGetPriority, 1, 1862, cs_call_cudart+2888, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamGetPriority, cs_sg_cudaStreamGetPriority, 2, 1862, cs_call_cudart+2888, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamGetPriority, 1862
+CS_FAST_ENTRY cs_l_cudaStreamGetPriority_ptsz, cs_sl_cudaStreamGetPriority_ptsz, 0, 1863, cs_call_cudart+2896, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamGetPriority_ptsz, cs_sd_cudaStreamGetPriority_ptsz, 1, 1863, cs_call_cudart+2896, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamGetPriority_ptsz, cs_sg_cudaStreamGetPriority_ptsz, 2, 1863, cs_call_cudart+2896, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamGetPriority_ptsz, 1863
+CS_FAST_ENTRY cs_l_cudaStreamIsCapturing, cs_sl_cudaStreamIsCapturing, 0, 1864, cs_call_cudart+2904, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamIsCapturing, cs_sd_cudaStreamIsCapturing, 1, 1864, cs_call_cudart+2904, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamIsCapturing, cs_sg_cudaStreamIsCapturing, 2, 1864, cs_call_cudart+2904, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamIsCapturing, 1864
+CS_FAST_ENTRY cs_l_cudaStreamIsCapturing_ptsz, cs_sl_cudaStreamIsCapturing_ptsz, 0, 1865, cs_call_cudart+2912, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamIsCapturing_ptsz, cs_sd_cudaStreamIsCapturing_ptsz, 1, 1865, cs_call_cudart+2912, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamIsCapturing_ptsz, cs_sg_cudaStreamIsCapturing_ptsz, 2, 1865, cs_call_cudart+2912, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamIsCapturing_ptsz, 1865
+CS_FAST_ENTRY cs_l_cudaStreamQuery, cs_sl_cudaStreamQuery, 0, 1866, cs_call_cudart+2920, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamQuery, cs_sd_cudaStreamQuery, 1, 1866, cs_call_cudart+2920, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamQuery, cs_sg_cudaStreamQuery, 2, 1866, cs_call_cudart+2920, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamQuery, 1866
+CS_FAST_ENTRY cs_l_cudaStreamQuery_ptsz, cs_sl_cudaStreamQuery_ptsz, 0, 1867, cs_call_cudart+2928, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamQuery_ptsz, cs_sd_cudaStreamQuery_ptsz, 1, 1867, cs_call_cudart+2928, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamQuery_ptsz, cs_sg_cudaStreamQuery_ptsz, 2, 1867, cs_call_cudart+2928, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamQuery_ptsz, 1867
+CS_FAST_ENTRY cs_l_cudaStreamSetAttribute, cs_sl_cudaStreamSetAttribute, 0, 1868, cs_call_cudart+2936, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamSetAttribute, cs_sd_cudaStreamSetAttribute, 1, 1868, cs_call_cudart+2936, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamSetAttribute, cs_sg_cudaStreamSetAttribute, 2, 1868, cs_call_cudart+2936, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamSetAttribute, 1868
+CS_FAST_ENTRY cs_l_cudaStreamSetAttribute_ptsz, cs_sl_cudaStreamSetAttribute_ptsz, 0, 1869, cs_call_cudart+2944, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamSetAttribute_ptsz, cs_sd_cudaStreamSetAttribute_ptsz, 1, 1869, cs_call_cudart+2944, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamSetAttribute_ptsz, cs_sg_cudaStreamSetAttribute_ptsz, 2, 1869, cs_call_cudart+2944, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamSetAttribute_ptsz, 1869
+CS_FAST_ENTRY cs_l_cudaStreamSynchronize, cs_sl_cudaStreamSynchronize, 0, 1870, cs_call_cudart+2952, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamSynchronize, cs_sd_cudaStreamSynchronize, 1, 1870, cs_call_cudart+2952, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamSynchronize, cs_sg_cudaStreamSynchronize, 2, 1870, cs_call_cudart+2952, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamSynchronize, 1870
+CS_FAST_ENTRY cs_l_cudaStreamSynchronize_ptsz, cs_sl_cudaStreamSynchronize_ptsz, 0, 1871, cs_call_cudart+2960, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamSynchronize_ptsz, cs_sd_cudaStreamSynchronize_ptsz, 1, 1871, cs_call_cudart+2960, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamSynchronize_ptsz, cs_sg_cudaStreamSynchronize_ptsz, 2, 1871, cs_call_cudart+2960, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamSynchronize_ptsz, 1871
+CS_FAST_ENTRY cs_l_cudaStreamUpdateCaptureDependencies, cs_sl_cudaStreamUpdateCaptureDependencies, 0, 1872, cs_call_cudart+2968, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamUpdateCaptureDependencies, cs_sd_cudaStreamUpdateCaptureDependencies, 1, 1872, cs_call_cudart+2968, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamUpdateCaptureDependencies, cs_sg_cudaStreamUpdateCaptureDependencies, 2, 1872, cs_call_cudart+2968, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamUpdateCaptureDependencies, 1872
+CS_FAST_ENTRY cs_l_cudaStreamUpdateCaptureDependencies_ptsz, cs_sl_cudaStreamUpdateCaptureDependencies_ptsz, 0, 1873, cs_call_cudart+2976, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamUpdateCaptureDependencies_ptsz, cs_sd_cudaStreamUpdateCaptureDependencies_ptsz, 1, 1873, cs_call_cudart+2976, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamUpdateCaptureDependencies_ptsz, cs_sg_cudaStreamUpdateCaptureDependencies_ptsz, 2, 1873, cs_call_cudart+2976, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamUpdateCaptureDependencies_ptsz, 1873
+CS_FAST_ENTRY cs_l_cudaStreamWaitEvent, cs_sl_cudaStreamWaitEvent, 0, 1874, cs_call_cudart+2984, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamWaitEvent, cs_sd_cudaStreamWaitEvent, 1, 1874, cs_call_cudart+2984, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamWaitEvent, cs_sg_cudaStreamWaitEvent, 2, 1874, cs_call_cudart+2984, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamWaitEvent, 1874
+CS_FAST_ENTRY cs_l_cudaStreamWaitEvent_ptsz, cs_sl_cudaStreamWaitEvent_ptsz, 0, 1875, cs_call_cudart+2992, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaStreamWaitEvent_ptsz, cs_sd_cudaStreamWaitEvent_ptsz, 1, 1875, cs_call_cudart+2992, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaStreamWaitEvent_ptsz, cs_sg_cudaStreamWaitEvent_ptsz, 2, 1875, cs_call_cudart+2992, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaStreamWaitEvent_ptsz, 1875
+CS_FAST_ENTRY cs_l_cudaThreadExchangeStreamCaptureMode, cs_sl_cudaThreadExchangeStreamCaptureMode, 0, 1876, cs_call_cudart+3000, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaThreadExchangeStreamCaptureMode, cs_sd_cudaThreadExchangeStreamCaptureMode, 1, 1876, cs_call_cudart+3000, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaThreadExchangeStreamCaptureMode, cs_sg_cudaThreadExchangeStreamCaptureMode, 2, 1876, cs_call_cudart+3000, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaThreadExchangeStreamCaptureMode, 1876
+CS_FAST_ENTRY cs_l_cudaUserObjectCreate, cs_sl_cudaUserObjectCreate, 0, 1877, cs_call_cudart+3008, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaUserObjectCreate, cs_sd_cudaUserObjectCreate, 1, 1877, cs_call_cudart+3008, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaUserObjectCreate, cs_sg_cudaUserObjectCreate, 2, 1877, cs_call_cudart+3008, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaUserObjectCreate, 1877
+CS_FAST_ENTRY cs_l_cudaUserObjectRelease, cs_sl_cudaUserObjectRelease, 0, 1878, cs_call_cudart+3016, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaUserObjectRelease, cs_sd_cudaUserObjectRelease, 1, 1878, cs_call_cudart+3016, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaUserObjectRelease, cs_sg_cudaUserObjectRelease, 2, 1878, cs_call_cudart+3016, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaUserObjectRelease, 1878
+CS_FAST_ENTRY cs_l_cudaUserObjectRetain, cs_sl_cudaUserObjectRetain, 0, 1879, cs_call_cudart+3024, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaUserObjectRetain, cs_sd_cudaUserObjectRetain, 1, 1879, cs_call_cudart+3024, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaUserObjectRetain, cs_sg_cudaUserObjectRetain, 2, 1879, cs_call_cudart+3024, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaUserObjectRetain, 1879
+CS_FAST_ENTRY cs_l_cudaWaitExternalSemaphoresAsync, cs_sl_cudaWaitExternalSemaphoresAsync, 0, 1880, cs_call_cudart+3032, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaWaitExternalSemaphoresAsync, cs_sd_cudaWaitExternalSemaphoresAsync, 1, 1880, cs_call_cudart+3032, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaWaitExternalSemaphoresAsync, cs_sg_cudaWaitExternalSemaphoresAsync, 2, 1880, cs_call_cudart+3032, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaWaitExternalSemaphoresAsync, 1880
+CS_FAST_ENTRY cs_l_cudaWaitExternalSemaphoresAsync_ptsz, cs_sl_cudaWaitExternalSemaphoresAsync_ptsz, 0, 1881, cs_call_cudart+3040, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_d_cudaWaitExternalSemaphoresAsync_ptsz, cs_sd_cudaWaitExternalSemaphoresAsync_ptsz, 1, 1881, cs_call_cudart+3040, cs_api_cudart, 1, 0
+CS_FAST_ENTRY cs_g_cudaWaitExternalSemaphoresAsync_ptsz, cs_sg_cudaWaitExternalSemaphoresAsync_ptsz, 2, 1881, cs_call_cudart+3040, cs_api_cudart, 1, 0
+CS_FAST_UNRESOLVED cs_u_cudaWaitExternalSemaphoresAsync_ptsz, 1881
 #endif
     .section .note.GNU-stack, "", %progbits
