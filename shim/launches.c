@@ -318,6 +318,13 @@ void cs_hook_cuCtxSynchronize(struct cs_thread *t, struct cs_event *ev)
     else cs_async_error(t, ev, NULL, 0);
 }
 
+/* CUDA 13's form (a context given; the runtime's cudaDeviceSynchronize calls it): the same. */
+void cs_hook_cuCtxSynchronize_v2(struct cs_thread *t, struct cs_event *ev, void *ctx)
+{
+    (void)ctx;
+    cs_hook_cuCtxSynchronize(t, ev);
+}
+
 void cs_hook_cuEventSynchronize(struct cs_thread *t, struct cs_event *ev, void *event)
 {
     (void)event;

@@ -43,6 +43,10 @@ case_ sticky FAKE_CUDA_FAULT_KERNEL=mulk -- "$F/tv01_basic.fatbin" async
 grep -q "cuStreamSynchronize=700" "$TMP/sticky.out" || fail "the fake should report 700"
 finding_has async-kernel-error "CUDA_ERROR_ILLEGAL_ADDRESS (700) at cuStreamSynchronize" "mulk" "addk" "CUDASHIM_SYNC_LAUNCHES=1"
 grep -q '"suspects":\["mulk","addk"\]' "$trace" || fail "the failing sync lacks its suspects"
+# The same at CUDA 13's cuCtxSynchronize_v2 (what cudaDeviceSynchronize calls on a 580 driver).
+case_ sticky2 FAKE_CUDA_FAULT_KERNEL=mulk -- "$F/tv01_basic.fatbin" async2
+grep -q "cuCtxSynchronize_v2=700" "$TMP/sticky2.out" || fail "the fake should report 700 at cuCtxSynchronize_v2"
+finding_has async-kernel-error "CUDA_ERROR_ILLEGAL_ADDRESS (700) at cuCtxSynchronize_v2" "mulk" "addk"
 # 702 at the sync: the display watchdog, with the kernels in flight.
 case_ timeout FAKE_CUDA_FAIL=cuStreamSynchronize=702 -- "$F/tv01_basic.fatbin" async
 finding_has launch-timeout "CUDA_ERROR_LAUNCH_TIMEOUT (702) at cuStreamSynchronize" "display" "mulk"

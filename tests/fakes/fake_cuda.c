@@ -338,6 +338,7 @@ FAKE_EXPORT uint32_t cuLaunchKernel_ptsz(void *f, uint32_t gx, uint32_t gy, uint
 }
 
 FAKE_EXPORT uint32_t cuCtxSynchronize(void) { ENTER(cuCtxSynchronize); return (uint32_t)atomic_load(&sticky); }
+FAKE_EXPORT uint32_t cuCtxSynchronize_v2(void *ctx) { (void)ctx; ENTER(cuCtxSynchronize_v2); return (uint32_t)atomic_load(&sticky); }
 FAKE_EXPORT uint32_t cuStreamSynchronize(void *s) { (void)s; ENTER(cuStreamSynchronize); return (uint32_t)atomic_load(&sticky); }
 FAKE_EXPORT uint32_t cuMemcpyDtoH_v2(void *dst, uint64_t src, size_t n)
 { (void)dst, (void)src, (void)n; ENTER(cuMemcpyDtoH_v2); return (uint32_t)atomic_load(&sticky); }

@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
-# Validation on a real GPU stack (issue 9): builds the shim, runs a small PyTorch training loop
-# without the shim, in default mode and in ALL mode, and checks losses, exit codes and traces.
-# Writes a summary table and the traces to OUT (default build/gpu-validation). Exits 77 where
-# there is no GPU or no PyTorch. Part 2 plants failures (a device-side assert, an impossible
-# allocation) and checks that the report names them, and that a healthy run has no alarm.
+# Validation on a real GPU stack: builds the shim, runs a small PyTorch training loop without the
+# shim, in default mode and in ALL mode, and checks losses, exit codes and traces. Writes a
+# summary table and the traces to OUT (default build/gpu-validation). Exits 77 where there is no
+# GPU or no PyTorch. Part 2 plants failures (a device-side assert, an impossible allocation, an
+# image without this GPU's architecture, a kernel that outlasts the hang watchdog) and checks
+# that the report names them, and that a healthy run has no alarm.
+# Where the build's dependencies are missing (a machine lent for the run), BUILD names a directory
+# holding a copied libcudashim.so and cudashim (and lib/ with the command's libjansson).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 OUT=${1:-$ROOT/build/gpu-validation}
+B="$ROOT/${BUILD:-build}"
 command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1 || { echo "skipped: no GPU"; exit 77; }
 python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null || { echo "skipped: no CUDA PyTorch"; exit 77; }
-make -C "$ROOT" -s build/libcudashim.so build/cudashim || exit 1
+[ "${BUILD:-build}" != build ] || make -C "$ROOT" -s build/libcudashim.so build/cudashim || exit 1
+cli() { LD_LIBRARY_PATH="$B/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$B/cudashim" "$@"; }
 mkdir -p "$OUT"
 cat > "$OUT/train.py" <<'PY'
 import time, torch, torch.nn as nn
@@ -28,9 +33,10 @@ for step in range(60):
 times.sort(); print("median_step_s %.6f" % times[len(times) // 2])
 PY
 run() { (cd "$OUT" && env "$@" python3 train.py); }
+mkdir -p "$OUT/default" "$OUT/all"  # the shim writes into a trace directory, never creates one
 run X=1 > "$OUT/plain.txt"; rc0=$?
-run CUDASHIM_TRACE_DIR="$OUT/default" LD_PRELOAD="$ROOT/build/libcudashim.so" > "$OUT/default.txt"; rc1=$?
-run CUDASHIM_TRACE_DIR="$OUT/all" CUDASHIM_TRACE_ALL=1 LD_PRELOAD="$ROOT/build/libcudashim.so" > "$OUT/all.txt"; rc2=$?
+run CUDASHIM_TRACE_DIR="$OUT/default" LD_PRELOAD="$B/libcudashim.so" > "$OUT/default.txt"; rc1=$?
+run CUDASHIM_TRACE_DIR="$OUT/all" CUDASHIM_TRACE_ALL=1 LD_PRELOAD="$B/libcudashim.so" > "$OUT/all.txt"; rc2=$?
 ok=1
 [ "$rc0 $rc1 $rc2" = "0 0 0" ] || { echo "exit codes differ: $rc0 $rc1 $rc2"; ok=0; }
 for m in default all; do
@@ -51,12 +57,12 @@ p=$(awk '/median_step_s/{print $2}' "$OUT/plain.txt"); d=$(awk '/median_step_s/{
 [ "$gpa" -gt 0 ] || ok=0
 
 # Part 2: the diagnosis on the real stack. A healthy run: no error or warning finding.
-"$ROOT/build/cudashim" report "$OUT/default" > "$OUT/report-healthy.txt"; rh=$?
+cli report "$OUT/default" > "$OUT/report-healthy.txt"; rh=$?
 grep -qE "^  (error|warning) " "$OUT/report-healthy.txt" && { echo "false alarm on a healthy run"; ok=0; }
 # Which architectures does this PyTorch carry, and would they run here?
 lib=$(python3 -c 'import torch, os; print(os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cuda.so"))')
 cc=$(python3 -c 'import torch; print("%d.%d" % torch.cuda.get_device_capability())')
-"$ROOT/build/cudashim" inspect --device "$cc" --driver "${drv//[^0-9.]/}" "$lib" > "$OUT/inspect.txt" 2>&1; ri=$?
+cli inspect --device "$cc" --driver "${drv//[^0-9.]/}" "$lib" > "$OUT/inspect.txt" 2>&1; ri=$?
 # Planted: a device-side assert (an out-of-range index) surfaces at a later sync as 710.
 cat > "$OUT/assert.py" <<'PY'
 import torch
@@ -64,19 +70,42 @@ x = torch.zeros(3, device="cuda"); i = torch.tensor([5], device="cuda")
 y = x[i]
 torch.cuda.synchronize()
 PY
-(cd "$OUT" && "$ROOT/build/cudashim" run -o "$OUT/assert" -- python3 assert.py) > "$OUT/assert.txt" 2>&1
+(cd "$OUT" && cli run -o "$OUT/assert" -- python3 assert.py) > "$OUT/assert.txt" 2>&1
 grep -q "async-kernel-error" "$OUT/assert.txt" || { echo "the device-side assert is not diagnosed"; ok=0; }
 # Planted: an allocation larger than the GPU.
 cat > "$OUT/oom.py" <<'PY'
 import torch
 torch.empty(1 << 50, dtype=torch.uint8, device="cuda")
 PY
-(cd "$OUT" && "$ROOT/build/cudashim" run -o "$OUT/oom" -- python3 oom.py) > "$OUT/oom.txt" 2>&1
+(cd "$OUT" && cli run -o "$OUT/oom" -- python3 oom.py) > "$OUT/oom.txt" 2>&1
 grep -q "out-of-memory" "$OUT/oom.txt" || { echo "the OOM is not diagnosed"; ok=0; }
+# Planted: an image with sm_80 code only (nvcc 13, tests/fixtures), loaded through the driver.
+img="$ROOT/tests/fixtures/fatbin/tv18_sm80_only.fatbin"
+if command -v "${CC:-gcc}" >/dev/null && "${CC:-gcc}" -O1 -o "$OUT/devcode" "$ROOT/tests/programs/devcode.c" -l:libcuda.so.1 2>"$OUT/devcode.build"; then
+    (cd "$OUT" && cli run -o "$OUT/image" -- ./devcode "$img" load) > "$OUT/image.txt" 2>&1
+    grep -q "no-kernel-image" "$OUT/image.txt" || { echo "the image without sm_${cc/./} is not diagnosed"; ok=0; }
+    image="$(grep -c no-kernel-image "$OUT/image.txt") ($(grep -m1 -o 'cuModuleLoadData=[0-9]*' "$OUT/image.txt"))"
+else
+    image="not run: no C compiler"
+fi
+# Planted: a kernel that runs 4 s while the program synchronises, under a 1 s hang watchdog.
+cat > "$OUT/hang.py" <<'PY'
+import torch
+torch.cuda.synchronize()
+torch.cuda._sleep(int(4 * torch.cuda.get_device_properties(0).clock_rate * 1000))
+torch.cuda.synchronize()
+print("returned")
+PY
+(cd "$OUT" && CUDASHIM_HANG_TIMEOUT=1 cli run -o "$OUT/hang" -- python3 hang.py) > "$OUT/hang.txt" 2>&1
+grep -q "returned" "$OUT/hang.txt" || { echo "the program under the hang watchdog did not finish"; ok=0; }
+hang=$(cat "$OUT"/hang/cudashim-*.jsonl 2>/dev/null | grep -o '"type":"hang","tid":[0-9]*,"inside":"[A-Za-z_]*","seconds":[0-9.]*' | head -n 1)
+[ -n "$hang" ] || { echo "the watchdog did not report the long synchronisation"; ok=0; }
 {
     echo "| healthy report exit status | $rh |"
     echo "| inspect libtorch_cuda.so on sm_${cc/./} | exit $ri, $(grep -m1 'would run' "$OUT/inspect.txt" | sed 's/^ *//') |"
     echo "| device-side assert diagnosed | $(grep -c async-kernel-error "$OUT/assert.txt") |"
     echo "| OOM diagnosed | $(grep -c out-of-memory "$OUT/oom.txt") |"
+    echo "| sm_80-only image diagnosed | $image |"
+    echo "| hang watchdog (1 s) on a 4 s kernel | ${hang:-none} |"
 } | tee -a "$OUT/summary.md"
 [ $ok = 1 ]

@@ -3,6 +3,7 @@
  *   MODE load      load the image, look up kernel addk, launch it (block 256)
  *        bigblock  ... and launch addk with a 2048-thread block (CUDA_ERROR_INVALID_VALUE)
  *        async     launch addk then mulk on stream 0x10, then cuStreamSynchronize(0x10)
+ *        async2    the same, then cuCtxSynchronize_v2 (CUDA 13's, which cudaDeviceSynchronize calls)
  *        oom       allocate 1 MiB, then 1 TiB (CUDA_ERROR_OUT_OF_MEMORY on the fake)
  *        graph     cuGraphLaunch of graph 0x99 on stream 0x10
  * Expected output: one line per call with its result; the tests read the trace's findings. */
@@ -19,6 +20,9 @@ CUresult cuModuleGetFunction(void **, void *, const char *);
 CUresult cuLaunchKernel(void *, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, void *,
                         void **, void **);
 CUresult cuStreamSynchronize(void *);
+CUresult cuCtxSynchronize_v2(void *);
+CUresult cuDevicePrimaryCtxRetain(void **, int);
+CUresult cuCtxSetCurrent(void *);
 CUresult cuMemAlloc_v2(unsigned long long *, size_t);
 CUresult cuGraphLaunch(void *, void *);
 
@@ -39,6 +43,8 @@ int main(int argc, char **argv)
     cuDeviceGetAttribute(&major, 75, dev);
     cuDeviceGetAttribute(&minor, 76, dev);
     printf("device sm_%d%d\n", major, minor);
+    void *ctx = NULL;  /* a real driver loads modules into the current context */
+    if (!cuDevicePrimaryCtxRetain(&ctx, dev)) cuCtxSetCurrent(ctx);
     CUresult r = cuModuleLoadData(&mod, image);
     printf("cuModuleLoadData=%d\n", r);
     if (r) return 1;
@@ -50,10 +56,11 @@ int main(int argc, char **argv)
         printf("launch=%d\n", cuLaunchKernel(addk, 4, 1, 1, 256, 1, 1, 0, NULL, NULL, NULL));
     } else if (!strcmp(mode, "bigblock")) {
         printf("launch=%d\n", cuLaunchKernel(addk, 4, 1, 1, 2048, 1, 1, 0, NULL, NULL, NULL));
-    } else if (!strcmp(mode, "async")) {
+    } else if (!strcmp(mode, "async") || !strcmp(mode, "async2")) {
         printf("launch addk=%d\n", cuLaunchKernel(addk, 4, 1, 1, 256, 1, 1, 0, stream, NULL, NULL));
         printf("launch mulk=%d\n", cuLaunchKernel(mulk, 8, 1, 1, 128, 1, 1, 0, stream, NULL, NULL));
-        printf("cuStreamSynchronize=%d\n", cuStreamSynchronize(stream));
+        if (mode[5]) printf("cuCtxSynchronize_v2=%d\n", cuCtxSynchronize_v2(NULL));
+        else printf("cuStreamSynchronize=%d\n", cuStreamSynchronize(stream));
     } else if (!strcmp(mode, "oom")) {
         unsigned long long p = 0;
         printf("alloc 1 MiB=%d\n", cuMemAlloc_v2(&p, 1 << 20));

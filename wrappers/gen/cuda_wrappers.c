@@ -2425,6 +2425,7 @@ static uint32_t cuCtxSynchronize(void) { return cs_w_cuCtxSynchronize(CS_VIA_LIN
 static uint32_t cs_d_cuCtxSynchronize(void) { return cs_w_cuCtxSynchronize(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxSynchronize)); }
 static uint32_t cs_g_cuCtxSynchronize(void) { return cs_w_cuCtxSynchronize(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxSynchronize)); }
 
+void cs_hook_cuCtxSynchronize_v2(struct cs_thread *t, struct cs_event *ev, void *);
 static __attribute__((noinline)) uint32_t cs_w_cuCtxSynchronize_v2(uint8_t via, void *realp, void * ctx)
 {
     typedef uint32_t (*fn_t)(void *);
@@ -2437,6 +2438,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxSynchronize_v2(uint8_t via, 
     uint32_t r = real(ctx);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxSynchronize_v2, via, (uint32_t)r, t0);
+    cs_hook_cuCtxSynchronize_v2(t, ev, ctx);
     cs_finish(t, &cs_api_cuda, ev, 0);
     errno = saved_errno;
     return r;

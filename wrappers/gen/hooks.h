@@ -5,6 +5,7 @@
 
 struct cs_blob_128_1;
 void cs_hook_cuCtxSynchronize(struct cs_thread *t, struct cs_event *ev);
+void cs_hook_cuCtxSynchronize_v2(struct cs_thread *t, struct cs_event *ev, void *);
 void cs_hook_cuDeviceComputeCapability(struct cs_thread *t, struct cs_event *ev, void *, void *, int32_t);
 void cs_hook_cuDeviceGetAttribute(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, int32_t);
 void cs_hook_cuDeviceGetCount(struct cs_thread *t, struct cs_event *ev, void *);

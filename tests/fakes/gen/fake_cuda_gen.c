@@ -702,7 +702,7 @@ FAKE_EXPORT uint32_t cuCtxSetFlags(uint32_t flags) { return (uint32_t)fake_enter
 FAKE_EXPORT uint32_t cuCtxSetLimit(uint32_t limit, uint64_t value) { return (uint32_t)fake_enter(54); }
 FAKE_EXPORT uint32_t cuCtxSetSharedMemConfig(uint32_t config) { return (uint32_t)fake_enter(55); }
 FAKE_EXPORT uint32_t cuCtxSynchronize(void);
-FAKE_EXPORT uint32_t cuCtxSynchronize_v2(void * ctx) { return (uint32_t)fake_enter(57); }
+FAKE_EXPORT uint32_t cuCtxSynchronize_v2(void * ctx);
 FAKE_EXPORT uint32_t cuCtxWaitEvent(void * hCtx, void * hEvent) { return (uint32_t)fake_enter(58); }
 FAKE_EXPORT uint32_t cuDestroyExternalMemory(void * extMem) { return (uint32_t)fake_enter(59); }
 FAKE_EXPORT uint32_t cuDestroyExternalSemaphore(void * extSem) { return (uint32_t)fake_enter(60); }
