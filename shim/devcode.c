@@ -189,6 +189,7 @@ static int ask_driver(void)
 static void explain(struct cs_thread *t, int result, const struct cs_entry *e, int n, const char *where,
                     const char *kernel, const char *origin)
 {
+    int lookup = strcmp(where, "load") && strcmp(where, "launch");
     if (result != CS_CUDA_ERROR_NO_BINARY_FOR_GPU && result != CS_CUDA_ERROR_UNSUPPORTED_PTX_VERSION &&
         result != CS_CUDA_ERROR_INVALID_IMAGE && result != CS_CUDA_ERROR_INVALID_PTX)
         return;
@@ -197,6 +198,7 @@ static void explain(struct cs_thread *t, int result, const struct cs_entry *e, i
         .result = result, .where = where, .kernel = kernel, .origin = origin, .entries = e, .n = n,
         .cc = ask_cc(), .driver = ask_driver(),
         .lazy_loading = loading_mode == 1 || (!loading_mode && (!mode || !strcmp(mode, "LAZY"))),
+        .probe = lookup && t && t->depth > 1,
     };
     /* What is loaded (the framework's build, for the alternatives) is the scanner's to find: this
      * failure, rare and usually fatal, waits for a scan of its own (bounded), so a framework

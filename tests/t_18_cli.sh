@@ -207,6 +207,8 @@ for r in range(n):
                 l["version"] = "12.2"
             if kind == "own-nccl" and l["type"] == "library" and l["kind"] == "nccl":
                 l["path"] = "/opt/nccl-%d/libnccl.so.2" % r
+            if kind == "launcher" and r == 0 and l["type"] == "library" and l["kind"] == "driver":
+                continue  # the launcher (torchrun, mp.spawn's parent) loads CUDA libraries, never the driver
             f.write(json.dumps(l) + "\n")
 PY
 }
@@ -227,6 +229,14 @@ echo "bugreport of 2048 rank traces: $size characters"
 [ "$size" -le 60000 ] || fail "bugreport of 2048 ranks is $size characters"
 grep -q "ranks 812, 1907 (2).*: driver version 12.2" "$TMP/job.md" || fail "bugreport names the odd ranks"
 grep -q "^### System" "$TMP/job.md" || fail "bugreport has no System section"
+# A launcher's trace beside its ranks: not compared, and not an odd stack.
+make_ranks "$TMP/spawn" 3 launcher
+set +e; "$CLI" report "$TMP/spawn" >"$TMP/spawn.txt"; "$CLI" bugreport "$TMP/spawn" -o "$TMP/spawn.md" 2>/dev/null; set -e
+grep -q "rank 0 (1) never loaded the CUDA driver (a launcher such as torchrun, or a helper" "$TMP/spawn.txt" ||
+    { head -8 "$TMP/spawn.txt"; fail "the launcher is not set apart"; }
+grep -q "every trace that used CUDA loaded the same driver" "$TMP/spawn.txt" || fail "the launcher reads as another stack"
+! grep -q "different stacks" "$TMP/spawn.txt" || fail "a launcher makes a partially upgraded cluster"
+grep -q "Not compared: rank 0 (1) never loaded the CUDA driver" "$TMP/spawn.md" || fail "bugreport: the launcher is not set apart"
 # 600 ranks, each on its own NCCL: too much for an issue body, so it is cut and the whole goes to a file.
 make_ranks "$TMP/zoo" 600 own-nccl
 "$CLI" bugreport "$TMP/zoo" -o "$TMP/zoo.md" 2>/dev/null || fail "bugreport of 600 different ranks"

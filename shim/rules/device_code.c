@@ -68,5 +68,5 @@ void cs_rule_image_failure(const struct cs_evidence *e, const struct cs_image_fa
     snprintf(key, sizeof key, "%d:%s", result, f->kernel ? f->kernel : f->where);
     enum cs_finding_id id = result == CS_CUDA_ERROR_NO_BINARY_FOR_GPU ? CS_F_NO_KERNEL_IMAGE
                           : result == CS_CUDA_ERROR_UNSUPPORTED_PTX_VERSION ? CS_F_PTX_TOO_NEW : CS_F_IMAGE_REJECTED;
-    cs_finding(id, CS_ERROR, key, summary, fix, ev);
+    if (!f->probe) cs_finding(id, CS_ERROR, key, summary, fix, ev);
 }

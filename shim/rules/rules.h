@@ -90,6 +90,11 @@ struct cs_image_failure {
     int n;
     int cc, driver;                       /* 0: unknown */
     int lazy_loading;                     /* CUDA_MODULE_LOADING is LAZY (the default since 12.2) */
+    /* A kernel lookup a library made inside its own call: it may be trying kernels built for other
+     * architectures and carry on without them (NCCL 2.28 asks for its sm_100 symmetric-memory
+     * kernels on an sm_90 GPU). The call's line is explained, no finding raised: when the library's
+     * call fails for it, the library's own rule reads the failure inside it. */
+    int probe;
 };
 void cs_rule_image_failure(const struct cs_evidence *e, const struct cs_image_failure *f, char *text, size_t cap);
 /* kernels.c: an asynchronous error and the launches not yet covered by a synchronisation */

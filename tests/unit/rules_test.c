@@ -404,6 +404,14 @@ int main(void)
     cs_rule_image_failure(&ev, &img, text, sizeof text);
     expect("209: an sm_80 image on an sm_61 GPU", CS_F_NO_KERNEL_IMAGE, CS_ERROR, SAYS("vectorAdd", "lazy loading", "sm_61"));
     if (!text[0]) printf("FAIL 209 gives the failing call no diagnosis text\n"), failures++;
+    struct cs_entry sm100 = { 0 };
+    sm100.kind = CS_ENTRY_ELF, sm100.arch = 100;
+    img = (struct cs_image_failure){ .result = 209, .where = "cuLibraryGetKernel", .kernel = "ncclSymkDevKernel_AllReduce",
+                                     .origin = "libnccl.so.2", .entries = &sm100, .n = 1, .cc = 90, .driver = 13000,
+                                     .probe = 1 };
+    reset(), cs_rule_image_failure(&ev, &img, text, sizeof text);
+    expect_nothing("209 at a kernel lookup NCCL makes inside its own call (probing for sm_100 kernels)");
+    if (!strstr(text, "sm_100")) printf("FAIL a probing lookup's line is not explained: %s\n", text), failures++;
     struct cs_entry ptx = { 0 };
     ptx.kind = CS_ENTRY_PTX, ptx.arch = 90, ptx.ver_major = 8, ptx.ver_minor = 8;
     img = (struct cs_image_failure){ .result = 222, .where = "load", .entries = &ptx, .n = 1, .cc = 90, .driver = 12020 };

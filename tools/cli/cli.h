@@ -85,6 +85,7 @@ json_t *report_differences(struct trace *ts, int n); /* what differs between tra
 json_t *trace_facts(const struct trace *t);          /* "cudnn version" -> "9.19.0", ... */
 void who_text(const struct trace *ts, const int *members, int count, char *out, size_t cap);
 json_t *stack_groups(const struct trace *ts, int n);  /* [{who, differs, count}], the most common last */
+char *driverless_who(const struct trace *ts, int n, int *count);  /* processes that never loaded the driver */
 json_t *ending_groups(const struct trace *ts, int n, json_t **findings, json_t **groups);  /* [{who, first, count}] */
 /* hangs.c: a hang report in words: [{level 0..2, text}] */
 json_t *hang_lines(const struct trace *t, json_t *hang);

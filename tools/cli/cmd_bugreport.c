@@ -163,7 +163,11 @@ int cmd_bugreport(int argc, char **argv)
     if (n > 1) {
         json_t *stacks = stack_groups(ts, n);
         fputs("### What differs between processes\n\n", m);
-        if (json_array_size(stacks) == 1) fputs("Nothing: every process loaded the same driver, libraries and versions.\n", m);
+        int nodriver;
+        char *launchers = driverless_who(ts, n, &nodriver);
+        if (launchers) fprintf(m, "Not compared: %s never loaded the CUDA driver (a launcher or helper process).\n\n", launchers);
+        free(launchers);
+        if (json_array_size(stacks) == 1) fputs("Nothing: every process that used CUDA loaded the same driver, libraries and versions.\n", m);
         json_array_foreach(stacks, i, x) {
             if (json_array_size(stacks) == 1) break;
             if (*jstr(x, "differs")) fprintf(m, "- **%s**: %s\n", jstr(x, "who"), jstr(x, "differs"));

@@ -137,21 +137,55 @@ static void free_groups(struct group *g, int ng)
     free(g);
 }
 
+static int loaded_driver(const struct trace *t)
+{
+    size_t i;
+    json_t *l;
+    json_array_foreach(t->libraries, i, l)
+        if (!strcmp(jstr(l, "kind"), "driver") && *jstr(l, "path")) return 1;
+    return 0;
+}
+
+/* The traces of processes that never loaded the CUDA driver (a launcher such as torchrun or
+ * mp.spawn's parent, a data loader) while others did: not ranks, so not compared (they would all
+ * read as "no driver"). NULL when there are none; else "who" of them. */
+char *driverless_who(const struct trace *ts, int n, int *count)
+{
+    int *members = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1)), m = 0;
+    for (int k = 0; k < n; k++)
+        if (!loaded_driver(&ts[k])) members[m++] = k;
+    *count = m;
+    char *out = NULL;
+    if (m && m < n) {
+        out = malloc(1024);
+        who_text(ts, members, m, out, 1024);
+    }
+    free(members);
+    return out;
+}
+
 /* The stacks, the odd ones out first, each with what differs from the most common one:
  * [{"who": "ranks 812, 1907 (2)", "differs": "driver version 12.2 (elsewhere: 13.0)"}, ...,
- *  {"who": "ranks 0-811, ... (2046)", "differs": ""}]; one element when all are alike. */
+ *  {"who": "ranks 0-811, ... (2046)", "differs": ""}]; one element when all are alike. The
+ * processes that never loaded the driver are left out (driverless_who). */
 json_t *stack_groups(const struct trace *ts, int n)
 {
     if (n < 1) return json_array();
     json_t **facts = malloc(sizeof *facts * (size_t)n);
     char **keys = malloc(sizeof *keys * (size_t)n);
+    int *at = malloc(sizeof(int) * (size_t)n), m = 0;  /* the traces compared: those that loaded the driver */
+    int nodriver;
+    free(driverless_who(ts, n, &nodriver));
     for (int k = 0; k < n; k++) {
-        facts[k] = trace_facts(&ts[k]);
-        keys[k] = json_dumps(facts[k], JSON_COMPACT | JSON_SORT_KEYS);
+        if (nodriver && nodriver < n && !loaded_driver(&ts[k])) continue;
+        facts[m] = trace_facts(&ts[k]);
+        keys[m] = json_dumps(facts[m], JSON_COMPACT | JSON_SORT_KEYS);
+        at[m++] = k;
     }
     int ng;
-    struct group *g = group_by(keys, n, &ng);
-    json_t *out = json_array(), *base = facts[g[0].members[0]];
+    struct group *g = group_by(keys, m, &ng);
+    json_t *out = json_array();
+    json_t *base = facts[g[0].members[0]];
     char who[1024], line[4096];
     for (int i = 1; i <= ng; i++) {
         int gi = i < ng ? i : 0;  /* the most common last */
@@ -175,12 +209,13 @@ json_t *stack_groups(const struct trace *ts, int n)
             if (w < 0 || (size_t)w >= sizeof line - len) break;
             len += (size_t)w;
         }
+        for (int j = 0; j < g[gi].count; j++) g[gi].members[j] = at[g[gi].members[j]];  /* trace indices */
         who_text(ts, g[gi].members, g[gi].count, who, sizeof who);
         json_array_append_new(out, json_pack("{s:s, s:s, s:i}", "who", who, "differs", line, "count", g[gi].count));
     }
     free_groups(g, ng);
-    for (int k = 0; k < n; k++) { json_decref(facts[k]); free(keys[k]); }
-    free(facts), free(keys);
+    for (int k = 0; k < m; k++) { json_decref(facts[k]); free(keys[k]); }
+    free(facts), free(keys), free(at);
     return out;
 }
 
@@ -223,7 +258,15 @@ void report_many(struct trace *ts, int n, json_t **findings, json_t **groups,
     json_t *stacks = stack_groups(ts, n);
     size_t i;
     json_t *x;
-    if (json_array_size(stacks) == 1) printf("  every trace loaded the same driver, libraries and versions\n");
+    int nodriver;
+    char *launchers = driverless_who(ts, n, &nodriver);
+    if (launchers) {
+        snprintf(line, sizeof line, "%s never loaded the CUDA driver (a launcher such as torchrun, or a helper "
+                 "process): not compared", launchers);
+        wrap(stdout, "  ", line, CLI_WIDTH);
+        free(launchers);
+    }
+    if (json_array_size(stacks) == 1) printf("  every trace that used CUDA loaded the same driver, libraries and versions\n");
     else {
         printf("  %s%zu different stacks: a partially upgraded cluster looks like this. The odd ones out first:%s\n",
                c_red(), json_array_size(stacks), c_reset());
