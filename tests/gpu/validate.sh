@@ -3,8 +3,8 @@
 # shim, in default mode and in ALL mode, and checks losses, exit codes and traces. Writes a
 # summary table and the traces to OUT (default build/gpu-validation). Exits 77 where there is no
 # GPU or no PyTorch. Part 2 plants failures (a device-side assert, an impossible allocation, an
-# image without this GPU's architecture, a kernel that outlasts the hang watchdog) and checks
-# that the report names them, and that a healthy run has no alarm.
+# image without this GPU's architecture, a kernel that outlasts the hang watchdog, two NCCL ranks
+# on one GPU) and checks that the report names them, and that a healthy run has no alarm.
 # Where the build's dependencies are missing (a machine lent for the run), BUILD names a directory
 # holding a copied libcudashim.so and cudashim (and lib/ with the command's libjansson).
 set -u
@@ -100,6 +100,12 @@ PY
 grep -q "returned" "$OUT/hang.txt" || { echo "the program under the hang watchdog did not finish"; ok=0; }
 hang=$(cat "$OUT"/hang/cudashim-*.jsonl 2>/dev/null | grep -o '"type":"hang","tid":[0-9]*,"inside":"[A-Za-z_]*","seconds":[0-9.]*' | head -n 1)
 [ -n "$hang" ] || { echo "the watchdog did not report the long synchronisation"; ok=0; }
+# Planted: two NCCL ranks spawned on one GPU; mp.spawn's parent never loads the driver.
+(cd "$OUT" && python3 "$ROOT/tests/gpu/two_ranks.py") > "$OUT/nccl-plain.txt" 2>&1; rn0=$?
+(cd "$OUT" && cli run -o "$OUT/nccl" -- python3 "$ROOT/tests/gpu/two_ranks.py") > "$OUT/nccl.txt" 2>&1; rn1=$?
+[ "$rn0" = "$rn1" ] || { echo "two ranks on one GPU: exit status $rn0 without the shim, $rn1 with it"; ok=0; }
+grep -q "Duplicate GPU detected" "$OUT/nccl.txt" || { echo "two ranks on one GPU: NCCL's error not seen"; ok=0; }
+grep -qE "different stacks|no-kernel-image" "$OUT/nccl.txt" && { echo "two ranks on one GPU: a false alarm"; ok=0; }
 {
     echo "| healthy report exit status | $rh |"
     echo "| inspect libtorch_cuda.so on sm_${cc/./} | exit $ri, $(grep -m1 'would run' "$OUT/inspect.txt" | sed 's/^ *//') |"
@@ -107,5 +113,7 @@ hang=$(cat "$OUT"/hang/cudashim-*.jsonl 2>/dev/null | grep -o '"type":"hang","ti
     echo "| OOM diagnosed | $(grep -c out-of-memory "$OUT/oom.txt") |"
     echo "| sm_80-only image diagnosed | $image |"
     echo "| hang watchdog (1 s) on a 4 s kernel | ${hang:-none} |"
+    echo "| two NCCL ranks on one GPU: exit status without / with the shim | $rn0 / $rn1 |"
+    echo "| ... false alarms in its report | $(grep -cE 'different stacks|no-kernel-image' "$OUT/nccl.txt") |"
 } | tee -a "$OUT/summary.md"
 [ $ok = 1 ]
