@@ -76,6 +76,7 @@ void cs_diagnose_library_failure(struct cs_thread *t, struct cs_api *api, const 
 {
     if (api == &cs_api_nccl && ev->result == CS_ncclUnhandledCudaError) nccl_cuda_failure(t, ev, library_said);
     else if (api == &cs_api_nccl && library_said) {
+        cs_rule_nccl_duplicate_gpu(cs_api_name(ev->api), api->result_name(ev->result), library_said);
         struct statvfs v;
         int ok = statvfs("/dev/shm", &v) == 0;
         cs_rule_nccl_shared_memory(cs_api_name(ev->api), api->result_name(ev->result), library_said,

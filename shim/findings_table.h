@@ -27,6 +27,7 @@ CS_FINDING(CUDA_UNKNOWN_ERROR,         "cuda-unknown-error",         "error",   
 CS_FINDING(NCCL_CUDA_FAILURE,          "nccl-cuda-failure",          "error",               "NCCL's unhandled CUDA error, and the CUDA call behind it")
 CS_FINDING(CUBLAS_NOT_INITIALIZED,     "cublas-not-initialized",     "error",               "cuBLAS could not start a handle, and the CUDA call behind it")
 CS_FINDING(NCCL_SHARED_MEMORY,         "nccl-shared-memory",         "error",               "NCCL could not set up its shared memory: /dev/shm too small or not writable")
+CS_FINDING(NCCL_DUPLICATE_GPU,         "nccl-duplicate-gpu",         "error",               "two ranks of one NCCL communicator on the same GPU")
 CS_FINDING(CUDNN_CUDA_FAILURE,         "cudnn-cuda-failure",         "error",               "a cuDNN call failed because a CUDA call inside it failed")
 CS_FINDING(CUDNN_SUBLIBRARY_MISMATCH,  "cudnn-sublibrary-mismatch",  "error",               "cuDNN's sub-libraries come from different installs")
 CS_FINDING(KERNEL_FAULT,               "kernel-fault",               "error",               "a kernel faulted (illegal address, assertion, illegal instruction)")

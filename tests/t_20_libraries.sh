@@ -51,6 +51,11 @@ run shm RANK=0 LD_LIBRARY_PATH="$FAKES:$TMP/nccl22809" FAKE_NCCL_SHM_FULL=1
 has_finding "$trace" nccl-shared-memory "found ncclSystemError at ncclCommInitRank" \
     "NCCL's own message: \"Error while creating shared memory segment /dev/shm/nccl-KWfVyt (size 5967872)\"" "/dev/shm holds"
 grep '"id":"nccl-shared-memory"' "$trace" | grep -q '"shm_bytes":[0-9]' || fail "nccl-shared-memory lacks /dev/shm's size"
+# Two ranks on one GPU (no GPU selected per rank): NCCL's words, and how to give each rank its own.
+run samegpu RANK=1 LD_LIBRARY_PATH="$FAKES:$TMP/nccl22809" FAKE_NCCL_SAME_GPU=1
+has_finding "$trace" nccl-duplicate-gpu "found ncclInvalidUsage at ncclCommInitRank" \
+    "NCCL says \"Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 60\""
+! grep -q '"id":"nccl-shared-memory"' "$trace" || fail "nccl-shared-memory raised for two ranks on one GPU"
 # A failing collective whose message is not about shared memory raises nothing of the kind.
 ! grep -q '"id":"nccl-shared-memory"' "$TMP/fail"/cudashim-*.jsonl || fail "nccl-shared-memory raised for a peer error"
 # A stuck job read across its ranks' hang reports (the watchdog on, a rank blocking in a collective):

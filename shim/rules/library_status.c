@@ -164,6 +164,28 @@ void cs_rule_nccl_shared_memory(const char *call, const char *status_name, const
                "through P2P or the network, slower).", evj);
 }
 
+/* Every process of the job picked the same GPU (no torch.cuda.set_device(local_rank), one
+ * CUDA_VISIBLE_DEVICES for all, more ranks than GPUs): NCCL refuses the communicator. */
+void cs_rule_nccl_duplicate_gpu(const char *call, const char *status_name, const char *nccl_said)
+{
+    char said[256], summary[1024], evj[512];
+    nccl_words(nccl_said, said, sizeof said);
+    if (!strstr(said, "Duplicate GPU detected")) return;
+    snprintf(summary, sizeof summary, "found %s at %s: NCCL says \"%s\": two ranks of this communicator use the "
+             "same GPU, which NCCL does not allow", status_name ? status_name : "an NCCL error", call, said);
+    struct cs_buf b = { evj, 0, sizeof evj - 1 };
+    cs_put(&b, "{\"nccl_call\":"); cs_put_str(&b, call);
+    cs_put(&b, ",\"nccl_message\":"); cs_put_str(&b, said);
+    cs_put(&b, "}");
+    evj[b.len] = 0;
+    cs_finding(CS_F_NCCL_DUPLICATE_GPU, CS_ERROR, call, summary,
+               "Give each rank its own GPU before the communicator is made: PyTorch: "
+               "torch.cuda.set_device(int(os.environ[\"LOCAL_RANK\"])) before init_process_group, or its "
+               "device_id=torch.device(\"cuda\", local_rank); check that CUDA_VISIBLE_DEVICES is not the same single "
+               "GPU for every rank, and that no more ranks run on a machine than it has GPUs "
+               "(torchrun --nproc-per-node).", evj);
+}
+
 void cs_rule_cublas_not_initialized(const char *call, const struct cs_inner_failure *bad)
 {
     char summary[1536], evj[512], cause[512], fix[512];

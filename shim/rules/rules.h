@@ -76,6 +76,7 @@ struct cs_inner_failure { const char *api, *result_name; int result; };  /* the 
 void cs_rule_nccl_cuda_failure(const char *nccl_call, const struct cs_inner_failure *inner, const char *nccl_said);
 /* NCCL's shared-memory transport refused (its message names /dev/shm, shm_open, posix_fallocate):
  * shm_total/shm_free in bytes, -1 when /dev/shm could not be read. */
+void cs_rule_nccl_duplicate_gpu(const char *call, const char *status_name, const char *nccl_said);
 void cs_rule_nccl_shared_memory(const char *call, const char *status_name, const char *nccl_said, long long shm_total,
                                 long long shm_free);
 void cs_rule_cublas_not_initialized(const char *call, const struct cs_inner_failure *inner);  /* inner NULL: unseen */

@@ -363,6 +363,14 @@ int main(void)
     expect("NCCL's shared memory not writable", CS_F_NCCL_SHARED_MEMORY, CS_ERROR, SAYS("may not create files in /dev/shm"));
     reset(), cs_rule_nccl_shared_memory("ncclAllReduce", "ncclSystemError", "socket connect to 10.0.0.2 failed", 64ll << 20, 0);
     expect_nothing("an NCCL system error that is not about shared memory");
+    /* Two ranks on one GPU: NCCL 2.28's words on an H200 (two mp.spawn ranks without set_device). */
+    reset(), cs_rule_nccl_duplicate_gpu("ncclCommInitRankConfig", "ncclInvalidUsage",
+                                        "Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 60");
+    expect("two NCCL ranks on one GPU", CS_F_NCCL_DUPLICATE_GPU, CS_ERROR,
+           SAYS("found ncclInvalidUsage at ncclCommInitRankConfig", "rank 1 and rank 0 both on CUDA device 60",
+                "torch.cuda.set_device", "LOCAL_RANK", "CUDA_VISIBLE_DEVICES"));
+    reset(), cs_rule_nccl_duplicate_gpu("ncclCommInitRank", "ncclInvalidUsage", "invalid argument");
+    expect_nothing("another invalid usage of NCCL");
     struct cs_inner_failure nodev = { "cuInit", "CUDA_ERROR_NO_DEVICE", 100 }, no_memory = { "cuMemAlloc_v2", "CUDA_ERROR_OUT_OF_MEMORY", 2 };
     reset(), cs_rule_cublas_not_initialized("cublasCreate_v2", &nodev);
     expect("cuBLAS not initialised: no GPU", CS_F_CUBLAS_NOT_INITIALIZED, CS_ERROR,

@@ -8,6 +8,8 @@
  *   FAKE_NCCL_HANG_AT=K             the K-th ncclAllReduce (from 1) blocks FAKE_NCCL_HANG_S seconds (3): a
  *                                   rank stuck in a collective its peers never joined
  *   FAKE_NCCL_COUNT_S=seconds       ncclCommCount blocks that long (a call the hot path takes)
+ *   FAKE_NCCL_SAME_GPU=1            ncclCommInitRank fails as NCCL does when two ranks are on one GPU:
+ *                                   ncclInvalidUsage, with NCCL's own last message
  *   FAKE_NCCL_SHM_FULL=1            ncclCommInitRank fails as NCCL does when /dev/shm is full: ncclSystemError,
  *                                   with NCCL's own last message */
 #define _GNU_SOURCE
@@ -33,6 +35,10 @@ int ncclCommInitRank(struct comm **c, int nranks, ncclUniqueId id, int rank)
 {
     (void)id;
     if (env("FAKE_NCCL_INIT_SLEEP")) sleep((unsigned)env("FAKE_NCCL_INIT_SLEEP"));
+    if (env("FAKE_NCCL_SAME_GPU")) {
+        last_error = "Duplicate GPU detected : rank 1 and rank 0 both on CUDA device 60";
+        return 5;  /* ncclInvalidUsage */
+    }
     if (env("FAKE_NCCL_SHM_FULL")) {
         last_error = "Error while creating shared memory segment /dev/shm/nccl-KWfVyt (size 5967872)";
         return 2;  /* ncclSystemError */
