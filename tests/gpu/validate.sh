@@ -106,6 +106,7 @@ hang=$(cat "$OUT"/hang/cudashim-*.jsonl 2>/dev/null | grep -o '"type":"hang","ti
 [ "$rn0" = "$rn1" ] || { echo "two ranks on one GPU: exit status $rn0 without the shim, $rn1 with it"; ok=0; }
 grep -q "Duplicate GPU detected" "$OUT/nccl.txt" || { echo "two ranks on one GPU: NCCL's error not seen"; ok=0; }
 grep -qE "different stacks|no-kernel-image" "$OUT/nccl.txt" && { echo "two ranks on one GPU: a false alarm"; ok=0; }
+grep -q "nccl-duplicate-gpu" "$OUT/nccl.txt" || { echo "two ranks on one GPU: not diagnosed"; ok=0; }
 {
     echo "| healthy report exit status | $rh |"
     echo "| inspect libtorch_cuda.so on sm_${cc/./} | exit $ri, $(grep -m1 'would run' "$OUT/inspect.txt" | sed 's/^ *//') |"
@@ -115,5 +116,6 @@ grep -qE "different stacks|no-kernel-image" "$OUT/nccl.txt" && { echo "two ranks
     echo "| hang watchdog (1 s) on a 4 s kernel | ${hang:-none} |"
     echo "| two NCCL ranks on one GPU: exit status without / with the shim | $rn0 / $rn1 |"
     echo "| ... false alarms in its report | $(grep -cE 'different stacks|no-kernel-image' "$OUT/nccl.txt") |"
+    echo "| ... nccl-duplicate-gpu diagnosed | $(grep -c nccl-duplicate-gpu "$OUT/nccl.txt") |"
 } | tee -a "$OUT/summary.md"
 [ $ok = 1 ]
