@@ -27,7 +27,7 @@ uint32_t cs_fast_failed_hook(struct cs_thread *t, struct cs_api *api, struct cs_
         ev->flags |= CS_EV_FAILED;
     }
     if (ev->kind == CS_LAUNCH_KERNEL) cs_launch_failed(t, ev);
-    if (hook) hook(t, ev, t->launch[t->depth > 1].args);  /* what the entry point kept, at its level */
+    if (hook) hook(t, ev, cs_fast_kept(t)->args);
     if (atomic_load_explicit(&api->real[ev->api - api->base], memory_order_relaxed) == CS_REAL_ABSENT)
         cs_extra_str(t, "note", cs_note_absent);  /* the assembly path's answer for it (cs_fast_absent) */
     cs_emit(t, api, ev);

@@ -165,7 +165,7 @@ static void sync_after(struct cs_thread *t, struct cs_event *ev)
 /* The fast path kept a launch's register arguments in the thread; the rest it passes here. */
 void cs_fast_launch_failed(struct cs_thread *t, struct cs_event *ev, uint32_t bz, uint32_t shmem)
 {
-    const struct cs_fast_launch *a = &t->launch[t->depth > 1];  /* the level the call is at */
+    const struct cs_fast_launch *a = cs_fast_kept(t);
     record(ev, a->f, a->grid[0], a->grid[1], a->grid[2], a->block[0], a->block[1], bz, shmem,
            (void *)(uintptr_t)ev->stream);
 }
@@ -227,7 +227,7 @@ void cs_hook_cuLaunchKernelEx(struct cs_thread *t, struct cs_event *ev, void *co
 /* The assembly fast path's failing cuLaunchKernelEx: what it kept at its level. */
 void cs_fast_launch_ex_failed(struct cs_thread *t, struct cs_event *ev)
 {
-    const struct cs_fast_launch *a = &t->launch[t->depth > 1];
+    const struct cs_fast_launch *a = cs_fast_kept(t);
     record_ex(ev, a->config, a->ex_f);
 }
 

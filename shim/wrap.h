@@ -304,6 +304,9 @@ static inline __attribute__((always_inline)) void cs_fast_launch_record(struct c
 }
 
 void cs_fast_launch_failed(struct cs_thread *t, struct cs_event *ev, uint32_t bz, uint32_t shmem);
+/* What the entry point kept of the failing call's arguments, at the level the call is at (an
+ * outermost call, or one made inside another). */
+static inline const struct cs_fast_launch *cs_fast_kept(const struct cs_thread *t) { return &t->launch[t->depth > 1]; }
 /* The assembly fast path's ways out of line (fast_path.c): a failure (bz and shmem: a launch's
  * stack arguments), and a function's first call. */
 uint32_t cs_fast_failed_asm(struct cs_thread *t, struct cs_api *api, struct cs_event *ev, uint32_t bz, uint32_t shmem);
