@@ -33,7 +33,6 @@
 
 struct cs_calls_hooks cs_calls_hooks;
 
-static pthread_mutex_t file_lock = PTHREAD_MUTEX_INITIALIZER;
 static int fd = -1;
 static dev_t file_dev;
 static ino_t file_ino;
@@ -108,7 +107,7 @@ static void say_loss(const char *why)
 }
 
 /* Our descriptor still names our file (the program may have closed it and reused the number);
- * else reopen ours by name, or stop. With file_lock held. */
+ * else reopen ours by name, or stop. With the CALLS lock held. */
 static int still_ours(struct stat *st)
 {
     if (fstat(fd, st) == 0 && st->st_dev == file_dev && st->st_ino == file_ino) return 1;
@@ -124,7 +123,7 @@ static int still_ours(struct stat *st)
 }
 
 /* CUDASHIM_TRACE_MAX: the file becomes NAME.calls.prev (an older one goes) and a new one starts;
- * names are given again in it. With file_lock held. */
+ * names are given again in it. With the CALLS lock held. */
 static void rotate(void)
 {
     char prev[sizeof file_path + 8];
@@ -146,7 +145,7 @@ static void rotate(void)
 static int write_chunk(struct iovec *iov, int n, size_t len)
 {
     if (atomic_load(&state) != 2) return 0;
-    int locked = atomic_load(&cs_crash_active) ? !pthread_mutex_trylock(&file_lock) : !pthread_mutex_lock(&file_lock);
+    int locked = atomic_load(&cs_crash_active) ? cs_lock_try(CS_LOCK_CALLS) : (cs_lock(CS_LOCK_CALLS), 1);
     int ok = 0;
     struct stat st;
     if (atomic_load(&state) == 2 && still_ours(&st)) {
@@ -170,7 +169,7 @@ static int write_chunk(struct iovec *iov, int n, size_t len)
             }
         }
     }
-    if (locked) pthread_mutex_unlock(&file_lock);
+    if (locked) cs_unlock(CS_LOCK_CALLS);
     return ok;
 }
 
@@ -337,5 +336,4 @@ void cs_calls_after_fork(void)
     file_path[0] = 0;
     atomic_store(&state, 0);
     atomic_store(&written_events, 0), atomic_store(&lost_events, 0);
-    pthread_mutex_init(&file_lock, NULL);
 }

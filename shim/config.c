@@ -34,6 +34,13 @@ int cs_parse_bool(const char *s, int *out)
     return 0;
 }
 
+int cs_env_disabled(void)
+{
+    const char *v = getenv("CUDASHIM_DISABLE");
+    int disabled = 0;
+    return v && cs_parse_bool(v, &disabled) && disabled;
+}
+
 static int parse_count(const char *s, uint64_t *out)
 {
     char *end;

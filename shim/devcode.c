@@ -46,7 +46,10 @@ struct function {
 };
 static struct module *modules;
 static struct function *functions;
-static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
+/* A child forked while another thread changed the tables starts empty ones (leaving the parent's
+ * entries allocated: a lookup may be reading one). */
+void cs_devcode_drop(void) { modules = NULL; functions = NULL; }
+
 static int device_cc;          /* from the program's own queries, or asked on a failure */
 static int loading_mode;       /* 1 lazy, 2 eager (CUmoduleLoadingMode), 0 unknown */
 
@@ -148,12 +151,12 @@ static void remember_module(void *handle, const struct collect *c, const char *s
     memcpy(m->e, c->e, sizeof(struct cs_entry) * (size_t)c->n);
     snprintf(m->source, sizeof m->source, "%s", source);
     snprintf(m->origin, sizeof m->origin, "%s", c->origin);
-    pthread_rwlock_wrlock(&lock);
+    cs_lock(CS_LOCK_DEVCODE);
     struct module *old;
     HASH_FIND_PTR(modules, &handle, old);
     if (old) HASH_DEL(modules, old);  /* kept allocated: a failing launch may still be reading it */
     HASH_ADD_PTR(modules, handle, m);
-    pthread_rwlock_unlock(&lock);
+    cs_unlock(CS_LOCK_DEVCODE);
 }
 
 static void image_extra(struct cs_thread *t, const struct collect *c)
@@ -307,30 +310,30 @@ static void remember_function(void *handle, void *module, const char *name)
     f->handle = handle;
     f->module = module;
     snprintf(f->name, sizeof f->name, "%s", name ? name : "");
-    pthread_rwlock_wrlock(&lock);
+    cs_lock(CS_LOCK_DEVCODE);
     struct function *old;
     HASH_FIND_PTR(functions, &handle, old);
     if (old && old->module == module && !strcmp(old->name, f->name)) {  /* already known: no churn */
-        pthread_rwlock_unlock(&lock);
+        cs_unlock(CS_LOCK_DEVCODE);
         free(f);
         return;
     }
     if (old) { HASH_DEL(functions, old); free(old); }
     HASH_ADD_PTR(functions, handle, f);
-    pthread_rwlock_unlock(&lock);
+    cs_unlock(CS_LOCK_DEVCODE);
 }
 
 /* A function's raw name and module, copied under the lock (entries may be replaced). 1 when mapped. */
 static int lookup_function(void *handle, char *raw, size_t cap, void **module)
 {
     struct function *f;
-    pthread_rwlock_rdlock(&lock);
+    cs_lock_read(CS_LOCK_DEVCODE);
     HASH_FIND_PTR(functions, &handle, f);
     if (f) {
         snprintf(raw, cap, "%s", f->name);
         if (module) *module = f->module;
     }
-    pthread_rwlock_unlock(&lock);
+    cs_unlock(CS_LOCK_DEVCODE);
     return f != NULL;
 }
 
@@ -357,10 +360,10 @@ static void function_origin(void *handle, char *out, size_t cap)
     struct module *m = NULL;
     out[0] = 0;
     if (!lookup_function(handle, raw, sizeof raw, &module) || !module) return;
-    pthread_rwlock_rdlock(&lock);
+    cs_lock_read(CS_LOCK_DEVCODE);
     HASH_FIND_PTR(modules, &module, m);
     if (m) snprintf(out, cap, "%s", m->origin);
-    pthread_rwlock_unlock(&lock);
+    cs_unlock(CS_LOCK_DEVCODE);
 }
 
 /* The name from the map only: for the watchdog, which must not call the driver. */
@@ -389,11 +392,11 @@ int cs_kernel_name(void *handle, char *out, size_t cap, const struct cs_entry **
     int mapped = lookup_function(handle, raw, sizeof raw, &module);
     if (e && n) {
         struct module *m = NULL;
-        pthread_rwlock_rdlock(&lock);
+        cs_lock_read(CS_LOCK_DEVCODE);
         if (module) HASH_FIND_PTR(modules, &module, m);
         *e = m ? m->e : NULL;  /* modules are never freed while the process runs: safe to return */
         *n = m ? m->n : 0;
-        pthread_rwlock_unlock(&lock);
+        cs_unlock(CS_LOCK_DEVCODE);
     }
     if (!mapped && handle) {
         /* Loaded before the shim saw it: the driver (12.3+) knows the name. Remember the answer,
@@ -414,14 +417,14 @@ static void lookup_failed(struct cs_thread *t, int result, void *module, const c
     struct module *m;
     struct cs_entry copy[MOD_ENTRIES];
     char origin[256] = "";
-    pthread_rwlock_rdlock(&lock);
+    cs_lock_read(CS_LOCK_DEVCODE);
     HASH_FIND_PTR(modules, &module, m);
     int n = m ? m->n : 0;
     if (m) {
         memcpy(copy, m->e, sizeof(struct cs_entry) * (size_t)n);
         snprintf(origin, sizeof origin, "%s", m->origin);
     }
-    pthread_rwlock_unlock(&lock);
+    cs_unlock(CS_LOCK_DEVCODE);
     explain(t, result, copy, n, api, name, origin);
 }
 

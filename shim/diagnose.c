@@ -24,7 +24,6 @@
 #include "../wrappers/gen/results.h"
 
 int cs_cuda_initialised, cs_forked_after_init;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Runtimes seen through cuGetProcAddress: a static cudart copy inside any library shows up
  * here with the CUDA version it was built for. Written by the procaddr hook under `lock`; the
@@ -124,11 +123,11 @@ void cs_diagnose_driver_version(int version)
     cs_driver_version_saw(version);
     cs_scan_request();
     cs_inventory_rdlock();
-    pthread_mutex_lock(&lock);
+    cs_lock(CS_LOCK_DIAGNOSE);
     struct cs_evidence e;
     take_evidence(&e, 1);
     cs_rule_driver_too_old(&e);
-    pthread_mutex_unlock(&lock);
+    cs_unlock(CS_LOCK_DIAGNOSE);
     cs_diagnose_cudnn_status(&e);
     cs_inventory_unlock();
 }
@@ -153,7 +152,7 @@ void cs_diagnose_device_count(int count)
 void cs_diagnose_libraries(void)
 {
     cs_inventory_rdlock();
-    pthread_mutex_lock(&lock);
+    cs_lock(CS_LOCK_DIAGNOSE);
     struct cs_evidence e;
     take_evidence(&e, 1);
     cs_rule_no_gpu(&e);
@@ -163,7 +162,7 @@ void cs_diagnose_libraries(void)
     cs_rule_driver_too_old(&e);
     cs_rule_shadowed(&e);
     cs_rule_pairs(&e);
-    pthread_mutex_unlock(&lock);
+    cs_unlock(CS_LOCK_DIAGNOSE);
     cs_diagnose_cudnn_status(&e);
     cs_inventory_unlock();
 }
@@ -172,14 +171,14 @@ void cs_diagnose_libraries(void)
 
 static void note_runtime(const char *caller, int cuda)
 {
-    pthread_mutex_lock(&lock);
+    cs_lock(CS_LOCK_DIAGNOSE);
     int i;
     for (i = 0; i < nruntimes; i++)
         if (!strcmp(runtimes[i].caller, caller)) break;
     int fresh = i == nruntimes || runtimes[i].cuda < cuda;
     if (i == nruntimes && nruntimes < MAX_RUNTIMES) snprintf(runtimes[nruntimes++].caller, PATH_MAX, "%s", caller);
     if (i < nruntimes && runtimes[i].cuda < cuda) runtimes[i].cuda = cuda;
-    pthread_mutex_unlock(&lock);
+    cs_unlock(CS_LOCK_DIAGNOSE);
     if (!fresh) return;
     char line[PATH_MAX + 256];
     struct cs_buf b = { line, 0, sizeof line - 2 };
@@ -206,7 +205,7 @@ void cs_diagnose_procaddr(void *ra, const char *symbol, int cuda, int status, in
         cs_scan_request();
         note_runtime(caller, cuda);
     }
-    pthread_mutex_lock(&lock);
+    cs_lock(CS_LOCK_DIAGNOSE);
     struct cs_evidence e;
     take_evidence(&e, 1);
     if (asked) {
@@ -214,7 +213,7 @@ void cs_diagnose_procaddr(void *ra, const char *symbol, int cuda, int status, in
         cs_rule_majors(&e);
     }
     if (result != 0 || status != 0) cs_rule_procaddr_missing(&e, caller, symbol, cuda, status);
-    pthread_mutex_unlock(&lock);
+    cs_unlock(CS_LOCK_DIAGNOSE);
     cs_inventory_unlock();
 }
 
@@ -274,6 +273,9 @@ void cs_diagnose_result(const char *api, int result)
     cs_inventory_unlock();
 }
 
+/* A forked child whose parent was noting a runtime at the fork: the child starts its own list. */
+void cs_diagnose_drop(void) { nruntimes = 0; }
+
 void cs_diagnose_forked_child_call(const char *api) { cs_rule_forked_child(api, (int)getppid()); }
 
 void cs_diagnose_exit(void)
@@ -281,13 +283,13 @@ void cs_diagnose_exit(void)
     exiting = 1;
     cs_scan_final();
     cs_inventory_rdlock();
-    pthread_mutex_lock(&lock);
+    cs_lock(CS_LOCK_DIAGNOSE);
     struct cs_evidence e;
     take_evidence(&e, 1);
     cs_rule_duplicates(&e);
     cs_rule_majors(&e);
     cs_rule_driver_too_old(&e);
     cs_rule_no_cuda(&e);
-    pthread_mutex_unlock(&lock);
+    cs_unlock(CS_LOCK_DIAGNOSE);
     cs_inventory_unlock();
 }

@@ -18,7 +18,6 @@ const struct cs_finding_row cs_finding_rows[CS_F_COUNT] = {
 #define MAX_FINDINGS 64
 static struct kept { enum cs_finding_id f; char key[256], summary[1024], fix[1024], evidence[2048]; enum cs_severity sev; } kept[MAX_FINDINGS];
 static int nkept;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static const char *const sev_names[] = { "info", "warning", "error" };
 static void write_finding(const char *id, enum cs_severity sev, const char *summary, const char *fix,
                           const char *evidence_json);
@@ -28,10 +27,10 @@ void cs_finding(enum cs_finding_id f, enum cs_severity sev, const char *key, con
 {
     if ((unsigned)f >= CS_F_COUNT) return;
     const char *id = cs_finding_rows[f].id;
-    pthread_mutex_lock(&lock);
+    cs_lock(CS_LOCK_FINDINGS);
     for (int i = 0; i < nkept; i++)
         if (kept[i].f == f && !strcmp(kept[i].key, key ? key : "")) {
-            pthread_mutex_unlock(&lock);
+            cs_unlock(CS_LOCK_FINDINGS);
             return;
         }
     if (nkept < MAX_FINDINGS) {
@@ -45,16 +44,16 @@ void cs_finding(enum cs_finding_id f, enum cs_severity sev, const char *key, con
                  evidence_json && *evidence_json && strlen(evidence_json) < sizeof k->evidence ? evidence_json : "{}");
         k->sev = sev;
     }
-    pthread_mutex_unlock(&lock);
+    cs_unlock(CS_LOCK_FINDINGS);
     write_finding(id, sev, summary, fix, evidence_json);
 }
 
 /* A trace continued in a new file (CUDASHIM_TRACE_MAX) says every finding again. */
 void cs_findings_rewrite(void)
 {
-    pthread_mutex_lock(&lock);
+    cs_lock(CS_LOCK_FINDINGS);
     int n = nkept;
-    pthread_mutex_unlock(&lock);
+    cs_unlock(CS_LOCK_FINDINGS);
     for (int i = 0; i < n; i++) write_finding(cs_finding_rows[kept[i].f].id, kept[i].sev, kept[i].summary, kept[i].fix, kept[i].evidence);
 }
 
@@ -81,11 +80,8 @@ static void write_finding(const char *id, enum cs_severity sev, const char *summ
 }
 
 /* A forked child says its own findings, not its parent's again. */
-void cs_findings_after_fork(void)
-{
-    pthread_mutex_init(&lock, NULL);
-    nkept = 0;
-}
+void cs_findings_after_fork(void) { nkept = 0; }
+void cs_findings_drop(void) { nkept = 0; }
 
 int cs_findings_count(enum cs_severity min)
 {

@@ -190,7 +190,9 @@ void cs_hook_cublasSetMathMode(struct cs_thread *t, struct cs_event *ev, void *h
 /* --- NCCL ---------------------------------------------------------------------------------- */
 
 static struct cs_comm comms[CS_MAX_COMMS];
-static pthread_mutex_t comm_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A slot half-claimed at a fork: the child has no communicator of its parent's anyway. */
+void cs_comms_drop(void) { memset(comms, 0, sizeof comms); }
 
 struct cs_comm *cs_comm_at(int i) { return i < CS_MAX_COMMS && atomic_load(&comms[i].comm) ? &comms[i] : NULL; }
 
@@ -201,15 +203,15 @@ static struct cs_comm *comm_of(void *c, int create)
         if (x == c) return &comms[i];
         if (!x) {
             if (!create) return NULL;
-            pthread_mutex_lock(&comm_lock);
+            cs_lock(CS_LOCK_COMMS);
             if (!atomic_load(&comms[i].comm)) {
                 memset(&comms[i], 0, sizeof comms[i]);
                 comms[i].rank = comms[i].nranks = comms[i].device = -1;
                 atomic_store(&comms[i].comm, c);
-                pthread_mutex_unlock(&comm_lock);
+                cs_unlock(CS_LOCK_COMMS);
                 return &comms[i];
             }
-            pthread_mutex_unlock(&comm_lock);
+            cs_unlock(CS_LOCK_COMMS);
             if (atomic_load(&comms[i].comm) == c) return &comms[i];
         }
     }

@@ -19,11 +19,15 @@
 enum { UNINIT, IN_PROGRESS, READY, DISABLED };
 static int _Atomic state = UNINIT;
 static __thread int initialising __attribute__((tls_model("initial-exec")));
+static pid_t initialiser;  /* the process whose thread set IN_PROGRESS */
 
 pid_t cs_pid;
 
-static void after_fork_child(void)
+/* fork.c's, in the child. A start under way on another thread of the parent never ends here: the
+ * child starts afresh at its first call (waiting for it would wait for ever). */
+void cs_init_after_fork(void)
 {
+    if (atomic_load(&state) == IN_PROGRESS && !initialising) atomic_store(&state, UNINIT);
     if (atomic_load(&state) != READY) return;
     cs_pid = getpid();
     if (cs_cuda_initialised) cs_forked_after_init = 1;
@@ -33,6 +37,7 @@ static void after_fork_child(void)
     for (int i = 0; i < CS_API_TOTAL; i++) atomic_store(&cs_own_calls[i], 0);
     cs_thread_after_fork(cs_self());
     cs_watchdog_after_fork();
+    cs_scan_request();  /* the child's scanner: its first step proves the loader usable (loader_lock.c) */
 }
 
 /* Findings for the references the loaded libraries lack, said once each. */
@@ -78,12 +83,15 @@ int cs_init(void)
     if (s == DISABLED || initialising) return 0;
     int expected = UNINIT;
     if (!atomic_compare_exchange_strong(&state, &expected, IN_PROGRESS)) {
-        /* Another thread is initialising; it takes microseconds. Pass this call through. */
+        /* Another thread is initialising; it takes microseconds. Pass this call through. A
+         * child forked meanwhile (before its fork handler could run) has no such thread. */
+        if (initialiser && initialiser != getpid()) return 0;
         while (atomic_load(&state) == IN_PROGRESS)
             ;
         return atomic_load(&state) == READY;
     }
     initialising = 1;
+    initialiser = getpid();
     cs_config_load();
     if (cs_cfg.disable) {
         cs_disabled = 1;
@@ -94,7 +102,6 @@ int cs_init(void)
     cs_clock_init(cs_cfg.clock);
     cs_pid = getpid();
     cs_scanner_install(scan_work);
-    pthread_atfork(NULL, NULL, after_fork_child);
     atomic_store(&state, READY);
     cs_writer_start();
     cs_crash_install();

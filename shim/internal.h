@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "locks.h"
 #include "wrap.h"
 
 #define CS_VERSION "0.1.0"
@@ -36,6 +37,7 @@ struct cs_config {
 extern struct cs_config cs_cfg;
 void cs_config_load(void);
 int cs_parse_bool(const char *s, int *out);  /* 1 when s is a boolean; *out its value */
+int cs_env_disabled(void);                   /* CUDASHIM_DISABLE is set true: read before cs_config_load */
 int cs_config_value_ok(int var, const char *s);
 
 /* clock.c */
@@ -47,6 +49,7 @@ void cs_clock_mapping(uint64_t *ticks0, uint64_t *ns0, double *ns_per_tick);  /*
 
 /* init.c: lazy, idempotent bootstrap */
 int cs_init(void);          /* 1 when ready */
+void cs_init_after_fork(void);
 extern pid_t cs_pid;
 
 /* thread.c */
@@ -170,12 +173,14 @@ const char *cs_base_name(const char *path);
 /* loader_lock.c: the link map held still (no dlopen, dlsym, dladdr or dlclose inside), fenced
  * from fork */
 struct dl_phdr_info;
-void cs_loader_fence_install(void);
+void cs_loader_after_fork(void);
+void cs_loader_probe(void);  /* the scanner, first: the loader's lock is usable (a forked child) */
 void cs_loader_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg);
 void cs_loader_held(void (*fn)(void *), void *arg);
 
 /* scanner.c: the only code that takes the loader lock or asks a library for its version */
 void cs_scanner_install(void (*scan_work)(int ask));
+void cs_scanner_after_fork(void);
 void cs_scan_request(void);  /* lock-free, from any hook */
 void cs_scan_wait(int ms);   /* request, and wait for it (bounded) */
 void cs_scan_sync(void);     /* from the dlsym/dlerror hooks: no library is asked anything */

@@ -67,9 +67,8 @@ static struct cs_library libs[CS_MAX_LIBRARIES];
 static int _Atomic rewrite_all;  /* a new trace part: every library line again */
 /* Entries are complete before they are published (nlibs); what the scanner learns later (a
  * version) is stored under this lock, and rules read under it. */
-static pthread_rwlock_t inv_lock = PTHREAD_RWLOCK_INITIALIZER;
-void cs_inventory_rdlock(void) { pthread_rwlock_rdlock(&inv_lock); }
-void cs_inventory_unlock(void) { pthread_rwlock_unlock(&inv_lock); }
+void cs_inventory_rdlock(void) { cs_lock_read(CS_LOCK_INVENTORY); }
+void cs_inventory_unlock(void) { cs_unlock(CS_LOCK_INVENTORY); }
 static int _Atomic nlibs;
 static unsigned long long last_adds;
 static char kernel_module[64];
@@ -473,7 +472,7 @@ int cs_inventory_refresh(int asking)
         static struct cs_library tmp;
         tmp = *l;
         if (!cs_version_update(&tmp, asking)) continue;
-        pthread_rwlock_wrlock(&inv_lock);
+        cs_lock(CS_LOCK_INVENTORY);
         memcpy(l->version, tmp.version, sizeof l->version);
         memcpy(l->version_api, tmp.version_api, sizeof l->version_api);
         memcpy(l->built_for_how, tmp.built_for_how, sizeof l->built_for_how);
@@ -481,7 +480,7 @@ int cs_inventory_refresh(int asking)
         l->version_rank = tmp.version_rank;
         l->built_for_cuda = tmp.built_for_cuda;
         l->asked = tmp.asked;
-        pthread_rwlock_unlock(&inv_lock);
+        cs_unlock(CS_LOCK_INVENTORY);
         if (!strcmp(l->kind, "nccl")) cs_trace_nccl_version((int)l->code);
         changed = 1;
     }
@@ -561,9 +560,17 @@ void cs_inventory_rewrite(void)
     cs_scan_request();
 }
 
+/* A child forked while the scanner was writing an entry: the child's next scan finds what is
+ * loaded again (last_adds cleared: the loader's count of additions is unchanged). */
+void cs_inventory_drop(void)
+{
+    atomic_store(&nlibs, 0);
+    last_adds = 0;
+}
+
 void cs_inventory_after_fork(void)
 {
-    pthread_rwlock_init(&inv_lock, NULL);  /* a thread that held it did not come along */
+    if (atomic_load(&kernel_module_state) == 1) atomic_store(&kernel_module_state, 0);  /* its reader did not come along */
     int n = atomic_load(&nlibs);
     for (int i = 0; i < n; i++) libs[i].written = 0;
 }

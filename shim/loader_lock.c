@@ -7,9 +7,9 @@
  *
  * What runs under it must not call dlopen, dlsym, dladdr or dlclose: they take the other
  * lock, which a dlclose holds while it waits for this one. It is also fenced from fork (the
- * guard below, taken by fork's prepare handler): glibc makes the child's dlopen lock anew, not
+ * FENCE lock, taken by fork's prepare handler): glibc makes the child's dlopen lock anew, not
  * this one, so a child forked while another thread held it would wait for ever. Nothing else
- * may be done under the guard: a thread inside dlopen can be waiting for it (a constructor's
+ * may be done under the fence: a thread inside dlopen can be waiting for it (a constructor's
  * dlsym reaches the shim), so its holder must never wait for the loader's dlopen lock. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -19,50 +19,49 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <string.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "internal.h"
 
-static pthread_mutex_t guard = PTHREAD_MUTEX_INITIALIZER;
-
-static void prepare(void) { pthread_mutex_lock(&guard); }
-static void parent(void) { pthread_mutex_unlock(&guard); }
 /* A forked child may hold the loader's write lock for ever: glibc does not make it anew, and
- * the thread that held it at the fork (a dlclose) did not come along. The child reads the link
- * map without it, as a hook does, skipping objects the loader no longer knows. */
-static int _Atomic in_child;
+ * the thread that held it at the fork (a dlopen or dlclose) did not come along. Nor can the
+ * child read the link map without it: its own dlclose may unmap what it reads. So the child's
+ * scanner thread first takes that lock once (cs_loader_probe); until it has, nobody reads the
+ * link map (a program thread waits 100 ms for it at most, then reads nothing). A scanner that
+ * waits for ever there holds no lock of the shim's. */
+static uint32_t _Atomic unproven;
 
-/* Made anew: only the forking thread came along, and it took the guard in prepare. */
-static void child(void)
+void cs_loader_after_fork(void) { atomic_store(&unproven, 1); }
+
+static int nothing(struct dl_phdr_info *info, size_t size, void *arg) { (void)info, (void)size, (void)arg; return 1; }
+
+void cs_loader_probe(void)
 {
-    pthread_mutex_init(&guard, NULL);
-    atomic_store(&in_child, 1);
+    if (!atomic_load(&unproven)) return;
+    dl_iterate_phdr(nothing, NULL);
+    atomic_store(&unproven, 0);
+    syscall(SYS_futex, &unproven, FUTEX_WAKE_PRIVATE, 1 << 30, NULL, NULL, 0);
 }
 
-static int lock_free_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
+static int usable(void)
 {
-    for (struct link_map *m = cs_lm_head(); m; m = m->l_next) {
-        struct dl_phdr_info info;
-        memset(&info, 0, sizeof info);
-        size_t n;
-        info.dlpi_addr = m->l_addr;
-        info.dlpi_name = m->l_name;
-        info.dlpi_phdr = cs_lm_phdrs(m, &n);  /* NULL: closed, or not yet loaded */
-        if (!info.dlpi_phdr) continue;
-        info.dlpi_phnum = (ElfW(Half))n;
-        int r = cb(&info, offsetof(struct dl_phdr_info, dlpi_adds), arg);
-        if (r) return r;
-    }
-    return 0;
+    if (!atomic_load(&unproven)) return 1;
+    /* the child's scanner, started by its fork handler, probes first */
+    struct timespec slice = { 0, 10000000 };
+    for (int i = 0; i < 10 && atomic_load(&unproven); i++)
+        syscall(SYS_futex, &unproven, FUTEX_WAIT_PRIVATE, 1, &slice, NULL, 0);
+    return !atomic_load(&unproven);
 }
-
-void cs_loader_fence_install(void) { pthread_atfork(prepare, parent, child); }
 
 void cs_loader_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
 {
-    if (atomic_load(&in_child)) { lock_free_iterate(cb, arg); return; }
-    pthread_mutex_lock(&guard);
+    if (!usable()) return;
+    cs_lock(CS_LOCK_FENCE);
     dl_iterate_phdr(cb, arg);
-    pthread_mutex_unlock(&guard);
+    cs_unlock(CS_LOCK_FENCE);
 }
 
 struct held { void (*fn)(void *); void *arg; };

@@ -15,13 +15,12 @@
 
 struct block { uint64_t ptr; uint64_t size; UT_hash_handle hh; };
 static struct block *blocks;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t live_bytes, live_count, total_bytes;
 
 static void allocated(uint64_t ptr, uint64_t size)
 {
     struct block *b = malloc(sizeof *b);
-    pthread_mutex_lock(&lock);
+    cs_lock(CS_LOCK_MEMORY);
     total_bytes += size;
     if (b) {
         struct block *old;
@@ -31,7 +30,7 @@ static void allocated(uint64_t ptr, uint64_t size)
         HASH_ADD(hh, blocks, ptr, sizeof b->ptr, b);
         live_bytes += size, live_count++;
     }
-    pthread_mutex_unlock(&lock);
+    cs_unlock(CS_LOCK_MEMORY);
 }
 
 static void result(struct cs_thread *t, struct cs_event *ev, uint64_t ptr, uint64_t size)
@@ -43,9 +42,9 @@ static void result(struct cs_thread *t, struct cs_event *ev, uint64_t ptr, uint6
     if (ev->result != CS_CUDA_ERROR_OUT_OF_MEMORY) return;
     size_t free_b = 0, total_b = 0;
     int have = !cs_ask_mem_info(&free_b, &total_b);
-    pthread_mutex_lock(&lock);
+    cs_lock(CS_LOCK_MEMORY);
     uint64_t live = live_bytes, count = live_count;
-    pthread_mutex_unlock(&lock);
+    cs_unlock(CS_LOCK_MEMORY);
     if (have) cs_extra(t, "\"free\":%s,\"total\":%s", cs_num(n2, free_b), cs_num(n3, total_b));
     cs_extra(t, "\"process_live_bytes\":%s,\"process_allocations\":%s", cs_num(n4, live), cs_num(n1, count));
     struct cs_oom m = { cs_api_name(ev->api), size, free_b, total_b, live, count, have };
@@ -78,10 +77,18 @@ void cs_hook_cuMemFree(struct cs_thread *t, struct cs_event *ev, uint64_t dptr)
 {
     (void)t;
     if (ev->result) return;
-    pthread_mutex_lock(&lock);
+    cs_lock(CS_LOCK_MEMORY);
     struct block *b;
     HASH_FIND(hh, blocks, &dptr, sizeof dptr, b);
     if (b) { live_bytes -= b->size; live_count--; HASH_DEL(blocks, b); }
-    pthread_mutex_unlock(&lock);
+    cs_unlock(CS_LOCK_MEMORY);
     free(b);
+}
+
+/* A child forked while another thread was changing the table: it starts an empty one (the
+ * parent's blocks are its own; the child's allocations start at zero anyway). */
+void cs_memory_drop(void)
+{
+    blocks = NULL;
+    live_bytes = live_count = total_bytes = 0;
 }

@@ -52,7 +52,6 @@ static struct done {
     void *witness_value;
 } done[MAX_OBJECTS];
 static int ndone;
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int _Atomic needed = 1;
 
 /* The constructor ran (and the shim is not disabled). Before it, a sanitizer runtime may still
@@ -61,7 +60,6 @@ static int _Atomic needed = 1;
 int cs_rebind_on;
 
 void cs_rebind_needed(void) { atomic_store_explicit(&needed, 1, memory_order_release); }
-static void after_fork_child(void) { pthread_mutex_init(&lock, NULL); }  /* its holder did not come along */
 
 #define ABS(m, p) ((uintptr_t)(p) < (m)->l_addr ? (uintptr_t)(p) + (m)->l_addr : (uintptr_t)(p))
 
@@ -324,20 +322,16 @@ void cs_rebind(void)
 {
     if (!cs_rebind_on || cs_likely(!atomic_load_explicit(&needed, memory_order_acquire))) return;
     if (!atomic_exchange_explicit(&needed, 0, memory_order_acq_rel)) return;
-    pthread_mutex_lock(&lock);  /* lock order: this file's lock, the fence, the loader's */
+    cs_lock(CS_LOCK_REBIND);  /* then the fence, then the loader's own */
     cs_loader_held(rebind_held, NULL);
-    pthread_mutex_unlock(&lock);
+    cs_unlock(CS_LOCK_REBIND);
 }
 
 /* The objects loaded at start-up: bound before any of their constructors runs (the shim has
  * no dependency but libc, so its constructor runs first). */
 __attribute__((constructor)) static void rebind_at_start(void)
 {
-    const char *v = getenv("CUDASHIM_DISABLE");
-    int disabled = 0;
-    if (v && cs_parse_bool(v, &disabled) && disabled) return;
-    cs_loader_fence_install();
-    pthread_atfork(NULL, NULL, after_fork_child);
+    if (cs_env_disabled()) return;
     cs_rebind_on = 1;
     cs_rebind();
 }

@@ -27,54 +27,25 @@ static int _Atomic running, stopping;
 static pthread_t scanner;
 static void (*work)(int ask);  /* what a scan does: init.c's, so that this file calls nothing above it */
 
-/* One scan at a time (the scanner thread, a hook's synchronous scan, exit). Held across the
- * scan's work, which may wait for another thread's dlopen (loading the crash unwinder, asking
- * the driver at exit): a synchronous scan, which can run inside a dlopen (a constructor's
- * dlsym), waits for it only a bounded time. */
-static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
+/* One scan at a time (the scanner thread, a hook's synchronous scan, exit): the SCAN lock, held
+ * across the scan's work, which may wait for another thread's dlopen (loading the crash unwinder,
+ * asking the driver at exit): a synchronous scan, which can run inside a dlopen (a constructor's
+ * dlsym), waits for it only a bounded time. A fork waits for the scan under way, a bounded time
+ * too (fork.c): an allocation the scanner is making at the fork would stay frozen in the child,
+ * and allocators without fork handlers of their own (AddressSanitizer's in gcc 12) then deadlock
+ * the child's first malloc. */
 
-/* A fork waits, a bounded time, for the scan under way: an allocation the scanner is making at
- * the fork would stay frozen in the child, and allocators without fork handlers of their own
- * (AddressSanitizer's in gcc 12) then deadlock the child's first malloc. Bounded, because the
- * scan may be waiting for the forking thread's own dlopen. */
-static int fork_holds;
-static void prepare(void)
-{
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    until.tv_nsec += 200000000;
-    until.tv_sec += until.tv_nsec / 1000000000, until.tv_nsec %= 1000000000;
-    fork_holds = pthread_mutex_timedlock(&scan_lock, &until) == 0;
-}
-
-static void parent(void)
-{
-    if (fork_holds) pthread_mutex_unlock(&scan_lock);
-    fork_holds = 0;
-}
-
-static void child(void)
-{
-    pthread_mutex_init(&scan_lock, NULL);  /* its holder, if any, did not come along */
-    fork_holds = 0;
-    atomic_store(&running, 0);  /* the thread is gone; the child's next request starts its own */
-}
+/* The thread is gone in a forked child; the child's next request starts its own. */
+void cs_scanner_after_fork(void) { atomic_store(&running, 0); }
 
 /* One scan. ask: also ask libraries for their versions (only
  * off every program thread's CUDA frames: the scanner, or exit). */
 static void scan(int ask)
 {
-    if (ask) {
-        pthread_mutex_lock(&scan_lock);
-    } else {  /* bounded: the scan under way may be waiting for this very thread's dlopen */
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += 300000000;
-        until.tv_sec += until.tv_nsec / 1000000000, until.tv_nsec %= 1000000000;
-        if (pthread_mutex_timedlock(&scan_lock, &until)) return;
-    }
+    if (ask) cs_lock(CS_LOCK_SCAN);
+    else if (!cs_lock_timed(CS_LOCK_SCAN, 300)) return;  /* the scan under way may be waiting for this thread's dlopen */
     if ((!atomic_load(&stopping) || ask == 2) && work) work(ask);
-    pthread_mutex_unlock(&scan_lock);
+    cs_unlock(CS_LOCK_SCAN);
 }
 
 static void *scanner_main(void *arg)
@@ -84,6 +55,7 @@ static void *scanner_main(void *arg)
     sigfillset(&all);
     pthread_sigmask(SIG_BLOCK, &all, NULL);
     cs_own_thread = 1;
+    cs_loader_probe();  /* a forked child's: before any scan, holding nothing */
     uint32_t seen = (uint32_t)-1;
     while (!atomic_load(&stopping)) {
         uint32_t now = atomic_load(&requests);
@@ -105,7 +77,6 @@ static void *scanner_main(void *arg)
 void cs_scanner_install(void (*scan_work)(int ask))
 {
     work = scan_work;
-    pthread_atfork(prepare, parent, child);
 }
 
 void cs_scan_request(void)

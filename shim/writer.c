@@ -26,7 +26,6 @@ static int _Atomic fd_state;  /* 0 closed, 1 opening, 2 open, 3 failed */
 static int trace_fd = -1;
 static dev_t trace_dev;        /* the file we created: a descriptor that names another file */
 static ino_t trace_ino;        /* (the program closed ours and reused the number) is never written */
-static pthread_mutex_t write_lock = PTHREAD_MUTEX_INITIALIZER;
 uint64_t _Atomic cs_lines_written, cs_lines_unwritable, cs_lines_truncated;
 static int _Atomic loss_said;
 static char path[4096];
@@ -233,7 +232,7 @@ static void write_header(void)
 /* CUDASHIM_TRACE_MAX reached: the file becomes NAME.prev (an older one goes) and the trace goes
  * on in a new NAME, which starts with the same header and a "continued" line; the libraries and
  * findings are written into it again once the lock is released (cs_write_line). With
- * write_lock held. 0 when the rotation failed (the limit is then dropped, nothing is lost). */
+ * WRITER lock held. 0 when the rotation failed (the limit is then dropped, nothing is lost). */
 static int rotate(void)
 {
     char prev[sizeof path + 8];
@@ -371,7 +370,7 @@ void cs_write_line(const char *line, size_t len)
         return;
     }
     /* The crash handler may interrupt a thread that holds the lock: it writes without it. */
-    int locked = atomic_load(&cs_crash_active) ? !pthread_mutex_trylock(&write_lock) : !pthread_mutex_lock(&write_lock);
+    int locked = atomic_load(&cs_crash_active) ? cs_lock_try(CS_LOCK_WRITER) : (cs_lock(CS_LOCK_WRITER), 1);
     struct stat st;
     int ok = atomic_load(&fd_state) == 2 && still_ours(&st);
     /* A file-size limit (ulimit -f) would send SIGXFSZ, which kills the program: never cross it. */
@@ -398,7 +397,7 @@ void cs_write_line(const char *line, size_t len)
         }
         line += n, len -= (size_t)n;
     }
-    if (locked) pthread_mutex_unlock(&write_lock);
+    if (locked) cs_unlock(CS_LOCK_WRITER);
     atomic_fetch_add(ok ? &cs_lines_written : &cs_lines_unwritable, 1);
     if (rotated && cs_writer_hooks.new_part) cs_writer_hooks.new_part();  /* what was loaded and found, again */
     errno = e;

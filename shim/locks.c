@@ -1,0 +1,181 @@
+/* The shim's locks, one table (locks_table.h), and what a fork does with them. Each thread counts
+ * the locks it holds: a fork from a signal handler that interrupted the shim must not wait for
+ * its own thread, and a lock the child made anew must not be released again by the code the
+ * signal interrupted, when it resumes. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <linux/futex.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "locks.h"
+
+enum { MUTEX, RWLOCK };
+static const struct { int kind; const char *name; } table[CS_LOCK_COUNT] = {
+#define CS_LOCK(id, kind, file, protects, drop) [CS_LOCK_##id] = { kind, #id },
+#include "locks_table.h"
+#undef CS_LOCK
+};
+
+static struct { pthread_mutex_t m; pthread_rwlock_t rw; } objs[CS_LOCK_COUNT] = {
+    [0 ... CS_LOCK_COUNT - 1] = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_RWLOCK_INITIALIZER }
+};
+
+/* count: this thread's holds. stale: holds from before a fork in a signal handler, of a lock the
+ * child made anew; their releases (the interrupted code resuming) release nothing. */
+static __thread struct { uint8_t count, stale; } held[CS_LOCK_COUNT] __attribute__((tls_model("initial-exec")));
+static uint64_t _Atomic order_violations;
+
+const char *cs_lock_name(enum cs_lock_id id) { return table[id].name; }
+int cs_lock_held_here(enum cs_lock_id id) { return held[id].count > 0; }
+
+/* A lock below one already held (table order): a fork could wait for this thread while it waits
+ * for the fork. Sanitizer builds stop there, so the suite finds it. */
+/* Set while a fork takes the locks. A thread that holds none waits (a bounded time) before
+ * taking its first, so that a steady stream of readers (failing calls on several threads take
+ * the inventory's lock for reading) cannot keep the fork from its write lock; a thread that
+ * already holds one goes on, to release it. */
+static uint32_t _Atomic forking;
+
+static void wait_for_fork(void)
+{
+    if (!atomic_load_explicit(&forking, memory_order_acquire)) return;
+    for (int j = 0; j < CS_LOCK_COUNT; j++)
+        if (held[j].count) return;
+    struct timespec slice = { 0, 50000000 };
+    for (int i = 0; i < 10 && atomic_load(&forking); i++)
+        syscall(SYS_futex, &forking, FUTEX_WAIT_PRIVATE, 1, &slice, NULL, 0);
+}
+
+static void check_order(enum cs_lock_id id)
+{
+    wait_for_fork();
+    if (held[id].count) return;  /* again, for reading */
+    for (int j = id + 1; j < CS_LOCK_COUNT; j++)
+        if (held[j].count) {
+            atomic_fetch_add(&order_violations, 1);
+#ifdef CS_LOCK_ORDER_CHECK
+            char msg[160];
+            int n = snprintf(msg, sizeof msg, "cudashim: lock %s taken while holding %s (locks_table.h order)\n",
+                             table[id].name, table[j].name);
+            (void)!write(2, msg, (size_t)n);
+            abort();
+#endif
+            return;
+        }
+}
+
+
+void cs_lock(enum cs_lock_id id)
+{
+    check_order(id);
+    if (table[id].kind == MUTEX) pthread_mutex_lock(&objs[id].m);
+    else pthread_rwlock_wrlock(&objs[id].rw);
+    held[id].count++;
+}
+
+void cs_lock_read(enum cs_lock_id id)
+{
+    check_order(id);
+    pthread_rwlock_rdlock(&objs[id].rw);
+    held[id].count++;
+}
+
+int cs_lock_try(enum cs_lock_id id)
+{
+    int ok = table[id].kind == MUTEX ? !pthread_mutex_trylock(&objs[id].m) : !pthread_rwlock_trywrlock(&objs[id].rw);
+    if (ok) held[id].count++;
+    return ok;
+}
+
+static struct timespec after_ms(int ms)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_REALTIME, &t);
+    t.tv_nsec += (long)ms % 1000 * 1000000L;
+    t.tv_sec += ms / 1000 + t.tv_nsec / 1000000000L, t.tv_nsec %= 1000000000L;
+    return t;
+}
+
+static int take_until(enum cs_lock_id id, const struct timespec *until)
+{
+    return table[id].kind == MUTEX ? !pthread_mutex_timedlock(&objs[id].m, until)
+                                   : !pthread_rwlock_timedwrlock(&objs[id].rw, until);
+}
+
+int cs_lock_timed(enum cs_lock_id id, int ms)
+{
+    check_order(id);
+    struct timespec until = after_ms(ms);
+    int ok = take_until(id, &until);
+    if (ok) held[id].count++;
+    return ok;
+}
+
+void cs_unlock(enum cs_lock_id id)
+{
+    if (!held[id].count) {
+        if (held[id].stale) held[id].stale--;
+        return;
+    }
+    held[id].count--;
+    if (table[id].kind == MUTEX) pthread_mutex_unlock(&objs[id].m);
+    else pthread_rwlock_unlock(&objs[id].rw);
+}
+
+/* --- fork: the prepare handler takes every lock, in order, within total_ms in all ------------ */
+
+static uint8_t fork_took[CS_LOCK_COUNT];
+
+void cs_locks_prepare(int total_ms)
+{
+    atomic_store(&forking, 1);
+    struct timespec until = after_ms(total_ms);
+    for (int id = 0; id < CS_LOCK_COUNT; id++)  /* past the time, each is still tried once */
+        fork_took[id] = !held[id].count && take_until(id, &until);
+}
+
+void cs_locks_parent(void)
+{
+    for (int id = 0; id < CS_LOCK_COUNT; id++) {
+        if (!fork_took[id]) continue;
+        fork_took[id] = 0;
+        if (table[id].kind == MUTEX) pthread_mutex_unlock(&objs[id].m);
+        else pthread_rwlock_unlock(&objs[id].rw);
+    }
+    atomic_store(&forking, 0);
+    syscall(SYS_futex, &forking, FUTEX_WAKE_PRIVATE, 1 << 30, NULL, NULL, 0);
+}
+
+static void make_anew(int id)
+{
+    if (table[id].kind == MUTEX) pthread_mutex_init(&objs[id].m, NULL);
+    else pthread_rwlock_init(&objs[id].rw, NULL);
+}
+
+/* In the child, only the forking thread lives, and every lock is made anew, free. One fork took
+ * protects whole data. One this thread held (a fork from a signal handler) is free for the
+ * handler's own use in the child (its exit, say), and the interrupted code's releases, if the
+ * handler returns, release nothing; its data is as the interrupted code left it, which finishes
+ * it if the handler returns. One another thread held, or that fork could not take in time, may
+ * protect half-written data: must_drop[id] says so. */
+void cs_locks_child(unsigned char must_drop[CS_LOCK_COUNT])
+{
+    atomic_store(&forking, 0);
+    for (int id = 0; id < CS_LOCK_COUNT; id++) {
+        must_drop[id] = !fork_took[id] && !held[id].count;
+        fork_took[id] = 0;
+        held[id].stale += held[id].count;
+        held[id].count = 0;
+        make_anew(id);
+    }
+}
+
+unsigned long long cs_lock_order_violations_count(void) { return atomic_load(&order_violations); }

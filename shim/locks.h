@@ -1,0 +1,37 @@
+/* The shim's locks (locks_table.h): taken and released through these, so that each thread knows
+ * which it holds (a fork from a signal handler must not wait for its own thread) and sanitizer
+ * builds can check the order. Never on the hot path: failing, key and library calls only. */
+#ifndef CS_LOCKS_H
+#define CS_LOCKS_H
+
+enum cs_lock_id {
+#define CS_LOCK(id, kind, file, protects, drop) CS_LOCK_##id,
+#include "locks_table.h"
+#undef CS_LOCK
+    CS_LOCK_COUNT
+};
+
+void cs_lock(enum cs_lock_id id);              /* a mutex, or a read-write lock for writing */
+void cs_lock_read(enum cs_lock_id id);         /* a read-write lock for reading */
+int cs_lock_try(enum cs_lock_id id);           /* 1 when taken */
+int cs_lock_timed(enum cs_lock_id id, int ms); /* 1 when taken within ms milliseconds */
+void cs_unlock(enum cs_lock_id id);
+int cs_lock_held_here(enum cs_lock_id id);     /* by the calling thread */
+
+/* fork.c's: around a fork, every lock in the table's order. */
+void cs_locks_prepare(int total_ms);
+void cs_locks_parent(void);
+void cs_locks_child(unsigned char must_drop[CS_LOCK_COUNT]);
+unsigned long long cs_lock_order_violations_count(void);
+const char *cs_lock_name(enum cs_lock_id id);
+
+/* What the child drops under a lock it could not take (locks_table.h's last column). */
+void cs_rebind_needed(void);
+void cs_inventory_drop(void);
+void cs_diagnose_drop(void);
+void cs_devcode_drop(void);
+void cs_memory_drop(void);
+void cs_comms_drop(void);
+void cs_findings_drop(void);
+
+#endif
