@@ -21,4 +21,6 @@ dropped=$(python3 -c "import json,sys; print([json.loads(l) for l in open(sys.ar
 written=$(q count "$parent_trace" api=cuDeviceGet)
 assert_eq "$((written + dropped))" 160000 "every call written or counted as dropped"
 diff <(cat "$TMP"/counts.* | sort) <(q summary "$parent_trace"; q summary "$child_trace" | sort) >/dev/null || true
+# Forked workers while other threads are inside the shim (make stress runs 20 of each).
+bash "$ROOT/tests/stress/fork_safety.sh" 3 100
 echo ok

@@ -82,4 +82,6 @@ PY
 else
     echo "  skipped: cannot mount a tmpfs here"
 fi
+echo "6. forked workers while threads are inside the shim: 20 runs of each pattern, both modes"
+bash "$ROOT/tests/stress/fork_safety.sh" 20 300
 echo "stress: all exact"

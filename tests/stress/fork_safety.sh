@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Forked workers while other threads are inside the shim (a DataLoader, a process pool): RUNS runs
+# of each pattern in default and ALL mode, no child may hang, and the output is the program's
+# own, identical to a run without the shim.
+#   fork_safety.sh [RUNS] [FORKS]      (make stress: 20 runs of 300 forks; t_10: fewer)
+. "$(dirname "$0")/../lib.sh"
+RUNS=${1:-20} FORKS=${2:-300}
+compile fork_workers tests/programs/fork_workers.c -pthread -ldl -L"$FAKES" -lcuda -Wl,-rpath,"$FAKES"
+# the libraries another thread opens while the parent forks (copies: each one a new object)
+mkdir -p "$TMP/storm"
+echo 'int storm_value(void) { return 42; }' >"$TMP/storm/s.c"
+$CC -shared -fPIC -o "$TMP/storm/base.so" "$TMP/storm/s.c" || fail "cannot build the storm library"
+for i in $(seq 0 1499); do ln "$TMP/storm/base.so" "$TMP/storm/storm_$i.so" 2>/dev/null || cp "$TMP/storm/base.so" "$TMP/storm/storm_$i.so"; done
+export STORM_DIR="$TMP/storm" FAKE_CUDA_FAIL=cuMemAlloc_v2=2
+patterns="calls dlopen signal"
+under_tsan && patterns=""  # ThreadSanitizer cannot fork a threaded process
+for p in $patterns; do
+    want=$(timeout 120 ./fork_workers "$p" "$FORKS" 2>&1) || fail "$p: fails without the shim: $want"
+    for mode in 0 1; do
+        hung=0
+        for run in $(seq 1 "$RUNS"); do
+            rm -rf "$TMP/traces"; mkdir -p "$TMP/traces"
+            set +e
+            got=$(CUDASHIM_TRACE_ALL=$mode CUDASHIM_STDERR=0 CUDASHIM_TRACE_DIR="$TMP/traces" timeout 120 \
+                  env LD_PRELOAD="$PRELOAD" ./fork_workers "$p" "$FORKS" 2>&1)
+            set -e
+            [ "$got" = "$want" ] || { hung=$((hung + 1)); echo "  $p ALL=$mode run $run: $got" >&2; }
+        done
+        echo "  $p, ALL=$mode: $RUNS runs of $FORKS forks, $hung with a child hung or failed"
+        [ "$hung" = 0 ] || fail "$p (ALL=$mode): children hung or failed"
+    done
+done
+# DataLoader's pattern on NVIDIA's real driver, when the real stack has been fetched
+RS="${CUDASHIM_REALSTACK:-$HOME/.cache/cudashim-realstack}/root/usr/lib/x86_64-linux-gnu"
+runtime="$CUDA/lib64/libcudart.so.13"; [ -e "$runtime" ] || runtime="$RS/libcudart.so.11.0"
+if [ -e "$RS/nvidia/current/libcuda.so.1" ] && [ -e "$runtime" ] && command -v python3 >/dev/null && ! under_tsan; then
+    pool() { LD_LIBRARY_PATH="$RS/nvidia/current" timeout 120 "$@" python3 "$ROOT/tests/programs/fork_pool.py" libcuda.so.1 "$runtime" 2>&1; }
+    want=$(pool env) || fail "fork pool: fails without the shim: $want"
+    for mode in 0 1; do
+        hung=0
+        for run in $(seq 1 "$RUNS"); do
+            rm -rf "$TMP/traces"; mkdir -p "$TMP/traces"
+            set +e
+            got=$(pool env CUDASHIM_TRACE_ALL=$mode CUDASHIM_STDERR=0 CUDASHIM_TRACE_DIR="$TMP/traces" LD_PRELOAD="$PRELOAD")
+            set -e
+            [ "$got" = "$want" ] || { hung=$((hung + 1)); echo "  fork pool ALL=$mode run $run: $got" >&2; }
+        done
+        echo "  python fork pool on the real 535 driver, ALL=$mode: $RUNS runs of 40 workers, $hung with a worker hung or failed"
+        [ "$hung" = 0 ] || fail "fork pool (ALL=$mode): workers hung or failed"
+    done
+else
+    echo "  python fork pool: skipped (no real driver in the cache: tests/realstack/fetch.sh)"
+fi
