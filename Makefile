@@ -36,7 +36,7 @@ CLI_SRC := $(wildcard tools/cli/*.c) shim/fatbin.c shim/image_explain.c shim/ref
 CLI_HDR := $(wildcard tools/cli/*.h) shim/findings_table.h shim/trace_records.h shim/fatbin.h shim/image_explain.h \
            shim/reference_data.h shim/calls_format.h
 
-.PHONY: bench-cli all check check-real stress asan tsan bench bench-smoke demo regen regen-tables install clean fuzz
+.PHONY: bench-cli all check check-real check-torch stress asan tsan bench bench-smoke demo regen regen-tables install clean fuzz
 all: $(BUILD)/libcudashim.so $(BUILD)/cudashim $(BUILD)/fakes/libcuda.so.1
 
 # Each object depends on the headers it includes (-MMD), not on every header; and on this file,
@@ -91,6 +91,13 @@ check: all
 check-real: all
 	tests/realstack/fetch.sh >/dev/null
 	CC="$(CC)" BUILD="$(BUILD)" CUDA="$(CUDA)" bash tests/t_21_realstack.sh
+
+# Debian's PyTorch 2.6 (CUDA 12.4) with NVIDIA's 550, 535 and 470 drivers, fetched into a cache
+# (about 1.3 GB, 2 minutes, once) and run as a chroot: the framework suite. `make check` runs it
+# too when the cache exists.
+check-torch: all
+	tests/torchbed/fetch.sh >/dev/null
+	CC="$(CC)" BUILD="$(BUILD)" CUDA="$(CUDA)" bash tests/t_28_torchbed.sh
 
 # Long runs, not in `make check`: threads, fork storms, multiprocessing, signals, a full disk.
 stress: all

@@ -282,6 +282,13 @@ static void chain(int sig, siginfo_t *info, void *uc)
 {
     int i = index_of(sig);
     struct sigaction *old = &previous[i];
+    /* A fault (not a sent signal) re-executes on return: with the program's own disposition back
+     * in place, its handler then takes the second fault itself, on the program's own stack with
+     * no frame of ours (a library's backtrace, UCX's or faulthandler's, reads as without us). */
+    if (info && info->si_code > 0 && (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL)) {
+        sigaction(sig, old, NULL);
+        return;
+    }
     if (old->sa_flags & SA_SIGINFO) {
         if (old->sa_sigaction) { old->sa_sigaction(sig, info, uc); return; }
     } else if (old->sa_handler != SIG_DFL && old->sa_handler != SIG_IGN) {

@@ -124,3 +124,28 @@ count_all "$TMP/all1" "$BURST" "1 process x $BURST calls"
 for i in 1 2 3 4; do CUDASHIM_TRACE_DIR="$TMP/all4" LD_PRELOAD="$SHIM" CUDASHIM_TRACE_ALL=1 ./bench burst "$BURST" 2>/dev/null & done
 wait
 count_all "$TMP/all4" "$BURST" "4 processes x $BURST calls at once"
+
+# The cost of `import torch` (Debian's PyTorch 2.6, CUDA 12.4) with and without the shim, runs
+# interleaved: the ratio of the medians. Only where the PyTorch bed has been fetched and can run.
+if [ "${BENCH_QUICK:-0}" != 1 ]; then
+    (
+        . "$ROOT/tests/torchbed/bed.sh"
+        if tb_available && tb_can_run && { tb_prepare; tb_has_toolkit; }; then
+            : >"$TMP/import.without"; : >"$TMP/import.with"
+            for i in 1 2 3 4 5 6 7; do
+                tb_run LD_LIBRARY_PATH=/opt/cudnn -- python3 /opt/cudashim/import_cost.py >>"$TMP/import.without" 2>/dev/null
+                tb_run LD_LIBRARY_PATH=/opt/cudnn LD_PRELOAD=/opt/cudashim/libcudashim.so CUDASHIM_STDERR=0 \
+                       CUDASHIM_TRACE_DIR=/tmp -- python3 /opt/cudashim/import_cost.py >>"$TMP/import.with" 2>/dev/null
+            done
+            python3 - "$TMP/import.without" "$TMP/import.with" <<'PY'
+import statistics, sys
+a, b = ([float(x) for x in open(p)] for p in sys.argv[1:3])
+ma, mb = statistics.median(a), statistics.median(b)
+print("import torch (Debian's 2.6, CUDA 12.4), 7 runs each, interleaved: median %.3f s without the shim, "
+      "%.3f s with it: ratio %.3f" % (ma, mb, mb / ma))
+PY
+        else
+            echo "import torch: skipped (no PyTorch bed: tests/torchbed/fetch.sh)"
+        fi
+    )
+fi

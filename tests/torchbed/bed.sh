@@ -6,6 +6,7 @@
 #                               the toolkit's cuDNN and NCCL (hard links), this build of the shim
 #   tb_run [VAR=VALUE...] -- CMD...   CMD in the root, its environment only VARs and the basics;
 #                               /out in the root is "$TB_OUT" here
+CUDA="${CUDA:-/usr/local/cuda}"
 TB_CACHE="${CUDASHIM_TORCHBED:-$HOME/.cache/cudashim-torchbed}"
 TB_ROOT="$TB_CACHE/root"
 TB_LIB="$TB_ROOT/usr/lib/x86_64-linux-gnu"

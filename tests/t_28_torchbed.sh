@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# A real framework: Debian's PyTorch 2.6 (built for CUDA 12.4) on NVIDIA's 550, 535 and 470
+# drivers, without a GPU, in the bed tests/torchbed/fetch.sh unpacks (make check-torch fetches
+# it). Each scenario runs without the shim and under it: the same output (digits masked: torch
+# prints times and pids) and exit status; then its findings, one line per scenario.
+. "$(dirname "$0")/lib.sh"
+. "$ROOT/tests/torchbed/bed.sh"
+tb_available || skip "no PyTorch bed in $TB_CACHE (tests/torchbed/fetch.sh, or make check-torch, fetches it)"
+tb_can_run || skip "the PyTorch bed runs as a chroot in a private mount namespace: needs root, unshare and chroot"
+under_tsan && skip "python3 cannot run under ThreadSanitizer's runtime"
+[ "${CS_SANITIZER:-0}" = 0 ] || skip "the bed's python runs the plain build only"
+tb_prepare
+tb_has_toolkit || skip "torch needs a cuDNN 9, taken from the CUDA 13 toolkit at $CUDA (absent)"
+
+SHIM=/opt/cudashim/libcudashim.so
+bounded() { timeout 300 bash -c "$(declare -f tb_run); $(declare -p TB_ROOT TB_OUT); tb_run \"\$@\"" _ "$@"; }
+# Digits and addresses masked; c10d's socket warnings dropped (whether the store's client connects before the
+# server listens is a matter of timing, with or without the shim).
+mask() { sed -E '/^\[W.*socket\.cpp/d; s/0x[0-9a-f]+/0xN/g; s/[0-9]+/N/g'; }
+# scenario NAME MODES [VAR=VALUE...] -- CMD...: MODES "0", "1" or "0 1" (ALL mode off/on).
+# Sets $trace (the default-mode run's trace of the process that was not forked) and $status.
+scenario() {
+    local name=$1 modes=$2; shift 2
+    local vars=()
+    while [ "$1" != -- ]; do vars+=("$1"); shift; done
+    shift
+    local a b ra rb mode
+    set +e
+    bounded "${vars[@]}" -- "$@" >"$TMP/a.out" 2>&1; ra=$?
+    a=$(mask <"$TMP/a.out")
+    set -e
+    [ "$ra" != 124 ] || fail "$name: hangs without the shim"
+    for mode in $modes; do
+        TB_OUT="$TMP/out/$name.$mode"; mkdir -p "$TB_OUT"
+        set +e
+        bounded "${vars[@]}" LD_PRELOAD=$SHIM CUDASHIM_TRACE_DIR=/out CUDASHIM_STDERR=0 CUDASHIM_TRACE_ALL=$mode \
+            -- "$@" >"$TMP/b.out" 2>&1; rb=$?
+        b=$(mask <"$TMP/b.out")
+        set -e
+        [ "$rb" != 124 ] || fail "$name: hangs under the shim (ALL=$mode)"
+        [ "$a" = "$b" ] || { diff <(echo "$a") <(echo "$b") | head -60 >&2; fail "$name: output differs under the shim (ALL=$mode)"; }
+        [ "$ra" = "$rb" ] || fail "$name: exit status $ra without the shim, $rb under it (ALL=$mode)"
+    done
+    TB_OUT="$TMP/out/$name.${modes%% *}"
+    trace=$(grep -L '"forked_from"' "$TB_OUT"/cudashim-*.jsonl 2>/dev/null | head -n 1)
+    status=$ra
+    printf '  %-22s exit %-3s findings: %s\n' "$name" "$ra" "$(findings_line "$trace")"
+}
+findings_line() {  # TRACE: its findings, "severity:id" each, most severe first
+    [ -n "$1" ] || { echo "(no trace)"; return; }
+    python3 - "$1" <<'PY'
+import json, sys
+rank = {"error": 0, "warning": 1, "info": 2}
+f = [json.loads(l) for l in open(sys.argv[1]) if '"type":"finding"' in l]
+seen = {}
+for x in f:
+    seen[(x["severity"], x["id"])] = seen.get((x["severity"], x["id"]), 0) + 1
+print(" ".join(f"{s}:{i}" + (f"x{n}" if n > 1 else "") for (s, i), n in sorted(seen.items(), key=lambda k: (rank[k[0][0]], k[0][1]))) or "none")
+PY
+}
+has() {  # TRACE ID: a finding with that id
+    grep -q "\"type\":\"finding\",\"id\":\"$2\"" "$1" || fail "no $2 finding in $1"
+}
+lacks() {
+    ! grep -q "\"type\":\"finding\",\"id\":\"$2\"" "$1" || fail "a $2 finding in $1"
+}
+
+echo "Debian's PyTorch 2.6 (CUDA 12.4), each scenario without the shim and under it:"
+# 1. import torch, is_available, init on each driver (cuDNN 9 from the CUDA 13 toolkit)
+scenario driver-550 0 LD_LIBRARY_PATH=/opt/cudnn -- python3 /opt/cudashim/cuda_init.py
+lacks "$trace" driver-too-old
+scenario driver-535 0 LD_LIBRARY_PATH=/opt/cudnn -- python3 /opt/cudashim/cuda_init.py
+lacks "$trace" driver-too-old
+scenario driver-470 "0 1" LD_LIBRARY_PATH=/opt/nvidia-470:/opt/cudnn -- python3 /opt/cudashim/cuda_init.py
+has "$trace" driver-too-old
+# 2. the toolkit's lib64 first on LD_LIBRARY_PATH: its NCCL 2.28 and cuDNN 9.19 (CUDA 13 builds)
+scenario toolkit-first 0 LD_LIBRARY_PATH=/usr/local/cuda-13.0/lib64 -- python3 /opt/cudashim/cuda_init.py
+# 3. no driver library on the search path
+mv "$TB_LIB/libcuda.so.1" "$TB_LIB/libcuda.so.1.away"
+trap 'mv "$TB_LIB/libcuda.so.1.away" "$TB_LIB/libcuda.so.1" 2>/dev/null; rm -rf "$TMP"' EXIT
+scenario no-driver 0 LD_LIBRARY_PATH=/opt/cudnn -- python3 /opt/cudashim/cuda_init.py
+mv "$TB_LIB/libcuda.so.1.away" "$TB_LIB/libcuda.so.1"
+# 4. the missing cuDNN: Debian's libcudnn.so.9 links to a file its installer package downloads
+scenario missing-cudnn 0 -- python3 -c "import torch"
+[ "$status" = 1 ] || fail "missing-cudnn: import torch should fail (exit $status)"
+# 5. a DataLoader with 4 fork workers training a small model, both modes, three runs
+for run in 1 2 3; do
+    scenario dataloader-$run "0 1" LD_LIBRARY_PATH=/opt/cudnn -- python3 /opt/cudashim/dataloader.py
+done
+# 6. torch.distributed, gloo, two ranks from mp.spawn
+scenario gloo-2-ranks 0 LD_LIBRARY_PATH=/opt/cudnn -- python3 /opt/cudashim/gloo.py
+# 7. segfaults after import torch: before any CUDA call, and after one
+scenario segv-before-cuda 0 LD_LIBRARY_PATH=/opt/cudnn -- python3 /opt/cudashim/segfault.py before
+[ "$status" = 139 ] || fail "segv-before-cuda: exit status $status, not 139"
+scenario segv-after-cuda 0 LD_LIBRARY_PATH=/opt/cudnn -- python3 /opt/cudashim/segfault.py after
+[ "$status" = 139 ] || fail "segv-after-cuda: exit status $status, not 139"
+echo ok
