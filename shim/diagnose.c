@@ -35,6 +35,20 @@ static int nruntimes;
 static int _Atomic exiting;      /* the last look: say what is known, complete or not */
 static int _Atomic no_device;    /* 100 from cuInit, or -1 for a count of 0 */
 static int _Atomic init_failure; /* cuInit's first failure: the rule runs after the next scan names the driver's file */
+/* Lookups of driver functions the driver lacks, when a library needs a newer driver: evidence of
+ * driver-too-old (counted, the first few named), not findings of their own. */
+static int _Atomic driver_lacks;
+static char driver_lacks_first[256];
+static void lacked(const char *name)
+{
+    atomic_fetch_add(&driver_lacks, 1);  /* the list under the DIAGNOSE lock, which the caller holds */
+    size_t n = strlen(driver_lacks_first), len = name ? strlen(name) : 0;
+    int said = 0, names = 0;
+    for (const char *p = driver_lacks_first; *p; p += strcspn(p, " "), p += *p == ' ', names++)
+        said |= strcspn(p, " ") == len && !strncmp(p, name, len);
+    if (name && !said && names < 4)
+        snprintf(driver_lacks_first + n, sizeof driver_lacks_first - n, "%s%s", n ? " " : "", name);
+}
 
 /* --- the evidence ------------------------------------------------------------------------ */
 
@@ -93,6 +107,8 @@ static void take_evidence(struct cs_evidence *e, int with_runtimes)
     e->init_result = atomic_load(&init_failure);
     e->no_device = atomic_load(&no_device);
     e->final = atomic_load(&exiting);
+    e->driver_lacks = atomic_load(&driver_lacks);
+    e->driver_lacks_first = driver_lacks_first;
     e->expect_gpu = cs_cfg.expect_gpu;
     if (with_runtimes) e->runtimes = runtimes, e->nruntimes = nruntimes;
     e->dev_nvswitchctl = exists("/dev/nvidia-nvswitchctl");
@@ -212,7 +228,7 @@ void cs_diagnose_procaddr(void *ra, const char *symbol, int cuda, int status, in
         cs_rule_driver_too_old_for(&e, caller, cuda, "cuGetProcAddress cudaVersion");
         cs_rule_majors(&e);
     }
-    if (result != 0 || status != 0) cs_rule_procaddr_missing(&e, caller, symbol, cuda, status);
+    if ((result != 0 || status != 0) && cs_rule_procaddr_missing(&e, caller, symbol, cuda, status)) lacked(symbol);
     cs_unlock(CS_LOCK_DIAGNOSE);
     cs_inventory_unlock();
 }
@@ -240,7 +256,9 @@ void cs_diagnose_dlsym_miss(void *handle, const char *name)
     cs_inventory_rdlock();
     struct cs_evidence e;
     take_evidence(&e, 0);
-    cs_rule_dlsym_miss(&e, lm->l_name, name);
+    cs_lock(CS_LOCK_DIAGNOSE);
+    if (cs_rule_dlsym_miss(&e, lm->l_name, name)) lacked(name);
+    cs_unlock(CS_LOCK_DIAGNOSE);
     cs_inventory_unlock();
 }
 

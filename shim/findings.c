@@ -19,8 +19,8 @@ const struct cs_finding_row cs_finding_rows[CS_F_COUNT] = {
 static struct kept { enum cs_finding_id f; char key[256], summary[1024], fix[1024], evidence[2048]; enum cs_severity sev; } kept[MAX_FINDINGS];
 static int nkept;
 static const char *const sev_names[] = { "info", "warning", "error" };
-static void write_finding(const char *id, enum cs_severity sev, const char *summary, const char *fix,
-                          const char *evidence_json);
+static void write_finding(const char *id, const char *key, enum cs_severity sev, const char *summary,
+                          const char *fix, const char *evidence_json);
 
 void cs_finding(enum cs_finding_id f, enum cs_severity sev, const char *key, const char *summary, const char *fix,
                 const char *evidence_json)
@@ -28,13 +28,19 @@ void cs_finding(enum cs_finding_id f, enum cs_severity sev, const char *key, con
     if ((unsigned)f >= CS_F_COUNT) return;
     const char *id = cs_finding_rows[f].id;
     cs_lock(CS_LOCK_FINDINGS);
-    for (int i = 0; i < nkept; i++)
+    /* Said once per (id, key). A cause that learns more (a driver too old for one more library)
+     * is said again, whole, with the same key: readers keep the last. */
+    int i;
+    for (i = 0; i < nkept; i++)
         if (kept[i].f == f && !strcmp(kept[i].key, key ? key : "")) {
-            cs_unlock(CS_LOCK_FINDINGS);
-            return;
+            if (!strcmp(kept[i].summary, summary)) {
+                cs_unlock(CS_LOCK_FINDINGS);
+                return;
+            }
+            break;
         }
-    if (nkept < MAX_FINDINGS) {
-        struct kept *k = &kept[nkept++];
+    if (i < nkept || nkept < MAX_FINDINGS) {
+        struct kept *k = &kept[i < nkept ? i : nkept++];
         k->f = f;
         snprintf(k->key, sizeof k->key, "%s", key ? key : "");
         snprintf(k->summary, sizeof k->summary, "%s", summary);
@@ -45,7 +51,7 @@ void cs_finding(enum cs_finding_id f, enum cs_severity sev, const char *key, con
         k->sev = sev;
     }
     cs_unlock(CS_LOCK_FINDINGS);
-    write_finding(id, sev, summary, fix, evidence_json);
+    write_finding(id, key ? key : "", sev, summary, fix, evidence_json);
 }
 
 /* A trace continued in a new file (CUDASHIM_TRACE_MAX) says every finding again. */
@@ -54,15 +60,17 @@ void cs_findings_rewrite(void)
     cs_lock(CS_LOCK_FINDINGS);
     int n = nkept;
     cs_unlock(CS_LOCK_FINDINGS);
-    for (int i = 0; i < n; i++) write_finding(cs_finding_rows[kept[i].f].id, kept[i].sev, kept[i].summary, kept[i].fix, kept[i].evidence);
+    for (int i = 0; i < n; i++)
+        write_finding(cs_finding_rows[kept[i].f].id, kept[i].key, kept[i].sev, kept[i].summary, kept[i].fix, kept[i].evidence);
 }
 
-static void write_finding(const char *id, enum cs_severity sev, const char *summary, const char *fix,
-                          const char *evidence_json)
+static void write_finding(const char *id, const char *key, enum cs_severity sev, const char *summary,
+                          const char *fix, const char *evidence_json)
 {
     char line[8192];
     struct cs_buf b = { line, 0, sizeof line - 2 };
     cs_put(&b, "{\"type\":\"finding\",\"id\":"); cs_put_str(&b, id);
+    cs_put(&b, ",\"key\":"); cs_put_str(&b, key);
     cs_put(&b, ",\"severity\":"); cs_put_str(&b, sev_names[sev]);
     cs_put(&b, ",\"summary\":"); cs_put_str(&b, summary);
     cs_put(&b, ",\"fix\":"); cs_put_str(&b, fix);

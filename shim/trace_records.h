@@ -21,7 +21,7 @@ CS_RECORD(runtime, "caller cuda_version static")
 CS_RECORD(system, "kernel_module")
 CS_RECORD(process, "nccl_version")
 CS_RECORD(continued, "part previous")
-CS_RECORD(finding, "id severity summary fix evidence")
+CS_RECORD(finding, "id key severity summary fix evidence")
 CS_RECORD(hang, "tid inside seconds ts_ns threads nccl launches")
 CS_RECORD(crash, "signal signal_name code code_name addr tid mono_ns inside_call unwinder frames this_thread "
                  "other_threads truncated")

@@ -46,14 +46,15 @@ scenario() {
     status=$ra
     printf '  %-22s exit %-3s findings: %s\n' "$name" "$ra" "$(findings_line "$trace")"
 }
-findings_line() {  # TRACE: its findings, "severity:id" each, most severe first
+findings_line() {  # TRACE: its findings, "severity:id" each (xN: N subjects), most severe first
     [ -n "$1" ] || { echo "(no trace)"; return; }
     python3 - "$1" <<'PY'
 import json, sys
 rank = {"error": 0, "warning": 1, "info": 2}
 f = [json.loads(l) for l in open(sys.argv[1]) if '"type":"finding"' in l]
+last = {(x["id"], x.get("key")): x for x in f}  # a finding said again (same id and key) replaces itself
 seen = {}
-for x in f:
+for x in last.values():
     seen[(x["severity"], x["id"])] = seen.get((x["severity"], x["id"]), 0) + 1
 print(" ".join(f"{s}:{i}" + (f"x{n}" if n > 1 else "") for (s, i), n in sorted(seen.items(), key=lambda k: (rank[k[0][0]], k[0][1]))) or "none")
 PY
@@ -72,7 +73,15 @@ lacks "$trace" driver-too-old
 scenario driver-535 0 LD_LIBRARY_PATH=/opt/cudnn -- python3 /opt/cudashim/cuda_init.py
 lacks "$trace" driver-too-old
 scenario driver-470 "0 1" LD_LIBRARY_PATH=/opt/nvidia-470:/opt/cudnn -- python3 /opt/cudashim/cuda_init.py
+# one cause, said once: every library too new for the driver in one finding, the runtime's lookups
+# of functions the driver lacks counted in it, the driver chosen on LD_LIBRARY_PATH never "shadowed"
 has "$trace" driver-too-old
+assert_eq "$(findings_line "$trace")" "error:driver-too-old" "driver-470: the findings"
+"$BUILD/cudashim" report "$trace" >"$TMP/report470" || fail "driver-470: cudashim report"
+for w in libcudart.so.12.4.127 libcublasLt.so.12.4.5.8 "CUDA 11.4" "470.256.02" "525.60.13" "lookups of driver functions"; do
+    grep -qF -- "$w" <(tr -s ' \n' ' ' <"$TMP/report470") || fail "driver-470: the report does not say '$w'"
+done
+[ "$(wc -l <"$TMP/report470")" -le 60 ] || fail "driver-470: the report has $(wc -l <"$TMP/report470") lines (at most 60)"
 # 2. the toolkit's lib64 first on LD_LIBRARY_PATH: its NCCL 2.28 and cuDNN 9.19 (CUDA 13 builds)
 scenario toolkit-first 0 LD_LIBRARY_PATH=/usr/local/cuda-13.0/lib64 -- python3 /opt/cudashim/cuda_init.py
 # 3. no driver library on the search path

@@ -10,21 +10,78 @@
 #include "../../wrappers/gen/results.h"
 #include "rules.h"
 
-void cs_rule_driver_too_old_for(const struct cs_evidence *e, const char *who_path, int needs, const char *how)
+/* One cause, said once: every library and runtime built for a newer CUDA than the driver
+ * supports, in one finding (key "driver") that names each with the CUDA it needs, the newest
+ * first in the fix; said again, whole, when another joins (readers keep the last). */
+#define MAX_NEEDERS 16
+struct needer { const char *path; int needs; const char *how; };
+
+static void add_needer(struct needer *n, int *count, int have, const char *path, int needs, const char *how)
+{
+    if (!path || !*path || needs / 1000 <= have / 1000) return;
+    for (int i = 0; i < *count; i++)
+        if (!strcmp(cs_base_name(n[i].path), cs_base_name(path))) {
+            if (needs > n[i].needs) n[i].needs = needs, n[i].how = how;
+            return;
+        }
+    if (*count < MAX_NEEDERS) n[(*count)++] = (struct needer){ path, needs, how };
+}
+
+static void say_driver_too_old(const struct cs_evidence *e, const char *extra, int extra_needs, const char *extra_how)
 {
     int have = cs_ev_driver_cuda(e);
-    if (!have || needs / 1000 <= have / 1000) return;
+    if (!have) return;
     if (!cs_ev_kind(e, "driver", 0) && !e->final) return;  /* the scanner has not named the driver's file yet: it will */
-    char need_c[16], have_t[128], mins[160], summary[1024], fix[2560], ev[3072], alternatives[1600];
+    struct needer n[MAX_NEEDERS];
+    int count = 0;
+    for (int i = 0; i < e->nlibs; i++) {
+        const struct cs_library *l = &e->libs[i];
+        if (!strcmp(l->kind, "cudart") && l->code > 0) add_needer(n, &count, have, l->path, (int)l->code, "its file name");
+        /* Libraries that carry their own runtime say which CUDA they were built for: cuDNN
+         * (cudnnGetCudartVersion), NCCL (its wheel), and those whose version is the CUDA one. */
+        if ((!strcmp(l->kind, "cudnn") || !strcmp(l->kind, "nccl") || !strcmp(l->kind, "framework")) &&
+            l->built_for_cuda > 0)
+            add_needer(n, &count, have, l->path, l->built_for_cuda, l->built_for_how);
+        if ((!strcmp(l->kind, "cublas") || !strcmp(l->kind, "cublasLt")) && l->code >= 11000)
+            add_needer(n, &count, have, l->path, (int)l->code, "its version");
+    }
+    for (int i = 0; i < e->nruntimes; i++)
+        add_needer(n, &count, have, e->runtimes[i].caller, e->runtimes[i].cuda, "cuGetProcAddress cudaVersion");
+    add_needer(n, &count, have, extra, extra_needs, extra_how);
+    if (!count) return;
+    int top = 0;
+    for (int i = 1; i < count; i++)
+        if (n[i].needs > n[top].needs) top = i;
+    int needs = n[top].needs;
+    char need_c[16], have_t[128], mins[160], summary[2048], fix[2560], ev[4096], alternatives[1600], list[1200], one[160];
     const char *lin, *win;
     cs_cuda_text(need_c, sizeof need_c, needs);
     cs_ev_driver_text(e, have_t, sizeof have_t);
     cs_rule_alternatives(e, 0, have, needs, alternatives, sizeof alternatives);
     cs_min_driver_text(mins, sizeof mins, needs, 0, &lin, &win);
-    snprintf(summary, sizeof summary,
-             "found %s (CUDA %s), which needs a driver for CUDA %d.x (%s); this driver is %s; upgrade the driver, "
-             "or use forward compatibility, or install a build for CUDA %d",
-             cs_base_name(who_path), need_c, needs / 1000, mins, have_t, have / 1000);
+    struct cs_buf lb = { list, 0, sizeof list - 1 };
+    for (int i = 0; i < count; i++) {
+        char c[16];
+        cs_cuda_text(c, sizeof c, n[i].needs);
+        snprintf(one, sizeof one, "%s%s (CUDA %s)", i ? ", " : "", cs_base_name(n[i].path), c);
+        cs_put(&lb, one);
+    }
+    list[lb.len] = 0;
+    char lacks[400] = "";
+    if (e->final && e->driver_lacks > 0)
+        snprintf(lacks, sizeof lacks, "; %d lookup%s of driver functions this driver lacks followed (%s, ...)",
+                 e->driver_lacks, e->driver_lacks == 1 ? "" : "s", e->driver_lacks_first ? e->driver_lacks_first : "");
+    if (count == 1)
+        snprintf(summary, sizeof summary,
+                 "found %s, which needs a driver for CUDA %d.x (%s); this driver is %s; upgrade the driver, or use "
+                 "forward compatibility, or install a build for CUDA %d%s",
+                 list, needs / 1000, mins, have_t, have / 1000, lacks);
+    else
+        snprintf(summary, sizeof summary,
+                 "found %d libraries built for a newer CUDA than this driver supports: %s; together they need a driver "
+                 "for CUDA %d.x (%s); this driver is %s; upgrade the driver, or use forward compatibility, or install "
+                 "a build for CUDA %d%s",
+                 count, list, needs / 1000, mins, have_t, have / 1000, lacks);
     if (alternatives[0])  /* the alternatives name the builds, the driver and forward compatibility for this GPU */
         snprintf(fix, sizeof fix, "Upgrade the NVIDIA driver to one for CUDA %d.x (%s). %s", needs / 1000, mins, alternatives);
     else
@@ -34,40 +91,34 @@ void cs_rule_driver_too_old_for(const struct cs_evidence *e, const char *who_pat
                  "framework's build for CUDA %d.", needs / 1000, mins, need_c, have / 1000);
     struct cs_buf b = { ev, 0, sizeof ev - 1 };
     int first = 1;
-    char hv[16];
+    char hv[16], nl[16];
     cs_cuda_text(hv, sizeof hv, have);
     cs_put(&b, "{");
-    cs_put_kv(&b, "library", who_path, &first);
+    cs_put_kv(&b, "library", n[top].path, &first);
     cs_put_kv(&b, "library_cuda", need_c, &first);
-    cs_put_kv(&b, "seen_by", how, &first);
+    cs_put_kv(&b, "seen_by", n[top].how, &first);
+    cs_put_kv(&b, "libraries", list, &first);
     cs_put_kv(&b, "driver_cuda", hv, &first);
     const struct cs_library *d = cs_ev_kind(e, "driver", 0);
     cs_put_kv(&b, "driver_version", d && d->file_version[0] ? d->file_version : NULL, &first);
     cs_put_kv(&b, "driver_path", d ? d->path : NULL, &first);
     cs_put_kv(&b, "min_driver_linux", lin, &first);
     cs_put_kv(&b, "min_driver_windows", win, &first);
+    snprintf(nl, sizeof nl, "%d", e->driver_lacks);
+    cs_put_kv(&b, "driver_lacks", e->driver_lacks ? nl : NULL, &first);
+    cs_put_kv(&b, "driver_lacks_first", e->driver_lacks ? e->driver_lacks_first : NULL, &first);
     cs_put_kv(&b, "alternatives", alternatives[0] ? alternatives : NULL, &first);
     cs_put(&b, "}");
     ev[b.len] = 0;
-    cs_finding(CS_F_DRIVER_TOO_OLD, CS_ERROR, who_path, summary, fix, ev);
+    cs_finding(CS_F_DRIVER_TOO_OLD, CS_ERROR, "driver", summary, fix, ev);
 }
 
-void cs_rule_driver_too_old(const struct cs_evidence *e)
+void cs_rule_driver_too_old_for(const struct cs_evidence *e, const char *who_path, int needs, const char *how)
 {
-    for (int i = 0; i < e->nlibs; i++) {
-        const struct cs_library *l = &e->libs[i];
-        if (!strcmp(l->kind, "cudart") && l->code > 0) cs_rule_driver_too_old_for(e, l->path, (int)l->code, "its file name");
-        /* Libraries that carry their own runtime say which CUDA they were built for: cuDNN
-         * (cudnnGetCudartVersion), NCCL (its wheel), and those whose version is the CUDA one. */
-        if ((!strcmp(l->kind, "cudnn") || !strcmp(l->kind, "nccl") || !strcmp(l->kind, "framework")) &&
-            l->built_for_cuda > 0)
-            cs_rule_driver_too_old_for(e, l->path, l->built_for_cuda, l->built_for_how);
-        if ((!strcmp(l->kind, "cublas") || !strcmp(l->kind, "cublasLt")) && l->code >= 11000)
-            cs_rule_driver_too_old_for(e, l->path, (int)l->code, "its version");
-    }
-    for (int i = 0; i < e->nruntimes; i++)
-        cs_rule_driver_too_old_for(e, e->runtimes[i].caller, e->runtimes[i].cuda, "cuGetProcAddress cudaVersion");
+    say_driver_too_old(e, who_path, needs, how);
 }
+
+void cs_rule_driver_too_old(const struct cs_evidence *e) { say_driver_too_old(e, NULL, 0, NULL); }
 
 void cs_rule_no_gpu(const struct cs_evidence *e)
 {
@@ -171,10 +222,11 @@ void cs_rule_init_failure(const struct cs_evidence *e)
     }
 }
 
-void cs_rule_procaddr_missing(const struct cs_evidence *e, const char *caller, const char *symbol, int cuda, int status)
+int cs_rule_procaddr_missing(const struct cs_evidence *e, const char *caller, const char *symbol, int cuda, int status)
 {
     int have = cs_ev_driver_cuda(e);
-    if (!symbol || !*symbol || !have || cuda <= have) return;
+    if (!symbol || !*symbol || !have || cuda <= have) return 0;
+    if (cuda / 1000 > have / 1000) return 1;  /* the caller needs a newer driver: driver-too-old's evidence */
     char need[16], have_t[128], mins[160], summary[2048], fix[1024], ev[2048];
     const char *lin, *win;
     cs_cuda_text(need, sizeof need, cuda);
@@ -201,7 +253,8 @@ void cs_rule_procaddr_missing(const struct cs_evidence *e, const char *caller, c
     ev[b.len] = 0;
     /* Within one major this is minor-version compatibility at work: a newer runtime on an older
      * driver probes for functions the driver lacks and does without them. Worth knowing (a library
-     * that then fails, NCCL's unhandled CUDA error, often starts here), not a fault by itself;
-     * across majors it is. */
-    cs_finding(CS_F_MISSING_SYMBOL, cuda / 1000 > have / 1000 ? CS_WARNING : CS_INFO, symbol, summary, fix, ev);
+     * that then fails, NCCL's unhandled CUDA error, often starts here), not a fault by itself.
+     * Across majors it is driver-too-old's evidence (above). */
+    cs_finding(CS_F_MISSING_SYMBOL, CS_INFO, symbol, summary, fix, ev);
+    return 0;
 }

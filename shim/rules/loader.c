@@ -9,10 +9,30 @@
 #include "../loader_message.h"
 #include "rules.h"
 
-void cs_rule_dlsym_miss(const struct cs_evidence *e, const char *library_path, const char *name)
+/* A runtime probing a driver too old for it: driver-too-old's evidence. A runtime probes the
+ * driver's functions as it starts, before anyone asked the driver's version: counted too, and
+ * said with driver-too-old if the version then shows it. */
+static int driver_too_old_for_a_library(const struct cs_evidence *e)
+{
+    int have = cs_ev_driver_cuda(e);
+    if (!have) return 1;
+    for (int i = 0; i < e->nlibs; i++) {
+        const struct cs_library *l = &e->libs[i];
+        int needs = !strcmp(l->kind, "cudart") ? (int)l->code
+                  : (!strcmp(l->kind, "cublas") || !strcmp(l->kind, "cublasLt")) && l->code >= 11000 ? (int)l->code
+                  : (!strcmp(l->kind, "cudnn") || !strcmp(l->kind, "nccl") || !strcmp(l->kind, "framework")) ? l->built_for_cuda : 0;
+        if (needs / 1000 > have / 1000) return 1;
+    }
+    for (int i = 0; i < e->nruntimes; i++)
+        if (e->runtimes[i].cuda / 1000 > have / 1000) return 1;
+    return 0;
+}
+
+int cs_rule_dlsym_miss(const struct cs_evidence *e, const char *library_path, const char *name)
 {
     const struct cs_library *l = cs_ev_path(e, library_path);
-    if (!l || !strcmp(l->kind, "framework")) return;
+    if (!l || !strcmp(l->kind, "framework")) return 0;
+    if (!strcmp(l->kind, "driver") && driver_too_old_for_a_library(e)) return 1;
     char summary[2048], fix[1024], ev[2048];
     snprintf(summary, sizeof summary,
              "found a lookup of %s in %s%s%s that failed: this copy does not export it, so the caller expects a "
@@ -31,6 +51,7 @@ void cs_rule_dlsym_miss(const struct cs_evidence *e, const char *library_path, c
     ev[jb.len] = 0;
     /* Programs probe libcuda for optional entry points: that is information, not a fault. */
     cs_finding(CS_F_MISSING_SYMBOL, !strcmp(l->kind, "driver") ? CS_INFO : CS_WARNING, name, summary, fix, ev);
+    return 0;
 }
 
 /* The library a symbol belongs to, from its prefix (when the message names no version node). */

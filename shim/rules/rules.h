@@ -29,6 +29,8 @@ struct cs_evidence {
     int init_result;                 /* cuInit's first failure; 0: none */
     int no_device;                   /* 100: cuInit said so; -1: the driver counted 0 devices */
     int final;                       /* the last look, at exit: say what is known */
+    int driver_lacks;                /* lookups of driver functions this driver lacks (dlsym misses, cuGetProcAddress) */
+    const char *driver_lacks_first;  /* the first few of them, space-separated */
     int expect_gpu;                  /* CUDASHIM_EXPECT_GPU: a framework without CUDA is a fault */
     const struct cs_runtime_seen *runtimes;
     int nruntimes;
@@ -58,7 +60,8 @@ void cs_rule_driver_too_old(const struct cs_evidence *e);  /* every runtime and 
 void cs_rule_driver_too_old_for(const struct cs_evidence *e, const char *who, int needs, const char *how);
 void cs_rule_no_gpu(const struct cs_evidence *e);
 void cs_rule_init_failure(const struct cs_evidence *e);  /* 803, 804 */
-void cs_rule_procaddr_missing(const struct cs_evidence *e, const char *caller, const char *symbol, int cuda, int status);
+/* 1: the lookup is evidence of driver-too-old (counted there), not a finding of its own */
+int cs_rule_procaddr_missing(const struct cs_evidence *e, const char *caller, const char *symbol, int cuda, int status);
 /* libraries.c */
 void cs_rule_duplicates(const struct cs_evidence *e);
 void cs_rule_majors(const struct cs_evidence *e);
@@ -66,7 +69,7 @@ void cs_rule_no_cuda(const struct cs_evidence *e);
 void cs_rule_shadowed(const struct cs_evidence *e);
 void cs_rule_pairs(const struct cs_evidence *e);
 /* loader.c: a failed lookup (the library's path as the loader has it) and a loader message */
-void cs_rule_dlsym_miss(const struct cs_evidence *e, const char *library_path, const char *name);
+int cs_rule_dlsym_miss(const struct cs_evidence *e, const char *library_path, const char *name);  /* 1: as above */
 void cs_rule_loader_message(const struct cs_evidence *e, const char *message, int lazy_reference);
 /* results.c: driver results with one usual cause */
 void cs_rule_result(const struct cs_evidence *e, const char *api, int result);

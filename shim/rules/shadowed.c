@@ -13,7 +13,9 @@ void cs_rule_shadowed(const struct cs_evidence *e)
 {
     for (int i = 0; i < e->nlibs; i++) {
         const struct cs_library *l = &e->libs[i];
-        if (!l->shadowed_copy[0]) continue;
+        /* The driver's library must match the kernel module, not what a library's RUNPATH names:
+         * no framework ships it, so choosing it on LD_LIBRARY_PATH is never a shadowing. */
+        if (!l->shadowed_copy[0] || !strcmp(l->kind, "driver")) continue;
         const char *entry = strncmp(l->found_via, "LD_LIBRARY_PATH entry ", 22) ? l->found_via : l->found_via + 22;
         char loaded_v[48] = "", other_v[48] = "", summary[4096], fix[2048], ev[4096], dir[1024];
         snprintf(dir, sizeof dir, "%s", l->shadowed_copy);

@@ -264,9 +264,17 @@ int main(void)
 
     /* missing-symbol: lookups by version, failed lookups, loader messages */
     reset(), driver_535();
-    cs_rule_procaddr_missing(&ev, "/venv/lib/libcudart.so.13", "cuKernelGetName", 13000, 1);
-    expect("a CUDA 13 runtime asking a 12.2 driver for a function", CS_F_MISSING_SYMBOL, CS_WARNING,
-           SAYS("cuKernelGetName", "580.65.06"));
+    if (cs_rule_procaddr_missing(&ev, "/venv/lib/libcudart.so.13", "cuKernelGetName", 13000, 1) != 1)
+        printf("FAIL a CUDA 13 runtime's lookup on a 12.2 driver is not counted as driver-too-old's evidence\n"), failures++;
+    expect_nothing("a CUDA 13 runtime asking a 12.2 driver for a function (driver-too-old's evidence)");
+    /* driver-too-old: one cause, every library that needs a newer driver in one finding */
+    reset(), driver_535();
+    ev.driver_lacks = 3, ev.driver_lacks_first = "cuKernelGetName cuLibraryLoadData", ev.final = 1;
+    lib("cudart", "/venv/lib/libcudart.so.13", "13.0", 13000, "RUNPATH");
+    cs_rule_driver_too_old_for(&ev, "/venv/nvidia/cudnn/lib/libcudnn.so.9", 13010, "cudnnGetCudartVersion");
+    expect("two libraries too new for a 12.2 driver, said as one cause", CS_F_DRIVER_TOO_OLD, CS_ERROR,
+           SAYS("2 libraries", "libcudart.so.13 (CUDA 13.0)", "libcudnn.so.9 (CUDA 13.1)", "580.65.06",
+                "3 lookups of driver functions this driver lacks", "cuKernelGetName"));
     reset(), driver_535();
     cs_rule_procaddr_missing(&ev, "/venv/lib/libcudart.so.12", "cuGraphAddNode", 12040, 1);
     expect("a 12.4 runtime probing a 12.2 driver", CS_F_MISSING_SYMBOL, CS_INFO, SAYS("cuGraphAddNode"));

@@ -156,13 +156,22 @@ static void add_library(struct trace *t, json_t *e)
     add(&t->libraries, e);
 }
 
-/* A trace continued in a new part says its findings again: each once. */
+/* A trace continued in a new part says its findings again: each once. A finding said again with
+ * the same id and key (its cause learned more) replaces the earlier one, in its place. */
 static void add_finding(struct trace *t, json_t *e)
 {
     size_t i;
     json_t *old;
-    json_array_foreach(t->findings, i, old)
-        if (!strcmp(jstr(old, "id"), jstr(e, "id")) && !strcmp(jstr(old, "summary"), jstr(e, "summary"))) return;
+    const char *key = json_object_get(e, "key") ? jstr(e, "key") : NULL;
+    json_array_foreach(t->findings, i, old) {
+        if (strcmp(jstr(old, "id"), jstr(e, "id"))) continue;
+        if (!strcmp(jstr(old, "summary"), jstr(e, "summary"))) return;
+        if (key && json_object_get(old, "key") && !strcmp(jstr(old, "key"), key)) {
+            json_incref(e);
+            json_array_set_new(t->findings, i, e);
+            return;
+        }
+    }
     add(&t->findings, e);
 }
 
