@@ -8,6 +8,10 @@
 #define _GNU_SOURCE
 #endif
 #include <dirent.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <stdatomic.h>
+#include <sys/mman.h>
 #include <dlfcn.h>
 #include <link.h>
 #include <limits.h>
@@ -309,5 +313,66 @@ void cs_diagnose_exit(void)
     cs_rule_driver_too_old(&e);
     cs_rule_no_cuda(&e);
     cs_unlock(CS_LOCK_DIAGNOSE);
+    cs_inventory_unlock();
+}
+
+/* --- no driver: where the loader looks for libcuda.so.1, and copies it does not see ---------- */
+
+static int file_holds(const char *path, const char *needle)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return -1;
+    struct stat st;
+    int found = 0;
+    if (fstat(fd, &st) == 0 && st.st_size > 0 && st.st_size < (64 << 20)) {
+        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p != MAP_FAILED) {
+            found = memmem(p, (size_t)st.st_size, needle, strlen(needle)) != NULL;
+            munmap(p, (size_t)st.st_size);
+        }
+    }
+    close(fd);
+    return found;
+}
+
+static const char *const default_dirs[] = { "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64" };
+static const char *const copy_patterns[] = {
+    "/usr/lib/x86_64-linux-gnu/nvidia/*/libcuda.so.1", "/usr/lib/wsl/lib/libcuda.so.1", "/usr/local/nvidia/lib64/libcuda.so.1",
+    "/usr/local/nvidia/lib/libcuda.so.1", "/usr/lib64/nvidia/libcuda.so.1", "/usr/lib/nvidia*/libcuda.so.1",
+    "/usr/local/cuda*/compat/libcuda.so.1", "/opt/*/libcuda.so.1", "/opt/*/lib*/libcuda.so.1",
+};
+
+static void driver_places(char *search, size_t scap, char *copies, size_t ccap)
+{
+    const char *llp = getenv("LD_LIBRARY_PATH");
+    int cached = file_holds("/etc/ld.so.cache", "libcuda.so.1");
+    snprintf(search, scap, "LD_LIBRARY_PATH=%s; ld.so.cache (%s); %s, %s", llp && *llp ? llp : "(unset)",
+             cached < 0 ? "absent" : cached ? "lists libcuda.so.1" : "no libcuda.so.1", default_dirs[0], default_dirs[1]);
+    size_t n = 0;
+    copies[0] = 0;
+    for (size_t i = 0; i < sizeof copy_patterns / sizeof *copy_patterns; i++) {
+        glob_t g;
+        if (glob(copy_patterns[i], 0, NULL, &g)) continue;
+        for (size_t k = 0; k < g.gl_pathc && n + strlen(g.gl_pathv[k]) + 2 < ccap; k++) {
+            if (strstr(copies, g.gl_pathv[k]) || !exists(g.gl_pathv[k])) continue;
+            n += (size_t)snprintf(copies + n, ccap - n, "%s%s", n ? "\n" : "", g.gl_pathv[k]);
+        }
+        globfree(&g);
+    }
+}
+
+/* A runtime call failed with cudaErrorInsufficientDriver or cudaErrorNoDevice: when no driver
+ * library is loaded, the runtime could not load one. Once. */
+void cs_diagnose_runtime_no_driver(const char *api, int result)
+{
+    static int _Atomic said;
+    if (atomic_exchange(&said, 1)) return;
+    static char search[2048], copies[4096];
+    driver_places(search, sizeof search, copies, sizeof copies);
+    cs_inventory_rdlock();
+    struct cs_evidence e;
+    take_evidence(&e, 0);
+    e.driver_search = search, e.driver_copies = copies;
+    cs_rule_no_driver(&e, api, result);
     cs_inventory_unlock();
 }

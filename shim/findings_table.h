@@ -10,6 +10,7 @@ CS_FINDING(COMPAT_UNSUPPORTED_GPU,     "compat-unsupported-gpu",     "error",   
 CS_FINDING(LIBRARY_LOADED_TWICE,       "library-loaded-twice",       "error warning",       "two copies of one CUDA library in one process")
 CS_FINDING(LIBRARY_CUDA_MAJOR_MISMATCH,"library-cuda-major-mismatch","warning",             "a library built for another CUDA major than the runtime loaded")
 CS_FINDING(MISSING_SYMBOL,             "missing-symbol",             "error warning info",  "a function the caller needs is not in the copy that was loaded")
+CS_FINDING(NO_DRIVER,                  "no-driver",                  "error",               "a CUDA runtime could not load the driver's library (libcuda.so.1)")
 CS_FINDING(NO_GPU_VISIBLE,             "no-gpu-visible",             "error",               "the driver sees no GPU")
 CS_FINDING(LIBRARY_SHADOWED,           "library-shadowed",           "warning",             "LD_LIBRARY_PATH put another copy before the one the framework ships on its RUNPATH")
 CS_FINDING(LIBRARY_SET_MISMATCH,       "library-set-mismatch",       "error",               "two libraries of one set (cuBLAS and cuBLASLt, NVRTC and its builtins) from different releases")

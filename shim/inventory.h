@@ -49,6 +49,7 @@ void cs_diagnose_procaddr(void *return_address, const char *symbol, int cuda_ver
 void cs_diagnose_dlsym_miss(void *handle, const char *name);
 void cs_diagnose_dlerror(const char *message);
 void cs_diagnose_forked_child_call(const char *api);
+void cs_diagnose_runtime_no_driver(const char *api, int result);  /* 35/100 from a runtime call */
 void cs_diagnose_exit(void);
 void cs_diagnose_result(const char *api, int result);  /* 221, 802, 999: causes checked (rules/results.c) */
 struct cs_evidence;

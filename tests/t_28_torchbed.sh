@@ -89,6 +89,9 @@ mv "$TB_LIB/libcuda.so.1" "$TB_LIB/libcuda.so.1.away"
 trap 'mv "$TB_LIB/libcuda.so.1.away" "$TB_LIB/libcuda.so.1" 2>/dev/null; rm -rf "$TMP"' EXIT
 scenario no-driver 0 LD_LIBRARY_PATH=/opt/cudnn -- python3 /opt/cudashim/cuda_init.py
 mv "$TB_LIB/libcuda.so.1.away" "$TB_LIB/libcuda.so.1"
+grep -q "Found no NVIDIA driver" "$TMP/a.out" || fail "no-driver: torch should say it found no driver"
+assert_eq "$(findings_line "$trace")" "error:no-driver" "no-driver: the findings"
+grep -q '"id":"no-driver".*nvidia/current/libcuda.so.1.*update-alternatives' "$trace" || fail "no-driver: the copy in nvidia/current and its link"
 # 4. the missing cuDNN: Debian's libcudnn.so.9 links to a file its installer package downloads
 scenario missing-cudnn 0 -- python3 -c "import torch"
 [ "$status" = 1 ] || fail "missing-cudnn: import torch should fail (exit $status)"

@@ -258,3 +258,82 @@ int cs_rule_procaddr_missing(const struct cs_evidence *e, const char *caller, co
     cs_finding(CS_F_MISSING_SYMBOL, CS_INFO, symbol, summary, fix, ev);
     return 0;
 }
+
+/* What to do about one copy of libcuda the loader does not search, by where it is. */
+static void copy_advice(const char *copy, char *out, size_t cap)
+{
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", copy);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    const char *nv = strstr(copy, "/nvidia/current/");
+    if (nv)
+        snprintf(out, cap, "%s is Debian's driver package without the link update-alternatives makes: run "
+                 "`update-alternatives --auto nvidia` (or `ln -s nvidia/current/libcuda.so.1 %.*s/libcuda.so.1`), "
+                 "or reinstall the driver packages", copy, (int)(nv - copy), copy);
+    else if (strstr(copy, "/usr/lib/wsl/"))
+        snprintf(out, cap, "%s is WSL's driver: add /usr/lib/wsl/lib to LD_LIBRARY_PATH (or run ldconfig)", copy);
+    else if (strstr(copy, "/usr/local/nvidia/"))
+        snprintf(out, cap, "%s is the driver a GPU container runtime mounted: add %s to LD_LIBRARY_PATH, or list it "
+                 "in /etc/ld.so.conf.d and run ldconfig", copy, dir);
+    else if (strstr(copy, "/compat/"))
+        snprintf(out, cap, "%s is a forward-compatibility package: it works only beside an installed driver and its "
+                 "kernel module, with %s first on LD_LIBRARY_PATH", copy, dir);
+    else
+        snprintf(out, cap, "%s is not on the loader's search path: add %s to LD_LIBRARY_PATH if it is the driver "
+                 "this machine's kernel module belongs to", copy, dir);
+}
+
+void cs_rule_no_driver(const struct cs_evidence *e, const char *api, int result)
+{
+    if (cs_ev_kind(e, "driver", 0)) return;  /* loaded: another rule says what is wrong with it */
+    const struct cs_library *rt = cs_ev_kind(e, "cudart", 0);
+    char summary[3072], fix[3072], ev[4096], first_copy[1024] = "", advice[1200] = "";
+    const char *copies = e->driver_copies && *e->driver_copies ? e->driver_copies : NULL;
+    int ncopies = 0;
+    for (const char *p = copies; p && *p; p += strcspn(p, "\n"), p += *p == '\n') ncopies++;
+    if (copies) {
+        snprintf(first_copy, sizeof first_copy, "%.*s", (int)strcspn(copies, "\n"), copies);
+        copy_advice(first_copy, advice, sizeof advice);
+    }
+    const char *kmod = e->kernel_module;
+    char copies_text[1400] = "";
+    if (copies) {
+        snprintf(copies_text, sizeof copies_text, "; %d cop%s on this machine the loader does not search: %s",
+                 ncopies, ncopies == 1 ? "y" : "ies", copies);
+        for (char *c = copies_text; *c; c++) if (*c == '\n') *c = ';';
+    }
+    snprintf(summary, sizeof summary,
+             "found %s -> %d with no driver library loaded: %s could not load libcuda.so.1 (the loader looked in %s)%s%s; %s",
+             api, result, rt ? rt->name : "the CUDA runtime", e->driver_search ? e->driver_search : "its search path",
+             copies_text[0] ? copies_text : "; no copy of libcuda.so.1 on this machine",
+             kmod ? "" : "; no NVIDIA kernel module is loaded",
+             copies ? "make the loader find the right copy" : "install the NVIDIA driver, or run where a GPU and its driver are");
+    if (copies)
+        snprintf(fix, sizeof fix, "%s.%s", advice,
+                 kmod ? "" : " The NVIDIA kernel module is not loaded either: the driver needs it (modprobe nvidia, or a "
+                             "machine or container with the GPU passed in).");
+    else if (kmod)
+        snprintf(fix, sizeof fix, "The kernel module %s is loaded but its user-space library is missing: install the "
+                 "matching driver libraries (Debian: libcuda1; Ubuntu: libnvidia-compute-<branch>; NVIDIA's .run "
+                 "installer), or, in a container, start it with the GPU and driver passed in (docker run --gpus all; "
+                 "Kubernetes: the NVIDIA device plugin).", kmod);
+    else
+        snprintf(fix, sizeof fix, "Install the NVIDIA driver (Debian: nvidia-driver; Ubuntu: nvidia-driver-<branch>; "
+                 "NVIDIA's .run installer) and reboot; in a container, start it with the GPU and driver passed in "
+                 "(docker run --gpus all; Kubernetes: the NVIDIA device plugin). A CPU-only job needs a CPU-only build.");
+    struct cs_buf b = { ev, 0, sizeof ev - 1 };
+    int first = 1;
+    char r[16];
+    snprintf(r, sizeof r, "%d", result);
+    cs_put(&b, "{");
+    cs_put_kv(&b, "call", api, &first);
+    cs_put_kv(&b, "result", r, &first);
+    cs_put_kv(&b, "runtime", rt ? rt->path : NULL, &first);
+    cs_put_kv(&b, "searched", e->driver_search, &first);
+    cs_put_kv(&b, "copies", copies, &first);
+    cs_put_kv(&b, "kernel_module", kmod, &first);
+    cs_put(&b, "}");
+    ev[b.len] = 0;
+    cs_finding(CS_F_NO_DRIVER, CS_ERROR, "", summary, fix, ev);
+}

@@ -32,6 +32,9 @@ struct cs_evidence {
     int driver_lacks;                /* lookups of driver functions this driver lacks (dlsym misses, cuGetProcAddress) */
     const char *driver_lacks_first;  /* the first few of them, space-separated */
     int expect_gpu;                  /* CUDASHIM_EXPECT_GPU: a framework without CUDA is a fault */
+    /* Where the loader looks for libcuda.so.1 ("LD_LIBRARY_PATH=...; ld.so.cache (no entry); ...")
+     * and copies on the machine it does not search, one path a line (NULL: not looked for). */
+    const char *driver_search, *driver_copies;
     const struct cs_runtime_seen *runtimes;
     int nruntimes;
     /* The machine's device nodes and the driver's companion library (present: 1). */
@@ -59,6 +62,7 @@ void cs_put_kv(struct cs_buf *b, const char *k, const char *v, int *first);  /* 
 void cs_rule_driver_too_old(const struct cs_evidence *e);  /* every runtime and library against the driver */
 void cs_rule_driver_too_old_for(const struct cs_evidence *e, const char *who, int needs, const char *how);
 void cs_rule_no_gpu(const struct cs_evidence *e);
+void cs_rule_no_driver(const struct cs_evidence *e, const char *api, int result);  /* a runtime call: 35 or 100, no libcuda */
 void cs_rule_init_failure(const struct cs_evidence *e);  /* 803, 804 */
 /* 1: the lookup is evidence of driver-too-old (counted there), not a finding of its own */
 int cs_rule_procaddr_missing(const struct cs_evidence *e, const char *caller, const char *symbol, int cuda, int status);

@@ -267,6 +267,31 @@ int main(void)
     if (cs_rule_procaddr_missing(&ev, "/venv/lib/libcudart.so.13", "cuKernelGetName", 13000, 1) != 1)
         printf("FAIL a CUDA 13 runtime's lookup on a 12.2 driver is not counted as driver-too-old's evidence\n"), failures++;
     expect_nothing("a CUDA 13 runtime asking a 12.2 driver for a function (driver-too-old's evidence)");
+    /* no-driver: the runtime could not load libcuda.so.1 */
+    reset();
+    lib("cudart", "/usr/lib/x86_64-linux-gnu/libcudart.so.12.4.127", "12.4", 12040, "system directory");
+    ev.driver_search = "LD_LIBRARY_PATH=(unset); ld.so.cache (no libcuda.so.1); /lib/x86_64-linux-gnu, /usr/lib/x86_64-linux-gnu";
+    ev.driver_copies = "/usr/lib/x86_64-linux-gnu/nvidia/current/libcuda.so.1";
+    cs_rule_no_driver(&ev, "cudaGetDeviceCount", 35);
+    expect("Debian's driver without its alternatives link", CS_F_NO_DRIVER, CS_ERROR,
+           SAYS("cudaGetDeviceCount -> 35", "libcudart.so.12.4.127", "ld.so.cache (no libcuda.so.1)",
+                "ln -s nvidia/current/libcuda.so.1 /usr/lib/x86_64-linux-gnu/libcuda.so.1", "kernel module is not loaded"));
+    reset();
+    lib("cudart", "/venv/nvidia/cuda_runtime/lib/libcudart.so.12", "12.4", 12040, NULL);
+    ev.driver_search = "LD_LIBRARY_PATH=(unset)";
+    ev.kernel_module = "550.54.14";
+    cs_rule_no_driver(&ev, "cudaGetDeviceCount", 35);
+    expect("a kernel module without its user-space driver", CS_F_NO_DRIVER, CS_ERROR,
+           SAYS("no copy of libcuda.so.1", "550.54.14 is loaded but its user-space library is missing"));
+    reset();
+    lib("cudart", "/venv/nvidia/cuda_runtime/lib/libcudart.so.12", "12.4", 12040, NULL);
+    ev.driver_copies = "/usr/local/nvidia/lib64/libcuda.so.1";
+    cs_rule_no_driver(&ev, "cudaGetDeviceCount", 35);
+    expect("a GPU container's mounted driver off the path", CS_F_NO_DRIVER, CS_ERROR,
+           SAYS("add /usr/local/nvidia/lib64 to LD_LIBRARY_PATH"));
+    reset(), driver_535();
+    cs_rule_no_driver(&ev, "cudaGetDeviceCount", 35);
+    expect_nothing("a runtime failing with 35 while a driver is loaded (driver-too-old's case)");
     /* driver-too-old: one cause, every library that needs a newer driver in one finding */
     reset(), driver_535();
     ev.driver_lacks = 3, ev.driver_lacks_first = "cuKernelGetName cuLibraryLoadData", ev.final = 1;
