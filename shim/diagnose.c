@@ -24,6 +24,8 @@
 
 #include "inventory.h"
 #include "internal.h"
+#include "loader_message.h"
+#include "needed_files.h"
 #include "rules/rules.h"
 #include "../wrappers/gen/results.h"
 
@@ -239,12 +241,70 @@ void cs_diagnose_procaddr(void *ra, const char *symbol, int cuda, int status, in
 
 /* --- the loader's answers ----------------------------------------------------------------- */
 
+/* A CUDA library not found: who needed it (the program's last dlopen's dependency tree, from the
+ * files), a link by its name whose target is gone, and copies elsewhere. */
+static const char *const copy_dirs[] = {
+    "/usr/local/cuda*/lib64", "/usr/local/cuda*/targets/*/lib", "/usr/lib/python3*/dist-packages/nvidia/*/lib",
+    "/usr/local/lib/python3*/dist-packages/nvidia/*/lib", "/usr/local/lib/python3*/site-packages/nvidia/*/lib",
+    "/opt/conda/lib", "/opt/*", "/opt/*/lib*",
+};
+
+static void missing_library(const char *name, struct cs_evidence *e)
+{
+    static char requester[PATH_MAX], runpath[1024], dangling[2 * PATH_MAX + 8], copies[4096];
+    requester[0] = runpath[0] = dangling[0] = copies[0] = 0;
+    if (cs_needed_requester(cs_dlopen_last(), name, requester, sizeof requester, runpath, sizeof runpath))
+        e->missing_requester = requester;
+    /* the places the loader looked, in its order: a link there whose target is gone */
+    char origin[PATH_MAX], where[PATH_MAX];
+    snprintf(origin, sizeof origin, "%.*s", (int)strcspn(requester, ","), requester);
+    char *slash = strrchr(origin, '/');
+    if (slash) *slash = 0;
+    const char *lists[] = { getenv("LD_LIBRARY_PATH"), runpath, "/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib64:/usr/lib64" };
+    for (size_t l = 0; l < 3 && !dangling[0]; l++)
+        for (const char *p = lists[l]; p && *p && !dangling[0];) {
+            size_t n = strcspn(p, ":");
+            if (n >= 7 && !strncmp(p, "$ORIGIN", 7)) snprintf(where, sizeof where, "%s%.*s/%s", origin, (int)(n - 7), p + 7, name);
+            else snprintf(where, sizeof where, "%.*s/%s", (int)n, p, name);
+            struct stat st;
+            char target[PATH_MAX];
+            ssize_t t;
+            if (n && lstat(where, &st) == 0 && S_ISLNK(st.st_mode) && stat(where, &st) != 0 &&
+                (t = readlink(where, target, sizeof target - 1)) > 0) {
+                target[t] = 0;
+                snprintf(dangling, sizeof dangling, "%s -> %s", where, target);
+            }
+            p += n + (p[n] == ':');
+        }
+    if (dangling[0]) e->missing_dangling = dangling;
+    size_t used = 0;
+    for (size_t i = 0; i < sizeof copy_dirs / sizeof *copy_dirs; i++) {
+        char pattern[PATH_MAX];
+        snprintf(pattern, sizeof pattern, "%s/%s", copy_dirs[i], name);
+        glob_t g;
+        if (glob(pattern, 0, NULL, &g)) continue;
+        for (size_t k = 0; k < g.gl_pathc && used + strlen(g.gl_pathv[k]) + 2 < sizeof copies; k++)
+            if (exists(g.gl_pathv[k]) && !strstr(copies, g.gl_pathv[k]))
+                used += (size_t)snprintf(copies + used, sizeof copies - used, "%s%s", used ? "\n" : "", g.gl_pathv[k]);
+        globfree(&g);
+    }
+    if (copies[0]) e->missing_copies = copies;
+}
+
 static void loader_message(const char *msg, int lazy)
 {
+    struct cs_loader_message m;
+    int not_found = cs_loader_message_parse(msg, &m) && m.kind == CS_LOADER_NOT_FOUND &&
+                    cs_is_cuda_library_name(cs_base_name(m.object), strlen(cs_base_name(m.object)));
     cs_inventory_rdlock();
     struct cs_evidence e;
     take_evidence(&e, 0);
+    if (not_found) {
+        cs_lock(CS_LOCK_DIAGNOSE);  /* missing_library's buffers */
+        missing_library(cs_base_name(m.object), &e);
+    }
     cs_rule_loader_message(&e, msg, lazy);
+    if (not_found) cs_unlock(CS_LOCK_DIAGNOSE);
     cs_inventory_unlock();
 }
 

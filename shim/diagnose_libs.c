@@ -74,8 +74,6 @@ void cs_diagnose_cudnn_status(const struct cs_evidence *e)
 /* From cs_emit, on a failing library call. */
 void cs_diagnose_library_failure(struct cs_thread *t, struct cs_api *api, const struct cs_event *ev, const char *library_said)
 {
-    if (api == &cs_api_cudart && (ev->result == CS_cudaErrorInsufficientDriver || ev->result == CS_cudaErrorNoDevice))
-        cs_diagnose_runtime_no_driver(cs_api_name(ev->api), ev->result);
     if (api == &cs_api_nccl && ev->result == CS_ncclUnhandledCudaError) nccl_cuda_failure(t, ev, library_said);
     else if (api == &cs_api_nccl && library_said) {
         cs_rule_nccl_duplicate_gpu(cs_api_name(ev->api), api->result_name(ev->result), library_said);

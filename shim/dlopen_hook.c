@@ -8,6 +8,7 @@
 #endif
 #include <dlfcn.h>
 #include <elf.h>
+#include <limits.h>
 #include <link.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,9 +25,16 @@ static struct request {
 static unsigned _Atomic nrequests;
 
 
+/* The program's last dlopen, whatever it named: a load that fails for want of a CUDA library
+ * deep in its dependencies (a framework's extension) is traced from here (needed_files.c). */
+static char last_dlopen[PATH_MAX];
+const char *cs_dlopen_last(void) { return last_dlopen; }
+
 static void note(const char *file, void *ra)
 {
     if (!file || !*file || cs_disabled || cs_own_thread) return;
+    if (cs_lm_of_addr(ra) == cs_lm_self()) return;  /* the shim's own (the crash unwinder) */
+    snprintf(last_dlopen, sizeof last_dlopen, "%s", file);
     const char *b = cs_base_name(file);
     if (!cs_is_cuda_library_name(b, strlen(b))) return;
     unsigned i = atomic_fetch_add(&nrequests, 1);

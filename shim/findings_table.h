@@ -14,7 +14,7 @@ CS_FINDING(NO_DRIVER,                  "no-driver",                  "error",   
 CS_FINDING(NO_GPU_VISIBLE,             "no-gpu-visible",             "error",               "the driver sees no GPU")
 CS_FINDING(LIBRARY_SHADOWED,           "library-shadowed",           "warning",             "LD_LIBRARY_PATH put another copy before the one the framework ships on its RUNPATH")
 CS_FINDING(LIBRARY_SET_MISMATCH,       "library-set-mismatch",       "error",               "two libraries of one set (cuBLAS and cuBLASLt, NVRTC and its builtins) from different releases")
-CS_FINDING(LIBRARY_NOT_FOUND,          "library-not-found",          "warning",             "a CUDA library was asked for and not found")
+CS_FINDING(LIBRARY_NOT_FOUND,          "library-not-found",          "error warning",             "a CUDA library was asked for and not found")
 CS_FINDING(CUDA_IN_FORKED_CHILD,       "cuda-in-forked-child",       "error",               "CUDA used in a child forked after CUDA was initialised")
 CS_FINDING(NO_CUDA_LOADED,             "no-cuda-loaded",             "error",               "the program ended without loading the CUDA driver")
 CS_FINDING(NO_KERNEL_IMAGE,            "no-kernel-image",            "error",               "no device code for this GPU's architecture")

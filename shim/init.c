@@ -138,6 +138,8 @@ static void failed_call(struct cs_thread *t, struct cs_api *api, struct cs_event
             ev->result == CS_CUDA_ERROR_UNKNOWN)
             cs_diagnose_result(cs_api_name(ev->api), ev->result);
     } else {
+        if (api == &cs_api_cudart && (ev->result == CS_cudaErrorInsufficientDriver || ev->result == CS_cudaErrorNoDevice))
+            cs_diagnose_runtime_no_driver(cs_api_name(ev->api), ev->result);
         const char *said = cs_library_error_string(t, api, ev);
         cs_diagnose_library_failure(t, api, ev, said);
     }

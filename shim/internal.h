@@ -174,6 +174,7 @@ const char *cs_base_name(const char *path);
  * from fork */
 struct dl_phdr_info;
 void cs_loader_after_fork(void);
+const char *cs_dlopen_last(void);  /* dlopen_hook.c: the program's last dlopen's file name */
 void cs_loader_probe(void);  /* the scanner, first: the loader's lock is usable (a forked child) */
 void cs_loader_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg);
 void cs_loader_held(void (*fn)(void *), void *arg);

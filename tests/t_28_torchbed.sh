@@ -95,6 +95,10 @@ grep -q '"id":"no-driver".*nvidia/current/libcuda.so.1.*update-alternatives' "$t
 # 4. the missing cuDNN: Debian's libcudnn.so.9 links to a file its installer package downloads
 scenario missing-cudnn 0 -- python3 -c "import torch"
 [ "$status" = 1 ] || fail "missing-cudnn: import torch should fail (exit $status)"
+assert_eq "$(findings_line "$trace")" "error:library-not-found" "missing-cudnn: the findings"
+for w in libtorch_cuda.so.2.6 "libcudnn.so.9 -> libcudnn.so.9.0.0" /usr/local/cuda-13.0/lib64/libcudnn.so.9; do
+    grep '"id":"library-not-found"' "$trace" | grep -qF -- "$w" || fail "missing-cudnn: the finding does not say '$w'"
+done
 # 5. a DataLoader with 4 fork workers training a small model, both modes, three runs
 for run in 1 2 3; do
     scenario dataloader-$run "0 1" LD_LIBRARY_PATH=/opt/cudnn -- python3 /opt/cudashim/dataloader.py

@@ -207,9 +207,53 @@ void cs_rule_loader_message(const struct cs_evidence *e, const char *msg, int la
             cs_finding(CS_F_LIBRARY_NOT_FOUND, CS_WARNING, b, summary, fix, ev);
             return;
         }
+        /* Needed by an object of the load (a DT_NEEDED): the whole load failed, the program's
+         * import with it. Asked for directly: perhaps a probe for an optional library. */
+        const char *req = e->missing_requester, *dangling = e->missing_dangling;
+        char copies[1400] = "";
+        if (e->missing_copies) {
+            snprintf(copies, sizeof copies, "%s", e->missing_copies);
+            for (char *c = copies; *c; c++) if (*c == '\n') *c = ';';
+        }
+        if (req || dangling) {
+            char what[PATH_MAX + 64];
+            if (dangling) snprintf(what, sizeof what, "the link %s points at a file that is not there", dangling);
+            else snprintf(what, sizeof what, "no %s on LD_LIBRARY_PATH=%s, %s's RUNPATH or the system directories", b,
+                          llp ? llp : "(unset)", req ? cs_base_name(req) : "the caller");
+            char needers[1024] = "";  /* base names of the requesters */
+            for (const char *p = req; p && *p;) {
+                size_t n = strcspn(p, ","), k = strlen(needers);
+                char one[PATH_MAX];
+                snprintf(one, sizeof one, "%.*s", (int)n, p);
+                snprintf(needers + k, sizeof needers - k, "%s%s", k ? " and " : "", cs_base_name(one));
+                p += n;
+                while (*p == ',' || *p == ' ') p++;
+            }
+            snprintf(summary, sizeof summary, "found %s needing %s, which the loader cannot open: %s%s%s; %s",
+                     req ? needers : "a load", b, what, copies[0] ? "; copies elsewhere: " : "",
+                     copies, req ? "the load of everything that needs it failed with it" : "install it or fix the library path");
+            if (dangling)
+                snprintf(fix, sizeof fix, "Restore the file the link points at (reinstall the package that provides %s; "
+                         "Debian's nvidia-cudnn downloads cuDNN when it is installed, and a failed download leaves the "
+                         "link dangling)%s%s%s.", b, copies[0] ? ", or put the directory of a matching copy first on "
+                         "LD_LIBRARY_PATH (" : "", copies, copies[0] ? ") if it is built for the same CUDA major" : "");
+            else
+                snprintf(fix, sizeof fix, "Install the package that provides %s%s%s%s.", b,
+                         copies[0] ? ", or put the directory of a matching copy first on LD_LIBRARY_PATH (" : "", copies,
+                         copies[0] ? ")" : "");
+            cs_put_kv(&jb, "library", b, &first);
+            cs_put_kv(&jb, "needed_by", req, &first);
+            cs_put_kv(&jb, "dangling_link", dangling, &first);
+            cs_put_kv(&jb, "copies", e->missing_copies, &first);
+            cs_put(&jb, "}");
+            ev[jb.len] = 0;
+            cs_finding(CS_F_LIBRARY_NOT_FOUND, req ? CS_ERROR : CS_WARNING, b, summary, fix, ev);
+            return;
+        }
         snprintf(summary, sizeof summary,
                  "found a load of %s that failed (not found on LD_LIBRARY_PATH=%s, RUNPATH or ld.so.cache); the "
-                 "caller needs it; install it or fix the library path", b, llp ? llp : "(unset)");
+                 "caller needs it; install it or fix the library path%s%s", b, llp ? llp : "(unset)",
+                 copies[0] ? "; copies elsewhere: " : "", copies);
         const struct cs_library *other = NULL;
         for (int i = 0; i < e->nlibs && !other; i++) {
             const struct cs_library *l = &e->libs[i];
@@ -224,6 +268,7 @@ void cs_rule_loader_message(const struct cs_evidence *e, const char *msg, int la
             snprintf(fix, sizeof fix, "Install the package that provides %s, or add its directory to LD_LIBRARY_PATH.", b);
         cs_put_kv(&jb, "library", b, &first);
         cs_put_kv(&jb, "similar_loaded", other ? other->path : NULL, &first);
+        cs_put_kv(&jb, "copies", e->missing_copies, &first);
         cs_put(&jb, "}");
         ev[jb.len] = 0;
         cs_finding(CS_F_LIBRARY_NOT_FOUND, CS_WARNING, b, summary, fix, ev);

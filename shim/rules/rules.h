@@ -35,6 +35,10 @@ struct cs_evidence {
     /* Where the loader looks for libcuda.so.1 ("LD_LIBRARY_PATH=...; ld.so.cache (no entry); ...")
      * and copies on the machine it does not search, one path a line (NULL: not looked for). */
     const char *driver_search, *driver_copies;
+    /* A library not found: the object whose DT_NEEDED named it (NULL: the load asked for it
+     * directly), a link by that name whose target is missing ("DIR/NAME -> TARGET"), and copies
+     * elsewhere on the machine, one path a line. */
+    const char *missing_requester, *missing_dangling, *missing_copies;
     const struct cs_runtime_seen *runtimes;
     int nruntimes;
     /* The machine's device nodes and the driver's companion library (present: 1). */

@@ -267,6 +267,20 @@ int main(void)
     if (cs_rule_procaddr_missing(&ev, "/venv/lib/libcudart.so.13", "cuKernelGetName", 13000, 1) != 1)
         printf("FAIL a CUDA 13 runtime's lookup on a 12.2 driver is not counted as driver-too-old's evidence\n"), failures++;
     expect_nothing("a CUDA 13 runtime asking a 12.2 driver for a function (driver-too-old's evidence)");
+    /* library-not-found: the objects that needed it, a dangling link, copies elsewhere */
+    reset();
+    ev.missing_requester = "/usr/lib/x86_64-linux-gnu/libtorch_python.so.2.6, /usr/lib/x86_64-linux-gnu/libtorch_cuda.so.2.6";
+    ev.missing_dangling = "/lib/x86_64-linux-gnu/libcudnn.so.9 -> libcudnn.so.9.0.0";
+    ev.missing_copies = "/usr/local/cuda-13.0/lib64/libcudnn.so.9";
+    cs_rule_loader_message(&ev, "libcudnn.so.9: cannot open shared object file: No such file or directory", 0);
+    expect("Debian's cuDNN link with nothing behind it, needed by torch", CS_F_LIBRARY_NOT_FOUND, CS_ERROR,
+           SAYS("libtorch_python.so.2.6 and libtorch_cuda.so.2.6 needing libcudnn.so.9",
+                "libcudnn.so.9 -> libcudnn.so.9.0.0", "/usr/local/cuda-13.0/lib64/libcudnn.so.9", "nvidia-cudnn"));
+    reset();
+    ev.missing_copies = "/opt/conda/lib/libcudnn.so.9";
+    cs_rule_loader_message(&ev, "libcudnn.so.9: cannot open shared object file: No such file or directory", 0);
+    expect("a direct load of a missing cuDNN, a copy elsewhere", CS_F_LIBRARY_NOT_FOUND, CS_WARNING,
+           SAYS("/opt/conda/lib/libcudnn.so.9"));
     /* no-driver: the runtime could not load libcuda.so.1 */
     reset();
     lib("cudart", "/usr/lib/x86_64-linux-gnu/libcudart.so.12.4.127", "12.4", 12040, "system directory");
