@@ -8,6 +8,7 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
+#include <sys/stat.h>
 #include <dirent.h>
 #include <dlfcn.h>
 #include <elf.h>
@@ -315,18 +316,36 @@ static int runpath_copy(const struct link_map *requester, const char *name, cons
 }
 
 /* Found through LD_LIBRARY_PATH: is it shadowing the requester's own copy? */
+/* The copy of `name` in a system directory, when it is another file than the loaded one: what
+ * the system's packages provide, which LD_LIBRARY_PATH put aside (a toolkit's lib64 first). */
+static int system_copy(const char *name, const char *loaded, char *copy, size_t cap)
+{
+    static const char *const dirs[] = { "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64" };
+    struct stat a, b;
+    if (stat(loaded, &a)) return 0;
+    for (size_t i = 0; i < sizeof dirs / sizeof *dirs; i++) {
+        snprintf(copy, cap, "%s/%s", dirs[i], name);
+        if (stat(copy, &b) == 0 && (a.st_dev != b.st_dev || a.st_ino != b.st_ino)) return 1;
+    }
+    return 0;
+}
+
 static void note_shadowing(struct cs_library *l, const struct link_map *requester, const char *name, const char *via)
 {
     if (strncmp(via, "LD_LIBRARY_PATH entry ", 22)) return;
     char copy[PATH_MAX];
-    if (!runpath_copy(requester, name, l->name_path, copy, sizeof copy)) return;
+    l->shadowed_system = 0;
+    if (!runpath_copy(requester, name, l->name_path, copy, sizeof copy)) {
+        if (!system_copy(name, l->path, copy, sizeof copy)) return;
+        l->shadowed_system = 1;
+    }
     char real[PATH_MAX];
     snprintf(l->shadowed_copy, sizeof l->shadowed_copy, "%s", realpath(copy, real) ? real : copy);
     snprintf(l->shadowed_for, sizeof l->shadowed_for, "%s", object_name(requester));
     /* The shadowed copy's version, from its files (name, wheel, header), never by loading it. */
     static struct cs_library other;
     memset(&other, 0, sizeof other);
-    snprintf(other.path, sizeof other.path, "%s", copy);
+    snprintf(other.path, sizeof other.path, "%s", l->shadowed_copy);  /* the real file: its name has the version */
     snprintf(other.name_path, sizeof other.name_path, "%s", copy);
     snprintf(other.name, sizeof other.name, "%s", l->name);
     snprintf(other.kind, sizeof other.kind, "%s", l->kind);
@@ -394,7 +413,10 @@ static void write_library(const struct cs_library *l)
     }
     if (l->compat) cs_put(&b, ",\"compat\":true");
     cs_put(&b, ",\"found_via\":"); cs_put_str(&b, l->found_via);
-    if (l->shadowed_copy[0]) { cs_put(&b, ",\"shadowed_copy\":"); cs_put_str(&b, l->shadowed_copy); }
+    if (l->shadowed_copy[0]) {
+        cs_put(&b, ",\"shadowed_copy\":"); cs_put_str(&b, l->shadowed_copy);
+        cs_put(&b, ",\"shadowed_from\":"); cs_put_str(&b, l->shadowed_system ? "system directory" : "RUNPATH");
+    }
     cs_put(&b, "}\n");
     cs_write_line(line, b.len);
 }

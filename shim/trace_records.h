@@ -16,7 +16,7 @@ CS_RECORD(call, "api lib via result result_name tid ts_ns dur_ns seq inside trun
                 "error_string last_error library_path library_version nranks rank comm nccl_version unique_id_hash plugins "
                 "datatype op peer async_error async_error_name async_error_string operation descriptor_type math_mode")
 CS_RECORD(library, "kind name path soname build_id version version_code version_api file_version built_for_cuda "
-                   "built_for_source compat found_via shadowed_copy")
+                   "built_for_source compat found_via shadowed_copy shadowed_from")
 CS_RECORD(runtime, "caller cuda_version static")
 CS_RECORD(system, "kernel_module")
 CS_RECORD(process, "nccl_version")

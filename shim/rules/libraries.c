@@ -128,20 +128,16 @@ void cs_rule_majors(const struct cs_evidence *e)
     int runtime = rt && rt->code > 0 ? (int)rt->code : 0;
     const char *rt_path = rt ? rt->path : NULL;
     if (!runtime) return;
+    /* Only libraries that are the CUDA release's own, linked by whoever needs that major's API. cuDNN
+     * 9 and NCCL carry their own runtime (they need no libcudart): their CUDA decides only the
+     * driver they need, which driver-too-old says; a mismatch with the process's runtime is none. */
     for (int i = 0; i < e->nlibs; i++) {
         const struct cs_library *l = &e->libs[i];
-        if (!strcmp(l->kind, "cudnn")) major_mismatch(l, l->built_for_cuda, runtime, rt_path, l->built_for_how);
+        /* one the LD_LIBRARY_PATH entry that put others aside brought: library-shadowed says it */
+        if (!strncmp(l->found_via, "LD_LIBRARY_PATH entry ", 22) && cs_ev_entry_shadows(e, l->found_via + 22)) continue;
         if (!strcmp(l->kind, "cublas") || !strcmp(l->kind, "cublasLt") || !strcmp(l->kind, "nvrtc") ||
             !strcmp(l->kind, "nvJitLink"))
             major_mismatch(l, (int)l->code, runtime, rt_path, "its version");
-    }
-    /* A static runtime inside a library (NCCL, cuBLAS, a framework) that asks for another major. */
-    for (int i = 0; i < e->nruntimes; i++) {
-        const struct cs_library *l = cs_ev_path(e, e->runtimes[i].caller);
-        /* The version a lookup names is that function's ABI version, not the runtime's: only the
-         * highest, and only a newer major than the loaded runtime's, says something. */
-        if (l && strcmp(l->kind, "cudart") && strcmp(l->kind, "framework") && e->runtimes[i].cuda / 1000 > runtime / 1000)
-            major_mismatch(l, e->runtimes[i].cuda, runtime, rt_path, "the CUDA version its runtime asks the driver for");
     }
 }
 

@@ -66,6 +66,7 @@ void cs_put_kv(struct cs_buf *b, const char *k, const char *v, int *first);  /* 
 void cs_rule_driver_too_old(const struct cs_evidence *e);  /* every runtime and library against the driver */
 void cs_rule_driver_too_old_for(const struct cs_evidence *e, const char *who, int needs, const char *how);
 void cs_rule_no_gpu(const struct cs_evidence *e);
+int cs_ev_entry_shadows(const struct cs_evidence *e, const char *entry);  /* shadowed.c: that entry put a library aside */
 void cs_rule_no_driver(const struct cs_evidence *e, const char *api, int result);  /* a runtime call: 35 or 100, no libcuda */
 void cs_rule_init_failure(const struct cs_evidence *e);  /* 803, 804 */
 /* 1: the lookup is evidence of driver-too-old (counted there), not a finding of its own */
