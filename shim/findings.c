@@ -98,18 +98,29 @@ int cs_findings_count(enum cs_severity min)
     return n;
 }
 
-/* The plain-language diagnosis, errors first, at exit. */
+/* The plain-language diagnosis at exit: errors first, a line for what was found and one for its
+ * fix, three causes at most (the rest: cudashim report), so the block stays under a dozen lines. */
+#define STDERR_FINDINGS 3
 void cs_findings_stderr(void)
 {
     char msg[16384];
     struct cs_buf m = { msg, 0, sizeof msg - 1 };
+    int said = 0, more = 0;
     for (int s = CS_ERROR; s >= CS_WARNING; s--)
         for (int i = 0; i < nkept; i++) {
             if (kept[i].sev != (enum cs_severity)s) continue;
+            if (said == STDERR_FINDINGS) { more++; continue; }
             cs_put(&m, "cudashim: "); cs_put(&m, sev_names[s]); cs_put(&m, " ["); cs_put(&m, cs_finding_rows[kept[i].f].id);
             cs_put(&m, "] "); cs_put(&m, kept[i].summary); cs_put(&m, "\n  fix: "); cs_put(&m, kept[i].fix);
             cs_put(&m, "\n");
+            said++;
         }
+    if (more) {
+        char n[24];
+        snprintf(n, sizeof n, "%d", more);
+        cs_put(&m, "cudashim: "); cs_put(&m, n); cs_put(&m, more == 1 ? " more finding" : " more findings");
+        cs_put(&m, ": cudashim report "); cs_put(&m, cs_trace_complete() ? cs_trace_path() : "TRACE"); cs_put(&m, "\n");
+    }
     if (m.len && cs_cfg.stderr_on) {
         cs_put(&m, "  (details: docs/diagnoses.md");
         if (cs_trace_complete()) { cs_put(&m, "; trace: "); cs_put(&m, cs_trace_path()); }

@@ -78,9 +78,27 @@ void cs_summary_write(void)
         return;
     char msg[4096];
     struct cs_buf m = { msg, 0, sizeof msg - 1 };
+    /* One line: the counts, the APIs that failed most (the trace has each call), where the trace
+     * is. The findings follow (findings.c), a line or two each: the block stays short. */
     cs_put(&m, "cudashim: ");
     cs_put_u64(&m, total); cs_put(&m, " calls traced, ");
     cs_put_u64(&m, failed); cs_put(&m, " failed");
+    int shown = 0, apis = 0, named[3];
+    for (int i = 0; i < CS_API_TOTAL; i++) apis += errors[i] != 0;
+    while (shown < 3 && shown < apis) {  /* the three that failed most */
+        int best = -1;
+        for (int i = 0; i < CS_API_TOTAL; i++) {
+            int taken = 0;
+            for (int k = 0; k < shown; k++) taken |= named[k] == i;
+            if (errors[i] && !taken && (best < 0 || errors[i] > errors[best])) best = i;
+        }
+        cs_put(&m, shown ? ", " : " ("); cs_put(&m, cs_api_name(best)); cs_put(&m, " x"); cs_put_u64(&m, errors[best]);
+        named[shown++] = best;
+    }
+    if (shown) {
+        if (apis > shown) { cs_put(&m, ", "); cs_put_u64(&m, (uint64_t)(apis - shown)); cs_put(&m, " more APIs"); }
+        cs_put(&m, ")");
+    }
     if (dropped) { cs_put(&m, ", "); cs_put_u64(&m, dropped); cs_put(&m, " events dropped"); }
     int complete = cs_trace_complete();
     uint64_t lost = atomic_load(&cs_lines_unwritable);
@@ -92,14 +110,5 @@ void cs_summary_write(void)
     } else {
         cs_put(&m, "; no trace could be written (see the message above)\n");
     }
-    int shown = 0;
-    for (int i = 0; i < CS_API_TOTAL && shown < 8; i++)
-        if (errors[i]) {
-            cs_put(&m, "  "); cs_put(&m, cs_api_name(i)); cs_put(&m, ": ");
-            cs_put_u64(&m, errors[i]); cs_put(&m, errors[i] == 1 ? " failure\n" : " failures\n");
-            shown++;
-        }
-    if (failed && complete)
-        cs_put(&m, "  each failing call is in the trace with its result name (docs/trace-format.md)\n");
     (void)!write(2, msg, m.len);
 }

@@ -116,4 +116,22 @@ scenario segv-before-cuda 0 LD_LIBRARY_PATH=/opt/cudnn -- python3 /opt/cudashim/
 [ "$status" = 139 ] || fail "segv-before-cuda: exit status $status, not 139"
 scenario segv-after-cuda 0 LD_LIBRARY_PATH=/opt/cudnn -- python3 /opt/cudashim/segfault.py after
 [ "$status" = 139 ] || fail "segv-after-cuda: exit status $status, not 139"
+# Budgets: the end-of-run block on stderr at most 12 lines, the report at most 60, for each cause.
+budget() {
+    local name=$1; shift
+    TB_OUT="$TMP/out/budget-$name"; mkdir -p "$TB_OUT"
+    bounded "$@" -- python3 /opt/cudashim/cuda_init.py >"$TMP/budget.out" 2>&1 || true
+    local block report
+    block=$(grep -cE '^(cudashim:|  fix:|  \(details)' "$TMP/budget.out" || true)
+    "$BUILD/cudashim" report "$TB_OUT" >"$TMP/budget.report" || true
+    report=$(wc -l <"$TMP/budget.report")
+    printf '  %-22s end-of-run block %s lines, report %s lines\n' "budget $name" "$block" "$report"
+    [ "$block" -le 12 ] || { cat "$TMP/budget.out" >&2; fail "$name: the end-of-run block has $block lines (at most 12)"; }
+    [ "$report" -le 60 ] || { cat "$TMP/budget.report" >&2; fail "$name: the report has $report lines (at most 60)"; }
+}
+budget driver-470 LD_LIBRARY_PATH=/opt/nvidia-470:/opt/cudnn LD_PRELOAD=$SHIM CUDASHIM_TRACE_DIR=/out
+budget toolkit-first LD_LIBRARY_PATH=/usr/local/cuda-13.0/lib64 LD_PRELOAD=$SHIM CUDASHIM_TRACE_DIR=/out
+mv "$TB_LIB/libcuda.so.1" "$TB_LIB/libcuda.so.1.away"
+budget no-driver LD_LIBRARY_PATH=/opt/cudnn LD_PRELOAD=$SHIM CUDASHIM_TRACE_DIR=/out
+mv "$TB_LIB/libcuda.so.1.away" "$TB_LIB/libcuda.so.1"
 echo ok

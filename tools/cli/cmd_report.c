@@ -217,13 +217,40 @@ static void print_failures(const struct trace *t, json_t *groups)
     }
 }
 
-static void print_libraries(const struct trace *t)
+static int verbose;  /* --verbose: every loaded library, not only those that matter here */
+
+/* A library worth its two lines by default: the stack's main pieces, and any a finding names. */
+static int library_matters(json_t *l, json_t *findings)
+{
+    static const char *const main_kinds[] = { "driver", "cudart", "framework", "cudnn", "nccl", "cublas" };
+    for (size_t k = 0; k < sizeof main_kinds / sizeof *main_kinds; k++)
+        if (!strcmp(jstr(l, "kind"), main_kinds[k])) return 1;
+    size_t i;
+    json_t *f;
+    json_array_foreach(findings, i, f) {
+        char *ev = json_dumps(json_object_get(f, "evidence"), JSON_COMPACT);
+        int named = strstr(jstr(f, "summary"), jstr(l, "name")) || (ev && strstr(ev, jstr(l, "name")));
+        free(ev);
+        if (named) return 1;
+    }
+    return 0;
+}
+
+static void print_libraries(const struct trace *t, json_t *findings)
 {
     rule(stdout, "LOADED LIBRARIES");
     if (!json_array_size(t->libraries)) { printf("  no CUDA-stack library was loaded\n"); return; }
     size_t i;
     json_t *l;
+    char others[1024] = "";
+    int nothers = 0;
     json_array_foreach(t->libraries, i, l) {
+        if (!verbose && !library_matters(l, findings)) {
+            size_t k = strlen(others);
+            if (!strstr(others, jstr(l, "kind"))) snprintf(others + k, sizeof others - k, "%s%s", k ? ", " : "", jstr(l, "kind"));
+            nothers++;
+            continue;
+        }
         char tmp[1024], ver[64];
         snprintf(ver, sizeof ver, "%s", *jstr(l, "version") ? jstr(l, "version") : *jstr(l, "file_version") ? jstr(l, "file_version") : "-");
         char line[2048];
@@ -233,6 +260,11 @@ static void print_libraries(const struct trace *t)
         snprintf(via, sizeof via, "found via %s%s", home_tilde(jstr(l, "found_via"), tmp, sizeof tmp),
                  json_is_true(json_object_get(l, "compat")) ? "; forward-compatibility copy" : "");
         wrap(stdout, "                              ", via, CLI_WIDTH);
+    }
+    if (nothers) {
+        char line[1400];
+        snprintf(line, sizeof line, "and %d more (%s): cudashim report --verbose lists them", nothers, others);
+        wrap(stdout, "  ", line, CLI_WIDTH);
     }
     json_t *rt;
     json_array_foreach(t->runtimes, i, rt) {
@@ -294,7 +326,7 @@ static void print_trace(const struct trace *t, json_t *findings, json_t *groups)
     if (json_array_size(t->hangs)) print_hangs(t);
     print_findings(findings);
     print_failures(t, groups);
-    print_libraries(t);
+    print_libraries(t, findings);
 }
 
 /* --- several traces: what differs between ranks and hosts --------------------------------- */
@@ -332,11 +364,13 @@ json_t *report_differences(struct trace *ts, int n)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: cudashim report [--json] TRACE|DIR...\n"
+    fprintf(f, "usage: cudashim report [--json] [--verbose] TRACE|DIR...\n"
                "  The crash (if any), findings ranked with their fixes, failing calls grouped by API and\n"
                "  result, and the loaded libraries. Several traces (or a directory of them): each one,\n"
                "  then what differs between ranks and hosts (driver, NCCL, cuDNN versions, paths).\n"
-               "  --json   one JSON object for machines\n"
+               "  --json      one JSON object for machines\n"
+               "  --verbose   every loaded library (by default: the driver, runtime, framework, cuDNN, NCCL,\n"
+               "              cuBLAS and those a finding names)\n"
                "Exit status: 0 no error findings, 1 an error finding or a crash, 2 usage, 3 unreadable trace.\n");
 }
 
@@ -344,7 +378,7 @@ int cmd_report(int argc, char **argv)
 {
     int as_json = 0, npaths, rc;
     char **paths;
-    const struct cli_opt opts[] = { { "--json", &as_json, NULL }, { NULL, NULL, NULL } };
+    const struct cli_opt opts[] = { { "--json", &as_json, NULL }, { "--verbose", &verbose, NULL }, { NULL, NULL, NULL } };
     if ((rc = cli_parse("report", argc, argv, opts, usage, &paths, &npaths)) >= 0) return rc;
     struct trace *ts;
     int n;
