@@ -9,4 +9,10 @@
  * build_info['cuda_version'] = '12.3'). */
 int cs_build_info_cuda(const char *text);
 
+/* PyTorch's torch/version.py (wheels, Debian, conda and source builds all have it): its
+ * __version__ into version ("2.6.0+debian"), and the CUDA it was built for (12040 for cuda =
+ * '12.4'; 0 for a CPU build, cuda = None); -1 when the text has no __version__. */
+#include <stddef.h>
+int cs_torch_version_py(const char *text, char *version, size_t cap);
+
 #endif

@@ -394,6 +394,41 @@ static int tensorflow_cuda(const char *path)
     return 0;
 }
 
+/* PyTorch's own torch/version.py, for builds without a wheel beside them (Debian's, conda's,
+ * a source build): the package is beside the library (torch/lib/libtorch_cuda.so), or holds the
+ * extension the interpreter loaded (torch/_C.cpython-313-x86_64-linux-gnu.so). */
+static int torch_version_py(const char *path, struct cs_library *l)
+{
+    char dir[PATH_MAX], where[PATH_MAX + 16];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash) *slash = 0;
+    snprintf(where, sizeof where, "%s/../version.py", dir);
+    FILE *f = fopen(where, "re");
+    for (const struct link_map *m = cs_lm_head(); !f && m; m = m->l_next) {
+        const char *c = m->l_name ? strstr(m->l_name, "/torch/_C.") : NULL;
+        if (!c) continue;
+        snprintf(where, sizeof where, "%.*s/torch/version.py", (int)(c - m->l_name), m->l_name);
+        f = fopen(where, "re");
+    }
+    if (!f) return 0;
+    char text[4096], version[32];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    int cuda = cs_torch_version_py(text, version, sizeof version);
+    if (cuda < 0) return 0;
+    snprintf(l->version, sizeof l->version, "%s", version);
+    snprintf(l->version_api, sizeof l->version_api, "torch/version.py (torch)");
+    l->version_rank = CS_VERSION_FILE;
+    if (cuda > 0) {
+        l->built_for_cuda = cuda;
+        snprintf(l->built_for_how, sizeof l->built_for_how, "torch/version.py (%s, CUDA %d.%d)", version, cuda / 1000,
+                 cuda % 1000 / 10);
+    }
+    return 1;
+}
+
 static void framework_version(struct cs_library *l)
 {
     const char *base = cs_base_name(l->path);
@@ -419,6 +454,8 @@ static void framework_version(struct cs_library *l)
             }
             return;
         }
+        if (!strcmp(fw->prefix, "libtorch")) torch_version_py(l->path, l);
+        return;
     }
 }
 

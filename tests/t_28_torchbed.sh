@@ -78,7 +78,10 @@ scenario driver-470 "0 1" LD_LIBRARY_PATH=/opt/nvidia-470:/opt/cudnn -- python3 
 has "$trace" driver-too-old
 assert_eq "$(findings_line "$trace")" "error:driver-too-old" "driver-470: the findings"
 "$BUILD/cudashim" report "$trace" >"$TMP/report470" || true  # exit 1: the trace has an error finding
-for w in libcudart.so.12.4.127 libcublasLt.so.12.4.5.8 "CUDA 11.4" "470.256.02" "525.60.13" "lookups of driver functions"; do
+# torch is named from its own torch/version.py (no wheel: Debian's build), and the build of the
+# same release that runs on this driver
+for w in libcudart.so.12.4.127 libcublasLt.so.12.4.5.8 "CUDA 11.4" "470.256.02" "525.60.13" "lookups of driver functions" \
+         "torch 2.6 built for CUDA 11.8 runs here" "keep torch 2.6.0+debian"; do
     grep -qF -- "$w" <(tr -s ' \n' ' ' <"$TMP/report470") || fail "driver-470: the report does not say '$w'"
 done
 [ "$(wc -l <"$TMP/report470")" -le 60 ] || fail "driver-470: the report has $(wc -l <"$TMP/report470") lines (at most 60)"
