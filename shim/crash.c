@@ -35,7 +35,11 @@
 
 static const int fatal_signals[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT };
 #define NSIG_HANDLED (int)(sizeof fatal_signals / sizeof *fatal_signals)
+/* The disposition the program has for each signal, as it would see it without the shim: what
+ * was there when the shim installed its handler, then what the program set since (signal_hook.c
+ * keeps it here while the shim's handler is installed: owned). */
 static struct sigaction previous[NSIG_HANDLED];
+static int _Atomic owned[NSIG_HANDLED];
 static int _Atomic installed;
 static char *maps_buf, *line_buf;
 static char self_path[4096];
@@ -276,6 +280,18 @@ static void write_record(int sig, siginfo_t *info, ucontext_t *uc)
     if (cs_cfg.stderr_on) (void)!write(2, msg, m.len);
 }
 
+/* --- the program's own handlers, kept while ours is installed ------------------------------- */
+
+int cs_crash_keeps(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    int i = index_of(sig);
+    if (i < 0 || !atomic_load(&owned[i])) return 0;
+    struct sigaction was = previous[i];
+    if (act) previous[i] = *act;
+    if (old) *old = was;
+    return 1;
+}
+
 /* --- chaining: die as the program would have died without us -------------------------- */
 
 static void chain(int sig, siginfo_t *info, void *uc)
@@ -286,7 +302,8 @@ static void chain(int sig, siginfo_t *info, void *uc)
      * in place, its handler then takes the second fault itself, on the program's own stack with
      * no frame of ours (a library's backtrace, UCX's or faulthandler's, reads as without us). */
     if (info && info->si_code > 0 && (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL)) {
-        sigaction(sig, old, NULL);
+        atomic_store(&owned[i], 0);
+        cs_real_sigaction(sig, old, NULL);
         return;
     }
     if (old->sa_flags & SA_SIGINFO) {
@@ -297,7 +314,8 @@ static void chain(int sig, siginfo_t *info, void *uc)
     }
     /* Default or ignore: put the old disposition back. A fault re-executes on return and the
      * kernel applies it (same signal, core dump); a signal that was sent must be sent again. */
-    sigaction(sig, old, NULL);
+    atomic_store(&owned[i], 0);
+    cs_real_sigaction(sig, old, NULL);
     if (!info || info->si_code <= 0) syscall(SYS_tgkill, getpid(), (int)syscall(SYS_gettid), sig);
 }
 
@@ -308,7 +326,8 @@ static void handler(int sig, siginfo_t *info, void *uc)
     if (in_handler) {
         /* A fault inside this handler (or inside a handler we chained to): stop here and let
          * the previous disposition take the re-executed fault. Never loop, never hang. */
-        sigaction(sig, &previous[i], NULL);
+        atomic_store(&owned[i], 0);
+        cs_real_sigaction(sig, &previous[i], NULL);
         if (!info || info->si_code <= 0) syscall(SYS_tgkill, getpid(), (int)syscall(SYS_gettid), sig);
         errno = saved_errno;
         return;
@@ -405,7 +424,7 @@ void cs_crash_install(void)
     sa.sa_sigaction = handler;
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER | SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    for (int i = 0; i < NSIG_HANDLED; i++) sigaction(fatal_signals[i], &sa, &previous[i]);
+    for (int i = 0; i < NSIG_HANDLED; i++) owned[i] = cs_real_sigaction(fatal_signals[i], &sa, &previous[i]) == 0;
     installed = 1;
     cs_crash_thread_init();
 }
@@ -421,7 +440,9 @@ void cs_crash_exit_note(void)
     cs_put(&b, "{\"type\":\"signal_handlers\",\"replaced\":[");
     for (int i = 0; i < NSIG_HANDLED; i++) {
         struct sigaction cur;
-        if (sigaction(fatal_signals[i], NULL, &cur) == 0 && cur.sa_sigaction != handler) {
+        /* replaced past signal_hook.c (a raw system call, a static libc): not the program's own
+         * handler put back by chain() */
+        if (atomic_load(&owned[i]) && cs_real_sigaction(fatal_signals[i], NULL, &cur) == 0 && cur.sa_sigaction != handler) {
             if (any++) cs_put(&b, ",");
             cs_put_str(&b, signal_name(fatal_signals[i]));
         }

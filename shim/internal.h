@@ -148,6 +148,11 @@ extern const char cs_note_absent[];  /* a wrapped function no loaded library def
 /* crash.c */
 extern int _Atomic cs_crash_active;
 void cs_crash_install(void);
+/* signal_hook.c / crash.c: libc's sigaction, and the program's dispositions kept while the
+ * shim's crash handler holds a fatal signal (1: kept; old says what the program would see). */
+struct sigaction;
+int cs_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
+int cs_crash_keeps(int sig, const struct sigaction *act, struct sigaction *old);
 void cs_crash_thread_init(void);
 void cs_crash_thread_exit(void);
 void cs_crash_exit_note(void);

@@ -69,11 +69,24 @@ if [ "${CS_SANITIZER:-0}" = 0 ]; then
     grep -q recovered "$TMP/survive.out" || fail "the program did not recover"
     "$BUILD/cudashim" report "$trace" >"$TMP/survive.txt" || fail "report of a survived signal should exit 0"
     grep -q "FATAL SIGNAL, SURVIVED" "$TMP/survive.txt" || fail "report does not say the signal was survived"
-    # A handler installed after the shim's replaces it: no record, and the trace says so.
+    # A handler installed after the shim's (signal()) is kept: the record is written, then the
+    # program's own handler takes the fault and recovers, as without the shim.
     run_both replace ./crash replace
-    grep -q '"type":"signal_handlers","replaced":\["SIGSEGV"\]' "$trace" || fail "replaced handler not recorded"
-    grep -q '"type":"crash"' "$trace" && fail "a crash record although the program replaced the handler"
+    grep -q recovered "$TMP/replace.out" || fail "the program's own handler, installed after the shim's, did not run"
+    grep -q '"type":"crash"' "$trace" || fail "no crash record although the program's handler came after the shim's"
+    grep -q '"type":"signal_handlers","replaced":\[\]' "$trace" || fail "the program's kept handler reported as a replacement"
 fi
+# Handlers the program installs after the shim's (sigaction, as UCX and faulthandler do): kept,
+# told what they would have been told (SIG_DFL before them), and run after the record with
+# their own semantics: SA_SIGINFO's fault address, SA_RESETHAND's default action next, SIG_IGN.
+for mode in after resethand ignore; do
+    run_both "$mode" ./crash "$mode"
+    cmp -s "$TMP/base.out" "$TMP/$mode.out" || { diff "$TMP/base.out" "$TMP/$mode.out"; fail "$mode: the program's output differs"; }
+    grep -q '"type":"crash"' "$trace" || fail "$mode: no crash record"
+done
+grep -q "info handler ran, fault address seen" "$TMP/after.out" || fail "after: the program's SA_SIGINFO handler did not run"
+grep -q "before it: SIG_DFL" "$TMP/after.out" || fail "after: sigaction did not say what was there before the program's handler"
+grep -q "resethand handler ran" "$TMP/resethand.out" || fail "resethand: the program's handler did not run"
 # A fault inside our own handler: the process still dies with the original signal.
 CUDASHIM_CRASH_SELFTEST=1 run_both selftest ./crash own
 # Without libunwind: glibc's backtrace still gives the libraries.

@@ -9,6 +9,11 @@
  *   crash handler-faults  the program's own handler faults again
  *   crash survive   the program's own handler (installed first) recovers with siglongjmp; exit 0
  *   crash replace   the program replaces the shim's handler after CUDA started, then recovers
+ *   crash after     the program's SA_SIGINFO handler, installed after CUDA started, prints
+ *                   what sigaction told it was there before (SIG_DFL) and exits 43
+ *   crash resethand its SA_RESETHAND handler, installed after CUDA started, prints and returns:
+ *                   the re-executed fault takes the default action (139)
+ *   crash ignore    SIG_IGN for SIGSEGV after CUDA started: a fault still kills (139)
  *   crash early     one successful non-key call (nothing written yet), then a fault: the trace
  *                   first opens inside the crash handler
  * Expected: the same exit status with and without the shim; with it, a crash record whose
@@ -53,6 +58,21 @@ static void own_handler(int sig)
     _exit(42);
 }
 
+static void info_handler(int sig, siginfo_t *si, void *uc)
+{
+    static const char msg[] = "info handler ran, fault address seen\n";
+    (void)sig, (void)uc;
+    if (si && si->si_addr == (void *)0) (void)!write(1, msg, sizeof msg - 1);
+    _exit(43);
+}
+
+static void once_handler(int sig)
+{
+    static const char msg[] = "resethand handler ran\n";
+    (void)sig;
+    (void)!write(1, msg, sizeof msg - 1);
+}
+
 static sigjmp_buf recover;
 static void recovering_handler(int sig) { (void)sig; siglongjmp(recover, 1); }
 
@@ -77,6 +97,18 @@ int main(int argc, char **argv)
     cuDriverGetVersion(&v);
     cuDeviceGet(&dev, 0);
     if (!strcmp(mode, "replace")) signal(SIGSEGV, recovering_handler);
+    if (!strcmp(mode, "after") || !strcmp(mode, "resethand") || !strcmp(mode, "ignore")) {
+        struct sigaction sa, was;
+        memset(&sa, 0, sizeof sa);
+        sigemptyset(&sa.sa_mask);
+        if (!strcmp(mode, "after")) sa.sa_sigaction = info_handler, sa.sa_flags = SA_SIGINFO;
+        else if (!strcmp(mode, "resethand")) sa.sa_handler = once_handler, sa.sa_flags = SA_RESETHAND;
+        else sa.sa_handler = SIG_IGN;
+        sigaction(SIGSEGV, &sa, &was);
+        printf("before it: %s\n", was.sa_handler == SIG_DFL ? "SIG_DFL" : "another handler");
+        fflush(stdout);
+        crash_in_program_code(0);
+    }
     printf("before crash\n");
     if (!strcmp(mode, "survive") || !strcmp(mode, "replace")) {
         if (!sigsetjmp(recover, 1)) crash_in_program_code(0);
