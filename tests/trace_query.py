@@ -6,8 +6,10 @@
   trace_query.py field TRACE type key           the value of key in the first event of type
   trace_query.py counts FAKE_COUNTS_FILE        normalises the fake driver's counts file
   trace_query.py crash TRACE                    the crash record, a fact per line
-  trace_query.py findings TRACE                 "id severity" per finding
+  trace_query.py findings TRACE                 "id severity" per finding (a finding said again
+                                                with the same id and key: its last line)
   trace_query.py finding TRACE ID               the summary and fix of the first finding with that id
+                                                (its last line)
   trace_query.py libraries TRACE                "kind name version version_api found_via" per library
                                                 (the last line written for each path)
   trace_query.py valid TRACE                    every line parses; header first, summary last
@@ -91,12 +93,16 @@ elif cmd == "crash":
     for t in c["other_threads"]:
         for e in t["calls"]:
             print("other", e["api"])
-elif cmd == "findings":
+elif cmd in ("findings", "finding"):
+    said = {}  # (id, key) -> its last line, in the order first said
     for e in events(path):
         if e["type"] == "finding":
-            print(e["id"], e["severity"])
+            said[(e["id"], e.get("key", e["summary"]))] = e
+if cmd == "findings":
+    for e in said.values():
+        print(e["id"], e["severity"])
 elif cmd == "finding":
-    e = next(e for e in events(path) if e["type"] == "finding" and e["id"] == sys.argv[3])
+    e = next(e for e in said.values() if e["id"] == sys.argv[3])
     print(e["summary"])
     print(e["fix"])
     print(json.dumps(e["evidence"]))

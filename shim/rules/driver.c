@@ -225,8 +225,12 @@ void cs_rule_init_failure(const struct cs_evidence *e)
 int cs_rule_procaddr_missing(const struct cs_evidence *e, const char *caller, const char *symbol, int cuda, int status)
 {
     int have = cs_ev_driver_cuda(e);
-    if (!symbol || !*symbol || !have || cuda <= have) return 0;
-    if (cuda / 1000 > have / 1000) return 1;  /* the caller needs a newer driver: driver-too-old's evidence */
+    if (!symbol || !*symbol) return 0;
+    /* The caller needs a newer driver: driver-too-old's evidence. Not known yet (a runtime probes
+     * as it starts, before anyone asked the driver's version): counted too, said with
+     * driver-too-old if the version then shows it. */
+    if (!have || cuda / 1000 > have / 1000) return 1;
+    if (cuda <= have) return 0;
     char need[16], have_t[128], mins[160], summary[2048], fix[1024], ev[2048];
     const char *lin, *win;
     cs_cuda_text(need, sizeof need, cuda);
