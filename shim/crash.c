@@ -11,6 +11,8 @@
 #endif
 #include <dlfcn.h>
 #include <execinfo.h>
+#include <link.h>
+#include <setjmp.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -55,6 +57,17 @@ static int (*unw_step_fn)(unw_cursor_buf *);
 static int (*unw_get_reg_fn)(unw_cursor_buf *, int, uint64_t *);
 static int (*unw_get_proc_name_fn)(unw_cursor_buf *, char *, size_t, uint64_t *);
 enum { UNW_REG_IP = 16, UNW_INIT_SIGNAL_FRAME = 1 };
+
+/* CPython's own dumper, the one faulthandler calls from its signal handler: every thread's
+ * Python stack ("File "train.py", line 42 in step"), exported by libpython and by python
+ * executables. Found when the shim prepares (never in the handler). */
+typedef const char *(*py_dump_fn)(int fd, void *interp, void *tstate);
+static py_dump_fn py_dump;
+static int is_python;  /* the process is CPython, dumper or not */
+static char py_text[32768];
+/* A fault inside the dumper (an interpreter half torn down) returns here, not to the kill. */
+static sigjmp_buf py_guard;
+static int _Atomic py_guarded;
 
 static int index_of(int sig)
 {
@@ -151,8 +164,17 @@ static int is_cuda_library(const char *path, size_t len)
 
 /* --- the record ------------------------------------------------------------------------- */
 
+/* The exported function that holds pc (the object's dynamic symbols, read in memory: no file,
+ * no lock), when no unwinder named it. */
+static const char *symbol_of(uint64_t pc, uint64_t *off)
+{
+    const struct link_map *m = cs_lm_of_addr((void *)pc);
+    return m ? cs_elf_function_at(m, (void *)pc, off) : NULL;
+}
+
 static void put_frame(struct cs_buf *b, int i, uint64_t pc, const char *sym, uint64_t sym_off)
 {
+    if (!sym || !*sym) sym = symbol_of(i ? pc - 1 : pc, &sym_off), sym_off += i ? 1 : 0;
     const char *path;
     size_t plen;
     uint64_t off;
@@ -235,6 +257,38 @@ static void put_recent(struct cs_buf *b, struct cs_thread *t, int max)
     cs_put(b, "]}");
 }
 
+/* The Python stacks, when the process is CPython: its dumper writes into a memory file, read
+ * back into the record. */
+static void put_python(struct cs_buf *b)
+{
+    if (!py_dump) {
+        if (is_python)
+            cs_put(b, ",\"python_error\":\"this CPython exports no traceback dumper (3.13 has none): its lines are not in the "
+                      "record; PYTHONFAULTHANDLER=1 prints them on stderr\"");
+        return;
+    }
+    int fd = (int)syscall(SYS_memfd_create, "cudashim-python", 1u /* MFD_CLOEXEC */);
+    if (fd < 0) return;
+    const char *volatile err = NULL;  /* volatile: kept across the guard's siglongjmp */
+    volatile ssize_t got = 0;
+    if (!sigsetjmp(py_guard, 1)) {
+        atomic_store(&py_guarded, 1);
+        err = py_dump(fd, NULL, NULL);
+        atomic_store(&py_guarded, 0);
+        if (lseek(fd, 0, SEEK_SET) == 0) got = read(fd, py_text, sizeof py_text - 1);
+    } else {
+        err = "the interpreter's dumper faulted";
+    }
+    atomic_store(&py_guarded, 0);
+    close(fd);
+    if (got > 0) {
+        py_text[got] = 0;
+        cs_put(b, ",\"python\":"); cs_put_str(b, py_text);
+    } else if (err) {
+        cs_put(b, ",\"python_error\":"); cs_put_str(b, err);
+    }
+}
+
 static void write_record(int sig, siginfo_t *info, ucontext_t *uc)
 {
     struct cs_buf b = { line_buf, 0, LINE_CAP - 2 };
@@ -253,7 +307,9 @@ static void write_record(int sig, siginfo_t *info, ucontext_t *uc)
     cs_put(&b, ",\"unwinder\":"); cs_put_str(&b, unw_init_local2_fn ? "libunwind" : "glibc-backtrace");
     cs_put(&b, ",\"frames\":[");
     put_backtrace(&b, uc);
-    cs_put(&b, "],\"this_thread\":");
+    cs_put(&b, "]");
+    put_python(&b);
+    cs_put(&b, ",\"this_thread\":");
     if (self) put_recent(&b, self, RECENT_SELF); else cs_put(&b, "null");
     cs_put(&b, ",\"other_threads\":[");
     int shown = 0;
@@ -281,6 +337,21 @@ static void write_record(int sig, siginfo_t *info, ucontext_t *uc)
 }
 
 /* --- the program's own handlers, kept while ours is installed ------------------------------- */
+
+/* libc's sigaction: the shim's own calls must not reach its interposer (signal_hook.c). */
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+static sigaction_fn _Atomic real_sigaction;
+
+int cs_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+    sigaction_fn f = atomic_load_explicit(&real_sigaction, memory_order_acquire);
+    if (!f) {
+        f = (sigaction_fn)cs_elf_next("sigaction", (void *)cs_real_sigaction);
+        if (!f) return -1;
+        atomic_store_explicit(&real_sigaction, f, memory_order_release);
+    }
+    return f(sig, act, old);
+}
 
 int cs_crash_keeps(int sig, const struct sigaction *act, struct sigaction *old)
 {
@@ -323,6 +394,7 @@ static void handler(int sig, siginfo_t *info, void *uc)
 {
     int saved_errno = errno;
     int i = index_of(sig);
+    if (in_handler && atomic_load(&py_guarded)) siglongjmp(py_guard, 1);
     if (in_handler) {
         /* A fault inside this handler (or inside a handler we chained to): stop here and let
          * the previous disposition take the re-executed fault. Never loop, never hang. */
@@ -409,6 +481,12 @@ void cs_crash_prepare(void)
 #if defined(__x86_64__)
     load_unwinder();
 #endif
+    /* CPython 3.14's public name, then the older private one (3.13 exports neither) */
+    for (const struct link_map *m = cs_lm_head(); m && !py_dump; m = m->l_next) {
+        py_dump = (py_dump_fn)cs_elf_lookup(m, "PyUnstable_DumpTracebackThreads");
+        if (!py_dump) py_dump = (py_dump_fn)cs_elf_lookup(m, "_Py_DumpTracebackThreads");
+        if (!is_python && cs_elf_lookup(m, "Py_BytesMain")) is_python = 1;
+    }
     void *warm[2];
     backtrace(warm, 2);
 }

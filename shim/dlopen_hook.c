@@ -10,6 +10,7 @@
 #include <elf.h>
 #include <limits.h>
 #include <link.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -52,6 +53,23 @@ static void *_Atomic real_dlopen;
 
 /* Opened from the shim, then bound at once: used only where the shim as the caller changes
  * nothing the loader decides (dlopen_as_program). */
+/* The shim wakes when the first CUDA library is loaded, not at the first call: a crash in a
+ * library's constructor or an extension's import after an upgrade (before any CUDA call) then
+ * gets its record, with what is loaded. A program that never loads one never sees the shim. */
+static void wake_if_cuda_loaded(void)
+{
+    static int _Atomic awake;
+    if (atomic_load_explicit(&awake, memory_order_relaxed) || cs_disabled || !cs_thread_events.start) return;
+    for (const struct link_map *m = cs_lm_head(); m; m = m->l_next) {
+        const char *b = m->l_name ? cs_base_name(m->l_name) : "";
+        if (*b && cs_is_cuda_library_name(b, strlen(b))) {
+            atomic_store(&awake, 1);
+            cs_thread_events.start();
+            return;
+        }
+    }
+}
+
 static void *dlopen_and_bind(const char *file, int mode)
 {
     void *h = ((void *(*)(const char *, int))atomic_load(&real_dlopen))(file, mode);
@@ -59,6 +77,7 @@ static void *dlopen_and_bind(const char *file, int mode)
         int e = errno;
         cs_rebind_needed();
         cs_rebind();
+        wake_if_cuda_loaded();
         /* A CUDA library is in the inventory before the program's next step: cudart closes
          * libcuda again within microseconds when the driver is too old, before the scanner
          * thread may have run at all. Inside the program's own loader call, like the dlsym and

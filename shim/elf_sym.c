@@ -111,6 +111,24 @@ void cs_elf_each_function(const struct link_map *m, void (*fn)(const char *, voi
             fn(t.strtab + t.symtab[i].st_name, (void *)(m->l_addr + t.symtab[i].st_value), arg);
 }
 
+/* The exported function whose body holds addr (its start and size), and the offset into it: for
+ * a crash's frames. NULL when addr is in no exported function (a local one has no dynamic symbol). */
+const char *cs_elf_function_at(const struct link_map *m, const void *addr, uint64_t *offset)
+{
+    struct dyn_tables t;
+    if (!tables(m, &t)) return NULL;
+    uint64_t a = (uint64_t)addr - m->l_addr;
+    for (uint32_t i = 1; i < t.nsyms; i++) {
+        const ElfW(Sym) *s = &t.symtab[i];
+        if (ELF64_ST_TYPE(s->st_info) != STT_FUNC || s->st_shndx == SHN_UNDEF || !s->st_size) continue;
+        if (a >= s->st_value && a < s->st_value + s->st_size) {
+            *offset = a - s->st_value;
+            return t.strtab + s->st_name;
+        }
+    }
+    return NULL;
+}
+
 const char *cs_elf_soname(const struct link_map *m)
 {
     struct dyn_tables t;

@@ -12,20 +12,6 @@
 
 #include "internal.h"
 
-typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
-static sigaction_fn _Atomic real;
-
-int cs_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
-{
-    sigaction_fn f = atomic_load_explicit(&real, memory_order_acquire);
-    if (!f) {
-        f = (sigaction_fn)cs_elf_next("sigaction", (void *)cs_real_sigaction);
-        if (!f) return -1;
-        atomic_store_explicit(&real, f, memory_order_release);
-    }
-    return f(sig, act, old);
-}
-
 CS_EXPORT int cs_sigaction(int sig, const struct sigaction *act, struct sigaction *old) __asm__("cs_sigaction");
 int cs_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 {

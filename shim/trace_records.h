@@ -23,7 +23,7 @@ CS_RECORD(process, "nccl_version")
 CS_RECORD(continued, "part previous")
 CS_RECORD(finding, "id key severity summary fix evidence")
 CS_RECORD(hang, "tid inside seconds ts_ns threads nccl launches")
-CS_RECORD(crash, "signal signal_name code code_name addr tid mono_ns inside_call unwinder frames this_thread "
-                 "other_threads truncated")
+CS_RECORD(crash, "signal signal_name code code_name addr tid mono_ns inside_call unwinder frames python python_error "
+                 "this_thread other_threads truncated")
 CS_RECORD(signal_handlers, "replaced survived_crash_records")
 CS_RECORD(summary, "calls own_calls errors total_calls total_errors dropped suppressed lines threads findings")

@@ -108,6 +108,11 @@ if [ "${CS_SANITIZER:-0}" = 0 ]; then
     grep -q "Fatal Python error: Segmentation fault" "$TMP/py-first.err" || fail "faulthandler output lost (installed first)"
     grep -q "in string_at" "$TMP/py-first.err" || fail "Python traceback lost (installed first)"
     expect py-first "signal SIGSEGV" "recent cuInit"
+    # the interpreter's own dumper: the Python line in the record and in the report
+    if python3 -c 'import sys; sys.exit(sys.version_info[:2] == (3, 13))'; then
+        grep '"type":"crash"' "$trace" | grep -q '\\"<string>\\", line 1 in <module>' || fail "py-first: no Python line in the record"
+        "$BUILD/cudashim" report "$trace" | grep -q 'File "<string>", line 1 in <module>' || fail "py-first: no Python line in the report"
+    fi
     run_both py-after python3 -c 'import ctypes,faulthandler; l=ctypes.CDLL("libcuda.so.1"); l.cuInit(0); faulthandler.enable(); ctypes.string_at(0)'
     grep -q "Fatal Python error: Segmentation fault" "$TMP/py-after.err" || fail "faulthandler output lost (installed after)"
     expect py-after "signal SIGSEGV" "recent cuInit"

@@ -1,6 +1,7 @@
 /* cudashim report TRACE|DIR...: the page a person reads first. The crash, findings ranked with
  * their fixes, failing calls grouped with the first occurrence, loaded libraries; for several
  * traces, what differs between ranks and hosts. --json for machines. */
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,6 +91,27 @@ static int crash_survived(const struct trace *t)
     return t->crash && t->summary && jint(t->handlers, "survived_crash_records", 0) > 0;
 }
 
+/* A C++ name as a person reads it, by libstdc++'s demangler when it is installed (looked up at
+ * run time: the command needs no C++ library); the name as it is otherwise. */
+static const char *demangled(const char *name)
+{
+    static char *(*demangle)(const char *, char *, size_t *, int *);
+    static int tried;
+    static char out[512];
+    if (strncmp(name, "_Z", 2)) return name;
+    if (!tried) {
+        tried = 1;
+        void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+        if (h) *(void **)&demangle = dlsym(h, "__cxa_demangle");
+    }
+    int status = -1;
+    char *d = demangle ? demangle(name, NULL, NULL, &status) : NULL;
+    if (!d || status) { free(d); return name; }
+    snprintf(out, sizeof out, "%s", d);
+    free(d);
+    return out;
+}
+
 static void print_crash(const struct trace *t)
 {
     json_t *c = t->crash;
@@ -111,7 +133,7 @@ static void print_crash(const struct trace *t)
         const char *lib = jstr(f, "lib");
         json_t *l = *lib ? trace_library_of(t, lib) : NULL;
         char sym[512];
-        if (*jstr(f, "symbol")) snprintf(sym, sizeof sym, "%s+%lld", jstr(f, "symbol"), jint(f, "symbol_offset", 0));
+        if (*jstr(f, "symbol")) snprintf(sym, sizeof sym, "%s+%lld", demangled(jstr(f, "symbol")), jint(f, "symbol_offset", 0));
         else snprintf(sym, sizeof sym, "%s", *jstr(f, "offset") ? jstr(f, "offset") : jstr(f, "pc"));
         char ver[96] = "";
         if (l && *jstr(l, "version")) snprintf(ver, sizeof ver, " %s", jstr(l, "version"));
@@ -127,6 +149,20 @@ static void print_crash(const struct trace *t)
         snprintf(line, sizeof line, "The innermost frame outside libc is in %s%s%s%s.", home_tilde(where, tmp, sizeof tmp),
                  l ? " (" : "", l ? jstr(l, "kind") : "", l ? ")" : "");
         wrap(stdout, "  ", line, CLI_WIDTH);
+    }
+    /* The Python stacks, as the interpreter's dumper wrote them: the program's own line first. */
+    const char *py = jstr(c, "python");
+    if (*py) {
+        printf("  Python (most recent call first):\n");
+        int lines = 0;
+        for (const char *p = py; *p && lines < 24; lines++) {
+            size_t n = strcspn(p, "\n");
+            if (n && strncmp(p, "Current thread", 14) && strncmp(p, "Thread 0x", 9)) printf("    %.*s\n", (int)n, p);
+            else if (n) lines--;
+            p += n + (p[n] == '\n');
+        }
+    } else if (*jstr(c, "python_error")) {
+        printf("  Python: %s\n", jstr(c, "python_error"));
     }
     json_t *tt = json_object_get(c, "this_thread");
     if (json_is_object(tt)) {
