@@ -32,7 +32,15 @@ static void usage(FILE *f)
                "  Exit status: the program's own.\n");
 }
 
-/* libcudashim.so: $CUDASHIM_LIB, beside this binary (a build tree), or ../lib (an install). */
+/* libcudashim.so: $CUDASHIM_LIB, beside this binary (a build tree, the wheel), or ../lib (an
+ * install), or the multiarch directory beside it (the Debian package). */
+#if defined(__x86_64__)
+#define CS_MULTIARCH "x86_64-linux-gnu"
+#elif defined(__aarch64__)
+#define CS_MULTIARCH "aarch64-linux-gnu"
+#else
+#define CS_MULTIARCH "."
+#endif
 static int find_shim(char *out, size_t cap)
 {
     const char *env = getenv("CUDASHIM_LIB");
@@ -42,7 +50,8 @@ static int find_shim(char *out, size_t cap)
     if (n <= 0) return 0;
     exe[n] = 0;
     char *dir = dirname(exe);
-    const char *cands[] = { "%s/libcudashim.so", "%s/../lib/libcudashim.so", "%s/../lib/cudashim/libcudashim.so" };
+    const char *cands[] = { "%s/libcudashim.so", "%s/../lib/libcudashim.so", "%s/../lib/cudashim/libcudashim.so",
+                            "%s/../lib/" CS_MULTIARCH "/libcudashim.so" };
     for (size_t i = 0; i < sizeof cands / sizeof *cands; i++) {
         char p[PATH_MAX];
         snprintf(p, sizeof p, cands[i], dir);
