@@ -36,7 +36,7 @@ CLI_SRC := $(wildcard tools/cli/*.c) shim/fatbin.c shim/image_explain.c shim/ref
 CLI_HDR := $(wildcard tools/cli/*.h) shim/findings_table.h shim/trace_records.h shim/fatbin.h shim/image_explain.h \
            shim/reference_data.h shim/calls_format.h
 
-.PHONY: bench-cli all check check-real check-torch stress asan tsan bench bench-smoke demo regen regen-tables install clean fuzz
+.PHONY: bench-cli all check check-real check-torch wheel deb stress asan tsan bench bench-smoke demo regen regen-tables install clean fuzz
 all: $(BUILD)/libcudashim.so $(BUILD)/cudashim $(BUILD)/fakes/libcuda.so.1
 
 # Each object depends on the headers it includes (-MMD), not on every header; and on this file,
@@ -132,6 +132,45 @@ regen:
 regen-tables:
 	for api in cuda cudnn nccl cublas cublasLt cudart; do python3 wrappers/gen_table.py $$api wrappers/$$api.tbl || exit 1; done
 	python3 wrappers/gen_c.py
+
+# Packages, offline: a wheel for pip (the command linked with jansson statically, so it needs
+# nothing but glibc; tagged manylinux for the newest glibc symbol version the binaries use) and
+# a Debian package. PACKAGE_PYTHON is Debian's python3, whose python3-build, python3-setuptools
+# and python3-wheel build the wheel. Both in $(BUILD)/dist.
+VERSION := $(shell sed -n 's/^\#define CS_VERSION "\(.*\)"/\1/p' shim/internal.h)
+PACKAGE_PYTHON ?= /usr/bin/python3
+MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
+DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
+$(BUILD)/cudashim-static: $(CLI_SRC) $(CLI_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(filter-out $(SAN),$(BASE_CFLAGS)) -DCS_VERSION='"$(VERSION)"' -o $@ $(CLI_SRC) -Wl,-Bstatic -ljansson -Wl,-Bdynamic
+
+wheel: $(BUILD)/libcudashim.so $(BUILD)/cudashim-static
+	rm -rf $(BUILD)/wheel-src && cp -r packaging/python $(BUILD)/wheel-src
+	mkdir -p $(BUILD)/wheel-src/cudashim/_bin $(BUILD)/wheel-src/cudashim/_share/man/man1 $(BUILD)/dist
+	strip --strip-unneeded -o $(BUILD)/wheel-src/cudashim/_bin/libcudashim.so $(BUILD)/libcudashim.so
+	strip -o $(BUILD)/wheel-src/cudashim/_bin/cudashim $(BUILD)/cudashim-static
+	cp docs/cudashim.1 $(BUILD)/wheel-src/cudashim/_share/man/man1/
+	cp README.md $(BUILD)/wheel-src/
+	printf '"""cudashim: the LD_PRELOAD shim and its command (python -m cudashim --help)."""\n__version__ = "%s"\n' \
+	    "$(VERSION)" >$(BUILD)/wheel-src/cudashim/__init__.py
+	cd $(BUILD)/wheel-src && CUDASHIM_PLAT=$$($(CURDIR)/packaging/manylinux_tag.sh cudashim/_bin/libcudashim.so cudashim/_bin/cudashim) \
+	    $(PACKAGE_PYTHON) -m build --no-isolation --wheel --outdir $(abspath $(BUILD)/dist) .
+
+deb: $(BUILD)/libcudashim.so $(BUILD)/cudashim
+	rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/DEBIAN $(BUILD)/deb/usr/bin $(BUILD)/deb/usr/lib/$(MULTIARCH) \
+	    $(BUILD)/deb/usr/share/man/man1 $(BUILD)/deb/usr/share/doc/cudashim $(BUILD)/dist
+	strip -o $(BUILD)/deb/usr/bin/cudashim $(BUILD)/cudashim && chmod 0755 $(BUILD)/deb/usr/bin/cudashim
+	strip --strip-unneeded -o $(BUILD)/deb/usr/lib/$(MULTIARCH)/libcudashim.so $(BUILD)/libcudashim.so
+	chmod 0644 $(BUILD)/deb/usr/lib/$(MULTIARCH)/libcudashim.so
+	gzip -9n <docs/cudashim.1 >$(BUILD)/deb/usr/share/man/man1/cudashim.1.gz
+	gzip -9n <README.md >$(BUILD)/deb/usr/share/doc/cudashim/README.md.gz
+	glibc=$$(packaging/manylinux_tag.sh --glibc $(BUILD)/deb/usr/bin/cudashim $(BUILD)/deb/usr/lib/$(MULTIARCH)/libcudashim.so); \
+	jansson=$$(dpkg-query -W -f '$${Version}' libjansson4 2>/dev/null | sed 's/-.*//'); \
+	sed -e 's/@VERSION@/$(VERSION)/' -e 's/@ARCH@/$(DEB_ARCH)/' \
+	    -e "s/@DEPENDS@/libc6 (>= $$glibc), libjansson4$${jansson:+ (>= $$jansson)}/" packaging/deb/control.in \
+	    >$(BUILD)/deb/DEBIAN/control
+	dpkg-deb --root-owner-group --build $(BUILD)/deb $(BUILD)/dist/cudashim_$(VERSION)_$(DEB_ARCH).deb
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/share/man/man1
