@@ -243,4 +243,27 @@ make_ranks "$TMP/zoo" 600 own-nccl
 [ "$(wc -c <"$TMP/zoo.md")" -le 60000 ] || fail "the cut bugreport is $(wc -c <"$TMP/zoo.md") characters"
 grep -q "Cut at 60000 characters" "$TMP/zoo.md" || fail "the cut is not said"
 [ "$(wc -c <"$TMP/zoo.full.md")" -gt 60000 ] || fail "the whole report is not in zoo.full.md"
+# cudashim check: the machine and what would work, without running a job (the fake driver
+# answers cuDriverGetVersion in check's child process: CUDA 12.2)
+set +e
+"$BUILD/cudashim" check --want torch=2.9.x,oops >/dev/null 2>&1; rc=$?
+set -e
+assert_eq "$rc" 2 "check with a bad --want"
+set +e
+out=$(LD_LIBRARY_PATH="$FAKES" FAKE_CUDA_DRIVER_VERSION=12020 "$BUILD/cudashim" check --want torch==2.9); rc=$?
+set -e
+grep -q "CUDA 12.2" <<<"$out" || { echo "$out"; fail "check does not name the driver's CUDA"; }
+grep -q "torch 2.9 built for CUDA 12.8 .*runs on this driver\|torch 2.9 built for CUDA 12.8" <<<"$out" || { echo "$out"; fail "check --want torch==2.9: no CUDA 12.8 build"; }
+grep -q "needs a driver for CUDA 13.0 (Linux >= 580.65.06)" <<<"$out" || { echo "$out"; fail "check --want torch==2.9: the CUDA 13 build's driver"; }
+assert_eq "$rc" 0 "check --want torch==2.9 on a CUDA 12.2 driver (its 12.x builds run)"
+set +e
+LD_LIBRARY_PATH="$FAKES" FAKE_CUDA_DRIVER_VERSION=12020 "$BUILD/cudashim" check --want cuda=13.0 --json >"$TMP/check.json"; rc=$?
+set -e
+assert_eq "$rc" 1 "check --want cuda=13.0 on a CUDA 12.2 driver"
+python3 - "$TMP/check.json" <<'PY' || fail "check --json"
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert c["driver"]["cuda"] == "12.2", c["driver"]
+assert c["wanted"][0]["works"] is False and "580.65.06" in c["wanted"][0]["answers"][0], c["wanted"]
+PY
 echo ok

@@ -9,6 +9,7 @@ tb_available || skip "no PyTorch bed in $TB_CACHE (tests/torchbed/fetch.sh, or m
 tb_can_run || skip "the PyTorch bed runs as a chroot in a private mount namespace: needs root, unshare and chroot"
 under_tsan && skip "python3 cannot run under ThreadSanitizer's runtime"
 [ "${CS_SANITIZER:-0}" = 0 ] || skip "the bed's python runs the plain build only"
+( cd "$ROOT" && make -s BUILD="$BUILD" CC="$CC" "$BUILD/cudashim-static" ) >/dev/null || fail "the static command (for check)"
 tb_prepare
 tb_has_toolkit || skip "torch needs a cuDNN 9, taken from the CUDA 13 toolkit at $CUDA (absent)"
 
@@ -132,6 +133,29 @@ for when in before after; do
     grep -q 'File "/opt/cudashim/segfault.py", line\|Python: this CPython exports no traceback dumper' "$TMP/crash.report" ||
         fail "segv-$when-cuda: the report's CRASH section says nothing of Python"
 done
+# cudashim check in the bed: the stack and what would work, without running torch
+check() {  # NAME [VAR=VALUE...] -- ARGS...: prints check's output in $TMP/check.out, its status in $status
+    local name=$1; shift
+    set +e
+    bounded "$@" >"$TMP/check.out" 2>&1; status=$?
+    set -e
+    printf '  %-22s exit %s\n' "check $name" "$status"
+}
+check_says() { local w; for w in "$@"; do grep -qF -- "$w" <(tr -s ' \n' ' ' <"$TMP/check.out") || { cat "$TMP/check.out" >&2; fail "check: does not say '$w'"; }; done; }
+check 470 LD_LIBRARY_PATH=/opt/nvidia-470:/opt/cudnn -- /opt/cudashim/cudashim check
+[ "$status" = 1 ] || fail "check on the 470 driver: exit $status (a conflict: 1)"
+check_says "torch 2.6.0+debian (CUDA 12.4)" "470.256.02 (CUDA 11.4)" "torch 2.6.0+debian is built for CUDA 12.4" \
+    "torch 2.6 built for CUDA 11.8 runs here"
+check 535-want-2.9 LD_LIBRARY_PATH=/opt/nvidia-535:/opt/cudnn -- /opt/cudashim/cudashim check --want torch==2.9
+[ "$status" = 0 ] || fail "check --want torch==2.9 on the 535 driver: exit $status (its CUDA 12 builds run: 0)"
+check_says "535.261.03 (CUDA 12.2)" "torch 2.9 built for CUDA 12.8" "runs on this driver" \
+    "torch 2.9 built for CUDA 13.0" "needs a driver for CUDA 13.0 (Linux >= 580.65.06)"
+check 550 LD_LIBRARY_PATH=/opt/cudnn -- /opt/cudashim/cudashim check --want cuda=13.0
+[ "$status" = 1 ] || fail "check --want cuda=13.0 on the 550 driver: exit $status"
+check_says "550.163.01 (CUDA 12.4)" "CUDA 13.0 needs a driver for CUDA 13.x (Linux >= 580.65.06)"
+check missing-cudnn -- /opt/cudashim/cudashim check
+check_says "libcudnn.so.9 -> libcudnn.so.9.0.0" "points at a file that is not there"
+
 # Budgets: the end-of-run block on stderr at most 12 lines, the report at most 60, for each cause.
 budget() {
     local name=$1; shift

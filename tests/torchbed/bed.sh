@@ -37,6 +37,8 @@ tb_prepare() {
         cp -al "$TB_ROOT/usr/local/cuda-13.0/lib64"/libcudnn*.so.9* "$TB_ROOT/opt/cudnn/"
     fi
     cp "$BUILD/libcudashim.so" "$TB_ROOT/opt/cudashim/libcudashim.so"
+    # the command, linked with jansson statically (the root has no libjansson), for `check`
+    [ ! -x "$BUILD/cudashim-static" ] || cp "$BUILD/cudashim-static" "$TB_ROOT/opt/cudashim/cudashim"
     cp "$ROOT"/tests/torchbed/scenarios/*.py "$TB_ROOT/opt/cudashim/"
     mkdir -p "$TB_OUT"
 }

@@ -109,5 +109,6 @@ int cmd_diff(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_bugreport(int argc, char **argv);
+int cmd_check(int argc, char **argv);
 
 #endif

@@ -14,6 +14,7 @@ static const struct { const char *name; int (*fn)(int, char **); const char *wha
     { "export", cmd_export, "convert a trace (--chrome: Chrome Trace Event JSON for Perfetto)" },
     { "inspect", cmd_inspect, "which GPU architectures and PTX versions a binary holds, and would they run" },
     { "bugreport", cmd_bugreport, "one redacted Markdown file to paste into an issue" },
+    { "check", cmd_check, "what this machine has, its conflicts, and what would work (--want torch==2.9)" },
 };
 
 static void usage(FILE *f)
