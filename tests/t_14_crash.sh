@@ -85,7 +85,9 @@ for mode in after resethand ignore; do
     grep -q '"type":"crash"' "$trace" || fail "$mode: no crash record"
 done
 grep -q "info handler ran, fault address seen" "$TMP/after.out" || fail "after: the program's SA_SIGINFO handler did not run"
-grep -q "before it: SIG_DFL" "$TMP/after.out" || fail "after: sigaction did not say what was there before the program's handler"
+# (a sanitizer's runtime has its own SIGSEGV handler there: the outputs compared above say the same)
+[ "${CS_SANITIZER:-0}" != 0 ] || grep -q "before it: SIG_DFL" "$TMP/after.out" ||
+    fail "after: sigaction did not say what was there before the program's handler"
 grep -q "resethand handler ran" "$TMP/resethand.out" || fail "resethand: the program's handler did not run"
 # A fault inside our own handler: the process still dies with the original signal.
 CUDASHIM_CRASH_SELFTEST=1 run_both selftest ./crash own
