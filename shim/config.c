@@ -154,6 +154,8 @@ void cs_config_load(void)
         case CS_CFG_HANG_TIMEOUT: cs_cfg.hang_timeout = s && *s ? s : NULL; cs_cfg.hang_timeout_s = secs; break;
         case CS_CFG_EXPECT_GPU: cs_cfg.expect_gpu = b; break;
         case CS_CFG_DRIVER_VERSION_FILE: cs_cfg.driver_version_file = s; break;
+        case CS_CFG_PROMETHEUS_DIR: cs_cfg.prometheus_dir = s && *s ? s : NULL; break;
+        case CS_CFG_JOB: cs_cfg.job = s && *s ? s : NULL; break;
         }
     }
 }

@@ -91,6 +91,13 @@ static void write_finding(const char *id, const char *key, enum cs_severity sev,
 void cs_findings_after_fork(void) { nkept = 0; }
 void cs_findings_drop(void) { nkept = 0; }
 
+int cs_finding_said(int i, const char **id, enum cs_severity *sev)
+{
+    if (i < 0 || i >= nkept) return 0;
+    *id = cs_finding_rows[kept[i].f].id, *sev = kept[i].sev;
+    return 1;
+}
+
 int cs_findings_count(enum cs_severity min)
 {
     int n = 0;

@@ -21,5 +21,6 @@ void cs_findings_stderr(void);
 void cs_findings_after_fork(void);
 void cs_findings_rewrite(void);   /* every finding again, into a new trace part */
 int cs_findings_count(enum cs_severity min);
+int cs_finding_said(int i, const char **id, enum cs_severity *sev);  /* the i-th said (0..), 0 past the last */
 
 #endif

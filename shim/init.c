@@ -180,4 +180,5 @@ __attribute__((destructor)) static void cs_fini(void)
     cs_writer_finish();
     cs_summary_write();
     cs_findings_stderr();
+    cs_prometheus_write();
 }

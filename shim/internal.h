@@ -33,6 +33,7 @@ struct cs_config {
     uint64_t trace_max;  /* bytes per trace part; 0: no limit */
     double hang_timeout_s;
     const char *trace_file, *trace_dir, *clock, *unwinder, *driver_version_file, *sync_launches, *hang_timeout;
+    const char *prometheus_dir, *job;
 };
 extern struct cs_config cs_cfg;
 void cs_config_load(void);
@@ -196,5 +197,8 @@ void cs_crash_prepare(void); /* crash.c: what the handler needs loaded, done by 
 
 /* summary.c */
 void cs_summary_write(void);
+void cs_summary_counts(uint64_t calls[], uint64_t errors[]);  /* every thread's, per API */
+const char *cs_trace_rank(void);  /* writer.c: RANK, SLURM_PROCID, ...; NULL when none */
+void cs_prometheus_write(void);  /* prometheus.c: CUDASHIM_PROMETHEUS_DIR's file, at exit */
 
 #endif

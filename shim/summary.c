@@ -11,20 +11,20 @@ extern uint64_t _Atomic cs_suppressed, cs_lines_written, cs_lines_unwritable, cs
 
 static uint64_t calls[CS_API_TOTAL], errors[CS_API_TOTAL];
 
+void cs_summary_counts(uint64_t c[], uint64_t e[])
+{
+    memset(c, 0, sizeof calls);
+    memset(e, 0, sizeof errors);
+    for (struct cs_thread *t = cs_thread_list(); t; t = t->next)
+        for (int i = 0; i < CS_API_TOTAL; i++) c[i] += t->calls[i], e[i] += t->errors[i];
+}
+
 void cs_summary_write(void)
 {
     uint64_t dropped = 0, total = 0, failed = 0;
     int threads = 0;
-    memset(calls, 0, sizeof calls);
-    memset(errors, 0, sizeof errors);
-    for (struct cs_thread *t = cs_thread_list(); t; t = t->next) {
-        threads++;
-        dropped += t->dropped;
-        for (int i = 0; i < CS_API_TOTAL; i++) {
-            calls[i] += t->calls[i];
-            errors[i] += t->errors[i];
-        }
-    }
+    cs_summary_counts(calls, errors);
+    for (struct cs_thread *t = cs_thread_list(); t; t = t->next) threads++, dropped += t->dropped;
     for (int i = 0; i < CS_API_TOTAL; i++) total += calls[i], failed += errors[i];
     if (!total)
         return;  /* nothing was called in this process (e.g. a forked child that never used CUDA) */

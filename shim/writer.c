@@ -57,7 +57,7 @@ void cs_trace_nccl_version(int v)
     }
 }
 
-static const char *rank_string(void)
+const char *cs_trace_rank(void)
 {
     static const char *vars[] = { "RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK", "PMI_RANK" };
     for (size_t i = 0; i < sizeof vars / sizeof *vars; i++) {
@@ -72,7 +72,7 @@ static void expand(char *out, size_t cap, const char *tmpl)
     struct cs_buf b = { out, 0, cap - 1 };
     char host[256] = "unknown";
     gethostname(host, sizeof host - 1);
-    const char *rank = rank_string();
+    const char *rank = cs_trace_rank();
     if (!strchr(tmpl, '/') && cs_cfg.trace_dir && *cs_cfg.trace_dir) {
         cs_put(&b, cs_cfg.trace_dir);
         cs_put(&b, "/");
@@ -171,7 +171,7 @@ static void write_header(void)
     int argv_cut = 0;
     struct cs_buf b = { line, 0, sizeof header_line - 2 };
     gethostname(host, sizeof host - 1);
-    const char *rank = rank_string();
+    const char *rank = cs_trace_rank();
     cs_put(&b, "{\"type\":\"header\",\"format\":\"" CS_TRACE_FORMAT "\",\"version\":");
     cs_put_u64(&b, CS_TRACE_VERSION);
     cs_put(&b, ",\"pid\":"); cs_put_u64(&b, (uint64_t)getpid());

@@ -18,12 +18,15 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: cudashim export --chrome|--jsonl TRACE|DIR... [-o FILE]\n"
+    fprintf(f, "usage: cudashim export --chrome|--jsonl|--prometheus TRACE|DIR... [-o FILE]\n"
                "  --chrome: Chrome Trace Event JSON, for https://ui.perfetto.dev or chrome://tracing (default: stdout).\n"
                "  --jsonl: the trace as JSON Lines, every call a line (an ALL-mode trace keeps its successful\n"
                "  calls in a binary file beside it, NAME.calls: they become lines here).\n"
                "  Several traces (the ranks of a job) make one timeline, a process each. In default mode a\n"
-               "  trace holds only failing and key calls; record with `cudashim run --all` for a full timeline.\n");
+               "  trace holds only failing and key calls; record with `cudashim run --all` for a full timeline.\n"
+               "  --prometheus: metrics in Prometheus's text format for node_exporter's textfile collector\n"
+               "  (findings, driver and libraries, failing calls, crashes, hangs; labels host, job, rank),\n"
+               "  written atomically to FILE (docs/prometheus.md).\n");
 }
 
 enum { EV_CALL, EV_FINDING, EV_CRASH };
@@ -159,23 +162,24 @@ static int export_jsonl(struct trace *ts, int n, const char *out, int bad)
 int cmd_export(int argc, char **argv)
 {
     const char *out = NULL;
-    int chrome = 0, jsonl = 0, npaths, rc;
+    int chrome = 0, jsonl = 0, prometheus = 0, npaths, rc;
     char **paths;
-    const struct cli_opt opts[] = { { "--chrome", &chrome, NULL }, { "--jsonl", &jsonl, NULL }, { "-o", NULL, &out },
-                                    { NULL, NULL, NULL } };
+    const struct cli_opt opts[] = { { "--chrome", &chrome, NULL }, { "--jsonl", &jsonl, NULL },
+                                    { "--prometheus", &prometheus, NULL }, { "-o", NULL, &out }, { NULL, NULL, NULL } };
     if ((rc = cli_parse("export", argc, argv, opts, usage, &paths, &npaths)) >= 0) return rc;
-    if (chrome == jsonl) {
-        fprintf(stderr, "cudashim export: say which format, --chrome or --jsonl\n");
+    if (chrome + jsonl + prometheus != 1) {
+        fprintf(stderr, "cudashim export: say which format, --chrome, --jsonl or --prometheus\n");
         free(paths);
         return EXIT_USAGE;
     }
-    trace_keep_all_calls = 1;
+    trace_keep_all_calls = !prometheus;
     struct trace *ts;
     int n;
     int bad = traces_load(npaths, paths, &ts, &n);
     free(paths);
     if (!n) return EXIT_BAD_TRACE;
     if (jsonl) return export_jsonl(ts, n, out, bad);
+    if (prometheus) return export_prometheus(ts, n, out, bad);
 
     /* Every call of every trace, on one axis, sorted. */
     size_t total = 0;
