@@ -49,7 +49,8 @@ $(BUILD)/obj/%.o: %.c Makefile
 
 # The dlsym path runs inside a sanitizer runtime's own start-up (it looks up functions with
 # dlsym before its shadow memory exists), so these files are never instrumented.
-EARLY_OBJ := $(BUILD)/obj/shim/resolve.o $(BUILD)/obj/shim/real.o $(BUILD)/obj/shim/elf_sym.o
+EARLY_OBJ := $(BUILD)/obj/shim/resolve.o $(BUILD)/obj/shim/real.o $(BUILD)/obj/shim/elf_sym.o \
+             $(BUILD)/obj/shim/signal_hook.o
 $(EARLY_OBJ): $(BUILD)/obj/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(filter-out $(SAN),$(SHIM_CFLAGS)) $(DEPFLAGS) -c $< -o $@

@@ -338,20 +338,6 @@ static void write_record(int sig, siginfo_t *info, ucontext_t *uc)
 
 /* --- the program's own handlers, kept while ours is installed ------------------------------- */
 
-/* libc's sigaction: the shim's own calls must not reach its interposer (signal_hook.c). */
-typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
-static sigaction_fn _Atomic real_sigaction;
-
-int cs_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
-{
-    sigaction_fn f = atomic_load_explicit(&real_sigaction, memory_order_acquire);
-    if (!f) {
-        f = (sigaction_fn)cs_elf_next("sigaction", (void *)cs_real_sigaction);
-        if (!f) return -1;
-        atomic_store_explicit(&real_sigaction, f, memory_order_release);
-    }
-    return f(sig, act, old);
-}
 
 int cs_crash_keeps(int sig, const struct sigaction *act, struct sigaction *old)
 {
@@ -503,6 +489,7 @@ void cs_crash_install(void)
     sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_NODEFER | SA_RESTART;
     sigemptyset(&sa.sa_mask);
     for (int i = 0; i < NSIG_HANDLED; i++) owned[i] = cs_real_sigaction(fatal_signals[i], &sa, &previous[i]) == 0;
+    __atomic_store_n(&cs_signal_keeper, cs_crash_keeps, __ATOMIC_RELEASE);  /* signal_hook.c asks it from now on */
     installed = 1;
     cs_crash_thread_init();
 }

@@ -19,7 +19,7 @@
 enum { UNINIT, IN_PROGRESS, READY, DISABLED };
 static int _Atomic state = UNINIT;
 static __thread int initialising __attribute__((tls_model("initial-exec")));
-static pid_t initialiser;  /* the process whose thread set IN_PROGRESS */
+static pid_t _Atomic initialiser;  /* the process whose thread set IN_PROGRESS */
 
 pid_t cs_pid;
 
@@ -85,13 +85,14 @@ int cs_init(void)
     if (!atomic_compare_exchange_strong(&state, &expected, IN_PROGRESS)) {
         /* Another thread is initialising; it takes microseconds. Pass this call through. A
          * child forked meanwhile (before its fork handler could run) has no such thread. */
-        if (initialiser && initialiser != getpid()) return 0;
+        pid_t who = atomic_load(&initialiser);
+        if (who && who != getpid()) return 0;
         while (atomic_load(&state) == IN_PROGRESS)
             ;
         return atomic_load(&state) == READY;
     }
     initialising = 1;
-    initialiser = getpid();
+    atomic_store(&initialiser, getpid());
     cs_config_load();
     if (cs_cfg.disable) {
         cs_disabled = 1;

@@ -155,6 +155,7 @@ void cs_crash_install(void);
 struct sigaction;
 int cs_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old);
 int cs_crash_keeps(int sig, const struct sigaction *act, struct sigaction *old);
+extern int (*cs_signal_keeper)(int, const struct sigaction *, struct sigaction *);  /* cs_crash_keeps once installed */
 void cs_crash_thread_init(void);
 void cs_crash_thread_exit(void);
 void cs_crash_exit_note(void);
