@@ -16,30 +16,12 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "${packages[*]}" ]; then
     exit 0
 fi
 command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null || { echo "fetch: needs apt-get and dpkg-deb" >&2; exit 77; }
-uri= suite=
-for f in /etc/apt/sources.list.d/*.sources; do
-    [ -f "$f" ] || continue
-    u=$(awk '/^URIs:/ {print $2; exit}' "$f"); s=$(awk '/^Suites:/ {print $2; exit}' "$f")
-    case "$u" in *security*) continue ;; esac
-    [ -n "$u" ] && [ -n "$s" ] && { uri=$u; suite=$s; break; }
-done
-if [ -z "$uri" ]; then
-    read -r uri suite < <(awk '$1 == "deb" && $2 !~ /security/ { i = 2; if ($2 ~ /^\[/) i = 3; print $i, $(i+1); exit }' \
-                          /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null) || true
-fi
-[ -n "$uri" ] && [ -n "$suite" ] || { echo "fetch: no Debian archive in the apt sources" >&2; exit 77; }
-arch=$(dpkg --print-architecture)
-work="$cache/apt"
+. "$(dirname "$0")/../apt_cache.sh"
+debian_archive || { echo "fetch: no Debian archive in the apt sources" >&2; exit 77; }
 rm -rf "$cache/debs" "$cache/root"
-mkdir -p "$work/lists/partial" "$work/archives/partial" "$cache/debs" "$cache/root"
-keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-signed=; [ -f "$keyring" ] && signed="[signed-by=$keyring] "
-echo "deb ${signed}$uri $suite main" > "$work/sources.list"
-opts=(-o APT::Sandbox::User=root -o Dir::Etc::sourcelist="$work/sources.list" -o Dir::Etc::sourceparts=/dev/null
-      -o Dir::State::Lists="$work/lists" -o Dir::Cache::archives="$work/archives"
-      -o Dir::State::status=/dev/null -o APT::Architecture="$arch" -o Debug::NoLocking=1 -q)
-apt-get "${opts[@]}" update >&2 || { echo "fetch: apt-get update failed" >&2; exit 77; }
-(cd "$cache/debs" && apt-get "${opts[@]}" download "${packages[@]}" >&2) || { echo "fetch: download failed" >&2; exit 77; }
+mkdir -p "$cache/debs" "$cache/root"
+private_apt "$cache/apt" "$APT_SUITE" main || { echo "fetch: apt-get update failed" >&2; exit 77; }
+(cd "$cache/debs" && apt-get "${apt_opts[@]}" download "${packages[@]}" >&2) || { echo "fetch: download failed" >&2; exit 77; }
 for deb in "$cache"/debs/*.deb; do dpkg-deb -x "$deb" "$cache/root"; done
 rm -rf "$cache/debs"
 [ -x "$cache/root/usr/bin/prometheus" ] && [ -x "$cache/root/usr/bin/promtool" ] &&

@@ -19,35 +19,12 @@ if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "${packages[*]}" ]; then
 fi
 command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null || { echo "fetch: needs apt-get and dpkg-deb" >&2; exit 77; }
 
-# The archive URI and suite from the machine's own sources (deb822 or one-line style).
-uri= suite=
-for f in /etc/apt/sources.list.d/*.sources; do
-    [ -f "$f" ] || continue
-    u=$(awk '/^URIs:/ {print $2; exit}' "$f"); s=$(awk '/^Suites:/ {print $2; exit}' "$f")
-    case "$u" in *security*) continue ;; esac
-    [ -n "$u" ] && [ -n "$s" ] && { uri=$u; suite=$s; break; }
-done
-if [ -z "$uri" ]; then
-    read -r uri suite < <(awk '$1 == "deb" && $2 !~ /security/ { i = 2; if ($2 ~ /^\[/) i = 3; print $i, $(i+1); exit }' \
-                          /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null) || true
-fi
-[ -n "$uri" ] && [ -n "$suite" ] || { echo "fetch: no Debian archive in the apt sources" >&2; exit 77; }
-arch=$(dpkg --print-architecture)
-
-work="$cache/apt"
-mkdir -p "$work/lists/partial" "$work/archives/partial" "$cache/debs" "$cache/root"
-keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-signed=; [ -f "$keyring" ] && signed="[signed-by=$keyring] "
-{
-    echo "deb ${signed}$uri $suite main contrib non-free non-free-firmware"
-    echo "deb ${signed}$uri $suite-updates main contrib non-free non-free-firmware"
-} > "$work/sources.list"
-opts=(-o APT::Sandbox::User=root -o Dir::Etc::sourcelist="$work/sources.list" -o Dir::Etc::sourceparts=/dev/null
-      -o Dir::State::Lists="$work/lists" -o Dir::Cache::archives="$work/archives"
-      -o Dir::State::status=/dev/null -o APT::Architecture="$arch" -o Debug::NoLocking=1 -q)
-apt-get "${opts[@]}" update >&2
+. "$(dirname "$0")/../apt_cache.sh"
+debian_archive || { echo "fetch: no Debian archive in the apt sources" >&2; exit 77; }
+mkdir -p "$cache/debs" "$cache/root"
+private_apt "$cache/apt" "$APT_SUITE" main contrib non-free non-free-firmware >/dev/null
 cd "$cache/debs"
-apt-get "${opts[@]}" download "${packages[@]}" >&2
+apt-get "${apt_opts[@]}" download "${packages[@]}" >&2
 for deb in "$cache"/debs/*.deb; do dpkg-deb -x "$deb" "$cache/root"; done
 echo "${packages[*]}" > "$stamp"
 echo "$cache/root"

@@ -14,21 +14,25 @@ for i in $(seq 0 1499); do ln "$TMP/storm/base.so" "$TMP/storm/storm_$i.so" 2>/d
 export STORM_DIR="$TMP/storm" FAKE_CUDA_FAIL=cuMemAlloc_v2=2
 patterns="calls dlopen signal"
 under_tsan && patterns=""  # ThreadSanitizer cannot fork a threaded process
-for p in $patterns; do
-    want=$(timeout 120 ./fork_workers "$p" "$FORKS" 2>&1) || fail "$p: fails without the shim: $want"
+# runs LABEL RUNS WANT CMD...: CMD RUNS times in each mode under the shim; its output must be WANT
+runs() {
+    local label=$1 n=$2 want=$3 mode run hung got; shift 3
     for mode in 0 1; do
         hung=0
-        for run in $(seq 1 "$RUNS"); do
+        for run in $(seq 1 "$n"); do
             rm -rf "$TMP/traces"; mkdir -p "$TMP/traces"
             set +e
-            got=$(CUDASHIM_TRACE_ALL=$mode CUDASHIM_STDERR=0 CUDASHIM_TRACE_DIR="$TMP/traces" timeout 120 \
-                  env LD_PRELOAD="$PRELOAD" ./fork_workers "$p" "$FORKS" 2>&1)
+            got=$(CUDASHIM_TRACE_ALL=$mode CUDASHIM_STDERR=0 CUDASHIM_TRACE_DIR="$TMP/traces" "$@" 2>&1)
             set -e
-            [ "$got" = "$want" ] || { hung=$((hung + 1)); echo "  $p ALL=$mode run $run: $got" >&2; }
+            [ "$got" = "$want" ] || { hung=$((hung + 1)); echo "  $label ALL=$mode run $run: $got" >&2; }
         done
-        echo "  $p, ALL=$mode: $RUNS runs of $FORKS forks, $hung with a child hung or failed"
-        [ "$hung" = 0 ] || fail "$p (ALL=$mode): children hung or failed"
+        echo "  $label, ALL=$mode: $n runs, $hung with a child hung or failed"
+        [ "$hung" = 0 ] || fail "$label (ALL=$mode): children hung or failed"
     done
+}
+for p in $patterns; do
+    want=$(timeout 120 ./fork_workers "$p" "$FORKS" 2>&1) || fail "$p: fails without the shim: $want"
+    runs "$p pattern, $FORKS forks" "$RUNS" "$want" timeout 120 env LD_PRELOAD="$PRELOAD" ./fork_workers "$p" "$FORKS"
 done
 # DataLoader's pattern on NVIDIA's real driver, when the real stack has been fetched
 RS="${CUDASHIM_REALSTACK:-$HOME/.cache/cudashim-realstack}/root/usr/lib/x86_64-linux-gnu"
@@ -38,21 +42,9 @@ runtime="$CUDA/lib64/libcudart.so.13"; [ -e "$runtime" ] || runtime="$RS/libcuda
 if [ "${CS_SANITIZER:-0}" != 0 ]; then
     echo "  python fork pool: skipped under a sanitizer (its allocator deadlocks forked children of threaded programs by itself)"
 elif [ -e "$RS/nvidia/current/libcuda.so.1" ] && [ -e "$runtime" ] && command -v python3 >/dev/null; then
-    pool() { LD_LIBRARY_PATH="$RS/nvidia/current" timeout 120 "$@" python3 "$ROOT/tests/programs/fork_pool.py" libcuda.so.1 "$runtime" 2>&1; }
-    want=$(pool env) || fail "fork pool: fails without the shim: $want"
-    pool_runs=$RUNS
-    for mode in 0 1; do
-        hung=0
-        for run in $(seq 1 "$pool_runs"); do
-            rm -rf "$TMP/traces"; mkdir -p "$TMP/traces"
-            set +e
-            got=$(pool env CUDASHIM_TRACE_ALL=$mode CUDASHIM_STDERR=0 CUDASHIM_TRACE_DIR="$TMP/traces" LD_PRELOAD="$PRELOAD")
-            set -e
-            [ "$got" = "$want" ] || { hung=$((hung + 1)); echo "  fork pool ALL=$mode run $run: $got" >&2; }
-        done
-        echo "  python fork pool on the real 535 driver, ALL=$mode: $pool_runs runs of 40 workers, $hung with a worker hung or failed"
-        [ "$hung" = 0 ] || fail "fork pool (ALL=$mode): workers hung or failed"
-    done
+    pool() { LD_LIBRARY_PATH="$RS/nvidia/current" timeout 120 "$@" python3 "$ROOT/tests/programs/fork_pool.py" libcuda.so.1 "$runtime"; }
+    want=$(pool env 2>&1) || fail "fork pool: fails without the shim: $want"
+    runs "python fork pool (40 workers) on the real 535 driver" "$RUNS" "$want" pool env LD_PRELOAD="$PRELOAD"
 else
     echo "  python fork pool: skipped (no real driver in the cache: tests/realstack/fetch.sh)"
 fi

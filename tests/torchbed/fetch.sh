@@ -23,36 +23,15 @@ for tool in apt-get dpkg-deb awk; do
     command -v $tool >/dev/null || { echo "torchbed fetch: needs $tool" >&2; exit 77; }
 done
 
-# The Debian archive the machine already uses (deb822 or one-line sources).
-uri=
-for f in /etc/apt/sources.list.d/*.sources; do
-    [ -f "$f" ] || continue
-    u=$(awk '/^URIs:/ {print $2; exit}' "$f")
-    case "$u" in *security*|"") continue ;; esac
-    uri=$u; break
-done
-if [ -z "$uri" ]; then
-    uri=$(awk '$1 == "deb" && $2 !~ /security/ { i = 2; if ($2 ~ /^\[/) i = 3; print $i; exit }' \
-          /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null) || true
-fi
-[ -n "$uri" ] || { echo "torchbed fetch: no Debian archive in the apt sources" >&2; exit 77; }
 arch=$(dpkg --print-architecture)
 [ "$arch" = amd64 ] || { echo "torchbed fetch: the CUDA packages are amd64 only (this is $arch)" >&2; exit 77; }
-keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-signed=; [ -f "$keyring" ] && signed="[signed-by=$keyring] "
-
+. "$(dirname "$0")/../apt_cache.sh"
+debian_archive || { echo "torchbed fetch: no Debian archive in the apt sources" >&2; exit 77; }
 # apt on a private state for one suite: $1 = name (a folder of $cache/apt), $2 = suite.
 apt_for() {
-    local work="$cache/apt/$1"
-    mkdir -p "$work/lists/partial" "$work/archives/partial"
-    echo "deb ${signed}$uri $2 main contrib non-free non-free-firmware" > "$work/sources.list"
-    : > "$work/status"
-    opts=(-o APT::Sandbox::User=root -o Dir::Etc::sourcelist="$work/sources.list"
-          -o Dir::Etc::sourceparts=/dev/null -o Dir::Etc::preferencesparts=/dev/null
-          -o Dir::State::Lists="$work/lists" -o Dir::Cache::archives="$work/archives"
-          -o Dir::State::status="$work/status" -o APT::Architecture="$arch"
-          -o APT::Architectures="$arch" -o Debug::NoLocking=1 -q)
-    apt-get "${opts[@]}" update >&2 || { echo "torchbed fetch: apt-get update ($2) failed" >&2; exit 77; }
+    private_apt "$cache/apt/$1" "$2" main contrib non-free non-free-firmware ||
+        { echo "torchbed fetch: apt-get update ($2) failed" >&2; exit 77; }
+    opts=("${apt_opts[@]}")
 }
 
 rm -rf "$cache/root" "$cache/drivers" "$cache/debs"
