@@ -301,11 +301,11 @@ void cs_rule_no_driver(const struct cs_evidence *e, const char *api, int result)
         copy_advice(first_copy, advice, sizeof advice);
     }
     const char *kmod = e->kernel_module;
-    char copies_text[1400] = "";
+    char copies_text[1400] = "", joined[1200];
     if (copies) {
+        cs_lines_joined(joined, sizeof joined, copies);
         snprintf(copies_text, sizeof copies_text, "; %d cop%s on this machine the loader does not search: %s",
-                 ncopies, ncopies == 1 ? "y" : "ies", copies);
-        for (char *c = copies_text; *c; c++) if (*c == '\n') *c = ';';
+                 ncopies, ncopies == 1 ? "y" : "ies", joined);
     }
     snprintf(summary, sizeof summary,
              "found %s -> %d with no driver library loaded: %s could not load libcuda.so.1 (the loader looked in %s)%s%s; %s",

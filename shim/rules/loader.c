@@ -211,10 +211,7 @@ void cs_rule_loader_message(const struct cs_evidence *e, const char *msg, int la
          * import with it. Asked for directly: perhaps a probe for an optional library. */
         const char *req = e->missing_requester, *dangling = e->missing_dangling;
         char copies[1400] = "";
-        if (e->missing_copies) {
-            snprintf(copies, sizeof copies, "%s", e->missing_copies);
-            for (char *c = copies; *c; c++) if (*c == '\n') *c = ';';
-        }
+        if (e->missing_copies) cs_lines_joined(copies, sizeof copies, e->missing_copies);
         if (req || dangling) {
             char what[PATH_MAX + 64];
             if (dangling) snprintf(what, sizeof what, "the link %s points at a file that is not there", dangling);

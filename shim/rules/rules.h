@@ -61,6 +61,7 @@ void cs_ev_driver_text(const struct cs_evidence *e, char *out, size_t cap);  /* 
 void cs_min_driver_text(char *out, size_t cap, int cuda, int exact, const char **lin, const char **win);
 struct cs_buf;
 void cs_put_kv(struct cs_buf *b, const char *k, const char *v, int *first);  /* "k":"v" (null when v is) */
+void cs_lines_joined(char *out, size_t cap, const char *lines);  /* one path a line -> "a, b, c" */
 
 /* driver.c */
 void cs_rule_driver_too_old(const struct cs_evidence *e);  /* every runtime and library against the driver */

@@ -69,3 +69,15 @@ void cs_put_kv(struct cs_buf *b, const char *k, const char *v, int *first)
     cs_put(b, ":");
     if (v) cs_put_str(b, v); else cs_put(b, "null");
 }
+
+void cs_lines_joined(char *out, size_t cap, const char *lines)
+{
+    size_t n = 0;
+    out[0] = 0;
+    for (const char *p = lines; p && *p && n + 1 < cap;) {
+        size_t k = strcspn(p, "\n");
+        n += (size_t)snprintf(out + n, cap - n, "%s%.*s", n ? ", " : "", (int)k, p);
+        if (n >= cap) { out[cap - 1] = 0; break; }
+        p += k + (p[k] == '\n');
+    }
+}
