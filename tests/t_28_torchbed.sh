@@ -144,7 +144,7 @@ check() {  # NAME [VAR=VALUE...] -- ARGS...: prints check's output in $TMP/check
 check_says() { local w; for w in "$@"; do grep -qF -- "$w" <(tr -s ' \n' ' ' <"$TMP/check.out") || { cat "$TMP/check.out" >&2; fail "check: does not say '$w'"; }; done; }
 check 470 LD_LIBRARY_PATH=/opt/nvidia-470:/opt/cudnn -- /opt/cudashim/cudashim check
 [ "$status" = 1 ] || fail "check on the 470 driver: exit $status (a conflict: 1)"
-check_says "torch 2.6.0+debian (CUDA 12.4)" "470.256.02 (CUDA 11.4)" "torch 2.6.0+debian is built for CUDA 12.4" \
+check_says "torch 2.6.0+debian (CUDA 12.4)" "470.256.02 (CUDA 11.4)" "error [driver-too-old] found torch 2.6.0+debian (CUDA 12.4)" \
     "torch 2.6 built for CUDA 11.8 runs here"
 check 535-want-2.9 LD_LIBRARY_PATH=/opt/nvidia-535:/opt/cudnn -- /opt/cudashim/cudashim check --want torch==2.9
 [ "$status" = 0 ] || fail "check --want torch==2.9 on the 535 driver: exit $status (its CUDA 12 builds run: 0)"
@@ -154,7 +154,7 @@ check 550 LD_LIBRARY_PATH=/opt/cudnn -- /opt/cudashim/cudashim check --want cuda
 [ "$status" = 1 ] || fail "check --want cuda=13.0 on the 550 driver: exit $status"
 check_says "550.163.01 (CUDA 12.4)" "CUDA 13.0 needs a driver for CUDA 13.x (Linux >= 580.65.06)"
 check missing-cudnn -- /opt/cudashim/cudashim check
-check_says "libcudnn.so.9 -> libcudnn.so.9.0.0" "points at a file that is not there"
+check_says "[library-not-found]" "libcudnn.so.9 -> libcudnn.so.9.0.0" "points at a file that is not there"
 
 # Budgets: the end-of-run block on stderr at most 12 lines, the report at most 60, for each cause.
 budget() {

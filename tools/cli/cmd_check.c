@@ -3,8 +3,10 @@
  * from its file name; the CUDA it supports asked of it in a child process, bounded in time, else
  * from the reference tables), the kernel module, the GPUs when a driver and GPU answer, the
  * frameworks of a Python environment (read from their files: torch/version.py, dist-info; never
- * imported), CUDA_HOME's nvcc, and the CUDA libraries the loader would pick. The answers come
- * from the reference tables and the same planner as the shim's findings (shim/alternatives.c).
+ * imported), CUDA_HOME's nvcc, and the CUDA libraries the loader would pick. The conflicts come
+ * from the shim's own rules (shim/rules/, pure: the same driver-too-old and library-not-found a
+ * failing job would get), run here on evidence read from the files; the answers to --want from
+ * the reference tables and the shim's planner (shim/alternatives.c).
  *
  *   cudashim check [--python PATH] [--want SPEC]... [--json]
  *   SPEC: torch==2.9, cuda=13.0, driver=580
@@ -27,8 +29,27 @@
 
 #include "../../shim/alternatives.h"
 #include "../../shim/build_info.h"
+#include "../../shim/findings.h"
+#include "../../shim/inventory.h"
 #include "../../shim/reference_data.h"
+#include "../../shim/rules/rules.h"
 #include "cli.h"
+
+/* The rules' sink, here: what they find becomes a conflict line (summary, then the fix). */
+static json_t *found;
+static const char *const finding_ids[] = {
+#define CS_FINDING(name, id, sevs, doc) id,
+#include "../../shim/findings_table.h"
+#undef CS_FINDING
+};
+void cs_finding(enum cs_finding_id f, enum cs_severity sev, const char *key, const char *summary, const char *fix,
+                const char *evidence_json)
+{
+    (void)key, (void)evidence_json;
+    static const char *const sevs[] = { "info", "warning", "error" };
+    if (sev < CS_WARNING || !found) return;
+    json_array_append_new(found, json_sprintf("%s [%s] %s. Fix: %s", sevs[sev], finding_ids[f], summary, fix));
+}
 
 static const char *const system_dirs[] = { "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64" };
 
@@ -444,25 +465,20 @@ int cmd_check(int argc, char **argv)
     m.python = read_python(python);
     read_nvcc(&m);
 
-    json_t *out = json_object(), *libs = json_array(), *conflicts = json_array(), *answers = json_array();
+    json_t *out = json_object(), *libs_found = json_array(), *conflicts = json_array(), *answers = json_array();
     char line[4096], a[16], b[16];
     /* the libraries the loader would pick */
     static const char *const names[] = { "libcudart.so.12", "libcudart.so.13", "libcudnn.so.9", "libnccl.so.2",
                                          "libcublas.so.12", "libcublas.so.13" };
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         char path[PATH_MAX], dangling[2 * PATH_MAX + 8];
-        int found = loader_pick(names[i], path, sizeof path, dangling, sizeof dangling);
-        if (found || dangling[0])
-            json_array_append_new(libs, json_pack("{s:s, s:s?, s:s?, s:s?}", "name", names[i], "path", found ? path : NULL,
-                                                  "version", found ? file_version(path) : NULL,
+        int found_lib = loader_pick(names[i], path, sizeof path, dangling, sizeof dangling);
+        if (found_lib || dangling[0])
+            json_array_append_new(libs_found, json_pack("{s:s, s:s?, s:s?, s:s?}", "name", names[i], "path", found_lib ? path : NULL,
+                                                  "version", found_lib ? file_version(path) : NULL,
                                                   "dangling_link", dangling[0] ? dangling : NULL));
-        if (dangling[0] && !found) {
-            snprintf(line, sizeof line, "%s: the link %s points at a file that is not there (a package's download "
-                     "that did not happen: Debian's nvidia-cudnn); a framework that needs it fails at import", names[i], dangling);
-            json_array_append_new(conflicts, json_string(line));
-        }
     }
-    /* the frameworks against the driver: the shim's driver-too-old, said beforehand */
+    /* the frameworks against the driver: the shim's own rules, said beforehand */
     json_t *fws = json_object_get(m.python, "frameworks");
     json_t *torch = json_object_get(fws, "torch");
     char tv[32] = "";
@@ -471,18 +487,47 @@ int cmd_check(int argc, char **argv)
         json_array_append_new(conflicts, json_string(m.dangling_driver[0] ? "no driver library the loader can open: its link "
                               "points at nothing" : "no driver library (libcuda.so.1) on the loader's path: install the NVIDIA "
                               "driver, or run where a GPU and its driver are"));
-    if (tc && m.driver_cuda && tc / 1000 > m.driver_cuda / 1000) {
-        const struct cs_ref_driver *floor = cs_ref_floor_for(tc);
-        char text[2048] = "";
-        cuda_text(a, sizeof a, tc), cuda_text(b, sizeof b, m.driver_cuda);
-        struct cs_machine cm = { m.ngpus ? m.gpus[0].cc : 0, m.driver_cuda, m.driver_version[0] ? m.driver_version : NULL,
-                                 m.ngpus ? m.gpus[0].name : NULL, "torch", tv, tc, 0 };
-        cs_what_would_work(&cm, text, sizeof text);
-        snprintf(line, sizeof line, "torch %s is built for CUDA %s, which needs a driver for CUDA %d.x (Linux >= %s); this "
-                 "driver is CUDA %s (%s)%s%s", tv, a, tc / 1000, floor && floor->linux_min ? floor->linux_min : "?", b,
-                 m.driver_version, text[0] ? ". What would work here: " : "", text);
-        json_array_append_new(conflicts, json_string(line));
+    static struct cs_library libs[4];
+    int nlibs = 0;
+    if (m.driver_path[0]) {
+        struct cs_library *l = &libs[nlibs++];
+        snprintf(l->kind, sizeof l->kind, "driver"), snprintf(l->path, sizeof l->path, "%s", m.driver_path);
+        snprintf(l->name, sizeof l->name, "libcuda.so.1");
+        snprintf(l->file_version, sizeof l->file_version, "%s", m.driver_version);
+        cuda_text(l->version, sizeof l->version, m.driver_cuda);
+        snprintf(l->found_via, sizeof l->found_via, "the loader's search");
+        l->code = m.driver_cuda;
     }
+    if (tc) {
+        struct cs_library *l = &libs[nlibs++];
+        snprintf(l->kind, sizeof l->kind, "framework");
+        snprintf(l->path, sizeof l->path, "torch %s", tv);
+        snprintf(l->name, sizeof l->name, "torch %s", tv);
+        snprintf(l->version, sizeof l->version, "%s", tv);
+        snprintf(l->version_api, sizeof l->version_api, "torch/version.py (torch)");
+        l->built_for_cuda = tc;
+        snprintf(l->built_for_how, sizeof l->built_for_how, "torch/version.py");
+    }
+    struct cs_evidence e;
+    memset(&e, 0, sizeof e);
+    e.libs = libs, e.nlibs = nlibs, e.driver_version = m.driver_cuda, e.final = 1;
+    e.device_cc = m.ngpus ? m.gpus[0].cc : 0, e.gpu_name = m.ngpus ? m.gpus[0].name : NULL;
+    e.kernel_module = m.kernel_module[0] ? m.kernel_module : NULL;
+    found = conflicts;
+    cs_rule_driver_too_old(&e);
+    size_t li;
+    json_t *lib;
+    json_array_foreach(libs_found, li, lib) {  /* a link with nothing behind it: library-not-found, beforehand */
+        const char *dl = json_string_value(json_object_get(lib, "dangling_link"));
+        if (!dl || json_string_value(json_object_get(lib, "path"))) continue;
+        char msg[600];
+        snprintf(msg, sizeof msg, "%s: cannot open shared object file: No such file or directory",
+                 json_string_value(json_object_get(lib, "name")));
+        e.missing_dangling = dl;
+        cs_rule_loader_message(&e, msg, 0);
+        e.missing_dangling = NULL;
+    }
+    found = NULL;
     if (m.kernel_module[0] && m.driver_version[0] && strcmp(m.kernel_module, m.driver_version)) {
         snprintf(line, sizeof line, "the driver library is %s but the kernel module is %s: CUDA fails with 803 until they "
                  "match (reboot after a driver upgrade, or reinstall one version of both)", m.driver_version, m.kernel_module);
@@ -508,7 +553,7 @@ int cmd_check(int argc, char **argv)
     json_object_set_new(out, "python", m.python ? json_incref(m.python) : json_null());
     json_object_set_new(out, "cuda_home", m.nvcc_home[0] ? json_pack("{s:s, s:s}", "path", m.nvcc_home, "nvcc", m.nvcc_release)
                                                          : json_null());
-    json_object_set_new(out, "libraries", libs);
+    json_object_set_new(out, "libraries", libs_found);
     json_object_set_new(out, "conflicts", conflicts);
     json_object_set_new(out, "wanted", answers);
     json_object_set_new(out, "works", json_boolean(all_work));
@@ -544,7 +589,7 @@ int cmd_check(int argc, char **argv)
         if (m.nvcc_home[0]) printf("  CUDA_HOME      %s (nvcc %s)\n", m.nvcc_home, m.nvcc_release);
         size_t i;
         json_t *l;
-        json_array_foreach(libs, i, l)
+        json_array_foreach(libs_found, i, l)
             printf("  %-14s %s%s\n", json_string_value(json_object_get(l, "name")),
                    json_object_get(l, "path") && !json_is_null(json_object_get(l, "path")) ? json_string_value(json_object_get(l, "path")) : "",
                    json_object_get(l, "dangling_link") && !json_is_null(json_object_get(l, "dangling_link")) ? " (a dangling link)" : "");
