@@ -64,6 +64,21 @@ enum { UNW_REG_IP = 16, UNW_INIT_SIGNAL_FRAME = 1 };
 typedef const char *(*py_dump_fn)(int fd, void *interp, void *tstate);
 static py_dump_fn py_dump;
 static int is_python;  /* the process is CPython, dumper or not */
+
+/* CPython 3.13 exports no dumper: its frames are walked here, as faulthandler walks them, from
+ * the thread state's current frame through each frame's previous one; the line from the
+ * interpreter's own PyUnstable_InterpreterFrame_GetLine. The offsets are 3.13's (x86-64, the
+ * default build), read from its headers (Include/cpython/pystate.h, internal/pycore_frame.h,
+ * cpython/code.h); used only when Py_Version says 3.13. */
+enum { PY313_TSTATE_FRAME = 72, PY313_FRAME_PREVIOUS = 8, PY313_FRAME_OWNER = 70, PY313_FRAME_CODE = 0,
+       PY313_CODE_FILENAME = 112, PY313_CODE_NAME = 120, PY313_OWNED_BY_CSTACK = 3 };
+static struct {
+    void *(*this_tstate)(void);
+    void *(*main_interp)(void);
+    void *(*thread_head)(void *);
+    int (*frame_line)(void *);
+    const void *code_type;
+} py313;
 static char py_text[32768];
 /* A fault inside the dumper (an interpreter half torn down) returns here, not to the kill. */
 static sigjmp_buf py_guard;
@@ -257,14 +272,65 @@ static void put_recent(struct cs_buf *b, struct cs_thread *t, int max)
     cs_put(b, "]}");
 }
 
+/* A str as the record can hold it: a compact ASCII string's characters (PyASCIIObject: length
+ * at 16, state at 32 with compact bit 5 and ascii bit 6, characters at 40), else "?". */
+static const char *py_ascii(const char *o, char *out, size_t cap)
+{
+    if (!o) return "?";
+    uint32_t state = *(const uint32_t *)(o + 32);
+    long len = *(const long *)(o + 16);
+    if (!(state & (1u << 5)) || !(state & (1u << 6)) || len < 0) return "?";
+    size_t n = (size_t)len < cap - 1 ? (size_t)len : cap - 1;
+    memcpy(out, o + 40, n);
+    out[n] = 0;
+    return out;
+}
+
+static void walk_py313(struct cs_buf *b)
+{
+    char *ts = py313.this_tstate();
+    const char *which = "Current thread";
+    if (!ts && py313.main_interp && py313.thread_head) {  /* a thread Python does not know: its main thread */
+        void *interp = py313.main_interp();
+        ts = interp ? py313.thread_head(interp) : NULL;
+        which = "Main thread";
+    }
+    if (!ts) { cs_put(b, ",\"python_error\":\"no Python thread state\""); return; }
+    char text[8192], file[512], name[256], one[900];
+    struct cs_buf t = { text, 0, sizeof text - 1 };
+    cs_put(&t, which), cs_put(&t, " (most recent call first):\n");
+    char *frame = *(char **)(ts + PY313_TSTATE_FRAME);
+    for (int n = 0; frame && n < 100; n++, frame = *(char **)(frame + PY313_FRAME_PREVIOUS)) {
+        if (*(unsigned char *)(frame + PY313_FRAME_OWNER) == PY313_OWNED_BY_CSTACK) continue;
+        const char *code = *(char **)(frame + PY313_FRAME_CODE);
+        if (!code || *(const void *const *)(code + 8) != py313.code_type) continue;  /* not a code object */
+        snprintf(one, sizeof one, "  File \"%s\", line %d in %s\n",
+                 py_ascii(*(char **)(code + PY313_CODE_FILENAME), file, sizeof file), py313.frame_line(frame),
+                 py_ascii(*(char **)(code + PY313_CODE_NAME), name, sizeof name));
+        cs_put(&t, one);
+    }
+    text[t.len] = 0;
+    cs_put(b, ",\"python\":"), cs_put_str(b, text);
+}
+
 /* The Python stacks, when the process is CPython: its dumper writes into a memory file, read
- * back into the record. */
+ * back into the record; on 3.13, the frames walked here. */
 static void put_python(struct cs_buf *b)
 {
+    if (!py_dump && py313.this_tstate) {
+        if (!sigsetjmp(py_guard, 1)) {
+            atomic_store(&py_guarded, 1);
+            walk_py313(b);
+        } else {
+            cs_put(b, ",\"python_error\":\"walking the interpreter's frames faulted\"");
+        }
+        atomic_store(&py_guarded, 0);
+        return;
+    }
     if (!py_dump) {
         if (is_python)
-            cs_put(b, ",\"python_error\":\"this CPython exports no traceback dumper (3.13 has none): its lines are not in the "
-                      "record; PYTHONFAULTHANDLER=1 prints them on stderr\"");
+            cs_put(b, ",\"python_error\":\"this CPython exports no traceback dumper: its lines are not in the record; "
+                      "PYTHONFAULTHANDLER=1 prints them on stderr\"");
         return;
     }
     int fd = (int)syscall(SYS_memfd_create, "cudashim-python", 1u /* MFD_CLOEXEC */);
@@ -472,6 +538,19 @@ void cs_crash_prepare(void)
         py_dump = (py_dump_fn)cs_elf_lookup(m, "PyUnstable_DumpTracebackThreads");
         if (!py_dump) py_dump = (py_dump_fn)cs_elf_lookup(m, "_Py_DumpTracebackThreads");
         if (!is_python && cs_elf_lookup(m, "Py_BytesMain")) is_python = 1;
+    }
+    const unsigned long *version = NULL;
+    for (const struct link_map *m = cs_lm_head(); m && !py_dump && !version; m = m->l_next)
+        version = (const unsigned long *)cs_elf_lookup_data(m, "Py_Version");
+    if (!py_dump && version && (*version >> 16) == 0x30d) {  /* 3.13 */
+        for (const struct link_map *m = cs_lm_head(); m && !py313.frame_line; m = m->l_next) {
+            py313.frame_line = (int (*)(void *))cs_elf_lookup(m, "PyUnstable_InterpreterFrame_GetLine");
+            py313.code_type = cs_elf_lookup_data(m, "PyCode_Type");
+            py313.main_interp = (void *(*)(void))cs_elf_lookup(m, "PyInterpreterState_Main");
+            py313.thread_head = (void *(*)(void *))cs_elf_lookup(m, "PyInterpreterState_ThreadHead");
+            if (py313.frame_line && py313.code_type)
+                py313.this_tstate = (void *(*)(void))cs_elf_lookup(m, "PyGILState_GetThisThreadState");
+        }
     }
     void *warm[2];
     backtrace(warm, 2);

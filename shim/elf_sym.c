@@ -113,6 +113,19 @@ void cs_elf_each_function(const struct link_map *m, void (*fn)(const char *, voi
 
 /* The exported function whose body holds addr (its start and size), and the offset into it: for
  * a crash's frames. NULL when addr is in no exported function (a local one has no dynamic symbol). */
+/* The defined data object of that name in one loaded object (a variable: Py_Version), or NULL. */
+const void *cs_elf_lookup_data(const struct link_map *m, const char *symbol)
+{
+    struct dyn_tables t;
+    if (!tables(m, &t)) return NULL;
+    for (uint32_t i = 1; i < t.nsyms; i++) {
+        const ElfW(Sym) *s = &t.symtab[i];
+        if (s->st_shndx != SHN_UNDEF && ELF64_ST_TYPE(s->st_info) == STT_OBJECT && same(t.strtab + s->st_name, symbol))
+            return (const void *)(m->l_addr + s->st_value);
+    }
+    return NULL;
+}
+
 const char *cs_elf_function_at(const struct link_map *m, const void *addr, uint64_t *offset)
 {
     struct dyn_tables t;

@@ -83,6 +83,7 @@ void *cs_elf_next(const char *symbol, const void *self);
 void *cs_elf_lookup(const struct link_map *m, const char *symbol);
 void cs_elf_each_function(const struct link_map *m, void (*fn)(const char *, void *, void *), void *arg);
 const char *cs_elf_function_at(const struct link_map *m, const void *addr, uint64_t *offset);
+const void *cs_elf_lookup_data(const struct link_map *m, const char *symbol);
 const char *cs_elf_soname(const struct link_map *m);
 struct link_map *cs_lm_head(void);
 struct link_map *cs_lm_self(void);

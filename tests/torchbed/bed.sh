@@ -36,12 +36,16 @@ tb_prepare() {
         cp -al "$tk/." "$TB_ROOT/usr/local/cuda-13.0/lib64/" 2>/dev/null || cp -a "$tk"/libcudnn* "$tk"/libnccl* "$TB_ROOT/usr/local/cuda-13.0/lib64/"
         cp -al "$TB_ROOT/usr/local/cuda-13.0/lib64"/libcudnn*.so.9* "$TB_ROOT/opt/cudnn/"
     fi
-    cp "$BUILD/libcudashim.so" "$TB_ROOT/opt/cudashim/libcudashim.so"
+    # Each file is put in place by a rename: a run of another suite in the same bed keeps the
+    # copy it mapped (overwriting a loaded library in place crashes the process using it).
+    install_file "$BUILD/libcudashim.so" "$TB_ROOT/opt/cudashim/libcudashim.so"
     # the command, linked with jansson statically (the root has no libjansson), for `check`
-    [ ! -x "$BUILD/cudashim-static" ] || cp "$BUILD/cudashim-static" "$TB_ROOT/opt/cudashim/cudashim"
-    cp "$ROOT"/tests/torchbed/scenarios/*.py "$TB_ROOT/opt/cudashim/"
+    [ ! -x "$BUILD/cudashim-static" ] || install_file "$BUILD/cudashim-static" "$TB_ROOT/opt/cudashim/cudashim"
+    local py
+    for py in "$ROOT"/tests/torchbed/scenarios/*.py; do install_file "$py" "$TB_ROOT/opt/cudashim/${py##*/}"; done
     mkdir -p "$TB_OUT"
 }
+install_file() { cp "$1" "$2.new.$$" && mv -f "$2.new.$$" "$2"; }
 tb_has_toolkit() { [ -e "$TB_ROOT/opt/cudnn/libcudnn.so.9" ]; }
 
 tb_run() {
