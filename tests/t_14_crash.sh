@@ -89,6 +89,12 @@ grep -q "info handler ran, fault address seen" "$TMP/after.out" || fail "after: 
 [ "${CS_SANITIZER:-0}" != 0 ] || grep -q "before it: SIG_DFL" "$TMP/after.out" ||
     fail "after: sigaction did not say what was there before the program's handler"
 grep -q "resethand handler ran" "$TMP/resethand.out" || fail "resethand: the program's handler did not run"
+# A frame with a C++ name: the record keeps the mangled name, the report demangles it (with
+# libstdc++'s demangler, looked up at run time).
+run_both cxx ./crash cxx
+grep -q '"symbol":"_ZN5torch8autograd6Engine7executeEv"' "$trace" || fail "cxx: the C++ frame's name is not in the record"
+"$BUILD/cudashim" report "$trace" >"$TMP/cxx.report" || true
+grep -q "torch::autograd::Engine::execute()+" "$TMP/cxx.report" || { cat "$TMP/cxx.report"; fail "cxx: the report does not demangle the frame"; }
 # A fault inside our own handler: the process still dies with the original signal.
 CUDASHIM_CRASH_SELFTEST=1 run_both selftest ./crash own
 # Without libunwind: glibc's backtrace still gives the libraries.

@@ -14,6 +14,8 @@
  *   crash resethand its SA_RESETHAND handler, installed after CUDA started, prints and returns:
  *                   the re-executed fault takes the default action (139)
  *   crash ignore    SIG_IGN for SIGSEGV after CUDA started: a fault still kills (139)
+ *   crash cxx       the fault is in a function with a C++ name (torch::autograd::Engine::execute(),
+ *                   mangled, as a framework's frames are): the report demangles it
  *   crash early     one successful non-key call (nothing written yet), then a fault: the trace
  *                   first opens inside the crash handler
  * Expected: the same exit status with and without the shim; with it, a crash record whose
@@ -49,6 +51,10 @@ __attribute__((noinline)) void bad_host_callback(void *data)
 }
 
 __attribute__((noinline)) int divide_by(volatile int d) { return 1000 / d; }
+
+/* A C++ function as the symbol table names it (this file is C: the name is given whole). */
+__attribute__((noinline, used)) void engine_execute(void) __asm__("_ZN5torch8autograd6Engine7executeEv");
+void engine_execute(void) { *nowhere = 4; }
 
 static void own_handler(int sig)
 {
@@ -120,6 +126,7 @@ int main(int argc, char **argv)
     else if (!strcmp(mode, "launch")) cuLaunchKernel((void *)0x1234, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL);
     else if (!strcmp(mode, "callback")) cuLaunchHostFunc(NULL, bad_host_callback, NULL);
     else if (!strcmp(mode, "abort")) abort();
+    else if (!strcmp(mode, "cxx")) engine_execute();
     else if (!strcmp(mode, "fpe")) printf("%d\n", divide_by(0));
     else crash_in_program_code(3);
     printf("not reached\n");
