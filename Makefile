@@ -34,10 +34,10 @@ FAKE_SRC := tests/fakes/fake_cuda.c tests/fakes/gen/fake_cuda_gen.c
 # The cudashim command: the subcommands in tools/cli, plus the shim's pure parsers and tables.
 CLI_SRC := $(wildcard tools/cli/*.c) shim/fatbin.c shim/image_explain.c shim/reference.c shim/reference_data.c shim/nccl_names.c \
            shim/alternatives.c shim/build_info.c shim/json.c shim/library_names.c shim/loader_message.c \
-           shim/rules/driver.c shim/rules/view.c shim/rules/what_would_work.c shim/rules/loader.c
+           shim/rules/driver.c shim/rules/view.c shim/rules/what_would_work.c shim/rules/loader.c shim/needed_files.c
 CLI_HDR := $(wildcard tools/cli/*.h) shim/findings_table.h shim/trace_records.h shim/fatbin.h shim/image_explain.h \
            shim/reference_data.h shim/calls_format.h shim/alternatives.h shim/build_info.h shim/metrics_table.h \
-           shim/rules/rules.h shim/findings.h shim/inventory.h
+           shim/rules/rules.h shim/findings.h shim/inventory.h shim/needed_files.h
 
 .PHONY: bench-cli all check check-real check-torch wheel deb stress asan tsan bench bench-smoke demo regen regen-tables install clean fuzz
 all: $(BUILD)/libcudashim.so $(BUILD)/cudashim $(BUILD)/fakes/libcuda.so.1

@@ -286,7 +286,8 @@ static const char *py_ascii(const char *o, char *out, size_t cap)
     return out;
 }
 
-static void walk_py313(struct cs_buf *b)
+/* Each writes the Python stacks into py_text, and returns NULL or why it could not. */
+static const char *walk_py313(void)
 {
     char *ts = py313.this_tstate();
     const char *which = "Current thread";
@@ -295,9 +296,9 @@ static void walk_py313(struct cs_buf *b)
         ts = interp ? py313.thread_head(interp) : NULL;
         which = "Main thread";
     }
-    if (!ts) { cs_put(b, ",\"python_error\":\"no Python thread state\""); return; }
-    char text[8192], file[512], name[256], one[900];
-    struct cs_buf t = { text, 0, sizeof text - 1 };
+    if (!ts) return "no Python thread state";
+    char file[512], name[256], one[900];
+    struct cs_buf t = { py_text, 0, sizeof py_text - 1 };
     cs_put(&t, which), cs_put(&t, " (most recent call first):\n");
     char *frame = *(char **)(ts + PY313_TSTATE_FRAME);
     for (int n = 0; frame && n < 100; n++, frame = *(char **)(frame + PY313_FRAME_PREVIOUS)) {
@@ -309,50 +310,44 @@ static void walk_py313(struct cs_buf *b)
                  py_ascii(*(char **)(code + PY313_CODE_NAME), name, sizeof name));
         cs_put(&t, one);
     }
-    text[t.len] = 0;
-    cs_put(b, ",\"python\":"), cs_put_str(b, text);
+    py_text[t.len] = 0;
+    return NULL;
 }
 
-/* The Python stacks, when the process is CPython: its dumper writes into a memory file, read
- * back into the record; on 3.13, the frames walked here. */
+/* The interpreter's own dumper writes into a memory file (py_fd), read back. */
+static int py_fd = -1;
+static const char *use_dumper(void)
+{
+    if ((py_fd = (int)syscall(SYS_memfd_create, "cudashim-python", 1u /* MFD_CLOEXEC */)) < 0) return "no memory file";
+    const char *err = py_dump(py_fd, NULL, NULL);
+    ssize_t got = lseek(py_fd, 0, SEEK_SET) == 0 ? read(py_fd, py_text, sizeof py_text - 1) : -1;
+    if (got <= 0) return err ? err : "the interpreter's dumper wrote nothing";
+    py_text[got] = 0;
+    return NULL;
+}
+
+/* The Python stacks, when the process is CPython: its own dumper where it exports one, else (3.13)
+ * the frames walked here; a fault in either comes back to the guard. */
 static void put_python(struct cs_buf *b)
 {
-    if (!py_dump && py313.this_tstate) {
-        if (!sigsetjmp(py_guard, 1)) {
-            atomic_store(&py_guarded, 1);
-            walk_py313(b);
-        } else {
-            cs_put(b, ",\"python_error\":\"walking the interpreter's frames faulted\"");
-        }
-        atomic_store(&py_guarded, 0);
-        return;
-    }
-    if (!py_dump) {
+    const char *(*how)(void) = py_dump ? use_dumper : py313.this_tstate ? walk_py313 : NULL;
+    if (!how) {
         if (is_python)
             cs_put(b, ",\"python_error\":\"this CPython exports no traceback dumper: its lines are not in the record; "
                       "PYTHONFAULTHANDLER=1 prints them on stderr\"");
         return;
     }
-    int fd = (int)syscall(SYS_memfd_create, "cudashim-python", 1u /* MFD_CLOEXEC */);
-    if (fd < 0) return;
-    const char *volatile err = NULL;  /* volatile: kept across the guard's siglongjmp */
-    volatile ssize_t got = 0;
+    const char *volatile err;  /* volatile: kept across the guard's siglongjmp */
     if (!sigsetjmp(py_guard, 1)) {
         atomic_store(&py_guarded, 1);
-        err = py_dump(fd, NULL, NULL);
-        atomic_store(&py_guarded, 0);
-        if (lseek(fd, 0, SEEK_SET) == 0) got = read(fd, py_text, sizeof py_text - 1);
+        err = how();
     } else {
-        err = "the interpreter's dumper faulted";
+        err = "reading the interpreter's stacks faulted";
     }
     atomic_store(&py_guarded, 0);
-    close(fd);
-    if (got > 0) {
-        py_text[got] = 0;
-        cs_put(b, ",\"python\":"); cs_put_str(b, py_text);
-    } else if (err) {
-        cs_put(b, ",\"python_error\":"); cs_put_str(b, err);
-    }
+    if (py_fd >= 0) close(py_fd), py_fd = -1;
+    if (err) { cs_put(b, ",\"python_error\":"); cs_put_str(b, err); }
+    else { cs_put(b, ",\"python\":"); cs_put_str(b, py_text); }
 }
 
 static void write_record(int sig, siginfo_t *info, ucontext_t *uc)

@@ -241,6 +241,23 @@ void cs_diagnose_procaddr(void *ra, const char *symbol, int cuda, int status, in
 
 /* --- the loader's answers ----------------------------------------------------------------- */
 
+/* The files the patterns (with "/name" added when name is given) match, one a line, each once. */
+static void existing_copies(const char *const *patterns, size_t npatterns, const char *name, char *out, size_t cap)
+{
+    size_t used = 0;
+    out[0] = 0;
+    for (size_t i = 0; i < npatterns; i++) {
+        char pattern[PATH_MAX];
+        snprintf(pattern, sizeof pattern, "%s%s%s", patterns[i], name ? "/" : "", name ? name : "");
+        glob_t g;
+        if (glob(pattern, 0, NULL, &g)) continue;
+        for (size_t k = 0; k < g.gl_pathc && used + strlen(g.gl_pathv[k]) + 2 < cap; k++)
+            if (exists(g.gl_pathv[k]) && !strstr(out, g.gl_pathv[k]))
+                used += (size_t)snprintf(out + used, cap - used, "%s%s", used ? "\n" : "", g.gl_pathv[k]);
+        globfree(&g);
+    }
+}
+
 /* A CUDA library not found: who needed it (the program's last dlopen's dependency tree, from the
  * files), a link by its name whose target is gone, and copies elsewhere. */
 static const char *const copy_dirs[] = {
@@ -256,38 +273,13 @@ static void missing_library(const char *name, struct cs_evidence *e)
     if (cs_needed_requester(cs_dlopen_last(), name, requester, sizeof requester, runpath, sizeof runpath))
         e->missing_requester = requester;
     /* the places the loader looked, in its order: a link there whose target is gone */
-    char origin[PATH_MAX], where[PATH_MAX];
+    char origin[PATH_MAX], found[PATH_MAX];
     snprintf(origin, sizeof origin, "%.*s", (int)strcspn(requester, ","), requester);
     char *slash = strrchr(origin, '/');
     if (slash) *slash = 0;
-    const char *lists[] = { getenv("LD_LIBRARY_PATH"), runpath, "/lib/x86_64-linux-gnu:/usr/lib/x86_64-linux-gnu:/lib64:/usr/lib64" };
-    for (size_t l = 0; l < 3 && !dangling[0]; l++)
-        for (const char *p = lists[l]; p && *p && !dangling[0];) {
-            size_t n = strcspn(p, ":");
-            if (n >= 7 && !strncmp(p, "$ORIGIN", 7)) snprintf(where, sizeof where, "%s%.*s/%s", origin, (int)(n - 7), p + 7, name);
-            else snprintf(where, sizeof where, "%.*s/%s", (int)n, p, name);
-            struct stat st;
-            char target[PATH_MAX];
-            ssize_t t;
-            if (n && lstat(where, &st) == 0 && S_ISLNK(st.st_mode) && stat(where, &st) != 0 &&
-                (t = readlink(where, target, sizeof target - 1)) > 0) {
-                target[t] = 0;
-                snprintf(dangling, sizeof dangling, "%s -> %s", where, target);
-            }
-            p += n + (p[n] == ':');
-        }
+    cs_needed_search(name, runpath, origin, found, sizeof found, dangling, sizeof dangling);
     if (dangling[0]) e->missing_dangling = dangling;
-    size_t used = 0;
-    for (size_t i = 0; i < sizeof copy_dirs / sizeof *copy_dirs; i++) {
-        char pattern[PATH_MAX];
-        snprintf(pattern, sizeof pattern, "%s/%s", copy_dirs[i], name);
-        glob_t g;
-        if (glob(pattern, 0, NULL, &g)) continue;
-        for (size_t k = 0; k < g.gl_pathc && used + strlen(g.gl_pathv[k]) + 2 < sizeof copies; k++)
-            if (exists(g.gl_pathv[k]) && !strstr(copies, g.gl_pathv[k]))
-                used += (size_t)snprintf(copies + used, sizeof copies - used, "%s%s", used ? "\n" : "", g.gl_pathv[k]);
-        globfree(&g);
-    }
+    existing_copies(copy_dirs, sizeof copy_dirs / sizeof *copy_dirs, name, copies, sizeof copies);
     if (copies[0]) e->missing_copies = copies;
 }
 
@@ -408,17 +400,7 @@ static void driver_places(char *search, size_t scap, char *copies, size_t ccap)
     int cached = file_holds("/etc/ld.so.cache", "libcuda.so.1");
     snprintf(search, scap, "LD_LIBRARY_PATH=%s; ld.so.cache (%s); %s, %s", llp && *llp ? llp : "(unset)",
              cached < 0 ? "absent" : cached ? "lists libcuda.so.1" : "no libcuda.so.1", default_dirs[0], default_dirs[1]);
-    size_t n = 0;
-    copies[0] = 0;
-    for (size_t i = 0; i < sizeof copy_patterns / sizeof *copy_patterns; i++) {
-        glob_t g;
-        if (glob(copy_patterns[i], 0, NULL, &g)) continue;
-        for (size_t k = 0; k < g.gl_pathc && n + strlen(g.gl_pathv[k]) + 2 < ccap; k++) {
-            if (strstr(copies, g.gl_pathv[k]) || !exists(g.gl_pathv[k])) continue;
-            n += (size_t)snprintf(copies + n, ccap - n, "%s%s", n ? "\n" : "", g.gl_pathv[k]);
-        }
-        globfree(&g);
-    }
+    existing_copies(copy_patterns, sizeof copy_patterns / sizeof *copy_patterns, NULL, copies, ccap);
 }
 
 /* A runtime call failed with cudaErrorInsufficientDriver or cudaErrorNoDevice: when no driver

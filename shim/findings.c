@@ -89,7 +89,6 @@ static void write_finding(const char *id, const char *key, enum cs_severity sev,
 
 /* A forked child says its own findings, not its parent's again. */
 void cs_findings_after_fork(void) { nkept = 0; }
-void cs_findings_drop(void) { nkept = 0; }
 
 int cs_finding_said(int i, const char **id, enum cs_severity *sev)
 {

@@ -31,13 +31,7 @@ static struct { pthread_mutex_t m; pthread_rwlock_t rw; } objs[CS_LOCK_COUNT] = 
 /* count: this thread's holds. stale: holds from before a fork in a signal handler, of a lock the
  * child made anew; their releases (the interrupted code resuming) release nothing. */
 static __thread struct { uint8_t count, stale; } held[CS_LOCK_COUNT] __attribute__((tls_model("initial-exec")));
-static uint64_t _Atomic order_violations;
 
-const char *cs_lock_name(enum cs_lock_id id) { return table[id].name; }
-int cs_lock_held_here(enum cs_lock_id id) { return held[id].count > 0; }
-
-/* A lock below one already held (table order): a fork could wait for this thread while it waits
- * for the fork. Sanitizer builds stop there, so the suite finds it. */
 /* Set while a fork takes the locks. A thread that holds none waits (a bounded time) before
  * taking its first, so that a steady stream of readers (failing calls on several threads take
  * the inventory's lock for reading) cannot keep the fork from its write lock; a thread that
@@ -54,24 +48,29 @@ static void wait_for_fork(void)
         syscall(SYS_futex, &forking, FUTEX_WAIT_PRIVATE, 1, &slice, NULL, 0);
 }
 
+/* A lock below one already held (table order): a fork could wait for this thread while it waits
+ * for the fork (until its time runs out). Sanitizer builds stop there, so the suite finds it. */
 static void check_order(enum cs_lock_id id)
 {
     wait_for_fork();
+#ifdef CS_LOCK_ORDER_CHECK
     if (held[id].count) return;  /* again, for reading */
     for (int j = id + 1; j < CS_LOCK_COUNT; j++)
         if (held[j].count) {
-            atomic_fetch_add(&order_violations, 1);
-#ifdef CS_LOCK_ORDER_CHECK
             char msg[160];
             int n = snprintf(msg, sizeof msg, "cudashim: lock %s taken while holding %s (locks_table.h order)\n",
                              table[id].name, table[j].name);
             (void)!write(2, msg, (size_t)n);
             abort();
-#endif
-            return;
         }
+#endif
 }
 
+static void release(enum cs_lock_id id)
+{
+    if (table[id].kind == MUTEX) pthread_mutex_unlock(&objs[id].m);
+    else pthread_rwlock_unlock(&objs[id].rw);
+}
 
 void cs_lock(enum cs_lock_id id)
 {
@@ -126,8 +125,7 @@ void cs_unlock(enum cs_lock_id id)
         return;
     }
     held[id].count--;
-    if (table[id].kind == MUTEX) pthread_mutex_unlock(&objs[id].m);
-    else pthread_rwlock_unlock(&objs[id].rw);
+    release(id);
 }
 
 /* --- fork: the prepare handler takes every lock, in order, within total_ms in all ------------ */
@@ -147,8 +145,7 @@ void cs_locks_parent(void)
     for (int id = 0; id < CS_LOCK_COUNT; id++) {
         if (!fork_took[id]) continue;
         fork_took[id] = 0;
-        if (table[id].kind == MUTEX) pthread_mutex_unlock(&objs[id].m);
-        else pthread_rwlock_unlock(&objs[id].rw);
+        release(id);
     }
     atomic_store(&forking, 0);
     syscall(SYS_futex, &forking, FUTEX_WAKE_PRIVATE, 1 << 30, NULL, NULL, 0);
@@ -177,5 +174,3 @@ void cs_locks_child(unsigned char must_drop[CS_LOCK_COUNT])
         make_anew(id);
     }
 }
-
-unsigned long long cs_lock_order_violations_count(void) { return atomic_load(&order_violations); }

@@ -16,14 +16,11 @@ void cs_lock_read(enum cs_lock_id id);         /* a read-write lock for reading 
 int cs_lock_try(enum cs_lock_id id);           /* 1 when taken */
 int cs_lock_timed(enum cs_lock_id id, int ms); /* 1 when taken within ms milliseconds */
 void cs_unlock(enum cs_lock_id id);
-int cs_lock_held_here(enum cs_lock_id id);     /* by the calling thread */
 
 /* fork.c's: around a fork, every lock in the table's order. */
 void cs_locks_prepare(int total_ms);
 void cs_locks_parent(void);
 void cs_locks_child(unsigned char must_drop[CS_LOCK_COUNT]);
-unsigned long long cs_lock_order_violations_count(void);
-const char *cs_lock_name(enum cs_lock_id id);
 
 /* What the child drops under a lock it could not take (locks_table.h's last column). */
 void cs_rebind_needed(void);
@@ -32,6 +29,5 @@ void cs_diagnose_drop(void);
 void cs_devcode_drop(void);
 void cs_memory_drop(void);
 void cs_comms_drop(void);
-void cs_findings_drop(void);
 
 #endif

@@ -15,7 +15,7 @@ CS_LOCK(DIAGNOSE,  MUTEX,  "diagnose.c",    "the runtimes seen through cuGetProc
 CS_LOCK(DEVCODE,   RWLOCK, "devcode.c",     "the modules' images and the functions' names",                  cs_devcode_drop)
 CS_LOCK(MEMORY,    MUTEX,  "memory.c",      "the live device allocations",                                    cs_memory_drop)
 CS_LOCK(COMMS,     MUTEX,  "hooks_libs.c",  "the NCCL communicators' slots",                                  cs_comms_drop)
-CS_LOCK(FINDINGS,  MUTEX,  "findings.c",    "the findings said so far (each said once)",                      cs_findings_drop)
+CS_LOCK(FINDINGS,  MUTEX,  "findings.c",    "the findings said so far (each said once)",                      cs_findings_after_fork)
 CS_LOCK(WRITER,    MUTEX,  "writer.c",      "the trace file's lines (one write each)",                        NULL)
 CS_LOCK(CALLS,     MUTEX,  "calls_file.c",  "the ALL-mode calls file's chunks",                               NULL)
 CS_LOCK(FENCE,     MUTEX,  "loader_lock.c", "the loader's list of objects while the shim reads it",           NULL)

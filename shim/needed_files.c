@@ -73,30 +73,47 @@ static int read_deps(const char *path, struct deps *d)
 static const char *const system_dirs[] = { "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64",
                                            "/lib", "/usr/lib" };
 
-/* dir/name exists (dir from a colon list, $ORIGIN replaced): its path in out. */
-static int in_list(const char *list, const char *origin, const char *name, char *out, size_t cap)
+/* dir/name exists: its path in out. A link there whose target is missing (the loader passes it
+ * by) is noted in dangling, the first one only. */
+static int at(const char *dir, const char *name, char *out, size_t cap, char *dangling, size_t dcap)
+{
+    snprintf(out, cap, "%s/%s", dir, name);
+    if (access(out, F_OK) == 0) return 1;
+    struct stat st;
+    char target[PATH_MAX];
+    ssize_t t;
+    if (dangling && !dangling[0] && lstat(out, &st) == 0 && S_ISLNK(st.st_mode) &&
+        (t = readlink(out, target, sizeof target - 1)) > 0) {
+        target[t] = 0;
+        snprintf(dangling, dcap, "%s -> %s", out, target);
+    }
+    return 0;
+}
+
+/* The same for each directory of a colon list, $ORIGIN replaced. */
+static int in_list(const char *list, const char *origin, const char *name, char *out, size_t cap, char *dangling,
+                   size_t dcap)
 {
     for (const char *p = list; p && *p;) {
         size_t n = strcspn(p, ":");
         char dir[PATH_MAX];
         if (n >= 7 && !strncmp(p, "$ORIGIN", 7)) snprintf(dir, sizeof dir, "%s%.*s", origin, (int)(n - 7), p + 7);
         else snprintf(dir, sizeof dir, "%.*s", (int)n, p);
-        snprintf(out, cap, "%s/%s", dir, name);
-        if (n && access(out, F_OK) == 0) return 1;
+        if (n && at(dir, name, out, cap, dangling, dcap)) return 1;
         p += n + (p[n] == ':');
     }
     return 0;
 }
 
-int cs_needed_search(const char *name, const char *runpath, const char *origin, char *out, size_t cap)
+int cs_needed_search(const char *name, const char *runpath, const char *origin, char *out, size_t cap, char *dangling,
+                     size_t dcap)
 {
+    if (dangling) dangling[0] = 0;
     if (strchr(name, '/')) { snprintf(out, cap, "%s", name); return access(out, F_OK) == 0; }
-    if (in_list(getenv("LD_LIBRARY_PATH"), origin, name, out, cap)) return 1;
-    if (runpath && in_list(runpath, origin, name, out, cap)) return 1;
-    for (size_t i = 0; i < sizeof system_dirs / sizeof *system_dirs; i++) {
-        snprintf(out, cap, "%s/%s", system_dirs[i], name);
-        if (access(out, F_OK) == 0) return 1;
-    }
+    if (in_list(getenv("LD_LIBRARY_PATH"), origin, name, out, cap, dangling, dcap)) return 1;
+    if (runpath && in_list(runpath, origin, name, out, cap, dangling, dcap)) return 1;
+    for (size_t i = 0; i < sizeof system_dirs / sizeof *system_dirs; i++)
+        if (at(system_dirs[i], name, out, cap, dangling, dcap)) return 1;
     return 0;
 }
 
@@ -125,7 +142,7 @@ int cs_needed_requester(const char *top, const char *missing, char *out, size_t 
                 continue;
             }
             char found[PATH_MAX];
-            if (tail >= MAX_FILES || !cs_needed_search(d.needed[i], d.runpath, origin, found, sizeof found)) continue;
+            if (tail >= MAX_FILES || !cs_needed_search(d.needed[i], d.runpath, origin, found, sizeof found, NULL, 0)) continue;
             int seen = 0;
             for (int k = 0; k < tail && !seen; k++) seen = !strcmp(queue[k], found);
             if (!seen) snprintf(queue[tail++], PATH_MAX, "%s", found);

@@ -31,6 +31,7 @@
 #include "../../shim/build_info.h"
 #include "../../shim/findings.h"
 #include "../../shim/inventory.h"
+#include "../../shim/needed_files.h"
 #include "../../shim/reference_data.h"
 #include "../../shim/rules/rules.h"
 #include "cli.h"
@@ -51,46 +52,18 @@ void cs_finding(enum cs_finding_id f, enum cs_severity sev, const char *key, con
     json_array_append_new(found, json_sprintf("%s [%s] %s. Fix: %s", sevs[sev], finding_ids[f], summary, fix));
 }
 
-static const char *const system_dirs[] = { "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64", "/usr/lib64" };
 
 /* --- the machine --------------------------------------------------------------------------- */
 
-/* Where the loader would find name (LD_LIBRARY_PATH, then the system directories): 1 and the
- * path; a name there whose link target is missing is said in dangling. */
+/* Where the loader would find name (LD_LIBRARY_PATH, then the system directories; the shim's
+ * own replay of the search, needed_files.c): 1 and the real path; a name there whose link target
+ * is missing is said in dangling. */
 static int loader_pick(const char *name, char *out, size_t cap, char *dangling, size_t dcap)
 {
-    const char *llp = getenv("LD_LIBRARY_PATH");
     char path[PATH_MAX];
-    struct stat st;
-    if (dangling) dangling[0] = 0;
-    for (int pass = 0; pass < 2; pass++) {
-        const char *p = pass ? NULL : llp;
-        size_t k = 0;
-        for (;;) {
-            char dir[PATH_MAX];
-            if (!pass) {
-                if (!p || !*p) break;
-                size_t n = strcspn(p, ":");
-                snprintf(dir, sizeof dir, "%.*s", (int)n, p);
-                p += n + (p[n] == ':');
-                if (!n) continue;
-            } else {
-                if (k >= sizeof system_dirs / sizeof *system_dirs) break;
-                snprintf(dir, sizeof dir, "%s", system_dirs[k++]);
-            }
-            snprintf(path, sizeof path, "%s/%s", dir, name);
-            if (lstat(path, &st)) continue;
-            if (stat(path, &st)) {  /* a link with nothing behind it: the loader goes on looking */
-                char target[PATH_MAX];
-                ssize_t t = readlink(path, target, sizeof target - 1);
-                if (dangling && !dangling[0] && t > 0) target[t] = 0, snprintf(dangling, dcap, "%s -> %s", path, target);
-                continue;
-            }
-            if (!realpath(path, out)) snprintf(out, cap, "%s", path);
-            return 1;
-        }
-    }
-    return 0;
+    if (!cs_needed_search(name, NULL, "", path, sizeof path, dangling, dcap)) return 0;
+    if (!realpath(path, out)) snprintf(out, cap, "%s", path);
+    return 1;
 }
 
 /* "libcuda.so.535.261.03" -> "535.261.03"; "libnccl.so.2.22.3" -> "2.22.3" */
