@@ -38,3 +38,23 @@ private_apt() {
               -o Debug::NoLocking=1 -q)
     apt-get "${apt_opts[@]}" update >&2
 }
+
+# fetch_packages CACHE "COMPONENTS" PACKAGES...: the packages (without their dependencies) from the
+# machine's own suite, unpacked into CACHE/root; a stamp naming them makes a second call free.
+# Prints CACHE/root; returns 77 with a reason on stderr when it cannot fetch.
+fetch_packages() {
+    local cache=$1 components=$2; shift 2
+    local stamp="$cache/.complete" deb
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$*" ]; then echo "$cache/root"; return 0; fi
+    command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null || { echo "fetch: needs apt-get and dpkg-deb" >&2; return 77; }
+    debian_archive || { echo "fetch: no Debian archive in the apt sources" >&2; return 77; }
+    rm -rf "$cache/debs" "$cache/root"
+    mkdir -p "$cache/debs" "$cache/root"
+    # shellcheck disable=SC2086  # the components are words
+    private_apt "$cache/apt" "$APT_SUITE" $components || { echo "fetch: apt-get update failed" >&2; return 77; }
+    (cd "$cache/debs" && apt-get "${apt_opts[@]}" download "$@" >&2) || { echo "fetch: download failed" >&2; return 77; }
+    for deb in "$cache"/debs/*.deb; do dpkg-deb -x "$deb" "$cache/root"; done
+    rm -rf "$cache/debs"
+    echo "$*" > "$stamp"
+    echo "$cache/root"
+}

@@ -12,19 +12,5 @@ set -euo pipefail
 cache=${1:-${CUDASHIM_REALSTACK:-$HOME/.cache/cudashim-realstack}}
 packages=(libcuda1 libnvidia-ptxjitcompiler1 libcudart11.0 libcublas11 libcublaslt11 libnvrtc11.2
           libcufft10 libcusparse11 libcupti11.8)
-stamp="$cache/.complete"
-if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "${packages[*]}" ]; then
-    echo "$cache/root"
-    exit 0
-fi
-command -v apt-get >/dev/null && command -v dpkg-deb >/dev/null || { echo "fetch: needs apt-get and dpkg-deb" >&2; exit 77; }
-
 . "$(dirname "$0")/../apt_cache.sh"
-debian_archive || { echo "fetch: no Debian archive in the apt sources" >&2; exit 77; }
-mkdir -p "$cache/debs" "$cache/root"
-private_apt "$cache/apt" "$APT_SUITE" main contrib non-free non-free-firmware >/dev/null
-cd "$cache/debs"
-apt-get "${apt_opts[@]}" download "${packages[@]}" >&2
-for deb in "$cache"/debs/*.deb; do dpkg-deb -x "$deb" "$cache/root"; done
-echo "${packages[*]}" > "$stamp"
-echo "$cache/root"
+fetch_packages "$cache" "main contrib non-free non-free-firmware" "${packages[@]}" || exit 77
