@@ -16,7 +16,7 @@ CFLAGS  ?=
 SAN     ?=
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE $(OPT) -g $(WARN) $(SAN) $(CFLAGS)
 SHIM_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -fno-semantic-interposition -fno-plt
-# Sanitizer builds take the C fast path, whose memory accesses the sanitizers see (shim/fast_asm.h).
+# Sanitizer builds take the C fast path, whose memory accesses the sanitizers see (shim/entry/fast_asm.h).
 SHIM_CFLAGS += $(if $(SAN),-DCS_FAST_C)
 # Sanitizer builds also stop at a lock taken out of locks_table.h's order (the suite then fails).
 SHIM_CFLAGS += $(if $(SAN),-DCS_LOCK_ORDER_CHECK)
@@ -25,19 +25,20 @@ SHIM_CFLAGS += $(if $(SAN),-DCS_LOCK_ORDER_CHECK)
 SHIM_LDFLAGS := -shared -Wl,--version-script=wrappers/gen/exports.map -Wl,-Bsymbolic -Wl,-z,defs \
                 -Wl,-z,noexecstack $(SAN) -ldl -lpthread
 
-SHIM_SRC := $(wildcard shim/*.c) $(wildcard shim/rules/*.c) $(wildcard wrappers/gen/*.c)
-SHIM_ASM := shim/dl_trampoline.S shim/fast_resolve.S $(wildcard wrappers/gen/*.S)
+SHIM_SRC := $(wildcard shim/*/*.c) $(wildcard wrappers/gen/*.c)
+SHIM_ASM := $(wildcard shim/*/*.S) $(wildcard wrappers/gen/*.S)
 SHIM_OBJ := $(patsubst %.c,$(BUILD)/obj/%.o,$(SHIM_SRC)) $(patsubst %.S,$(BUILD)/obj/%.o,$(SHIM_ASM))
 
 FAKE_SRC := tests/fakes/fake_cuda.c tests/fakes/gen/fake_cuda_gen.c
 
 # The cudashim command: the subcommands in tools/cli, plus the shim's pure parsers and tables.
-CLI_SRC := $(wildcard tools/cli/*.c) shim/fatbin.c shim/image_explain.c shim/reference.c shim/reference_data.c shim/nccl_names.c \
-           shim/alternatives.c shim/build_info.c shim/json.c shim/library_names.c shim/loader_message.c \
-           shim/rules/driver.c shim/rules/view.c shim/rules/what_would_work.c shim/rules/loader.c shim/needed_files.c
-CLI_HDR := $(wildcard tools/cli/*.h) shim/findings_table.h shim/trace_records.h shim/fatbin.h shim/image_explain.h \
-           shim/reference_data.h shim/calls_format.h shim/alternatives.h shim/build_info.h shim/metrics_table.h \
-           shim/rules/rules.h shim/findings.h shim/inventory.h shim/needed_files.h
+CLI_SRC := $(wildcard tools/cli/*.c) $(addprefix shim/base/,fatbin.c image_explain.c reference.c reference_data.c \
+           nccl_names.c alternatives.c build_info.c json.c library_names.c loader_message.c) shim/evidence/needed_files.c \
+           $(addprefix shim/rules/,driver.c view.c what_would_work.c loader.c)
+CLI_HDR := $(wildcard tools/cli/*.h) $(wildcard shim/base/*.h) shim/trace/findings_table.h shim/trace/trace_records.h \
+           shim/trace/calls_format.h shim/trace/findings.h shim/lifecycle/metrics_table.h shim/rules/rules.h \
+           shim/evidence/needed_files.h \
+           shim/evidence/inventory.h
 
 .PHONY: bench-cli all check check-real check-torch wheel deb stress asan tsan bench bench-smoke demo regen regen-tables install clean fuzz
 all: $(BUILD)/libcudashim.so $(BUILD)/cudashim $(BUILD)/fakes/libcuda.so.1
@@ -51,8 +52,8 @@ $(BUILD)/obj/%.o: %.c Makefile
 
 # The dlsym path runs inside a sanitizer runtime's own start-up (it looks up functions with
 # dlsym before its shadow memory exists), so these files are never instrumented.
-EARLY_OBJ := $(BUILD)/obj/shim/resolve.o $(BUILD)/obj/shim/real.o $(BUILD)/obj/shim/elf_sym.o \
-             $(BUILD)/obj/shim/signal_hook.o
+EARLY_OBJ := $(BUILD)/obj/shim/entry/resolve.o $(BUILD)/obj/shim/loader/real.o $(BUILD)/obj/shim/loader/elf_sym.o \
+             $(BUILD)/obj/shim/lifecycle/signal_hook.o
 $(EARLY_OBJ): $(BUILD)/obj/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(filter-out $(SAN),$(SHIM_CFLAGS)) $(DEPFLAGS) -c $< -o $@
@@ -141,7 +142,7 @@ regen-tables:
 # nothing but glibc; tagged manylinux for the newest glibc symbol version the binaries use) and
 # a Debian package. PACKAGE_PYTHON is Debian's python3, whose python3-build, python3-setuptools
 # and python3-wheel build the wheel. Both in $(BUILD)/dist.
-VERSION := $(shell sed -n 's/^\#define CS_VERSION "\(.*\)"/\1/p' shim/internal.h)
+VERSION := $(shell sed -n 's/^\#define CS_VERSION "\(.*\)"/\1/p' shim/trace/trace.h)
 PACKAGE_PYTHON ?= /usr/bin/python3
 MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
@@ -194,11 +195,11 @@ FUZZ_FLAGS := -std=c11 -D_GNU_SOURCE -g -O1 -fsanitize=fuzzer,address,undefined
 fuzz:
 	@mkdir -p $(BUILD)/fuzz-corpus $(BUILD)/fuzz-trace-corpus $(BUILD)/fuzz-text-corpus
 	clang $(FUZZ_FLAGS) -o $(BUILD)/fuzz_fatbin \
-	    tests/fuzz/fuzz_fatbin.c shim/fatbin.c shim/image_explain.c shim/reference.c shim/reference_data.c
+	    tests/fuzz/fuzz_fatbin.c shim/base/fatbin.c shim/base/image_explain.c shim/base/reference.c shim/base/reference_data.c
 	clang $(FUZZ_FLAGS) -DCS_VERSION='"fuzz"' -o $(BUILD)/fuzz_trace tests/fuzz/fuzz_trace.c \
-	    $(filter-out tools/cli/main.c,$(wildcard tools/cli/*.c)) shim/fatbin.c shim/image_explain.c \
-	    shim/reference.c shim/reference_data.c -ljansson
-	clang $(FUZZ_FLAGS) -o $(BUILD)/fuzz_text tests/fuzz/fuzz_text.c shim/loader_message.c shim/config.c
+	    $(filter-out tools/cli/main.c,$(wildcard tools/cli/*.c)) shim/base/fatbin.c shim/base/image_explain.c \
+	    shim/base/reference.c shim/base/reference_data.c -ljansson
+	clang $(FUZZ_FLAGS) -o $(BUILD)/fuzz_text tests/fuzz/fuzz_text.c shim/base/loader_message.c shim/process/config.c
 	$(BUILD)/fuzz_fatbin $(FUZZ_RUN) -max_total_time=$(FUZZ_SECONDS) -max_len=65536 $(BUILD)/fuzz-corpus tests/fixtures/fatbin
 	$(BUILD)/fuzz_trace $(FUZZ_RUN) -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 $(BUILD)/fuzz-trace-corpus \
 	    tests/fixtures/traces

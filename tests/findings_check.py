@@ -1,12 +1,12 @@
-"""The table of findings (shim/findings_table.h), the rules that raise them and docs/diagnoses.md
+"""The table of findings (shim/trace/findings_table.h), the rules that raise them and docs/diagnoses.md
 say the same: every row is raised somewhere and has its section, whose severity line names the
 row's severities; no section or raise is left without a row; no id is written as a string."""
 import glob, re, sys
 
 root = sys.argv[1]
 rows = re.findall(r'^CS_FINDING\((\w+),\s*"([a-z0-9-]+)",\s*"([a-z ]+)",\s*"[^"]+"\)',
-                  open(f"{root}/shim/findings_table.h").read(), re.M)
-code = "".join(open(f).read() for f in glob.glob(f"{root}/shim/*.c") + glob.glob(f"{root}/shim/rules/*.c"))
+                  open(f"{root}/shim/trace/findings_table.h").read(), re.M)
+code = "".join(open(f).read() for f in glob.glob(f"{root}/shim/*/*.c"))
 docs = open(f"{root}/docs/diagnoses.md").read()
 sections = dict(re.findall(r"^## `([a-z0-9-]+)`\n(.*?)(?=^## |\Z)", docs, re.M | re.S))
 bad = []

@@ -21,7 +21,7 @@ rm -f "$TMP"/*.jsonl*
 CUDASHIM_DISABLE=1 with_shim ./path_linked >/dev/null 2>&1 || true
 [ -z "$(ls "$TMP"/*.jsonl 2>/dev/null)" ] || fail "CUDASHIM_DISABLE=1 wrote a trace"
 # Every variable in the code's table is documented, and nothing else is.
-diff <(sed -n 's/^CS_VAR(\([A-Z_]*\),.*/CUDASHIM_\1/p' "$ROOT/shim/config_table.h" | sort) \
+diff <(sed -n 's/^CS_VAR(\([A-Z_]*\),.*/CUDASHIM_\1/p' "$ROOT/shim/process/config_table.h" | sort) \
      <(grep -o '^| `CUDASHIM_[A-Z_]*`' "$ROOT/docs/configuration.md" | tr -d '|` ' | sort) ||
-    fail "docs/configuration.md does not match shim/config_table.h"
+    fail "docs/configuration.md does not match shim/process/config_table.h"
 echo ok

@@ -4,8 +4,8 @@
 # on them and on NVIDIA's real libcublas.so.13.
 . "$(dirname "$0")/lib.sh"
 FIX="$ROOT/tests/fixtures/fatbin"
-$CC -std=c11 -D_GNU_SOURCE -O1 -g -o "$TMP/fatbin_test" "$ROOT/tests/unit/fatbin_test.c" "$ROOT/shim/fatbin.c" \
-    "$ROOT/shim/reference.c" "$ROOT/shim/reference_data.c" || fail "cannot build the parser test"
+$CC -std=c11 -D_GNU_SOURCE -O1 -g -o "$TMP/fatbin_test" "$ROOT/tests/unit/fatbin_test.c" "$ROOT/shim/base/fatbin.c" \
+    "$ROOT/shim/base/reference.c" "$ROOT/shim/base/reference_data.c" || fail "cannot build the parser test"
 "$TMP/fatbin_test" "$FIX" || fail "parser on the committed vectors"
 CLI="$BUILD/cudashim"
 out=$("$CLI" inspect "$FIX/tv01_basic.fatbin") || fail "inspect tv01"

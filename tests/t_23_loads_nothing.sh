@@ -13,7 +13,7 @@ RS="${CUDASHIM_REALSTACK:-$HOME/.cache/cudashim-realstack}/root/usr/lib/x86_64-l
 
 # 1. Every version function the scanner may call is a constant: no call, no jump out of itself,
 #    in every copy of its library on this machine.
-python3 - "$ROOT/shim/library_version.c" "$C" "$RS" <<'PY' || fail "a version function the shim calls is not a constant"
+python3 - "$ROOT/shim/evidence/library_version.c" "$C" "$RS" <<'PY' || fail "a version function the shim calls is not a constant"
 import glob, os, re, subprocess, sys
 src, dirs = open(sys.argv[1]).read(), sys.argv[2:]
 files = {"nccl": "libnccl.so.*", "nvrtc": "libnvrtc.so.*", "nvJitLink": "libnvJitLink.so.*",

@@ -11,9 +11,9 @@ unit() { local name=$1; shift
     $CC -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror $NOTRUNC -o "$TMP/$name" "$ROOT/tests/unit/$name.c" "${@/#/$ROOT/}" \
         || fail "$name: does not build from the files it names"
     "$TMP/$name" || fail "$name"; }
-unit alternatives_test shim/alternatives.c shim/reference.c shim/reference_data.c
-unit build_info_test shim/build_info.c
+unit alternatives_test shim/base/alternatives.c shim/base/reference.c shim/base/reference_data.c
+unit build_info_test shim/base/build_info.c
 # Every rule, every finding id: the rules and the pure helpers only (cs_finding is the test's).
-unit rules_test $(cd "$ROOT" && ls shim/rules/*.c) shim/json.c shim/library_names.c shim/loader_message.c \
-    shim/alternatives.c shim/reference.c shim/reference_data.c shim/fatbin.c shim/image_explain.c
+unit rules_test $(cd "$ROOT" && ls shim/rules/*.c) shim/base/json.c shim/base/library_names.c shim/base/loader_message.c \
+    shim/base/alternatives.c shim/base/reference.c shim/base/reference_data.c shim/base/fatbin.c shim/base/image_explain.c
 echo ok

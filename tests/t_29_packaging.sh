@@ -10,7 +10,7 @@ PY=${PACKAGE_PYTHON:-/usr/bin/python3}
 "$PY" -c 'import venv, ensurepip' 2>/dev/null || skip "no python3-venv for $PY"
 command -v dpkg-deb >/dev/null || skip "no dpkg-deb"
 ( cd "$ROOT" && make -s BUILD="$BUILD" CC="$CC" wheel deb ) >"$TMP/make.log" 2>&1 || { tail -20 "$TMP/make.log"; fail "make wheel deb"; }
-version=$(sed -n 's/^#define CS_VERSION "\(.*\)"/\1/p' "$ROOT/shim/internal.h")
+version=$(sed -n 's/^#define CS_VERSION "\(.*\)"/\1/p' "$ROOT/shim/trace/trace.h")
 wheel=$(ls "$BUILD"/dist/cudashim-"$version"-py3-none-manylinux_2_*_"$(uname -m)".whl) || fail "no manylinux wheel in $BUILD/dist"
 deb=$(ls "$BUILD"/dist/cudashim_"$version"_*.deb) || fail "no .deb in $BUILD/dist"
 

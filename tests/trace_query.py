@@ -16,8 +16,8 @@
 """
 import json, os, re, subprocess, sys
 
-# The table of trace records (shim/trace_records.h): every line read here must conform to it.
-_TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "shim", "trace_records.h")
+# The table of trace records (shim/trace/trace_records.h): every line read here must conform to it.
+_TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "shim", "trace", "trace_records.h")
 
 
 def records():
@@ -30,10 +30,10 @@ def conform(path, lines):
     for n, e in enumerate(lines, 1):
         keys = table.get(e.get("type"))
         if keys is None:
-            sys.exit(f"{path}:{n}: a record of type {e.get('type')!r}, not in shim/trace_records.h")
+            sys.exit(f"{path}:{n}: a record of type {e.get('type')!r}, not in shim/trace/trace_records.h")
         extra = sorted(set(e) - keys)
         if extra:
-            sys.exit(f"{path}:{n}: {e['type']} record with keys not in shim/trace_records.h: {', '.join(extra)}")
+            sys.exit(f"{path}:{n}: {e['type']} record with keys not in shim/trace/trace_records.h: {', '.join(extra)}")
 
 
 def events(path):

@@ -1,15 +1,15 @@
 #!/usr/bin/env python3
-"""data/cuda-reference.txt -> shim/reference_data.c, after checking it.
+"""data/cuda-reference.txt -> shim/base/reference_data.c, after checking it.
 
   gen_reference.py           check and write
-  gen_reference.py --check   check, and fail if shim/reference_data.c is not up to date
+  gen_reference.py --check   check, and fail if shim/base/reference_data.c is not up to date
 Checks: every row has a source; each table is ordered by its first version; toolkit minimum
 drivers never decrease; PTX ISA -> CUDA never decreases; an arch's first CUDA is before its last."""
 import os, shlex, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = os.path.join(ROOT, "data/cuda-reference.txt")
-OUT = os.path.join(ROOT, "shim/reference_data.c")
+OUT = os.path.join(ROOT, "shim/base/reference_data.c")
 WIDTH = {"floor": 5, "toolkit": 5, "ptx": 4, "arch": 7, "cudnn": 4, "nccl": 4, "torch": 4, "torcharch": 5, "tensorflow": 5, "jax": 5}
 
 
@@ -138,7 +138,7 @@ def main():
     text = generate(rows)
     if "--check" in sys.argv:
         if not os.path.exists(OUT) or open(OUT).read() != text:
-            sys.exit("shim/reference_data.c is out of date: run tools/gen_reference.py")
+            sys.exit("shim/base/reference_data.c is out of date: run tools/gen_reference.py")
         print("ok: %d rows" % sum(len(r) for r in rows.values()))
     else:
         open(OUT, "w").write(text)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Rewrite the CUDASHIM_* table in docs/configuration.md from shim/config_table.h."""
+"""Rewrite the CUDASHIM_* table in docs/configuration.md from shim/process/config_table.h."""
 import os, subprocess
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 doc = os.path.join(ROOT, "docs/configuration.md")

@@ -4,11 +4,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../fatbin.h"
-#include "../image_explain.h"
-#include "../internal.h"
-#include "../../wrappers/gen/results.h"
+#include "../base/fatbin.h"
+#include "../base/image_explain.h"
+#include "../base/json.h"
+#include "../trace/findings.h"
 #include "rules.h"
+#include "../../wrappers/gen/results.h"
 
 static int is_image_failure(int r)
 {

@@ -6,9 +6,12 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../internal.h"
-#include "../../wrappers/gen/results.h"
+#include "../base/json.h"
+#include "../base/library_names.h"
+#include "../trace/findings.h"
+#include "../evidence/inventory.h"
 #include "rules.h"
+#include "../../wrappers/gen/results.h"
 
 /* One cause, said once: every library and runtime built for a newer CUDA than the driver
  * supports, in one finding (key "driver") that names each with the CUDA it needs, the newest

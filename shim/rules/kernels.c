@@ -3,9 +3,9 @@
  * kernel pinned by a synchronisation right after its launch. */
 #include <stdio.h>
 
-#include "../internal.h"
-#include "../../wrappers/gen/results.h"
+#include "../trace/findings.h"
 #include "rules.h"
+#include "../../wrappers/gen/results.h"
 
 int cs_rule_is_async_error(int r)
 {

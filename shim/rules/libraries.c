@@ -3,7 +3,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../internal.h"
+#include "../base/json.h"
+#include "../base/library_names.h"
+#include "../trace/findings.h"
+#include "../evidence/inventory.h"
 #include "rules.h"
 
 static void group_key(const struct cs_library *l, char *out, size_t cap)

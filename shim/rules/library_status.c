@@ -11,9 +11,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../internal.h"
-#include "../../wrappers/gen/results.h"
+#include "../base/json.h"
+#include "../trace/findings.h"
+#include "../evidence/inventory.h"
 #include "rules.h"
+#include "../../wrappers/gen/results.h"
 
 /* What a driver call that failed inside a library (its own CUDA runtime calls the driver through
  * the shim) says about the stack; 0 when its result is its own explanation (cause and fix then

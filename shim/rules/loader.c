@@ -5,8 +5,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../internal.h"
-#include "../loader_message.h"
+#include "../base/json.h"
+#include "../base/library_names.h"
+#include "../base/loader_message.h"
+#include "../trace/findings.h"
+#include "../evidence/inventory.h"
 #include "rules.h"
 
 /* A runtime probing a driver too old for it: driver-too-old's evidence. A runtime probes the

@@ -2,7 +2,8 @@
  * says is free, how much this process holds. */
 #include <stdio.h>
 
-#include "../internal.h"
+#include "../base/json.h"
+#include "../trace/findings.h"
 #include "rules.h"
 
 static void gib(char *out, size_t cap, uint64_t b)

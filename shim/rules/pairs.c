@@ -5,7 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../internal.h"
+#include "../base/json.h"
+#include "../trace/findings.h"
+#include "../evidence/inventory.h"
 #include "rules.h"
 
 static const struct pair { const char *a, *b; } pairs[] = {

@@ -1,6 +1,7 @@
 /* The process's own use of CUDA: a child forked after its parent initialised CUDA. */
 #include <stdio.h>
 
+#include "../trace/findings.h"
 #include "rules.h"
 
 void cs_rule_forked_child(const char *api, int parent_pid)

@@ -8,9 +8,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../internal.h"
-#include "../../wrappers/gen/results.h"
+#include "../trace/findings.h"
+#include "../evidence/inventory.h"
 #include "rules.h"
+#include "../../wrappers/gen/results.h"
 
 static void jit_missing(const struct cs_evidence *e, const char *api)
 {

@@ -10,8 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../findings.h"
-#include "../inventory.h"
+#include "../base/fatbin.h"
+#include "../base/json.h"
+#include "../trace/findings.h"
+#include "../evidence/inventory.h"
 
 /* A CUDA version the program's runtime asked the driver for (cuGetProcAddress's cudaVersion),
  * by the object that asked: a static runtime inside a library shows up this way. */

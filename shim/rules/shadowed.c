@@ -7,7 +7,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../internal.h"
+#include "../base/json.h"
+#include "../base/library_names.h"
+#include "../trace/findings.h"
+#include "../evidence/inventory.h"
 #include "rules.h"
 
 static const char *entry_of(const struct cs_library *l)

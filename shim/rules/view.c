@@ -3,8 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../internal.h"
-#include "../reference_data.h"
+#include "../base/json.h"
+#include "../base/reference_data.h"
+#include "../evidence/inventory.h"
 #include "rules.h"
 
 const struct cs_library *cs_ev_kind(const struct cs_evidence *e, const char *kind, int nth)

@@ -4,7 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../alternatives.h"
+#include "../base/alternatives.h"
+#include "../evidence/inventory.h"
 #include "rules.h"
 
 /* The wheel a framework's version came from: "its wheel (torch)" -> "torch". */

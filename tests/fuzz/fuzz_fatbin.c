@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../shim/fatbin.h"
-#include "../../shim/image_explain.h"
+#include "../../shim/base/fatbin.h"
+#include "../../shim/base/image_explain.h"
 
 #define MAXE 256
 struct mod { struct cs_entry e[MAXE]; int n; };

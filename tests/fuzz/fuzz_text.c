@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../shim/internal.h"
-#include "../../shim/loader_message.h"
+#include "../../shim/process/process.h"
+#include "../../shim/base/loader_message.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../shim/alternatives.h"
+#include "../../shim/base/alternatives.h"
 
 static int failures;
 

@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../../shim/build_info.h"
+#include "../../shim/base/build_info.h"
 
 static int failures;
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../shim/fatbin.h"
+#include "../../shim/base/fatbin.h"
 
 #define MAXE 64
 struct mod { struct cs_entry e[MAXE]; int n; };

@@ -1,12 +1,12 @@
 /* The rules on their own: a made-up snapshot of evidence in, the findings out. Every finding id
- * in shim/findings_table.h has a case here that raises it, and the healthy stacks and the
+ * in shim/trace/findings_table.h has a case here that raises it, and the healthy stacks and the
  * near misses raise nothing. Linked with shim/rules/ and the pure helpers only (t_26_unit.sh):
  * cs_finding below stands in for the findings writer. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "../../shim/fatbin.h"
+#include "../../shim/base/fatbin.h"
 #include "../../shim/rules/rules.h"
 
 /* --- the findings sink ------------------------------------------------------------------- */
@@ -512,6 +512,6 @@ int main(void)
 /* The table's rows, as findings.c has them (findings.c itself writes, so it is not linked). */
 const struct cs_finding_row cs_finding_rows[CS_F_COUNT] = {
 #define CS_FINDING(name, id, severities, title) [CS_F_##name] = { id, severities, title },
-#include "../../shim/findings_table.h"
+#include "../../shim/trace/findings_table.h"
 #undef CS_FINDING
 };

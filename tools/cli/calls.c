@@ -1,6 +1,6 @@
 /* An ALL-mode trace's binary companion (NAME.calls, and NAME.calls.prev when it was continued):
  * every call the trace's lines do not already hold, as the shim copied them from its rings
- * (shim/calls_format.h, docs/trace-format.md). Read in two passes, names first (they may come
+ * (shim/trace/calls_format.h, docs/trace-format.md). Read in two passes, names first (they may come
  * after the events that use them), then the events into the trace's compact call records; a
  * call's line is made from its event when it is shown (calls_line), the same line the shim
  * writes for a call. A cut last chunk (the process died while writing it) is tolerated. */
@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../shim/calls_format.h"
+#include "../../shim/trace/calls_format.h"
 #include "cli.h"
 
-const char *cs_nccl_dtype(int d);  /* shim/nccl_names.c */
+const char *cs_nccl_dtype(int d);  /* shim/base/nccl_names.c */
 const char *cs_nccl_redop(int op);
 
-enum { F_WRITTEN = 1, F_PENDING = 8 };  /* the event's flags (shim/wrap.h) */
+enum { F_WRITTEN = 1, F_PENDING = 8 };  /* the event's flags (shim/entry/wrap.h) */
 enum { K_KERNEL = 1, K_GRAPH = 2, K_NCCL = 3 };
 static const char *const via_names[] = { "linked", "dlsym", "cuGetProcAddress" };
 
@@ -134,7 +134,7 @@ static json_t *hex(uint64_t v)
     return json_string(s);
 }
 
-/* The line the shim writes for a call (shim/writer.c cs_format_event, launches.c). */
+/* The line the shim writes for a call (shim/trace/writer.c cs_format_event, launches.c). */
 json_t *calls_line(const struct trace *t, const struct call_rec *r)
 {
     FILE **in = &((struct trace *)t)->calls_in[r->part == CALLS_FILE];

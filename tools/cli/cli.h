@@ -74,7 +74,7 @@ const char *c_red(void), *c_yellow(void), *c_bold(void), *c_dim(void), *c_reset(
 void wrap(FILE *f, const char *prefix, const char *text, int width);
 const char *home_tilde(const char *text, char *buf, size_t cap);  /* ~ for the home directory at the start of each path in text */
 void rule(FILE *f, const char *title);
-const char *finding_title(const char *id);  /* shim/findings_table.h */
+const char *finding_title(const char *id);  /* shim/trace/findings_table.h */
 
 /* cmd_report.c, shared with bugreport */
 json_t *report_findings(const struct trace *t);      /* errors first */

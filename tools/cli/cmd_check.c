@@ -6,7 +6,7 @@
  * imported), CUDA_HOME's nvcc, and the CUDA libraries the loader would pick. The conflicts come
  * from the shim's own rules (shim/rules/, pure: the same driver-too-old and library-not-found a
  * failing job would get), run here on evidence read from the files; the answers to --want from
- * the reference tables and the shim's planner (shim/alternatives.c).
+ * the reference tables and the shim's planner (shim/base/alternatives.c).
  *
  *   cudashim check [--python PATH] [--want SPEC]... [--json]
  *   SPEC: torch==2.9, cuda=13.0, driver=580
@@ -27,12 +27,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "../../shim/alternatives.h"
-#include "../../shim/build_info.h"
-#include "../../shim/findings.h"
-#include "../../shim/inventory.h"
-#include "../../shim/needed_files.h"
-#include "../../shim/reference_data.h"
+#include "../../shim/base/alternatives.h"
+#include "../../shim/base/build_info.h"
+#include "../../shim/trace/findings.h"
+#include "../../shim/evidence/inventory.h"
+#include "../../shim/evidence/needed_files.h"
+#include "../../shim/base/reference_data.h"
 #include "../../shim/rules/rules.h"
 #include "cli.h"
 
@@ -40,7 +40,7 @@
 static json_t *found;
 static const char *const finding_ids[] = {
 #define CS_FINDING(name, id, sevs, doc) id,
-#include "../../shim/findings_table.h"
+#include "../../shim/trace/findings_table.h"
 #undef CS_FINDING
 };
 void cs_finding(enum cs_finding_id f, enum cs_severity sev, const char *key, const char *summary, const char *fix,

@@ -11,8 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../../shim/fatbin.h"
-#include "../../shim/image_explain.h"
+#include "../../shim/base/fatbin.h"
+#include "../../shim/base/image_explain.h"
 #include "cli.h"
 
 static void usage(FILE *f)

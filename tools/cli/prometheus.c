@@ -14,12 +14,12 @@
 
 static const struct metric { const char *name, *type, *help; } metrics[] = {
 #define CS_METRIC(id, name, type, help) { name, type, help },
-#include "../../shim/metrics_table.h"
+#include "../../shim/lifecycle/metrics_table.h"
 #undef CS_METRIC
 };
 enum {
 #define CS_METRIC(id, name, type, help) M_##id,
-#include "../../shim/metrics_table.h"
+#include "../../shim/lifecycle/metrics_table.h"
 #undef CS_METRIC
     M_COUNT
 };

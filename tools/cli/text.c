@@ -77,7 +77,7 @@ const char *finding_title(const char *id)
 {
     static const char *const rows[][2] = {
 #define CS_FINDING(name, fid, severities, title) { fid, title },
-#include "../../shim/findings_table.h"
+#include "../../shim/trace/findings_table.h"
 #undef CS_FINDING
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)

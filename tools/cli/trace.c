@@ -88,11 +88,11 @@ static int field_ll(const char *line, const char *key, long long *v)
     return end != p + strlen(key);
 }
 
-/* The kinds of line, from the shim's table (shim/trace_records.h). A type this build does not
+/* The kinds of line, from the shim's table (shim/trace/trace_records.h). A type this build does not
  * know is ignored, as the format promises. */
 enum record {
 #define CS_RECORD(type, keys) REC_##type,
-#include "../../shim/trace_records.h"
+#include "../../shim/trace/trace_records.h"
 #undef CS_RECORD
     REC_UNKNOWN
 };
@@ -101,7 +101,7 @@ static enum record record_of(const char *type)
 {
     static const char *const names[] = {
 #define CS_RECORD(type, keys) #type,
-#include "../../shim/trace_records.h"
+#include "../../shim/trace/trace_records.h"
 #undef CS_RECORD
     };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)

@@ -4,7 +4,7 @@
  * name (reached by linking or a global lookup), and hidden copies handed out by the
  * dlsym hook and by cuGetProcAddress, so that a trace says how each call arrived.
  * Types are reduced to their calling-convention class, so no toolkit header is needed. */
-#include "../../shim/wrap.h"
+#include "../../shim/entry/wrap.h"
 #include "cuda_api.h"
 
 struct cs_blob_64_1 { unsigned char b[64]; } __attribute__((aligned(1)));

@@ -1,0 +1,10 @@
+/* The CUDA stack's library file names (library_names.c): pure string work. */
+#ifndef CS_LIBRARY_NAMES_H
+#define CS_LIBRARY_NAMES_H
+
+#include <stddef.h>
+
+int cs_is_cuda_library_name(const char *base, size_t len);  /* libcudart.so.13, libnccl.so.2, ... */
+const char *cs_base_name(const char *path);
+
+#endif

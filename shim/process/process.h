@@ -1,0 +1,63 @@
+/* The process's basics, below everything else: the CUDASHIM_* configuration, the clock, the
+ * threads' states and their events, the crash flag. */
+#ifndef CS_PROCESS_H
+#define CS_PROCESS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "state.h"
+
+/* config.c */
+enum cs_var_type { CS_BOOL, CS_STRING, CS_COUNT, CS_ENUM, CS_SECONDS, CS_BYTES };
+enum {
+#define CS_VAR(name, type, def, doc) CS_CFG_##name,
+#include "config_table.h"
+#undef CS_VAR
+    CS_CFG_COUNT
+};
+struct cs_var {
+    const char *name;   /* without the CUDASHIM_ prefix */
+    enum cs_var_type type;
+    const char *def;
+    const char *doc;
+};
+extern const struct cs_var cs_vars[CS_CFG_COUNT];
+struct cs_config {
+    int disable, trace_all, summary, stderr_on, crash_handler, crash_selftest, expect_gpu;
+    uint64_t ring_size, max_errors_per_api, max_key_calls_per_api;
+    uint64_t trace_max;  /* bytes per trace part; 0: no limit */
+    double hang_timeout_s;
+    const char *trace_file, *trace_dir, *clock, *unwinder, *driver_version_file, *sync_launches, *hang_timeout;
+    const char *prometheus_dir, *job;
+};
+extern struct cs_config cs_cfg;
+void cs_config_load(void);
+int cs_parse_bool(const char *s, int *out);  /* 1 when s is a boolean; *out its value */
+int cs_env_disabled(void);                   /* CUDASHIM_DISABLE is set true: read before cs_config_load */
+int cs_config_value_ok(int var, const char *s);
+
+/* clock.c */
+void cs_clock_init(const char *mode);
+uint64_t cs_ticks_to_ns(uint64_t ticks);
+uint64_t cs_dur_to_ns(uint64_t ticks);
+const char *cs_clock_name(void);
+void cs_clock_mapping(uint64_t *ticks0, uint64_t *ns0, double *ns_per_tick);  /* as cs_ticks_to_ns converts */
+
+/* thread.c: what a thread's start, first call and exit do is filled in by the layers above
+ * (init.c) when the shim is loaded. */
+struct cs_thread_events {
+    int (*start)(void);                                /* the shim's start: 1 when ready */
+    void (*first_call)(struct cs_thread *t, int idx);  /* after a thread's state is made */
+    void (*created)(void);                             /* on the new thread */
+    void (*exiting)(void);                             /* on the exiting thread */
+};
+extern struct cs_thread_events cs_thread_events;
+extern __thread int cs_own_thread __attribute__((tls_model("initial-exec")));
+struct cs_thread *cs_thread_list(void);
+void cs_thread_after_fork(struct cs_thread *self);
+
+/* crash_flag.c: a crash record is being written (the writers stop taking their locks). */
+extern int _Atomic cs_crash_active;
+
+#endif
