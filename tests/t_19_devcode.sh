@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Failing launches and device code on the fake driver: 209 and 222 explained from the image and
-# the device, lazy loading, an oversized block, a sticky 700 with its suspects, sync-launch mode
+# the device, lazy loading (at a lookup and at a launch), an oversized block, a sticky 700 with its suspects, sync-launch mode
 # pinning the kernel, out of memory with sizes, a graph launch recorded.
 . "$(dirname "$0")/lib.sh"
 need_python
@@ -33,6 +33,19 @@ finding_has ptx-too-new "PTX 9.1" "needs a driver for CUDA 13.1" "this driver is
 # Lazy loading: the image loads, the kernel's first use fails.
 case_ lazy FAKE_CUDA_CC=12.0 FAKE_CUDA_FAIL=cuModuleGetFunction=209 -- "$F/tv18_sm80_only.fatbin" load
 finding_has no-kernel-image "kernel addk from devcode" "cuModuleGetFunction" "lazy loading" "sm_120"
+# A launch that fails for its image (lazy loading): its line has what it was given and the
+# explanation, each field once (what explains it is collected first, then written once).
+case_ lazylaunch FAKE_CUDA_CC=12.0 FAKE_CUDA_FAIL=cuLaunchKernel=209 -- "$F/tv18_sm80_only.fatbin" async
+finding_has no-kernel-image "kernel addk from devcode failing with 209 at launch" "sm_120"
+python3 - "$trace" <<'PY' || fail "the failing launch's line is not written once, whole"
+import sys
+lines = [l for l in open(sys.argv[1]) if '"api":"cuLaunchKernel"' in l and '"result":209' in l]
+assert len(lines) == 2, lines
+first = lines[0]
+for key in ("kernel", "grid", "block", "shared_mem", "stream", "diagnosis"):
+    assert first.count('"%s":' % key) == 1, (key, first)
+assert '"kernel":"addk","grid":[4,1,1],"block":[256,1,1]' in first and "sm_120" in first, first
+PY
 # An oversized block names the kernel and the limit.
 case_ big -- "$F/tv01_basic.fatbin" bigblock
 assert_eq "$(q count "$trace" api=cuLaunchKernel kernel=addk block="[2048, 1, 1]")" 1 "failing launch names its kernel"

@@ -34,10 +34,9 @@
 #include "../../wrappers/gen/results.h"
 #include "../../wrappers/gen/hooks.h"  /* the hooks' signatures, from the API tables */
 
-#define MOD_ENTRIES 24
 struct module {
     void *handle;              /* CUmodule or CUlibrary */
-    struct cs_entry e[MOD_ENTRIES];
+    struct cs_entry e[CS_MOD_ENTRIES];
     int n, truncated;
     char source[64];           /* which API loaded it */
     char origin[256];          /* the library or file the image came from, when known */
@@ -164,12 +163,18 @@ static void remember_module(void *handle, const struct collect *c, const char *s
     cs_unlock(CS_LOCK_DEVCODE);
 }
 
-static void image_extra(struct cs_thread *t, const struct collect *c)
+/* The second step of a hook here: what was collected, written into the call's record at once. */
+static void write_image(struct cs_thread *t, const struct collect *c)
 {
     char text[1200];
     cs_image_contents(c->e, c->n, text, sizeof text);
     cs_extra_str(t, "image", text);
     if (c->origin[0]) cs_extra_str(t, "image_from", c->origin);
+}
+
+static void write_diagnosis(struct cs_thread *t, const struct cs_devcode_facts *f)
+{
+    if (f->diagnosis[0]) cs_extra_str(t, "diagnosis", f->diagnosis);
 }
 
 /* --- the device and the driver, for predictions ---------------------------------------- */
@@ -194,17 +199,23 @@ static int ask_driver(void)
 
 /* --- explaining a failure -------------------------------------------------------------- */
 
-static void explain(struct cs_thread *t, int result, const struct cs_entry *e, int n, const char *where,
-                    const char *kernel, const char *origin)
+static int image_error(int result)
 {
+    return result == CS_CUDA_ERROR_NO_BINARY_FOR_GPU || result == CS_CUDA_ERROR_UNSUPPORTED_PTX_VERSION ||
+           result == CS_CUDA_ERROR_INVALID_IMAGE || result == CS_CUDA_ERROR_INVALID_PTX;
+}
+
+/* The image rule on what was collected (the driver and the GPU asked when not yet seen): its
+ * explanation into f->diagnosis, "" when the result is not an image error. */
+void cs_devcode_explain(const struct cs_thread *t, int result, const char *where, struct cs_devcode_facts *f)
+{
+    f->diagnosis[0] = 0;
+    if (!image_error(result)) return;
     int lookup = strcmp(where, "load") && strcmp(where, "launch");
-    if (result != CS_CUDA_ERROR_NO_BINARY_FOR_GPU && result != CS_CUDA_ERROR_UNSUPPORTED_PTX_VERSION &&
-        result != CS_CUDA_ERROR_INVALID_IMAGE && result != CS_CUDA_ERROR_INVALID_PTX)
-        return;
     const char *mode = getenv("CUDA_MODULE_LOADING");
-    struct cs_image_failure f = {
-        .result = result, .where = where, .kernel = kernel, .origin = origin, .entries = e, .n = n,
-        .cc = ask_cc(), .driver = ask_driver(),
+    struct cs_image_failure failure = {
+        .result = result, .where = where, .kernel = f->known ? f->kernel : NULL, .origin = f->origin,
+        .entries = f->e, .n = f->n, .cc = ask_cc(), .driver = ask_driver(),
         .lazy_loading = loading_mode == 1 || (!loading_mode && (!mode || !strcmp(mode, "LAZY"))),
         .probe = lookup && t && t->depth > 1,
     };
@@ -212,23 +223,35 @@ static void explain(struct cs_thread *t, int result, const struct cs_entry *e, i
      * failure, rare and usually fatal, waits for a scan of its own (bounded), so a framework
      * loaded at start-up is known even when the failure comes in the first moments. */
     if (result == CS_CUDA_ERROR_NO_BINARY_FOR_GPU) cs_scan_wait(300);
-    char text[2048];
     struct cs_evidence ev;
     cs_inventory_rdlock();
     cs_evidence_take(&ev);
-    cs_rule_image_failure(&ev, &f, text, sizeof text);
+    cs_rule_image_failure(&ev, &failure, f->diagnosis, sizeof f->diagnosis);
     cs_inventory_unlock();
-    if (t && text[0]) cs_extra_str(t, "diagnosis", text);
 }
 
+/* A failed load's facts: its image as collected. */
+static void load_facts(const struct collect *c, struct cs_devcode_facts *f)
+{
+    f->kernel[0] = 0, f->known = 0;
+    f->n = c->n;
+    memcpy(f->e, c->e, sizeof(struct cs_entry) * (size_t)c->n);
+    snprintf(f->origin, sizeof f->origin, "%s", c->origin);
+}
+
+/* A load: its image collected (ok 0: parsed), the module remembered or the failure explained,
+ * then written. */
 static void load_done(struct cs_thread *t, struct cs_event *ev, void **out, struct collect *c, int ok, const char *api)
 {
-    if (ok == 0) image_extra(t, c);
+    struct cs_devcode_facts f;
+    f.diagnosis[0] = 0;
     if (ev->result == 0 && out) remember_module(*out, c, api);
-    else if (ev->result) explain(t, ev->result, c->e, c->n, "load", NULL, c->origin);
+    else if (ev->result) load_facts(c, &f), cs_devcode_explain(t, ev->result, "load", &f);
+    if (ok == 0) write_image(t, c);
+    write_diagnosis(t, &f);
 }
 
-#define COLLECT(c) struct cs_entry entries_[MOD_ENTRIES]; struct collect c = { entries_, 0, MOD_ENTRIES, 0, "" }
+#define COLLECT(c) struct cs_entry entries_[CS_MOD_ENTRIES]; struct collect c = { entries_, 0, CS_MOD_ENTRIES, 0, "" }
 
 void cs_hook_cuModuleLoadData(struct cs_thread *t, struct cs_event *ev, void *module, void *image)
 {
@@ -282,8 +305,7 @@ void cs_hook_cuLinkAddData(struct cs_thread *t, struct cs_event *ev, void *state
     COLLECT(c);
     int ok = type <= 2 ? summarise(data, (size_t)size, &c) : -1;
     if (name) cs_extra_str(t, "name", name);
-    if (ok == 0) image_extra(t, &c);
-    if (ev->result) explain(t, ev->result, c.e, c.n, "load", NULL, c.origin);
+    load_done(t, ev, NULL, &c, ok, "cuLinkAddData");
 }
 
 void cs_hook_cuLinkAddFile(struct cs_thread *t, struct cs_event *ev, void *state, uint32_t type, void *path,
@@ -293,8 +315,7 @@ void cs_hook_cuLinkAddFile(struct cs_thread *t, struct cs_event *ev, void *state
     COLLECT(c);
     int ok = type <= 2 ? summarise_file(path, &c) : -1;
     if (path) cs_extra_str(t, "file", path);
-    if (ok == 0) image_extra(t, &c);
-    if (ev->result) explain(t, ev->result, c.e, c.n, "load", NULL, c.origin);
+    load_done(t, ev, NULL, &c, ok, "cuLinkAddFile");
 }
 
 void cs_hook_cuModuleGetLoadingMode(struct cs_thread *t, struct cs_event *ev, void *mode)
@@ -357,20 +378,6 @@ static void demangle(const char *in, char *out, size_t cap)
     free(d);
 }
 
-/* The library a function's module came from, "" when unknown. */
-static void function_origin(void *handle, char *out, size_t cap)
-{
-    char raw[256];
-    void *module = NULL;
-    struct module *m = NULL;
-    out[0] = 0;
-    if (!lookup_function(handle, raw, sizeof raw, &module) || !module) return;
-    cs_lock_read(CS_LOCK_DEVCODE);
-    HASH_FIND_PTR(modules, &module, m);
-    if (m) snprintf(out, cap, "%s", m->origin);
-    cs_unlock(CS_LOCK_DEVCODE);
-}
-
 /* The name from the map only: for the watchdog, which must not call the driver. */
 void cs_kernel_name_cached(void *handle, char *out, size_t cap)
 {
@@ -390,47 +397,65 @@ int cs_kernel_name_known(void *handle, char *out, size_t cap)
     return 1;
 }
 
-int cs_kernel_name(void *handle, char *out, size_t cap, const struct cs_entry **e, int *n)
+/* A module's image and origin, copied under the lock (entries may be replaced). */
+static void module_facts(void *module, struct cs_devcode_facts *f)
 {
-    char raw[256] = "";
+    struct module *m = NULL;
+    f->n = 0, f->origin[0] = 0;
+    if (!module) return;
+    cs_lock_read(CS_LOCK_DEVCODE);
+    HASH_FIND_PTR(modules, &module, m);
+    if (m) {
+        f->n = m->n;
+        memcpy(f->e, m->e, sizeof(struct cs_entry) * (size_t)m->n);
+        snprintf(f->origin, sizeof f->origin, "%s", m->origin);
+    }
+    cs_unlock(CS_LOCK_DEVCODE);
+}
+
+/* The function's raw name: from the map, else (loaded before the shim saw it) from the driver
+ * (12.3+), the answer remembered, a miss too, so the driver is asked once per function, not once
+ * per launch. 1 when mapped or answered. */
+static int raw_name(void *handle, char *raw, size_t cap, void **module)
+{
+    raw[0] = 0;
+    if (lookup_function(handle, raw, cap, module) || !handle) return raw[0] != 0;
+    const char *nm = NULL;
+    if (!cs_ask_func_name(&nm, handle) && nm) snprintf(raw, cap, "%s", nm);
+    remember_function(handle, NULL, raw);
+    return raw[0] != 0;
+}
+
+int cs_kernel_facts(void *handle, struct cs_devcode_facts *f)
+{
+    char raw[256];
     void *module = NULL;
-    int mapped = lookup_function(handle, raw, sizeof raw, &module);
-    if (e && n) {
-        struct module *m = NULL;
-        cs_lock_read(CS_LOCK_DEVCODE);
-        if (module) HASH_FIND_PTR(modules, &module, m);
-        *e = m ? m->e : NULL;  /* modules are never freed while the process runs: safe to return */
-        *n = m ? m->n : 0;
-        cs_unlock(CS_LOCK_DEVCODE);
-    }
-    if (!mapped && handle) {
-        /* Loaded before the shim saw it: the driver (12.3+) knows the name. Remember the answer,
-         * a miss too, so the driver is asked once per function, not once per launch. */
-        const char *nm = NULL;
-        if (!cs_ask_func_name(&nm, handle) && nm) snprintf(raw, sizeof raw, "%s", nm);
-        remember_function(handle, NULL, raw);
-    }
-    if (!raw[0]) { snprintf(out, cap, "%p", handle); return 0; }
+    f->diagnosis[0] = 0;
+    f->known = raw_name(handle, raw, sizeof raw, &module);
+    if (f->known) demangle(raw, f->kernel, sizeof f->kernel);
+    else snprintf(f->kernel, sizeof f->kernel, "%p", handle);
+    module_facts(module, f);
+    return f->known;
+}
+
+int cs_kernel_name(void *handle, char *out, size_t cap)
+{
+    char raw[256];
+    if (!raw_name(handle, raw, sizeof raw, NULL)) { snprintf(out, cap, "%p", handle); return 0; }
     demangle(raw, out, cap);
     return 1;
 }
 
-/* A kernel lookup failed (lazy loading reports 209 here): explain with its module's image. */
+/* A kernel lookup failed (lazy loading reports 209 here): explained with its module's image. */
 static void lookup_failed(struct cs_thread *t, int result, void *module, const char *name, const char *api)
 {
+    struct cs_devcode_facts f;
+    snprintf(f.kernel, sizeof f.kernel, "%s", name ? name : "");
+    f.known = name != NULL;
+    module_facts(module, &f);
+    cs_devcode_explain(t, result, api, &f);
     if (name) cs_extra_str(t, "kernel", name);
-    struct module *m;
-    struct cs_entry copy[MOD_ENTRIES];
-    char origin[256] = "";
-    cs_lock_read(CS_LOCK_DEVCODE);
-    HASH_FIND_PTR(modules, &module, m);
-    int n = m ? m->n : 0;
-    if (m) {
-        memcpy(copy, m->e, sizeof(struct cs_entry) * (size_t)n);
-        snprintf(origin, sizeof origin, "%s", m->origin);
-    }
-    cs_unlock(CS_LOCK_DEVCODE);
-    explain(t, result, copy, n, api, name, origin);
+    write_diagnosis(t, &f);
 }
 
 void cs_hook_cuModuleGetFunction(struct cs_thread *t, struct cs_event *ev, void *hfunc, void *hmod, void *name)
@@ -458,23 +483,9 @@ void cs_hook_cuKernelGetFunction(struct cs_thread *t, struct cs_event *ev, void 
         return;
     }
     if (!ev->result) return;
-    char name[256], origin[256];
-    const struct cs_entry *e;
-    int n;
-    int known = cs_kernel_name(kernel, name, sizeof name, &e, &n);
-    cs_extra_str(t, "kernel", name);
-    function_origin(kernel, origin, sizeof origin);
-    explain(t, ev->result, e, n, "cuKernelGetFunction", known ? name : NULL, origin);
-}
-
-/* A launch failed with an image error (lazy loading): explain with the kernel's module. */
-void cs_devcode_launch_failed(struct cs_thread *t, int result, void *f)
-{
-    char name[256];
-    const struct cs_entry *e = NULL;
-    int n = 0;
-    int known = cs_kernel_name(f, name, sizeof name, &e, &n);
-    char origin[256];
-    function_origin(f, origin, sizeof origin);
-    explain(t, result, e, n, "launch", known ? name : NULL, origin);
+    struct cs_devcode_facts f;
+    cs_kernel_facts(kernel, &f);
+    cs_devcode_explain(t, ev->result, "cuKernelGetFunction", &f);
+    cs_extra_str(t, "kernel", f.kernel);
+    write_diagnosis(t, &f);
 }

@@ -73,75 +73,109 @@ static void record(struct cs_event *ev, void *f, uint32_t gx, uint32_t gy, uint3
     ev->k.bx = sat16(bx), ev->k.by = sat16(by), ev->k.bz = sat16(bz);
 }
 
-/* "kernel":"addk","grid":[4,1,1],"block":[256,1,1],"shared_mem":0,"stream":"0x0" */
-int cs_launch_extra(const struct cs_thread *t, const struct cs_event *ev, char *out, size_t cap)
+/* What a launch was given, written: "kernel":"addk","grid":[4,1,1],"block":[256,1,1],
+ * "shared_mem":0,"stream":"0x0" (kernel: its name, looked up before). */
+static void launch_fields(struct cs_buf *b, const struct cs_event *ev, const char *kernel)
 {
-    (void)t;
-    if (!ev->kind) return 0;
-    char name[256];
-    struct cs_buf b = { out, 0, cap - 1 };
-    void *f = (void *)(uintptr_t)ev->arg;
     if (ev->kind == CS_LAUNCH_NCCL) {
-        cs_put(&b, "\"comm\":"); cs_put_hex(&b, ev->arg);
-        cs_put(&b, ",\"count\":"); cs_put_u64(&b, ev->n.count);
-        cs_put(&b, ",\"datatype\":"); cs_put_str(&b, cs_nccl_dtype(ev->n.dtype));
+        cs_put(b, "\"comm\":"); cs_put_hex(b, ev->arg);
+        cs_put(b, ",\"count\":"); cs_put_u64(b, ev->n.count);
+        cs_put(b, ",\"datatype\":"); cs_put_str(b, cs_nccl_dtype(ev->n.dtype));
         const char *op = cs_nccl_redop(ev->n.op);
-        if (op) { cs_put(&b, ",\"op\":"); cs_put_str(&b, op); }
-        if (ev->n.peer >= 0) { cs_put(&b, ",\"peer\":"); cs_put_i64(&b, ev->n.peer); }
-        cs_put(&b, ",\"stream\":"); cs_put_hex(&b, ev->stream);
-        out[b.len] = 0;
-        return (int)b.len;
+        if (op) { cs_put(b, ",\"op\":"); cs_put_str(b, op); }
+        if (ev->n.peer >= 0) { cs_put(b, ",\"peer\":"); cs_put_i64(b, ev->n.peer); }
+        cs_put(b, ",\"stream\":"); cs_put_hex(b, ev->stream);
+        return;
     }
     if (ev->kind == CS_LAUNCH_GRAPH) {
-        cs_put(&b, "\"graph\":"); cs_put_hex(&b, ev->arg);
+        cs_put(b, "\"graph\":"); cs_put_hex(b, ev->arg);
     } else {
-        cs_kernel_name(f, name, sizeof name, NULL, NULL);
-        cs_put(&b, "\"kernel\":"); cs_put_str(&b, name);
+        cs_put(b, "\"kernel\":"); cs_put_str(b, kernel);
     }
     if (ev->kind == CS_LAUNCH_KERNEL && ev->k.bx) {
-        cs_put(&b, ",\"grid\":["); cs_put_u64(&b, ev->k.gx); cs_put(&b, ","); cs_put_u64(&b, ev->k.gy);
-        cs_put(&b, ","); cs_put_u64(&b, ev->k.gz); cs_put(&b, "],\"block\":["); cs_put_u64(&b, ev->k.bx);
-        cs_put(&b, ","); cs_put_u64(&b, ev->k.by); cs_put(&b, ","); cs_put_u64(&b, ev->k.bz);
-        cs_put(&b, "],\"shared_mem\":"); cs_put_u64(&b, ev->shmem);
+        cs_put(b, ",\"grid\":["); cs_put_u64(b, ev->k.gx); cs_put(b, ","); cs_put_u64(b, ev->k.gy);
+        cs_put(b, ","); cs_put_u64(b, ev->k.gz); cs_put(b, "],\"block\":["); cs_put_u64(b, ev->k.bx);
+        cs_put(b, ","); cs_put_u64(b, ev->k.by); cs_put(b, ","); cs_put_u64(b, ev->k.bz);
+        cs_put(b, "],\"shared_mem\":"); cs_put_u64(b, ev->shmem);
     }
-    cs_put(&b, ",\"stream\":"); cs_put_hex(&b, ev->stream);
-    out[b.len] = 0;
-    return (int)b.len;
+    cs_put(b, ",\"stream\":"); cs_put_hex(b, ev->stream);
+}
+
+static void put_launch_fields(struct cs_thread *t, const struct cs_event *ev, const char *kernel)
+{
+    char buf[600];
+    struct cs_buf b = { buf, 0, sizeof buf - 1 };
+    launch_fields(&b, ev, kernel);
+    if (b.len && t->extra_len + (int)b.len + 2 < (int)sizeof t->extra) {
+        if (t->extra_len) t->extra[t->extra_len++] = ',';
+        memcpy(t->extra + t->extra_len, buf, b.len);
+        t->extra_len += (int)b.len;
+    }
 }
 
 void cs_put_launch(struct cs_thread *t, struct cs_event *ev)
 {
-    char buf[600];
-    int n = cs_launch_extra(t, ev, buf, sizeof buf);
-    if (n > 0 && t->extra_len + n + 2 < (int)sizeof t->extra) {
-        if (t->extra_len) t->extra[t->extra_len++] = ',';
-        memcpy(t->extra + t->extra_len, buf, (size_t)n);
-        t->extra_len += n;
-    }
+    if (!ev->kind) return;
+    char name[256] = "";
+    if (ev->kind == CS_LAUNCH_KERNEL) cs_kernel_name((void *)(uintptr_t)ev->arg, name, sizeof name);
+    put_launch_fields(t, ev, name);
 }
 
-/* Why a launch failed at once: compare with the device's limits. */
-static void launch_reason(struct cs_thread *t, const struct cs_event *l)
+/* --- a launch that failed at once: what explains it collected first, then written once ---- */
+
+struct launch_failure {
+    struct cs_devcode_facts code;     /* the kernel, its module's image, the image rule's explanation */
+    int limits;                       /* the device's limits below were asked */
+    int max_threads, dim[3], smem;    /* per block */
+};
+
+/* The device's limits, for a launch the device may have refused for its shape. */
+static void ask_limits(struct launch_failure *f)
 {
-    int dev = 0, max_threads = 0, mx = 0, my = 0, mz = 0, smem = 0;
+    int dev = 0;
     if (cs_ask_ctx_device(&dev)) dev = 0;
-    if (cs_ask_attribute(&max_threads, 1, dev) < 0) return;
-    cs_ask_attribute(&mx, 2, dev), cs_ask_attribute(&my, 3, dev), cs_ask_attribute(&mz, 4, dev);
-    cs_ask_attribute(&smem, 8, dev);  /* MAX_SHARED_MEMORY_PER_BLOCK */
+    if (cs_ask_attribute(&f->max_threads, 1, dev) < 0) return;
+    cs_ask_attribute(&f->dim[0], 2, dev), cs_ask_attribute(&f->dim[1], 3, dev), cs_ask_attribute(&f->dim[2], 4, dev);
+    cs_ask_attribute(&f->smem, 8, dev);  /* MAX_SHARED_MEMORY_PER_BLOCK */
+    f->limits = 1;
+}
+
+static void collect_failure(const struct cs_thread *t, const struct cs_event *ev, struct launch_failure *f)
+{
+    f->limits = f->max_threads = f->dim[0] = f->dim[1] = f->dim[2] = f->smem = 0;
+    cs_kernel_facts((void *)(uintptr_t)ev->arg, &f->code);
+    if (ev->result == CS_CUDA_ERROR_INVALID_VALUE || ev->result == CS_CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)
+        ask_limits(f);
+    cs_devcode_explain(t, ev->result, "launch", &f->code);
+}
+
+/* Why the device refused the launch's shape, from its limits; "" when they do not say. */
+static void launch_reason(const struct cs_event *l, const struct launch_failure *f, char *why, size_t cap)
+{
     unsigned bx = l->k.bx, by = l->k.by, bz = l->k.bz;
     unsigned long long threads = (unsigned long long)bx * by * bz;
-    char why[256] = "";
-    if (max_threads && threads > (unsigned long long)max_threads)
-        snprintf(why, sizeof why, "block %ux%ux%u = %llu threads exceeds the device limit of %d threads per block",
-                 bx, by, bz, threads, max_threads);
-    else if ((mx && bx > (unsigned)mx) || (my && by > (unsigned)my) || (mz && bz > (unsigned)mz))
-        snprintf(why, sizeof why, "block %ux%ux%u exceeds the device's block dimensions %dx%dx%d", bx, by, bz, mx, my, mz);
-    else if (smem && l->shmem > (unsigned)smem)
-        snprintf(why, sizeof why, "%u bytes of shared memory exceed the device's %d per block (more needs "
-                 "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES))", l->shmem, smem);
+    const int *d = f->dim;
+    why[0] = 0;
+    if (!f->limits) return;
+    if (f->max_threads && threads > (unsigned long long)f->max_threads)
+        snprintf(why, cap, "block %ux%ux%u = %llu threads exceeds the device limit of %d threads per block",
+                 bx, by, bz, threads, f->max_threads);
+    else if ((d[0] && bx > (unsigned)d[0]) || (d[1] && by > (unsigned)d[1]) || (d[2] && bz > (unsigned)d[2]))
+        snprintf(why, cap, "block %ux%ux%u exceeds the device's block dimensions %dx%dx%d", bx, by, bz, d[0], d[1], d[2]);
+    else if (f->smem && l->shmem > (unsigned)f->smem)
+        snprintf(why, cap, "%u bytes of shared memory exceed the device's %d per block (more needs "
+                 "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES))", l->shmem, f->smem);
     else if (!l->k.gx || !l->k.gy || !l->k.gz || !threads)
-        snprintf(why, sizeof why, "a grid or block dimension is 0");
+        snprintf(why, cap, "a grid or block dimension is 0");
+}
+
+static void write_failure(struct cs_thread *t, const struct cs_event *ev, const struct launch_failure *f)
+{
+    char why[256];
+    put_launch_fields(t, ev, f->code.kernel);
+    launch_reason(ev, f, why, sizeof why);
     if (why[0]) cs_extra_str(t, "reason", why);
+    if (f->code.diagnosis[0]) cs_extra_str(t, "diagnosis", f->code.diagnosis);
 }
 
 static int is_nccl_kernel(const char *name) { return !strncmp(name, "ncclDevKernel", 13) || !strncmp(name, "ncclKernel", 10); }
@@ -152,7 +186,7 @@ static void sync_after(struct cs_thread *t, struct cs_event *ev)
     if (!pat || ev->result) return;
     char name[256];
     void *f = (void *)(uintptr_t)ev->arg, *stream = (void *)(uintptr_t)ev->stream;
-    cs_kernel_name(f, name, sizeof name, NULL, NULL);
+    cs_kernel_name(f, name, sizeof name);
     int all = !strcmp(pat, "1");
     if (all ? is_nccl_kernel(name) : (fnmatch(pat, name, 0) && !strstr(name, pat))) return;
     int sr = cs_ask_stream_sync(stream);
@@ -174,16 +208,14 @@ void cs_fast_launch_failed(struct cs_thread *t, struct cs_event *ev, uint32_t bz
            (void *)(uintptr_t)ev->stream);
 }
 
-/* A launch that failed at once: what it was given, and why when the device's limits say. Also
- * the fast path's failure handling for launches (the event holds the launch). */
+/* A launch that failed at once: what it was given, and why when the device's limits or its
+ * module's image say. Also the fast path's failure handling for launches (the event holds the
+ * launch). */
 void cs_launch_failed(struct cs_thread *t, struct cs_event *ev)
 {
-    cs_put_launch(t, ev);
-    if (ev->result == CS_CUDA_ERROR_INVALID_VALUE || ev->result == CS_CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES)
-        launch_reason(t, ev);
-    if (ev->result == CS_CUDA_ERROR_NO_BINARY_FOR_GPU || ev->result == CS_CUDA_ERROR_UNSUPPORTED_PTX_VERSION ||
-        ev->result == CS_CUDA_ERROR_INVALID_IMAGE || ev->result == CS_CUDA_ERROR_INVALID_PTX)
-        cs_devcode_launch_failed(t, ev->result, (void *)(uintptr_t)ev->arg);
+    struct launch_failure f;
+    collect_failure(t, ev, &f);
+    write_failure(t, ev, &f);
 }
 
 static void after_launch(struct cs_thread *t, struct cs_event *ev)
@@ -257,15 +289,15 @@ void cs_recent_launches(int (*visit)(const struct cs_thread *, const struct cs_e
     }
 }
 
-/* The launches not yet covered by a successful synchronisation (of that stream, when known). */
+/* The launches not yet covered by a successful synchronisation (of that stream, when known):
+ * their names collected from the rings first, then written once, as JSON and as text. */
+#define MAX_SUSPECTS 8
 struct suspects {
     const struct cs_event *ev;
     void *stream;
     int stream_known;
-    struct cs_buf *list;
-    char text[1600];
-    size_t tl;
     int n;
+    char name[MAX_SUSPECTS][256];
 };
 
 static int add_suspect(const struct cs_thread *th, const struct cs_event *l, void *arg)
@@ -274,30 +306,31 @@ static int add_suspect(const struct cs_thread *th, const struct cs_event *l, voi
     struct suspects *s = arg;
     void *stream = (void *)(uintptr_t)l->stream, *f = (void *)(uintptr_t)l->arg;
     if ((s->stream_known && stream != s->stream) || l->ts <= last_synced(stream) || l->ts > s->ev->ts) return 0;
-    char name[256];
-    if (l->kind == CS_LAUNCH_GRAPH) snprintf(name, sizeof name, "graph %p", f);
-    else if (l->kind == CS_LAUNCH_NCCL) snprintf(name, sizeof name, "%s on communicator %p", cs_api_name(l->api), f);
-    else cs_kernel_name(f, name, sizeof name, NULL, NULL);
-    if (s->n) cs_put(s->list, ",");
-    cs_put_str(s->list, name);
-    int w = snprintf(s->text + s->tl, sizeof s->text - s->tl, "%s%s", s->n ? ", " : "", name);
-    if (w > 0 && (size_t)w < sizeof s->text - s->tl) s->tl += (size_t)w;
-    return ++s->n >= 8;
+    char *name = s->name[s->n];
+    if (l->kind == CS_LAUNCH_GRAPH) snprintf(name, sizeof s->name[0], "graph %p", f);
+    else if (l->kind == CS_LAUNCH_NCCL) snprintf(name, sizeof s->name[0], "%s on communicator %p", cs_api_name(l->api), f);
+    else cs_kernel_name(f, name, sizeof s->name[0]);
+    return ++s->n >= MAX_SUSPECTS;
 }
 
 void cs_async_error(struct cs_thread *t, struct cs_event *ev, void *stream, int stream_known)
 {
     if (!cs_rule_is_async_error(ev->result)) return;
-    char list[2048];
-    struct cs_buf b = { list, 0, sizeof list - 1 };
-    struct suspects su = { ev, stream, stream_known, &b, "", 0, 0 };
-    cs_put(&b, "[");
+    struct suspects su = { .ev = ev, .stream = stream, .stream_known = stream_known };
     cs_recent_launches(add_suspect, &su);
+    char list[2048], text[1600];
+    struct cs_buf b = { list, 0, sizeof list - 1 }, tb = { text, 0, sizeof text - 1 };
+    cs_put(&b, "[");
+    for (int i = 0; i < su.n; i++) {
+        if (i) cs_put(&b, ","), cs_put(&tb, ", ");
+        cs_put_str(&b, su.name[i]);
+        cs_put(&tb, su.name[i]);
+    }
     cs_put(&b, "]");
-    list[b.len] = 0;
+    list[b.len] = 0, text[tb.len] = 0;
     if (t->extra_len + (int)b.len + 16 < (int)sizeof t->extra) cs_extra(t, "\"suspects\":%s", list);
     struct cs_async_failure f = { cs_api_name(ev->api), cs_api_cuda.result_name(ev->result), ev->result, stream_known,
-                                  su.text, list, su.n };
+                                  text, list, su.n };
     cs_rule_async_error(&f);
 }
 
