@@ -29,7 +29,7 @@ struct cs_calls_chunk {
     double ns_per_tick;
 };
 
-/* An event as it lies in the file: the ring's struct cs_event (shim/wrap.h), byte for byte. */
+/* An event as it lies in the file: the ring's struct cs_event (shim/process/state.h), byte for byte. */
 struct cs_calls_event {
     uint64_t ts;
     uint16_t api;

@@ -15,7 +15,7 @@
 const char *cs_nccl_dtype(int d);  /* shim/base/nccl_names.c */
 const char *cs_nccl_redop(int op);
 
-enum { F_WRITTEN = 1, F_PENDING = 8 };  /* the event's flags (shim/entry/wrap.h) */
+enum { F_WRITTEN = 1, F_PENDING = 8 };  /* the event's flags (shim/process/state.h) */
 enum { K_KERNEL = 1, K_GRAPH = 2, K_NCCL = 3 };
 static const char *const via_names[] = { "linked", "dlsym", "cuGetProcAddress" };
 
