@@ -266,4 +266,25 @@ c = json.load(open(sys.argv[1]))
 assert c["driver"]["cuda"] == "12.2", c["driver"]
 assert c["wanted"][0]["works"] is False and "580.65.06" in c["wanted"][0]["answers"][0], c["wanted"]
 PY
+# --want nccl=/cudnn=: each build (one per CUDA major) against the driver, the one the installed
+# torch needs, the environment's own wheel. A made-up environment: torch for CUDA 12.4 with
+# NCCL 2.21.5's wheel, or torch for CUDA 11.8.
+site() { rm -rf "$TMP/site"; mkdir -p "$TMP/site/torch" "$TMP/site/nvidia_nccl_cu12-2.21.5.dist-info"; : >"$TMP/site/torch/__init__.py"
+    printf "__version__ = '2.6.0+cu%s'\ncuda: Optional[str] = '%s'\n" "${1//./}" "$1" >"$TMP/site/torch/version.py"
+    printf 'Metadata-Version: 2.1\nName: nvidia-nccl-cu12\nVersion: 2.21.5\n' >"$TMP/site/nvidia_nccl_cu12-2.21.5.dist-info/METADATA"; }
+checkw() { set +e; out=$(PYTHONPATH="$TMP/site" LD_LIBRARY_PATH="$FAKES" FAKE_CUDA_DRIVER_VERSION=12020 "$BUILD/cudashim" check --json "$@"); rc=$?
+    set -e; out=$(python3 -c 'import json, sys; print("\n".join(a for w in json.load(sys.stdin)["wanted"] for a in w["answers"]))' <<<"$out"); }
+has() { grep -qF -- "$2" <<<"$1" || { echo "$1"; fail "$3: no '$2'"; }; }
+site 12.4; checkw --want nccl=2.28
+has "$out" 'NCCL 2.28 built for CUDA 12 (pip install "nvidia-nccl-cu12==2.28.*"): runs on this driver; the build for torch 2.6.0+cu124 (CUDA 12)' "check --want nccl=2.28"
+has "$out" 'NCCL 2.28 built for CUDA 13 (pip install "nvidia-nccl-cu13==2.28.*"): needs a driver for CUDA 13.x (Linux >= 580.65.06)' "check --want nccl=2.28"
+has "$out" "this environment has nvidia-nccl-cu12 2.21.5" "check --want nccl=2.28"
+has "$out" "every rank of a job must load the same NCCL" "check --want nccl=2.28"
+assert_eq "$rc" 0 "check --want nccl=2.28 beside torch for CUDA 12.4 on a CUDA 12.2 driver"
+site 11.8; checkw --want cudnn=9.17
+has "$out" "torch 2.6.0+cu118 is built for CUDA 11.8, and cuDNN 9.17 has no build for CUDA 11 (builds for CUDA 12,13)" "check --want cudnn=9.17"
+assert_eq "$rc" 1 "check --want cudnn=9.17 beside torch for CUDA 11.8"
+checkw --want cudnn=9.1
+has "$out" "as for cuDNN 9.0: the nearest release the reference tables have" "check --want cudnn=9.1"
+assert_eq "$rc" 0 "check --want cudnn=9.1 beside torch for CUDA 11.8"
 echo ok

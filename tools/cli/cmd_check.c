@@ -259,6 +259,94 @@ static int torch_release_known(const char *release)
     return -1;
 }
 
+/* The reference row for a library version: its own major.minor's, else the nearest below it
+ * (rows are kept where the CUDA majors change); NULL when below every row. */
+static const struct cs_ref_build *build_row(const struct cs_ref_build *rows, int n, const char *version)
+{
+    const struct cs_ref_build *best = NULL;
+    for (int i = 0; i < n; i++)
+        if (version_cmp(rows[i].version, version) <= 0 && (!best || version_cmp(rows[i].version, best->version) > 0))
+            best = &rows[i];
+    return best;
+}
+
+/* cuDNN or NCCL at a version: its builds (one per CUDA major) against this driver, the one the
+ * installed torch needs, what the loader picks now. 1 when a build that fits runs here. */
+static int plan_library(const struct machine *m, const char *want, const char *want_version, json_t *lines)
+{
+    int nccl = !strcmp(want, "nccl");
+    const char *title = nccl ? "NCCL" : "cuDNN";
+    const struct cs_ref_build *row = nccl ? build_row(cs_ref_nccl, cs_ref_nccl_count, want_version)
+                                          : build_row(cs_ref_cudnn, cs_ref_cudnn_count, want_version);
+    char line[2048], a[16];
+    if (!row) {
+        const struct cs_ref_build *first = nccl ? &cs_ref_nccl[0] : &cs_ref_cudnn[0];
+        snprintf(line, sizeof line, "%s %s is older than the reference tables know (data/cuda-reference.txt: %s %s and newer)",
+                 title, want_version, want, first->version);
+        json_array_append_new(lines, json_string(line));
+        return 0;
+    }
+    char torch_version[32] = "";
+    json_t *fw = json_object_get(json_object_get(m->python, "frameworks"), "torch");
+    int tc = fw ? torch_cuda_of(fw, torch_version, sizeof torch_version) : 0;
+    int works = 0, fits_torch = 0;
+    for (const char *p = row->cuda_majors; *p;) {
+        int major = (int)strtol(p, (char **)&p, 10);
+        if (*p == ',') p++;
+        if (major <= 0) break;
+        const struct cs_ref_driver *floor = cs_ref_floor_for(major * 1000);
+        int runs = m->driver_cuda && major <= m->driver_cuda / 1000 &&
+                   (major < m->driver_cuda / 1000 || !floor || !m->driver_version[0] ||
+                    version_cmp(m->driver_version, floor->linux_min) >= 0);
+        int for_torch = tc && tc / 1000 == major;
+        snprintf(line, sizeof line, "%s %s built for CUDA %d (pip install \"nvidia-%s-cu%d==%s.*\"): %s%s%s%s%s", title,
+                 want_version, major, want, major, want_version, runs ? "runs on this driver" : "needs a driver for CUDA ",
+                 runs ? "" : (snprintf(a, sizeof a, "%d.x", major), a), !runs && floor ? " (Linux >= " : "",
+                 !runs && floor ? floor->linux_min : "", !runs && floor ? ")" : "");
+        if (for_torch) {
+            size_t n = strlen(line);
+            snprintf(line + n, sizeof line - n, "; the build for torch %s (CUDA %d)", torch_version, major);
+        }
+        json_array_append_new(lines, json_string(line));
+        fits_torch |= for_torch;
+        if (!tc || for_torch) works |= runs;
+    }
+    if (strcmp(row->version, want_version) && strncmp(want_version, row->version, strlen(row->version))) {
+        snprintf(line, sizeof line, "(the CUDA majors of %s %s's builds, as for %s %s: the nearest release the reference "
+                 "tables have)", title, want_version, title, row->version);
+        json_array_append_new(lines, json_string(line));
+    }
+    if (tc && !fits_torch) {
+        cuda_text(a, sizeof a, tc);
+        snprintf(line, sizeof line, "torch %s is built for CUDA %s, and %s %s has no build for CUDA %d (builds for CUDA %s): "
+                 "keep the %s torch brings, or change torch with it", torch_version, a, title, want_version, tc / 1000,
+                 row->cuda_majors, title);
+        json_array_append_new(lines, json_string(line));
+    }
+    /* what this machine has of it now: the environment's wheel, the copy the loader picks */
+    const char *k;
+    json_t *v;
+    json_object_foreach(json_object_get(m->python, "nvidia"), k, v) {
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, "nvidia-%s-cu", want);
+        if (!strncmp(k, prefix, strlen(prefix))) {
+            snprintf(line, sizeof line, "this environment has %s %s%s", k, json_string_value(v),
+                     fw ? " (the version torch's wheel pins: pip may refuse another, or break torch's own)" : "");
+            json_array_append_new(lines, json_string(line));
+        }
+    }
+    char soname[32], path[PATH_MAX], dangling[2 * PATH_MAX + 8];
+    snprintf(soname, sizeof soname, nccl ? "libnccl.so.2" : "libcudnn.so.%d", atoi(want_version));
+    if (loader_pick(soname, path, sizeof path, dangling, sizeof dangling)) {
+        const char *fv = file_version(path);
+        snprintf(line, sizeof line, "the loader picks %s here now: %s%s%s%s", soname, path, fv ? " (" : "", fv ? fv : "", fv ? ")" : "");
+        json_array_append_new(lines, json_string(line));
+    }
+    if (nccl) json_array_append_new(lines, json_string("every rank of a job must load the same NCCL: upgrade it on all "
+                                                       "nodes at once (ranks on two NCCL versions hang in their first collective)"));
+    return works;
+}
+
 /* One wanted thing against this machine: the answer lines into out; 1 when it works as it is. */
 static int plan(const struct machine *m, const char *want, const char *want_version, json_t *answer)
 {
@@ -339,6 +427,8 @@ static int plan(const struct machine *m, const char *want, const char *want_vers
                      "CUDA %d; rebuild them with a CUDA %d toolkit", m->nvcc_home, m->nvcc_release, atoi(m->nvcc_release), major);
             json_array_append_new(lines, json_string(line));
         }
+    } else if (!strcmp(want, "nccl") || !strcmp(want, "cudnn")) {
+        works = plan_library(m, want, want_version, lines);
     } else if (!strcmp(want, "driver")) {
         /* a driver branch: what the machine's framework builds need of it */
         char dv[64];
@@ -384,7 +474,8 @@ static void usage(FILE *f)
                "  frameworks of a Python environment, CUDA_HOME's nvcc, the CUDA libraries the loader\n"
                "  picks) and the conflicts it already has, without running a job.\n"
                "  --python PATH   the Python environment to read (default: python3 on PATH)\n"
-               "  --want SPEC     torch==2.9, cuda=13.0 or driver=580: what would work here, concretely\n"
+               "  --want SPEC     torch==2.9, cuda=13.0, driver=580, nccl=2.28 or cudnn=9.17: what would\n"
+               "                  work here, concretely\n"
                "  --json          one JSON object for scripts\n"
                "Exit status: 0 the wanted stack works here (or, with no --want, no conflict), 1 something\n"
                "must change, 2 bad arguments.\n");
@@ -408,15 +499,16 @@ int cmd_check(int argc, char **argv)
     char kind[16][16], ver[16][32];
     for (int i = 0; i < nwants; i++) {
         if (sscanf(wants[i], "%15[a-z]==%31s", kind[i], ver[i]) != 2 && sscanf(wants[i], "%15[a-z]=%31s", kind[i], ver[i]) != 2) {
-            fprintf(stderr, "cudashim check: --want %s: expected torch==2.9, cuda=13.0 or driver=580\n", wants[i]);
+            fprintf(stderr, "cudashim check: --want %s: expected torch==2.9, cuda=13.0, driver=580, nccl=2.28 or cudnn=9.17\n", wants[i]);
             return EXIT_USAGE;
         }
         if (strspn(ver[i], "0123456789.") != strlen(ver[i])) {
             fprintf(stderr, "cudashim check: --want %s: a version is digits and dots\n", wants[i]);
             return EXIT_USAGE;
         }
-        if (strcmp(kind[i], "torch") && strcmp(kind[i], "cuda") && strcmp(kind[i], "driver")) {
-            fprintf(stderr, "cudashim check: --want %s: torch, cuda or driver\n", wants[i]);
+        if (strcmp(kind[i], "torch") && strcmp(kind[i], "cuda") && strcmp(kind[i], "driver") && strcmp(kind[i], "nccl") &&
+            strcmp(kind[i], "cudnn")) {
+            fprintf(stderr, "cudashim check: --want %s: torch, cuda, driver, nccl or cudnn\n", wants[i]);
             return EXIT_USAGE;
         }
     }
