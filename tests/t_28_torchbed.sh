@@ -149,6 +149,10 @@ check 535-want-2.9 LD_LIBRARY_PATH=/opt/nvidia-535:/opt/cudnn -- /opt/cudashim/c
 [ "$status" = 0 ] || fail "check --want torch==2.9 on the 535 driver: exit $status (its CUDA 12 builds run: 0)"
 check_says "535.261.03 (CUDA 12.2)" "torch 2.9 built for CUDA 12.8" "runs on this driver" \
     "torch 2.9 built for CUDA 13.0" "needs a driver for CUDA 13.0 (Linux >= 580.65.06)"
+check 535-want-nccl LD_LIBRARY_PATH=/opt/nvidia-535:/opt/cudnn -- /opt/cudashim/cudashim check --want nccl=2.28
+[ "$status" = 0 ] || fail "check --want nccl=2.28 on the 535 driver: exit $status (its CUDA 12 build runs: 0)"
+check_says 'NCCL 2.28 built for CUDA 12 (pip install "nvidia-nccl-cu12==2.28.*"): runs on this driver; the build for torch 2.6.0+debian (CUDA 12)' \
+    "NCCL 2.28 built for CUDA 13" "the loader picks libnccl.so.2 here now" "(2.22.3)" "every rank of a job must load the same NCCL"
 check 550 LD_LIBRARY_PATH=/opt/cudnn -- /opt/cudashim/cudashim check --want cuda=13.0
 [ "$status" = 1 ] || fail "check --want cuda=13.0 on the 550 driver: exit $status"
 check_says "550.163.01 (CUDA 12.4)" "CUDA 13.0 needs a driver for CUDA 13.x (Linux >= 580.65.06)"
