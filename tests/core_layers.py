@@ -157,7 +157,11 @@ LIBC_PURE = {"snprintf", "vsnprintf", "sscanf", "strcmp", "strncmp", "strlen", "
              "strcspn", "strspn", "strchrnul", "memcpy", "memmove", "memset", "memcmp", "strtol", "strtoul",
              "qsort", "__stack_chk_fail", "__tls_get_addr", "_GLOBAL_OFFSET_TABLE_", "__snprintf_chk",
              "__memcpy_chk", "__memset_chk", "__isoc99_sscanf", "__isoc23_sscanf", "__isoc23_strtol",
-             "__tsan_func_entry", "__tsan_func_exit", "__ctype_b_loc", "__ctype_tolower_loc"}
+             "__tsan_func_entry", "__tsan_func_exit", "__ctype_b_loc", "__ctype_tolower_loc", "__ctype_toupper_loc",
+             # what clang and newer glibc turn string work into
+             "memchr", "memrchr", "bcmp", "strnlen", "strpbrk", "strcpy", "strncpy", "stpcpy", "strcat", "strncat",
+             "__strcpy_chk", "__strncpy_chk", "__stpcpy_chk", "__strcat_chk", "__strncat_chk", "__memmove_chk",
+             "strtoll", "strtoull", "atoi", "__isoc23_strtoul", "__isoc23_strtoll", "__isoc23_strtoull"}
 for m, syms in sorted(used.items()):
     folder = m.split("/")[0]
     if folder not in ("rules", "base"):
