@@ -33,10 +33,12 @@ finding_has ptx-too-new "PTX 9.1" "needs a driver for CUDA 13.1" "this driver is
 # Lazy loading: the image loads, the kernel's first use fails.
 case_ lazy FAKE_CUDA_CC=12.0 FAKE_CUDA_FAIL=cuModuleGetFunction=209 -- "$F/tv18_sm80_only.fatbin" load
 finding_has no-kernel-image "kernel addk from devcode" "cuModuleGetFunction" "lazy loading" "sm_120"
-# A launch that fails for its image (lazy loading): its line has what it was given and the
-# explanation, each field once (what explains it is collected first, then written once).
+# Launches that fail for their image (lazy loading): one finding for the image naming both
+# kernels; each launch's line has what it was given and the explanation, each field once (what
+# explains it is collected first, then written once).
 case_ lazylaunch FAKE_CUDA_CC=12.0 FAKE_CUDA_FAIL=cuLaunchKernel=209 -- "$F/tv18_sm80_only.fatbin" async
-finding_has no-kernel-image "kernel addk from devcode failing with 209 at launch" "sm_120"
+finding_has no-kernel-image "kernels addk, mulk from devcode failing with 209 at launch" "sm_120"
+assert_eq "$(q findings "$trace" | grep -c no-kernel-image)" 1 "two kernels from one image: one cause, said once"
 python3 - "$trace" <<'PY' || fail "the failing launch's line is not written once, whole"
 import sys
 lines = [l for l in open(sys.argv[1]) if '"api":"cuLaunchKernel"' in l and '"result":209' in l]

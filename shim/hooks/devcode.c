@@ -50,9 +50,16 @@ struct function {
 };
 static struct module *modules;
 static struct function *functions;
+/* The kernels that failed for their image, per image file and result, in the order they failed:
+ * the rule names them all in one finding (said again, whole, as one more joins). */
+#define FAILED_IMAGES 16
+static struct failed_image { int result, n; char origin[256], kernels[512]; } failed_images[FAILED_IMAGES];
+static int nfailed_images;
+static pid_t failed_pid;  /* whose they are: a forked child says its own */
+
 /* A child forked while another thread changed the tables starts empty ones (leaving the parent's
  * entries allocated: a lookup may be reading one). */
-void cs_devcode_drop(void) { modules = NULL; functions = NULL; }
+void cs_devcode_drop(void) { modules = NULL; functions = NULL; nfailed_images = 0; }
 
 static int device_cc;          /* from the program's own queries, or asked on a failure */
 static int loading_mode;       /* 1 lazy, 2 eager (CUmoduleLoadingMode), 0 unknown */
@@ -205,6 +212,36 @@ static int image_error(int result)
            result == CS_CUDA_ERROR_INVALID_IMAGE || result == CS_CUDA_ERROR_INVALID_PTX;
 }
 
+/* This kernel joins the others its image (file, result) failed: the list, and how many, into out. */
+static int failed_kernels(const struct cs_devcode_facts *f, int result, char *out, size_t cap)
+{
+    struct failed_image *g = NULL;
+    int n = 0;
+    cs_lock(CS_LOCK_DEVCODE);
+    if (failed_pid != getpid()) failed_pid = getpid(), nfailed_images = 0;
+    for (int i = 0; i < nfailed_images && !g; i++)
+        if (failed_images[i].result == result && !strcmp(failed_images[i].origin, f->origin)) g = &failed_images[i];
+    if (!g && nfailed_images < FAILED_IMAGES) {
+        g = &failed_images[nfailed_images++];
+        g->result = result, g->n = 0, g->kernels[0] = 0;
+        snprintf(g->origin, sizeof g->origin, "%s", f->origin);
+    }
+    if (g) {
+        size_t len = strlen(g->kernels), k = strlen(f->kernel);
+        int seen = 0;
+        for (const char *p = g->kernels; (p = strstr(p, f->kernel)); p += k)
+            if ((p == g->kernels || p[-1] == ' ') && (p[k] == ',' || !p[k])) { seen = 1; break; }
+        if (!seen && len + k + 3 < sizeof g->kernels) {
+            snprintf(g->kernels + len, sizeof g->kernels - len, "%s%s", len ? ", " : "", f->kernel);
+            g->n++;
+        }
+        snprintf(out, cap, "%s", g->kernels);
+        n = g->n;
+    }
+    cs_unlock(CS_LOCK_DEVCODE);
+    return n;
+}
+
 /* The image rule on what was collected (the driver and the GPU asked when not yet seen): its
  * explanation into f->diagnosis, "" when the result is not an image error. */
 void cs_devcode_explain(const struct cs_thread *t, int result, const char *where, struct cs_devcode_facts *f)
@@ -223,6 +260,9 @@ void cs_devcode_explain(const struct cs_thread *t, int result, const char *where
      * failure, rare and usually fatal, waits for a scan of its own (bounded), so a framework
      * loaded at start-up is known even when the failure comes in the first moments. */
     if (result == CS_CUDA_ERROR_NO_BINARY_FOR_GPU) cs_scan_wait(300);
+    char kernels[512];
+    if (f->known && f->origin[0] && !failure.probe) failure.nkernels = failed_kernels(f, result, kernels, sizeof kernels),
+                                                   failure.kernels = kernels;
     struct cs_evidence ev;
     cs_inventory_rdlock();
     cs_evidence_take(&ev);

@@ -41,8 +41,10 @@ void cs_rule_image_failure(const struct cs_evidence *e, const struct cs_image_fa
                                          "kernel's first use, not when the library was loaded" : "";
     char from[300] = "";
     if (f->origin && *f->origin) snprintf(from, sizeof from, " from %s", f->origin);
-    snprintf(summary, sizeof summary, "found %s%s%s failing with %d at %s: %s%s", f->kernel ? "kernel " : "",
-             f->kernel ? f->kernel : "a device-code image", from, result, f->where, text,
+    int many = f->kernels && f->nkernels > 1;
+    snprintf(summary, sizeof summary, "found %s%s%s failing with %d at %s: %s%s",
+             many ? "kernels " : f->kernel ? "kernel " : "",
+             many ? f->kernels : f->kernel ? f->kernel : "a device-code image", from, result, f->where, text,
              strcmp(f->where, "load") ? lazy : "");
     char fix209[2048], alternatives[1600] = "";
     if (result == CS_CUDA_ERROR_NO_BINARY_FOR_GPU) cs_rule_alternatives(e, cc, drv, 0, alternatives, sizeof alternatives);
@@ -63,10 +65,13 @@ void cs_rule_image_failure(const struct cs_evidence *e, const struct cs_image_fa
     cs_image_contents(en, n, contents, sizeof contents);
     cs_put(&b, ",\"image\":"); cs_put_str(&b, n ? contents : "unknown");
     cs_put(&b, ",\"image_from\":"); if (f->origin && *f->origin) cs_put_str(&b, f->origin); else cs_put(&b, "null");
+    if (many) { cs_put(&b, ",\"kernels\":"); cs_put_str(&b, f->kernels); }
     if (alternatives[0]) { cs_put(&b, ",\"alternatives\":"); cs_put_str(&b, alternatives); }
     cs_put(&b, "}");
     ev[b.len] = 0;
-    snprintf(key, sizeof key, "%d:%s", result, f->kernel ? f->kernel : f->where);
+    /* One finding per image (its file) and result, said again whole as more kernels fail from it;
+     * per kernel when the image's file is not known. */
+    snprintf(key, sizeof key, "%d:%s", result, f->origin && *f->origin ? f->origin : f->kernel ? f->kernel : f->where);
     enum cs_finding_id id = result == CS_CUDA_ERROR_NO_BINARY_FOR_GPU ? CS_F_NO_KERNEL_IMAGE
                           : result == CS_CUDA_ERROR_UNSUPPORTED_PTX_VERSION ? CS_F_PTX_TOO_NEW : CS_F_IMAGE_REJECTED;
     if (!f->probe) cs_finding(id, CS_ERROR, key, summary, fix, ev);

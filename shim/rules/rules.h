@@ -111,6 +111,10 @@ struct cs_image_failure {
      * kernels on an sm_90 GPU). The call's line is explained, no finding raised: when the library's
      * call fails for it, the library's own rule reads the failure inside it. */
     int probe;
+    /* The kernels from the same image (its file, this result) that failed in this process, this one
+     * last ("addk, mulk"), and how many: one cause, said once, naming each kernel it stopped. */
+    const char *kernels;
+    int nkernels;
 };
 void cs_rule_image_failure(const struct cs_evidence *e, const struct cs_image_failure *f, char *text, size_t cap);
 /* kernels.c: an asynchronous error and the launches not yet covered by a synchronisation */

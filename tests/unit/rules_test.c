@@ -459,6 +459,13 @@ int main(void)
     cs_rule_image_failure(&ev, &img, text, sizeof text);
     expect("209: an sm_80 image on an sm_61 GPU", CS_F_NO_KERNEL_IMAGE, CS_ERROR, SAYS("vectorAdd", "lazy loading", "sm_61"));
     if (!text[0]) printf("FAIL 209 gives the failing call no diagnosis text\n"), failures++;
+    /* A second kernel from the same image: one finding, keyed by the image's file, naming both. */
+    img.origin = "libflash_attn.so", img.kernels = "vectorAdd, scale", img.nkernels = 2, img.kernel = "scale";
+    reset(), cs_rule_image_failure(&ev, &img, text, sizeof text);
+    expect("209: a second kernel from the same image", CS_F_NO_KERNEL_IMAGE, CS_ERROR,
+           SAYS("kernels vectorAdd, scale from libflash_attn.so failing with 209", "\"kernels\":\"vectorAdd, scale\""));
+    if (ngot && strcmp(got[0].key, "209:libflash_attn.so"))
+        printf("FAIL the image's finding is keyed %s, not by its file\n", got[0].key), failures++;
     struct cs_entry sm100 = { 0 };
     sm100.kind = CS_ENTRY_ELF, sm100.arch = 100;
     img = (struct cs_image_failure){ .result = 209, .where = "cuLibraryGetKernel", .kernel = "ncclSymkDevKernel_AllReduce",
