@@ -53,7 +53,7 @@ static struct function *functions;
 /* The kernels that failed for their image, per image file and result, in the order they failed:
  * the rule names them all in one finding (said again, whole, as one more joins). */
 #define FAILED_IMAGES 16
-static struct failed_image { int result, n; char origin[256], kernels[512]; } failed_images[FAILED_IMAGES];
+static struct failed_image { int result, n, more; char origin[256], kernels[512]; } failed_images[FAILED_IMAGES];
 static int nfailed_images;
 static pid_t failed_pid;  /* whose they are: a forked child says its own */
 
@@ -223,20 +223,22 @@ static int failed_kernels(const struct cs_devcode_facts *f, int result, char *ou
         if (failed_images[i].result == result && !strcmp(failed_images[i].origin, f->origin)) g = &failed_images[i];
     if (!g && nfailed_images < FAILED_IMAGES) {
         g = &failed_images[nfailed_images++];
-        g->result = result, g->n = 0, g->kernels[0] = 0;
+        g->result = result, g->n = g->more = 0, g->kernels[0] = 0;
         snprintf(g->origin, sizeof g->origin, "%s", f->origin);
     }
     if (g) {
         size_t len = strlen(g->kernels), k = strlen(f->kernel);
         int seen = 0;
-        for (const char *p = g->kernels; (p = strstr(p, f->kernel)); p += k)
+        for (const char *p = g->kernels; k && (p = strstr(p, f->kernel)); p += k)
             if ((p == g->kernels || p[-1] == ' ') && (p[k] == ',' || !p[k])) { seen = 1; break; }
         if (!seen && len + k + 3 < sizeof g->kernels) {
             snprintf(g->kernels + len, sizeof g->kernels - len, "%s%s", len ? ", " : "", f->kernel);
             g->n++;
+        } else if (!seen) {
+            g->more = 1;  /* the list is full: the rest are "others" */
         }
-        snprintf(out, cap, "%s", g->kernels);
-        n = g->n;
+        snprintf(out, cap, "%s%s", g->kernels, g->more ? " and others" : "");
+        n = g->n + g->more;
     }
     cs_unlock(CS_LOCK_DEVCODE);
     return n;
@@ -261,7 +263,7 @@ void cs_devcode_explain(const struct cs_thread *t, int result, const char *where
      * loaded at start-up is known even when the failure comes in the first moments. */
     if (result == CS_CUDA_ERROR_NO_BINARY_FOR_GPU) cs_scan_wait(300);
     char kernels[512];
-    if (f->known && f->origin[0] && !failure.probe) failure.nkernels = failed_kernels(f, result, kernels, sizeof kernels),
+    if (f->known && f->kernel[0] && f->origin[0] && !failure.probe) failure.nkernels = failed_kernels(f, result, kernels, sizeof kernels),
                                                    failure.kernels = kernels;
     struct cs_evidence ev;
     cs_inventory_rdlock();
