@@ -16,4 +16,13 @@ unit build_info_test shim/base/build_info.c
 # Every rule, every finding id: the rules and the pure helpers only (cs_finding is the test's).
 unit rules_test $(cd "$ROOT" && ls shim/rules/*.c) shim/base/json.c shim/base/library_names.c shim/base/loader_message.c \
     shim/base/alternatives.c shim/base/reference.c shim/base/reference_data.c shim/base/fatbin.c shim/base/image_explain.c
+# The fuzzers (tests/fuzz/, `make fuzz`) still build from their source lists: clang with libFuzzer.
+if [ "${CS_SANITIZER:-0}" = 0 ] && command -v clang >/dev/null &&
+   echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' |
+   clang -fsanitize=fuzzer -x c - -o "$TMP/fz-probe" 2>/dev/null; then
+    make -s -C "$ROOT" fuzz-build BUILD="$TMP/fuzz" >"$TMP/fuzz.log" 2>&1 || { cat "$TMP/fuzz.log"; fail "the fuzzers do not build (make fuzz-build)"; }
+    echo "fuzzers: built"
+else
+    echo "fuzzers: not built (no clang with libFuzzer, or a sanitizer run)"
+fi
 echo ok
