@@ -206,12 +206,6 @@ static int ask_driver(void)
 
 /* --- explaining a failure -------------------------------------------------------------- */
 
-static int image_error(int result)
-{
-    return result == CS_CUDA_ERROR_NO_BINARY_FOR_GPU || result == CS_CUDA_ERROR_UNSUPPORTED_PTX_VERSION ||
-           result == CS_CUDA_ERROR_INVALID_IMAGE || result == CS_CUDA_ERROR_INVALID_PTX;
-}
-
 /* This kernel joins the others its image (file, result) failed: the list, and how many, into out. */
 static int failed_kernels(const struct cs_devcode_facts *f, int result, char *out, size_t cap)
 {
@@ -249,7 +243,7 @@ static int failed_kernels(const struct cs_devcode_facts *f, int result, char *ou
 void cs_devcode_explain(const struct cs_thread *t, int result, const char *where, struct cs_devcode_facts *f)
 {
     f->diagnosis[0] = 0;
-    if (!image_error(result)) return;
+    if (!cs_rule_is_image_failure(result)) return;
     int lookup = strcmp(where, "load") && strcmp(where, "launch");
     const char *mode = getenv("CUDA_MODULE_LOADING");
     struct cs_image_failure failure = {

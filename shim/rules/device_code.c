@@ -11,7 +11,7 @@
 #include "rules.h"
 #include "../../wrappers/gen/results.h"
 
-static int is_image_failure(int r)
+int cs_rule_is_image_failure(int r)
 {
     return r == CS_CUDA_ERROR_NO_BINARY_FOR_GPU || r == CS_CUDA_ERROR_UNSUPPORTED_PTX_VERSION ||
            r == CS_CUDA_ERROR_INVALID_IMAGE || r == CS_CUDA_ERROR_INVALID_PTX;
@@ -22,7 +22,7 @@ void cs_rule_image_failure(const struct cs_evidence *e, const struct cs_image_fa
 {
     text[0] = 0;
     int result = f->result, cc = f->cc, drv = f->driver, n = f->n;
-    if (!is_image_failure(result)) return;
+    if (!cs_rule_is_image_failure(result)) return;
     const struct cs_entry *en = f->entries;
     char summary[3072], ev[2048], key[64];
     if (n && cc) {

@@ -117,6 +117,7 @@ struct cs_image_failure {
     int nkernels;
 };
 void cs_rule_image_failure(const struct cs_evidence *e, const struct cs_image_failure *f, char *text, size_t cap);
+int cs_rule_is_image_failure(int result);  /* 209, 222, 200, 218: what cs_rule_image_failure explains */
 /* kernels.c: an asynchronous error and the launches not yet covered by a synchronisation */
 struct cs_async_failure {
     const char *api, *result_name;
