@@ -259,6 +259,20 @@ static int torch_release_known(const char *release)
     return -1;
 }
 
+/* Whether a build for this CUDA runs on the machine's driver: a driver of that major or newer, at
+ * the major's floor when it is the driver's own major. need: "needs a driver for CUDA <label>
+ * (Linux >= N)", for when it does not. */
+static int runs_on_driver(const struct machine *m, int cuda, const char *label, char *need, size_t cap)
+{
+    const struct cs_ref_driver *floor = cs_ref_floor_for(cuda);
+    int major = cuda / 1000, have = m->driver_cuda / 1000;
+    int known = floor && floor->linux_min;
+    snprintf(need, cap, "needs a driver for CUDA %s%s%s%s", label, known ? " (Linux >= " : "", known ? floor->linux_min : "",
+             known ? ")" : "");
+    return m->driver_cuda && major <= have &&
+           (major < have || !known || !m->driver_version[0] || version_cmp(m->driver_version, floor->linux_min) >= 0);
+}
+
 /* The reference row for a library version: its own major.minor's, else the nearest below it
  * (rows are kept where the CUDA majors change); NULL when below every row. */
 static const struct cs_ref_build *build_row(const struct cs_ref_build *rows, int n, const char *version)
@@ -294,15 +308,12 @@ static int plan_library(const struct machine *m, const char *want, const char *w
         int major = (int)strtol(p, (char **)&p, 10);
         if (*p == ',') p++;
         if (major <= 0) break;
-        const struct cs_ref_driver *floor = cs_ref_floor_for(major * 1000);
-        int runs = m->driver_cuda && major <= m->driver_cuda / 1000 &&
-                   (major < m->driver_cuda / 1000 || !floor || !m->driver_version[0] ||
-                    version_cmp(m->driver_version, floor->linux_min) >= 0);
+        char need[128];
+        snprintf(a, sizeof a, "%d.x", major);
+        int runs = runs_on_driver(m, major * 1000, a, need, sizeof need);
         int for_torch = tc && tc / 1000 == major;
-        snprintf(line, sizeof line, "%s %s built for CUDA %d (pip install \"nvidia-%s-cu%d==%s.*\"): %s%s%s%s%s", title,
-                 want_version, major, want, major, want_version, runs ? "runs on this driver" : "needs a driver for CUDA ",
-                 runs ? "" : (snprintf(a, sizeof a, "%d.x", major), a), !runs && floor ? " (Linux >= " : "",
-                 !runs && floor ? floor->linux_min : "", !runs && floor ? ")" : "");
+        snprintf(line, sizeof line, "%s %s built for CUDA %d (pip install \"nvidia-%s-cu%d==%s.*\"): %s", title,
+                 want_version, major, want, major, want_version, runs ? "runs on this driver" : need);
         if (for_torch) {
             size_t n = strlen(line);
             snprintf(line + n, sizeof line - n, "; the build for torch %s (CUDA %d)", torch_version, major);
@@ -366,22 +377,16 @@ static int plan(const struct machine *m, const char *want, const char *want_vers
             /* the builds of that release, each against this driver and GPU */
             for (int k = 0; k < CS_REF_TORCH_CUDAS && cs_ref_torch[i].cuda[k]; k++) {
                 int c = cs_ref_torch[i].cuda[k];
-                const struct cs_ref_driver *floor = cs_ref_floor_for(c);
+                char need[128];
                 cuda_text(a, sizeof a, c);
-                int runs = driver_cuda && c / 1000 <= driver_cuda / 1000 && (c / 1000 < driver_cuda / 1000 || !floor ||
-                           !m->driver_version[0] || version_cmp(m->driver_version, floor->linux_min) >= 0);
+                int runs = runs_on_driver(m, c, a, need, sizeof need);
                 const struct cs_ref_torcharch *arch = NULL;
                 for (int r = 0; r < cs_ref_torcharch_count; r++) if (cs_ref_torcharch[r].cuda == c) arch = &cs_ref_torcharch[r];
                 int covered = !cc || !arch || (cc >= arch->lowest_cc && cc / 10 <= arch->highest_cc / 10);
                 snprintf(line, sizeof line, "torch %s built for CUDA %s (pip install \"torch==%s.*\" --index-url "
-                         "https://download.pytorch.org/whl/cu%d%d): %s%s", want_version, a, want_version, c / 1000,
+                         "https://download.pytorch.org/whl/cu%d%d): %s", want_version, a, want_version, c / 1000,
                          c % 1000 / 10,
-                         !covered ? "has no code for this GPU" : runs ? "runs on this driver" : "needs a driver for CUDA ",
-                         !covered || runs ? "" : a);
-                if (covered && !runs && floor) {
-                    size_t n = strlen(line);
-                    snprintf(line + n, sizeof line - n, " (Linux >= %s)", floor->linux_min);
-                }
+                         !covered ? "has no code for this GPU" : runs ? "runs on this driver" : need);
                 works |= covered && runs;
                 json_array_append_new(lines, json_string(line));
             }
