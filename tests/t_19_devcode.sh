@@ -53,6 +53,12 @@ case_ big -- "$F/tv01_basic.fatbin" bigblock
 assert_eq "$(q count "$trace" api=cuLaunchKernel kernel=addk block="[2048, 1, 1]")" 1 "failing launch names its kernel"
 grep -q '"reason":"block 2048x1x1 = 2048 threads exceeds the device limit of 1024 threads per block"' "$trace" ||
     fail "no reason on the failing launch"
+# A C++ kernel's name is demangled with the program's own libstdc++ (found without dlsym's loader
+# lock: this runs in a hook on the program's thread).
+$CC -O1 -o "$TMP/devcode_cxx" "$ROOT/tests/programs/devcode.c" -L"$FAKES" -lcuda -Wl,-rpath,"$FAKES" \
+    -Wl,--no-as-needed -lstdc++ || fail "cannot build devcode with libstdc++"
+run_traced cxx ./devcode_cxx DEVCODE_ADDK=_Z4addkPfPKfi -- "$F/tv01_basic.fatbin" bigblock
+assert_eq "$(q count "$trace" api=cuLaunchKernel kernel="addk(float*, float const*, int)")" 1 "the failing launch's kernel, demangled"
 # A sticky 700 at cuStreamSynchronize names the kernels launched on that stream since the last sync.
 case_ sticky FAKE_CUDA_FAULT_KERNEL=mulk -- "$F/tv01_basic.fatbin" async
 grep -q "cuStreamSynchronize=700" "$TMP/sticky.out" || fail "the fake should report 700"

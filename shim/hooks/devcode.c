@@ -7,7 +7,6 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
 #endif
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -405,7 +404,8 @@ static void demangle(const char *in, char *out, size_t cap)
     static char *(*dem)(const char *, char *, size_t *, int *);
     static int looked;
     if (!looked) {
-        dem = (char *(*)(const char *, char *, size_t *, int *))cs_real_dlsym()(RTLD_DEFAULT, "__cxa_demangle");
+        /* lock-free: this runs in hooks on program threads, where dlsym's loader lock is not ours to take */
+        dem = (char *(*)(const char *, char *, size_t *, int *))cs_elf_default("__cxa_demangle");
         looked = 1;
     }
     int st = -1;

@@ -193,7 +193,7 @@ static find_object_fn find_object(void)
     static int _Atomic looked;
     find_object_fn f = atomic_load_explicit(&fn, memory_order_acquire);
     if (f || atomic_load(&looked)) return f;
-    for (struct link_map *m = cs_lm_head(); m && !f; m = m->l_next) f = (find_object_fn)cs_elf_lookup(m, "_dl_find_object");
+    f = (find_object_fn)cs_elf_default("_dl_find_object");
     atomic_store_explicit(&fn, f, memory_order_release);
     atomic_store(&looked, 1);
     return f;
@@ -214,6 +214,17 @@ const char *cs_lm_name_of_addr(const void *addr)
 {
     struct link_map *m = cs_lm_of_addr(addr);
     return m && m->l_name ? m->l_name : NULL;
+}
+
+/* The definition RTLD_DEFAULT would find (the first object in load order that defines the
+ * symbol), without dlsym's loader lock. */
+CS_EARLY void *cs_elf_default(const char *symbol)
+{
+    for (struct link_map *m = cs_lm_head(); m; m = m->l_next) {
+        void *p = cs_elf_lookup(m, symbol);
+        if (p) return p;
+    }
+    return NULL;
 }
 
 /* The definition RTLD_NEXT would find from the shim: the first object after ours, in load

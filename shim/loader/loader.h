@@ -37,6 +37,7 @@ static inline void *cs_real(struct cs_api *api, int idx)
 
 /* elf_sym.c: the loaded objects, read without the loader lock */
 struct link_map;
+void *cs_elf_default(const char *symbol);  /* as RTLD_DEFAULT, lock-free */
 void *cs_elf_next(const char *symbol, const void *self);
 void *cs_elf_lookup(const struct link_map *m, const char *symbol);
 void cs_elf_each_function(const struct link_map *m, void (*fn)(const char *, void *, void *), void *arg);

@@ -48,7 +48,9 @@ int main(int argc, char **argv)
     CUresult r = cuModuleLoadData(&mod, image);
     printf("cuModuleLoadData=%d\n", r);
     if (r) return 1;
-    r = cuModuleGetFunction(&addk, mod, "addk");
+    /* DEVCODE_ADDK: the name addk is looked up by (a C++ mangled one, for the demangler) */
+    const char *addk_name = getenv("DEVCODE_ADDK") ? getenv("DEVCODE_ADDK") : "addk";
+    r = cuModuleGetFunction(&addk, mod, addk_name);
     printf("cuModuleGetFunction(addk)=%d\n", r);
     if (r) return 1;
     cuModuleGetFunction(&mulk, mod, "mulk");
