@@ -30,7 +30,11 @@ static void (*const drop[CS_LOCK_COUNT])(void) = {
 #undef CS_LOCK
 };
 
-static void prepare(void) { cs_locks_prepare(FORK_WAIT_MS); }
+static void prepare(void)
+{
+    cs_locks_prepare(FORK_WAIT_MS);
+    cs_loader_fence_prepare();
+}
 static void parent(void) { cs_locks_parent(); }
 
 static void child(void)

@@ -57,6 +57,7 @@ const char *cs_elf_dyn_str(const struct link_map *m, long tag, int nth);
  * from fork */
 struct dl_phdr_info;
 void cs_loader_after_fork(void);
+void cs_loader_fence_prepare(void);  /* fork's prepare handler, last: the fence, its holder waited for */
 void cs_loader_probe(void);  /* the scanner, first: the loader's lock is usable (a forked child) */
 void cs_loader_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg);
 void cs_loader_held(void (*fn)(void *), void *arg);

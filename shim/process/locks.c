@@ -24,7 +24,7 @@ static const struct { int kind; const char *name; } table[CS_LOCK_COUNT] = {
 #undef CS_LOCK
 };
 
-static struct { pthread_mutex_t m; pthread_rwlock_t rw; } objs[CS_LOCK_COUNT] = {
+static struct { pthread_mutex_t m; pthread_rwlock_t rw; } lock_objects[CS_LOCK_COUNT] = {
     [0 ... CS_LOCK_COUNT - 1] = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_RWLOCK_INITIALIZER }
 };
 
@@ -68,28 +68,28 @@ static void check_order(enum cs_lock_id id)
 
 static void release(enum cs_lock_id id)
 {
-    if (table[id].kind == MUTEX) pthread_mutex_unlock(&objs[id].m);
-    else pthread_rwlock_unlock(&objs[id].rw);
+    if (table[id].kind == MUTEX) pthread_mutex_unlock(&lock_objects[id].m);
+    else pthread_rwlock_unlock(&lock_objects[id].rw);
 }
 
 void cs_lock(enum cs_lock_id id)
 {
     check_order(id);
-    if (table[id].kind == MUTEX) pthread_mutex_lock(&objs[id].m);
-    else pthread_rwlock_wrlock(&objs[id].rw);
+    if (table[id].kind == MUTEX) pthread_mutex_lock(&lock_objects[id].m);
+    else pthread_rwlock_wrlock(&lock_objects[id].rw);
     held[id].count++;
 }
 
 void cs_lock_read(enum cs_lock_id id)
 {
     check_order(id);
-    pthread_rwlock_rdlock(&objs[id].rw);
+    pthread_rwlock_rdlock(&lock_objects[id].rw);
     held[id].count++;
 }
 
 int cs_lock_try(enum cs_lock_id id)
 {
-    int ok = table[id].kind == MUTEX ? !pthread_mutex_trylock(&objs[id].m) : !pthread_rwlock_trywrlock(&objs[id].rw);
+    int ok = table[id].kind == MUTEX ? !pthread_mutex_trylock(&lock_objects[id].m) : !pthread_rwlock_trywrlock(&lock_objects[id].rw);
     if (ok) held[id].count++;
     return ok;
 }
@@ -105,8 +105,8 @@ static struct timespec after_ms(int ms)
 
 static int take_until(enum cs_lock_id id, const struct timespec *until)
 {
-    return table[id].kind == MUTEX ? !pthread_mutex_timedlock(&objs[id].m, until)
-                                   : !pthread_rwlock_timedwrlock(&objs[id].rw, until);
+    return table[id].kind == MUTEX ? !pthread_mutex_timedlock(&lock_objects[id].m, until)
+                                   : !pthread_rwlock_timedwrlock(&lock_objects[id].rw, until);
 }
 
 int cs_lock_timed(enum cs_lock_id id, int ms)
@@ -132,12 +132,22 @@ void cs_unlock(enum cs_lock_id id)
 
 static uint8_t fork_took[CS_LOCK_COUNT];
 
+_Static_assert(CS_LOCK_FENCE == CS_LOCK_COUNT - 1, "the fence is the last lock, waited for apart");
+
 void cs_locks_prepare(int total_ms)
 {
     atomic_store(&forking, 1);
     struct timespec until = after_ms(total_ms);
-    for (int id = 0; id < CS_LOCK_COUNT; id++)  /* past the time, each is still tried once */
+    for (int id = 0; id < CS_LOCK_FENCE; id++)  /* past the time, each is still tried once */
         fork_took[id] = !held[id].count && take_until(id, &until);
+}
+
+int cs_locks_prepare_one(enum cs_lock_id id, int ms)
+{
+    if (held[id].count) return 1;  /* the forking thread's own: nothing to wait for */
+    struct timespec until = after_ms(ms);
+    fork_took[id] = take_until(id, &until);
+    return fork_took[id];
 }
 
 void cs_locks_parent(void)
@@ -153,8 +163,8 @@ void cs_locks_parent(void)
 
 static void make_anew(int id)
 {
-    if (table[id].kind == MUTEX) pthread_mutex_init(&objs[id].m, NULL);
-    else pthread_rwlock_init(&objs[id].rw, NULL);
+    if (table[id].kind == MUTEX) pthread_mutex_init(&lock_objects[id].m, NULL);
+    else pthread_rwlock_init(&lock_objects[id].rw, NULL);
 }
 
 /* In the child, only the forking thread lives, and every lock is made anew, free. One fork took

@@ -17,8 +17,12 @@ int cs_lock_try(enum cs_lock_id id);           /* 1 when taken */
 int cs_lock_timed(enum cs_lock_id id, int ms); /* 1 when taken within ms milliseconds */
 void cs_unlock(enum cs_lock_id id);
 
-/* fork.c's: around a fork, every lock in the table's order. */
+/* fork.c's: around a fork, every lock in the table's order: cs_locks_prepare takes all but the
+ * last, FENCE, within total_ms in all; the fence's owner (loader/loader_lock.c) takes that one
+ * with cs_locks_prepare_one (ms at most; 1 when taken or held by the forking thread itself),
+ * since only it knows how long its holder may take. */
 void cs_locks_prepare(int total_ms);
+int cs_locks_prepare_one(enum cs_lock_id id, int ms);
 void cs_locks_parent(void);
 void cs_locks_child(unsigned char must_drop[CS_LOCK_COUNT]);
 

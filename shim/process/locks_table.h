@@ -4,6 +4,9 @@
  * forked child inherits each one free and what it protects whole; one it could not take in time
  * (its holder waits for the forking thread, or the fork comes from a signal handler that
  * interrupted its holder) is made anew in the child and what it protected is dropped there.
+ * FENCE stays last: the prepare handler waits for it apart, as long as its holder is inside the
+ * loader's lock (loader/loader_lock.c), since a child forked while the loader's write lock is held
+ * through it waits for ever in its next dlopen.
  * docs/HACKING.md lists them (tests/t_16_docs.sh checks the list against this table).
  *
  * CS_LOCK(id, kind, file, protects, drop): kind MUTEX or RWLOCK; drop, what the child does when

@@ -1,9 +1,11 @@
 """A DataLoader-like parent: two threads keep calling the driver (through ctypes, as a framework's
 extension does) while a fork-start pool of 40 workers each loads a CUDA runtime and asks the
-driver its version. Prints what the workers saw; identical with and without the shim.
+driver its version. Prints what the workers saw; identical with and without the shim. Workers
+that have not answered after FORK_CHILD_WAIT_S seconds (60) have hung: FORK_HANG_REPORT, when
+set, is run with each one's pid before the pool is torn down, and the exit status is 1.
 
   python3 fork_pool.py LIBCUDA RUNTIME"""
-import ctypes, multiprocessing as mp, sys, threading
+import ctypes, multiprocessing as mp, os, subprocess, sys, threading
 
 libcuda, runtime = sys.argv[1], sys.argv[2]
 cuda = ctypes.CDLL(libcuda)
@@ -30,7 +32,15 @@ if __name__ == "__main__":
     for t in threads:
         t.start()
     with mp.get_context("fork").Pool(40) as pool:
-        results = pool.map(work, range(40), chunksize=1)
+        pending = pool.map_async(work, range(40), chunksize=1)
+        try:
+            results = pending.get(int(os.environ.get("FORK_CHILD_WAIT_S") or 60))
+        except mp.TimeoutError:
+            print("pool workers hung", file=sys.stderr)
+            report = os.environ.get("FORK_HANG_REPORT")
+            for p in pool._pool if report else []:
+                subprocess.run([report, str(p.pid)], stdout=sys.stderr)
+            os._exit(1)
     stop.set()
     for t in threads:
         t.join()

@@ -10,14 +10,18 @@
  *            $STORM_DIR/storm_N.so; the children do not dlopen (see child_dlopens).
  *   signal   the main thread makes failing calls in a loop; a timer's signal handler forks; the
  *            child makes a call and exits from the handler.
- * The parent waits for each child 10 s at most; one still running then has hung: it is killed and
- * counted. Prints "children: N, hung: H, failed: F" (identical with and without the shim when
- * nothing hangs) and exits 1 when a child hung or failed. */
+ * The parent waits for each child FORK_CHILD_WAIT_S seconds at most (60 by default: a child is
+ * done in milliseconds, but a loaded machine can stall one for seconds); one still running then
+ * has hung: FORK_HANG_REPORT, when set, is run with its pid first (tests/stress/hang_report.py:
+ * where each of its threads waits), then it is killed and counted. Prints "children: N, hung: H,
+ * failed: F" (identical with and without the shim when nothing hangs) and exits 1 when a child
+ * hung or failed. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,11 +87,42 @@ static void child_work(void)
     if (h) dlclose(h);
 }
 
-/* Waits for pid for at most 10 s: 1 when it exited with status 0. */
+extern char **environ;
+
+/* FORK_HANG_REPORT PID, its output on stderr, before the hung child is killed. */
+static void report_hang(pid_t pid)
+{
+    const char *cmd = getenv("FORK_HANG_REPORT");
+    if (!cmd || !*cmd) return;
+    char arg[16];
+    snprintf(arg, sizeof arg, "%d", (int)pid);
+    char *argv[] = { (char *)cmd, arg, NULL };
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, 2, 1);
+    pid_t r;
+    if (!posix_spawnp(&r, cmd, &fa, NULL, argv, environ)) {
+        int st;
+        while (waitpid(r, &st, 0) < 0 && errno == EINTR) {}
+    }
+    posix_spawn_file_actions_destroy(&fa);
+}
+
+static int child_wait_ms(void)
+{
+    const char *s = getenv("FORK_CHILD_WAIT_S");
+    int v = s ? atoi(s) : 0;
+    return (v > 0 ? v : 60) * 1000;
+}
+
+/* Waits for pid for at most FORK_CHILD_WAIT_S. */
 static void reap(pid_t pid)
 {
     children++;
-    for (int waited = 0;; waited++) {
+    int limit = child_wait_ms();
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    for (;;) {
         int st;
         pid_t r = waitpid(pid, &st, WNOHANG);
         if (r == pid) {
@@ -99,9 +134,11 @@ static void reap(pid_t pid)
             return;
         }
         if (r < 0 && errno != EINTR) { failed++; return; }
-        if (waited == 10000) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 >= limit) {
             hung++;
             fprintf(stderr, "child %d hung\n", (int)pid);
+            report_hang(pid);
             kill(pid, SIGKILL);
             waitpid(pid, &st, 0);
             return;

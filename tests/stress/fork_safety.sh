@@ -2,9 +2,17 @@
 # Forked workers while other threads are inside the shim (a DataLoader, a process pool): RUNS runs
 # of each pattern in default and ALL mode, no child may hang, and the output is the program's
 # own, identical to a run without the shim.
-#   fork_safety.sh [RUNS] [FORKS]      (make stress: 20 runs of 300 forks; t_10: fewer)
+#   fork_safety.sh [RUNS] [FORKS] [POOL_RUNS]
+#     (t_10: 3 runs of 100; make stress's soak, fork_soak.sh: 10,000 forks per pattern and mode)
+# A child that has not exited after FORK_CHILD_WAIT_S (60 s: a child needs milliseconds, a loaded
+# machine can stall one for seconds) is reported before it is killed: where each of its threads
+# waits and who holds the shim's locks (hang_report.py), so one occurrence shows the cause.
 . "$(dirname "$0")/../lib.sh"
-RUNS=${1:-20} FORKS=${2:-300}
+RUNS=${1:-20} FORKS=${2:-300} POOL_RUNS=${3:-${1:-20}}
+export FORK_HANG_REPORT="$ROOT/tests/stress/hang_report.py"
+# A whole run's limit allows for load: 0.2 s a fork and a child's full wait on top of the
+# unloaded 15 ms a fork; only a run that makes no progress at all reaches it.
+run_limit=$((120 + FORKS / 5))
 compile fork_workers tests/programs/fork_workers.c -pthread -ldl -L"$FAKES" -lcuda -Wl,-rpath,"$FAKES"
 # the libraries another thread opens while the parent forks (copies: each one a new object)
 mkdir -p "$TMP/storm"
@@ -31,8 +39,8 @@ runs() {
     done
 }
 for p in $patterns; do
-    want=$(timeout 120 ./fork_workers "$p" "$FORKS" 2>&1) || fail "$p: fails without the shim: $want"
-    runs "$p pattern, $FORKS forks" "$RUNS" "$want" timeout 120 env LD_PRELOAD="$PRELOAD" ./fork_workers "$p" "$FORKS"
+    want=$(timeout "$run_limit" ./fork_workers "$p" "$FORKS" 2>&1) || fail "$p: fails without the shim: $want"
+    runs "$p pattern, $FORKS forks" "$RUNS" "$want" timeout "$run_limit" env LD_PRELOAD="$PRELOAD" ./fork_workers "$p" "$FORKS"
 done
 # DataLoader's pattern on NVIDIA's real driver, when the real stack has been fetched
 RS="${CUDASHIM_REALSTACK:-$HOME/.cache/cudashim-realstack}/root/usr/lib/x86_64-linux-gnu"
@@ -42,9 +50,9 @@ runtime="$CUDA/lib64/libcudart.so.13"; [ -e "$runtime" ] || runtime="$RS/libcuda
 if [ "${CS_SANITIZER:-0}" != 0 ]; then
     echo "  python fork pool: skipped under a sanitizer (its allocator deadlocks forked children of threaded programs by itself)"
 elif [ -e "$RS/nvidia/current/libcuda.so.1" ] && [ -e "$runtime" ] && command -v python3 >/dev/null; then
-    pool() { LD_LIBRARY_PATH="$RS/nvidia/current" timeout 120 "$@" python3 "$ROOT/tests/programs/fork_pool.py" libcuda.so.1 "$runtime"; }
+    pool() { LD_LIBRARY_PATH="$RS/nvidia/current" timeout 300 "$@" python3 "$ROOT/tests/programs/fork_pool.py" libcuda.so.1 "$runtime"; }
     want=$(pool env 2>&1) || fail "fork pool: fails without the shim: $want"
-    runs "python fork pool (40 workers) on the real 535 driver" "$RUNS" "$want" pool env LD_PRELOAD="$PRELOAD"
+    runs "python fork pool (40 workers) on the real 535 driver" "$POOL_RUNS" "$want" pool env LD_PRELOAD="$PRELOAD"
 else
     echo "  python fork pool: skipped (no real driver in the cache: tests/realstack/fetch.sh)"
 fi

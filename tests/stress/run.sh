@@ -82,6 +82,6 @@ PY
 else
     echo "  skipped: cannot mount a tmpfs here"
 fi
-echo "6. forked workers while threads are inside the shim: 20 runs of each pattern, both modes"
-bash "$ROOT/tests/stress/fork_safety.sh" 20 300
+echo "6. forked workers while threads are inside the shim, under CPU and I/O pressure: ${SOAK_FORKS:-10000} forks of each pattern, both modes"
+bash "$ROOT/tests/stress/fork_soak.sh"
 echo "stress: all exact"
