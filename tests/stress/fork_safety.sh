@@ -10,6 +10,7 @@
 . "$(dirname "$0")/../lib.sh"
 RUNS=${1:-20} FORKS=${2:-300} POOL_RUNS=${3:-${1:-20}}
 export FORK_HANG_REPORT="$ROOT/tests/stress/hang_report.py"
+limited="$ROOT/tests/stress/limit_or_report.sh"  # timeout(1) that reports the run first
 # A whole run's limit allows for load: 0.2 s a fork and a child's full wait on top of the
 # unloaded 15 ms a fork; only a run that makes no progress at all reaches it.
 run_limit=$((120 + FORKS / 5))
@@ -39,8 +40,8 @@ runs() {
     done
 }
 for p in $patterns; do
-    want=$(timeout "$run_limit" ./fork_workers "$p" "$FORKS" 2>&1) || fail "$p: fails without the shim: $want"
-    runs "$p pattern, $FORKS forks" "$RUNS" "$want" timeout "$run_limit" env LD_PRELOAD="$PRELOAD" ./fork_workers "$p" "$FORKS"
+    want=$("$limited" "$run_limit" ./fork_workers "$p" "$FORKS" 2>&1) || fail "$p: fails without the shim: $want"
+    runs "$p pattern, $FORKS forks" "$RUNS" "$want" "$limited" "$run_limit" env LD_PRELOAD="$PRELOAD" ./fork_workers "$p" "$FORKS"
 done
 # DataLoader's pattern on NVIDIA's real driver, when the real stack has been fetched
 RS="${CUDASHIM_REALSTACK:-$HOME/.cache/cudashim-realstack}/root/usr/lib/x86_64-linux-gnu"
@@ -50,7 +51,7 @@ runtime="$CUDA/lib64/libcudart.so.13"; [ -e "$runtime" ] || runtime="$RS/libcuda
 if [ "${CS_SANITIZER:-0}" != 0 ]; then
     echo "  python fork pool: skipped under a sanitizer (its allocator deadlocks forked children of threaded programs by itself)"
 elif [ -e "$RS/nvidia/current/libcuda.so.1" ] && [ -e "$runtime" ] && command -v python3 >/dev/null; then
-    pool() { LD_LIBRARY_PATH="$RS/nvidia/current" timeout 300 "$@" python3 "$ROOT/tests/programs/fork_pool.py" libcuda.so.1 "$runtime"; }
+    pool() { LD_LIBRARY_PATH="$RS/nvidia/current" "$limited" 300 "$@" python3 "$ROOT/tests/programs/fork_pool.py" libcuda.so.1 "$runtime"; }
     want=$(pool env 2>&1) || fail "fork pool: fails without the shim: $want"
     runs "python fork pool (40 workers) on the real 535 driver" "$POOL_RUNS" "$want" pool env LD_PRELOAD="$PRELOAD"
 else
