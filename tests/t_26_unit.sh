@@ -13,6 +13,8 @@ unit() { local name=$1; shift
     "$TMP/$name" || fail "$name"; }
 unit alternatives_test shim/base/alternatives.c shim/base/reference.c shim/base/reference_data.c
 unit build_info_test shim/base/build_info.c
+# The fork handlers' lock bookkeeping when forks overlap (two threads, a signal handler).
+unit locks_test shim/process/locks.c
 # Every rule, every finding id: the rules and the pure helpers only (cs_finding is the test's).
 unit rules_test $(cd "$ROOT" && ls shim/rules/*.c) shim/base/json.c shim/base/library_names.c shim/base/loader_message.c \
     shim/base/alternatives.c shim/base/reference.c shim/base/reference_data.c shim/base/fatbin.c shim/base/image_explain.c

@@ -160,9 +160,6 @@ static void report(struct cs_thread *stuck, uint64_t now)
 static void *watch(void *arg)
 {
     (void)arg;
-    sigset_t all;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, NULL);
     double tick = timeout_s / 4 < 1.0 ? timeout_s / 4 : 1.0;
     struct timespec ts = { (time_t)tick, (long)((tick - (double)(time_t)tick) * 1e9) };
     uint64_t timeout_ns = (uint64_t)(timeout_s * 1e9);
@@ -194,7 +191,7 @@ void cs_watchdog_start(void)
     timeout_s = cs_cfg.hang_timeout_s;
     int zero = 0;
     if (!atomic_compare_exchange_strong(&running, &zero, 1)) return;
-    if (pthread_create(&watcher, NULL, watch, NULL)) atomic_store(&running, 0);
+    if (cs_thread_spawn(&watcher, 0, watch)) atomic_store(&running, 0);
     else pthread_detach(watcher);
 }
 

@@ -52,9 +52,6 @@ static void scan(int ask)
 static void *scanner_main(void *arg)
 {
     (void)arg;
-    sigset_t all;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, NULL);
     cs_own_thread = 1;
     cs_loader_probe();  /* a forked child's: before any scan, holding nothing */
     uint32_t seen = (uint32_t)-1;
@@ -85,17 +82,8 @@ void cs_scan_request(void)
     atomic_fetch_add(&requests, 1);
     int zero = 0;
     if (!atomic_load(&stopping) && atomic_compare_exchange_strong(&running, &zero, 1)) {
-        /* No signal may land on this thread: the program's handlers expect its own threads. */
-        sigset_t all, old;
-        sigfillset(&all);
-        pthread_sigmask(SIG_BLOCK, &all, &old);
-        pthread_attr_t a;
-        pthread_attr_init(&a);
-        pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
-        pthread_attr_setstacksize(&a, 256 * 1024);
-        if (pthread_create(&scanner, &a, scanner_main, NULL)) atomic_store(&running, 0);
-        pthread_attr_destroy(&a);
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (cs_thread_spawn(&scanner, 256 * 1024, scanner_main)) atomic_store(&running, 0);
+        else pthread_detach(scanner);
         return;
     }
     syscall(SYS_futex, &requests, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);

@@ -32,12 +32,11 @@ static struct { pthread_mutex_t m; pthread_rwlock_t rw; } lock_objects[CS_LOCK_C
  * child made anew; their releases (the interrupted code resuming) release nothing. */
 static __thread struct { uint8_t count, stale; } held[CS_LOCK_COUNT] __attribute__((tls_model("initial-exec")));
 
-/* Set while a fork takes the locks. A thread that holds none waits (a bounded time) before
- * taking its first, so that a steady stream of readers (failing calls on several threads take
- * the inventory's lock for reading) cannot keep the fork from its write lock; a thread that
- * already holds one goes on, to release it. */
+/* Forks under way, in every thread. While one is, a thread that holds no lock waits (a bounded
+ * time) before taking its first, so that a steady stream of readers (failing calls on several
+ * threads take the inventory's lock for reading) cannot keep a fork from its write lock; a thread
+ * that already holds one goes on, to release it. */
 static uint32_t _Atomic forking;
-
 static void wait_for_fork(void)
 {
     if (!atomic_load_explicit(&forking, memory_order_acquire)) return;
@@ -63,6 +62,8 @@ static void check_order(enum cs_lock_id id)
             (void)!write(2, msg, (size_t)n);
             abort();
         }
+#else
+    (void)id;
 #endif
 }
 
@@ -130,13 +131,21 @@ void cs_unlock(enum cs_lock_id id)
 
 /* --- fork: the prepare handler takes every lock, in order, within total_ms in all ------------ */
 
-static uint8_t fork_took[CS_LOCK_COUNT];
+/* What this thread's fork took, to release in its parent handler. Per thread: two threads may
+ * fork at once (two subprocess calls, or a timer's signal on two threads), and glibc runs their
+ * handlers side by side; one's lock taken by the other, or a wait for it that ran out, is no
+ * business of the first's release. depth: this thread's forks under way, more than one when a
+ * signal handler forked inside its own fork handlers; the inner fork takes nothing, the outer's
+ * locks being this thread's already. */
+static __thread uint8_t fork_took[CS_LOCK_COUNT] __attribute__((tls_model("initial-exec")));
+static __thread int fork_depth __attribute__((tls_model("initial-exec")));
 
 _Static_assert(CS_LOCK_FENCE == CS_LOCK_COUNT - 1, "the fence is the last lock, waited for apart");
 
 void cs_locks_prepare(int total_ms)
 {
-    atomic_store(&forking, 1);
+    atomic_fetch_add(&forking, 1);
+    if (fork_depth++) return;
     struct timespec until = after_ms(total_ms);
     for (int id = 0; id < CS_LOCK_FENCE; id++)  /* past the time, each is still tried once */
         fork_took[id] = !held[id].count && take_until(id, &until);
@@ -144,7 +153,7 @@ void cs_locks_prepare(int total_ms)
 
 int cs_locks_prepare_one(enum cs_lock_id id, int ms)
 {
-    if (held[id].count) return 1;  /* the forking thread's own: nothing to wait for */
+    if (held[id].count || fork_depth > 1) return 1;  /* the forking thread's own: nothing to wait for */
     struct timespec until = after_ms(ms);
     fork_took[id] = take_until(id, &until);
     return fork_took[id];
@@ -152,13 +161,15 @@ int cs_locks_prepare_one(enum cs_lock_id id, int ms)
 
 void cs_locks_parent(void)
 {
-    for (int id = 0; id < CS_LOCK_COUNT; id++) {
-        if (!fork_took[id]) continue;
-        fork_took[id] = 0;
-        release(id);
-    }
-    atomic_store(&forking, 0);
-    syscall(SYS_futex, &forking, FUTEX_WAKE_PRIVATE, 1 << 30, NULL, NULL, 0);
+    if (fork_depth == 1)
+        for (int id = 0; id < CS_LOCK_COUNT; id++) {
+            if (!fork_took[id]) continue;
+            fork_took[id] = 0;
+            release(id);
+        }
+    if (fork_depth > 0) fork_depth--;
+    if (atomic_fetch_sub(&forking, 1) == 1)
+        syscall(SYS_futex, &forking, FUTEX_WAKE_PRIVATE, 1 << 30, NULL, NULL, 0);
 }
 
 static void make_anew(int id)
@@ -175,7 +186,10 @@ static void make_anew(int id)
  * protect half-written data: must_drop[id] says so. */
 void cs_locks_child(unsigned char must_drop[CS_LOCK_COUNT])
 {
-    atomic_store(&forking, 0);
+    /* a child of an inner fork resumes, if its handler returns, inside the outer fork's handlers:
+     * they see the outer fork under way, with nothing of its own to release */
+    fork_depth = fork_depth > 1 ? fork_depth - 1 : 0;
+    atomic_store(&forking, (uint32_t)fork_depth);
     for (int id = 0; id < CS_LOCK_COUNT; id++) {
         must_drop[id] = !fork_took[id] && !held[id].count;
         fork_took[id] = 0;

@@ -6,6 +6,7 @@
 #endif
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -136,4 +137,22 @@ void cs_thread_after_fork(struct cs_thread *self)
     }
     (void)self;
     cs_tls = &cs_unborn;  /* the child's first call takes the full path (and the fork check) */
+}
+
+/* The shim's own threads (the scanner, the writer, the watchdog) start with every signal blocked,
+ * from their first instruction: a signal the program sends itself (a timer's, say) must land on
+ * the program's threads, whose handlers expect them, never on the shim's. A handler that forked
+ * on the writer thread while its start had not yet blocked them raced the program's own fork. */
+int cs_thread_spawn(pthread_t *thread, size_t stack_size, void *(*fn)(void *))
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    pthread_attr_t a;
+    pthread_attr_init(&a);
+    if (stack_size) pthread_attr_setstacksize(&a, stack_size);
+    int err = pthread_create(thread, &a, fn, NULL);
+    pthread_attr_destroy(&a);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return err;
 }

@@ -473,9 +473,6 @@ void cs_emit(struct cs_thread *t, struct cs_api *api, struct cs_event *ev)
 static void *writer_main(void *arg)
 {
     (void)arg;
-    sigset_t all;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, NULL);
     /* Every 50 ms (the program's own threads write full rings themselves); the stop is seen
      * within 5 ms, so that exit does not wait. */
     for (unsigned tick = 0; !atomic_load(&writer_stop); tick++) {
@@ -491,7 +488,7 @@ void cs_writer_start(void)
     int zero = 0;
     if (cs_cfg.trace_all && atomic_compare_exchange_strong(&writer_running, &zero, 1)) {
         atomic_store(&writer_stop, 0);
-        if (pthread_create(&writer_thread, NULL, writer_main, NULL))
+        if (cs_thread_spawn(&writer_thread, 0, writer_main))
             atomic_store(&writer_running, 0);  /* the exit path writes the rings instead */
     }
 }

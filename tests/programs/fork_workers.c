@@ -9,7 +9,10 @@
  *   dlopen   as calls, and a fifth thread opens new libraries all along (the scanner busy):
  *            $STORM_DIR/storm_N.so; the children do not dlopen (see child_dlopens).
  *   signal   the main thread makes failing calls in a loop; a timer's signal handler forks; the
- *            child makes a call and exits from the handler.
+ *            child makes a call and exits from the handler. The signal may come on any thread,
+ *            the shim's included, and on two at once: two forks at the same time.
+ *   twoforks as calls, with two threads forking at once (two subprocess calls, say): the fork
+ *            handlers of both run together.
  * The parent waits for each child FORK_CHILD_WAIT_S seconds at most (60 by default: a child is
  * done in milliseconds, but a loaded machine can stall one for seconds); one still running then
  * has hung: FORK_HANG_REPORT, when set, is run with its pid first (tests/stress/hang_report.py:
@@ -39,7 +42,7 @@ int cuMemAlloc_v2(unsigned long long *, size_t);
 int cuCtxSynchronize(void);
 
 static atomic_int stop;
-static int hung, failed, children;
+static atomic_int hung, failed, children;
 
 static void *caller(void *arg)
 {
@@ -161,6 +164,26 @@ static void fork_in_handler(int sig)
     forked_pid = pid;
 }
 
+static int forks_each;
+
+static void fork_and_reap(void)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        child_work();
+        exit(0);
+    }
+    if (pid < 0) failed++;
+    else reap(pid);
+}
+
+static void *forker(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < forks_each; i++) fork_and_reap();
+    return NULL;
+}
+
 int main(int argc, char **argv)
 {
     const char *pattern = argc > 1 ? argv[1] : "calls";
@@ -193,14 +216,14 @@ int main(int argc, char **argv)
         child_dlopens = threads == 4;
         pthread_t t[5];
         for (int i = 0; i < threads; i++) pthread_create(&t[i], NULL, i == 4 ? opener : caller, NULL);
-        for (int i = 0; i < forks; i++) {
-            pid_t pid = fork();
-            if (pid == 0) {
-                child_work();
-                exit(0);
-            }
-            if (pid < 0) { failed++; continue; }
-            reap(pid);
+        if (!strcmp(pattern, "twoforks")) {
+            pthread_t f;
+            forks_each = forks / 2;
+            pthread_create(&f, NULL, forker, NULL);
+            forker(NULL);
+            pthread_join(f, NULL);
+        } else {
+            for (int i = 0; i < forks; i++) fork_and_reap();
         }
         atomic_store(&stop, 1);
         for (int i = 0; i < threads; i++) pthread_join(t[i], NULL);

@@ -21,7 +21,7 @@ echo 'int storm_value(void) { return 42; }' >"$TMP/storm/s.c"
 $CC -shared -fPIC -o "$TMP/storm/base.so" "$TMP/storm/s.c" || fail "cannot build the storm library"
 for i in $(seq 0 1499); do ln "$TMP/storm/base.so" "$TMP/storm/storm_$i.so" 2>/dev/null || cp "$TMP/storm/base.so" "$TMP/storm/storm_$i.so"; done
 export STORM_DIR="$TMP/storm" FAKE_CUDA_FAIL=cuMemAlloc_v2=2
-patterns="calls dlopen signal"
+patterns="calls dlopen signal twoforks"
 under_tsan && patterns=""  # ThreadSanitizer cannot fork a threaded process
 # runs LABEL RUNS WANT CMD...: CMD RUNS times in each mode under the shim; its output must be WANT
 runs() {

@@ -18,7 +18,14 @@ done
     rm -f "$TMP/pressure.fill"
   done ) &
 pressure+=($!)
-stop_pressure() { kill "${pressure[@]}" 2>/dev/null; wait "${pressure[@]}" 2>/dev/null; rm -f "$TMP/pressure.fill"; }
+# The hogs and the writer are stopped, and the writer's dd with them; their statuses (killed) are
+# not this script's: it exits with the soak's.
+stop_pressure() {
+    local p
+    for p in "${pressure[@]}"; do kill "$p" $(cat /proc/"$p"/task/*/children 2>/dev/null) 2>/dev/null || true; done
+    wait "${pressure[@]}" 2>/dev/null || true
+    rm -f "$TMP/pressure.fill"
+}
 trap 'stop_pressure; rm -rf "$TMP"' EXIT
 echo "  under pressure: $(nproc) CPU hogs and a writer syncing 256 MB at a time in $TMP"
 start=$(date +%s)

@@ -11,7 +11,7 @@ for ((i = 0; i < limit * 10; i++)); do
     sleep 0.1
 done
 echo "run limit of $limit s reached: $*" >&2
-for p in "$pid" $(pgrep -P "$pid"); do python3 "$report" "$p" >&2; done
+for p in "$pid" $(cat /proc/"$pid"/task/*/children 2>/dev/null); do python3 "$report" "$p" >&2; done
 kill -KILL "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null
 exit 124
