@@ -171,7 +171,7 @@ __attribute__((constructor)) static void wire(void)
  * the finding, so wake up at exit to say so. Otherwise a CPU program never sees the shim. */
 static int expect_gpu(void)
 {
-    const char *v = getenv("CUDASHIM_EXPECT_GPU");
+    const char *v = cs_setting("CUDASHIM_EXPECT_GPU");
     int on = 0;
     return v && cs_parse_bool(v, &on) && on;
 }

@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #endif
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -112,8 +113,11 @@ void cs_prometheus_write(void)
     char host[256] = "", file[PATH_MAX], tmp[PATH_MAX + 32];
     gethostname(host, sizeof host - 1);
     const char *rank = cs_trace_rank();
-    if (rank) snprintf(file, sizeof file, "%s/cudashim-%s-%s.prom", dir, host, rank);
-    else snprintf(file, sizeof file, "%s/cudashim-%s-p%d.prom", dir, host, (int)getpid());
+    char host_part[256], rank_part[256];
+    cs_file_name_part(host_part, sizeof host_part, host);
+    cs_file_name_part(rank_part, sizeof rank_part, rank ? rank : "");
+    if (rank) snprintf(file, sizeof file, "%s/cudashim-%s-%s.prom", dir, host_part, rank_part);
+    else snprintf(file, sizeof file, "%s/cudashim-%s-p%d.prom", dir, host_part, (int)getpid());
     snprintf(tmp, sizeof tmp, "%s.tmp.%d", file, (int)getpid());
     static char text[1 << 18];
     struct cs_buf b = { text, 0, sizeof text - 2 };
@@ -150,8 +154,19 @@ void cs_prometheus_write(void)
         series(&b, M_FAILED, host, rank, "api", cs_api_name(i), "result", "any", NULL, NULL, errors[i]);
     }
     if (b.len >= sizeof text - 2) return;  /* never half a file */
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0) return;
+    /* A temporary name left by an earlier process of this pid, or planted (a link), is removed,
+     * never written through. */
+    const char *why;
+    int fd = cs_create_file(tmp, 0, &why);
+    if (fd < 0 && errno == EEXIST && !unlink(tmp)) fd = cs_create_file(tmp, 0, &why);
+    if (fd < 0) {
+        if (why && cs_cfg.stderr_on) {
+            char msg[PATH_MAX + 256];
+            int n = snprintf(msg, sizeof msg, "cudashim: no metrics file in %s: %s\n", dir, why);
+            (void)!write(2, msg, n > 0 && (size_t)n < sizeof msg ? (size_t)n : 0);
+        }
+        return;
+    }
     int ok = write(fd, text, b.len) == (ssize_t)b.len;
     ok &= close(fd) == 0;
     if (!ok || rename(tmp, file)) { unlink(tmp); return; }

@@ -1,7 +1,11 @@
 /* CUDASHIM_* variables: parsed once at first use; garbage gets one warning and the default. */
+#include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "process.h"
@@ -35,9 +39,72 @@ int cs_parse_bool(const char *s, int *out)
     return 0;
 }
 
+/* AT_SECURE: the kernel says the process gained privileges at exec (setuid, setgid, file
+ * capabilities); its environment is its unprivileged caller's, and /etc/ld.so.preload still
+ * loads the shim into it. */
+int cs_secure(void)
+{
+    return getauxval(AT_SECURE) != 0;
+}
+
+/* CS_SECURE_CONFIG, read once: lines CUDASHIM_NAME=value, '#' comments. Taken only from a
+ * regular file owned by root that no one else may write, so the caller cannot plant it. */
+static struct { const char *name, *value; } secure_settings[64];
+static int secure_count;
+static char secure_text[16384];
+
+static void say(const char *msg)
+{
+    (void)!write(2, msg, strlen(msg));
+}
+
+static void read_secure_config(void)
+{
+    int fd = open(CS_SECURE_CONFIG, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) return;
+    struct stat st;
+    ssize_t n = -1;
+    if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022))
+        say("cudashim: ignoring " CS_SECURE_CONFIG ": it must be a regular file owned by root and writable by no one else\n");
+    else
+        n = read(fd, secure_text, sizeof secure_text - 1);
+    close(fd);
+    if (n <= 0) return;
+    secure_text[n] = 0;
+    for (char *line = secure_text, *next; line && secure_count < (int)(sizeof secure_settings / sizeof *secure_settings); line = next) {
+        next = strchr(line, '\n');
+        if (next) *next++ = 0;
+        size_t len = strlen(line);
+        while (len && (line[len - 1] == ' ' || line[len - 1] == '\t' || line[len - 1] == '\r')) line[--len] = 0;
+        line += strspn(line, " \t");
+        char *eq = strchr(line, '=');
+        if (*line == '#' || !eq || strncmp(line, "CUDASHIM_", 9)) continue;
+        *eq = 0;
+        secure_settings[secure_count].name = line;
+        secure_settings[secure_count++].value = eq + 1;
+    }
+}
+
+const char *cs_setting(const char *name)
+{
+    if (!cs_secure()) return getenv(name);
+    static int _Atomic state;  /* 0 unread, 1 being read, 2 read */
+    int zero = 0;
+    if (atomic_compare_exchange_strong(&state, &zero, 1)) {
+        read_secure_config();
+        atomic_store(&state, 2);
+    }
+    while (atomic_load(&state) != 2)
+        ;
+    const char *v = NULL;
+    for (int i = 0; i < secure_count; i++)
+        if (!strcmp(secure_settings[i].name, name)) v = secure_settings[i].value;  /* the last one counts */
+    return v;
+}
+
 int cs_env_disabled(void)
 {
-    const char *v = getenv("CUDASHIM_DISABLE");
+    const char *v = cs_setting("CUDASHIM_DISABLE");
     int disabled = 0;
     return v && cs_parse_bool(v, &disabled) && disabled;
 }
@@ -113,7 +180,7 @@ static const char *value(int i)
 {
     char name[64];
     snprintf(name, sizeof name, "CUDASHIM_%s", cs_vars[i].name);
-    return getenv(name);
+    return cs_setting(name);
 }
 
 void cs_config_load(void)
@@ -139,7 +206,10 @@ void cs_config_load(void)
         switch (i) {
         case CS_CFG_DISABLE: cs_cfg.disable = b; break;
         case CS_CFG_TRACE_FILE: cs_cfg.trace_file = s; break;
-        case CS_CFG_TRACE_DIR: cs_cfg.trace_dir = s; break;
+        /* A privileged process never writes where its caller stands: its trace goes only where
+         * the configuration file says, by an absolute directory. */
+        case CS_CFG_TRACE_DIR: cs_cfg.trace_dir = cs_secure() && (s == d || *s != '/') ? NULL : s; break;
+        case CS_CFG_GROUP_READABLE: cs_cfg.group_readable = b; break;
         case CS_CFG_TRACE_ALL: cs_cfg.trace_all = b; break;
         case CS_CFG_TRACE_MAX: cs_cfg.trace_max = bytes; break;
         case CS_CFG_RING_SIZE: cs_cfg.ring_size = n; break;

@@ -5,6 +5,7 @@ CS_VAR(DISABLE,            BOOL,    "0",                     "1: the shim stays 
 CS_VAR(TRACE_FILE,         STRING,  "cudashim-%h-%p.jsonl",  "Trace file name template: %p pid, %h host, %r rank (norank when none), %R rank followed by a dash (nothing when none), %% a percent sign. Relative names go under CUDASHIM_TRACE_DIR.")
 CS_VAR(TRACE_DIR,          STRING,  ".",                     "Directory for relative trace file names.")
 CS_VAR(TRACE_MAX,          BYTES,   "",                      "A size limit per trace file, as bytes or with a K, M or G suffix (at least 1M, e.g. 500M): a trace that reaches it is renamed to NAME.prev (replacing an older one) and continued in a new NAME that starts with the header, the libraries and the findings again, so at most twice the limit is on disk and the newest calls are kept. `cudashim` reads NAME.prev and NAME together. No limit when unset.")
+CS_VAR(GROUP_READABLE,     BOOL,    "0",                     "1: the files the shim writes (traces, calls files, metrics) are created 0640, readable by the process's group (a log collector's); 0600 otherwise.")
 CS_VAR(TRACE_ALL,          BOOL,    "0",                     "1: write every call, not only failing and key calls.")
 CS_VAR(RING_SIZE,          COUNT,   "4096",                  "Calls kept per thread in the flight recorder (rounded up to a power of two; ALL mode uses at least 65536).")
 CS_VAR(STDERR,             BOOL,    "1",                     "0: write nothing on stderr (no summary, findings or crash note); `cudashim run` sets it and prints the report itself.")

@@ -24,7 +24,7 @@ struct cs_var {
 };
 extern const struct cs_var cs_vars[CS_CFG_COUNT];
 struct cs_config {
-    int disable, trace_all, summary, stderr_on, crash_handler, crash_selftest, expect_gpu;
+    int disable, group_readable, trace_all, summary, stderr_on, crash_handler, crash_selftest, expect_gpu;
     uint64_t ring_size, max_errors_per_api, max_key_calls_per_api;
     uint64_t trace_max;  /* bytes per trace part; 0: no limit */
     double hang_timeout_s;
@@ -36,6 +36,18 @@ void cs_config_load(void);
 int cs_parse_bool(const char *s, int *out);  /* 1 when s is a boolean; *out its value */
 int cs_env_disabled(void);                   /* CUDASHIM_DISABLE is set true: read before cs_config_load */
 int cs_config_value_ok(int var, const char *s);
+/* A privileged process (AT_SECURE: setuid, setgid, file capabilities): CUDASHIM_* come only from
+ * the root-owned CS_SECURE_CONFIG, never from the environment its caller chose. */
+#define CS_SECURE_CONFIG "/etc/cudashim.conf"
+int cs_secure(void);
+const char *cs_setting(const char *name);  /* "CUDASHIM_X": the environment's, or the file's when cs_secure() */
+
+/* files.c: every file the shim creates (O_EXCL, never through a link, cs_file_mode(), in a
+ * directory cs_dir_refusal() accepts); -1 with errno, and *why set when the shim refused it. */
+int cs_file_mode(void);
+const char *cs_dir_refusal(const char *dir);  /* NULL: the shim may create files there; else why not */
+int cs_create_file(const char *path, int flags, const char **why);
+void cs_file_name_part(char *out, size_t cap, const char *v);  /* v as one plain file-name component */
 
 /* clock.c */
 void cs_clock_init(const char *mode);

@@ -71,8 +71,8 @@ static int put_file_header(int f)
     return write(f, &h, sizeof h) == (ssize_t)sizeof h;
 }
 
-/* Beside the trace: NAME.jsonl -> NAME.calls (NAME.calls.1 ... when taken). Created once, 0600,
- * never following a link or reusing an existing file. */
+/* Beside the trace: NAME.jsonl -> NAME.calls (NAME.calls.1 ... when taken). Created once
+ * (cs_create_file: never through a link, never an existing file). */
 int cs_calls_open(const char *trace_path, char *name, size_t cap)
 {
     char base[sizeof file_path - 16];
@@ -82,9 +82,10 @@ int cs_calls_open(const char *trace_path, char *name, size_t cap)
     if (n > 6 && !strcmp(base + n - 6, ".jsonl")) base[n - 6] = 0;
     strcat(base, ".calls");
     int f = -1;
+    const char *why;
     for (int i = 0; i < 100 && f < 0; i++) {
         if (i) snprintf(file_path, sizeof file_path, "%s.%d", base, i); else snprintf(file_path, sizeof file_path, "%s", base);
-        f = open(file_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
+        f = cs_create_file(file_path, O_APPEND, &why);
         if (f < 0 && errno != EEXIST) break;
     }
     if (f < 0) { atomic_store(&state, 3); return 0; }
@@ -134,7 +135,8 @@ static void rotate(void)
     char prev[sizeof file_path + 8];
     snprintf(prev, sizeof prev, "%s.prev", file_path);
     if (rename(file_path, prev)) { atomic_store(&state, 3); return; }
-    int f = open(file_path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
+    const char *why;
+    int f = cs_create_file(file_path, O_APPEND, &why);
     struct stat st;
     if (f < 0 || fstat(f = high_fd(f), &st) || !put_file_header(f)) {
         if (f >= 0) close(f);

@@ -71,6 +71,13 @@ const char *cs_trace_rank(void)
     return NULL;
 }
 
+static void put_name_part(struct cs_buf *b, const char *v)
+{
+    char part[256];
+    cs_file_name_part(part, sizeof part, v);
+    cs_put(b, part);
+}
+
 static void expand(char *out, size_t cap, const char *tmpl)
 {
     struct cs_buf b = { out, 0, cap - 1 };
@@ -85,9 +92,9 @@ static void expand(char *out, size_t cap, const char *tmpl)
         if (*s != '%' || !s[1]) { cs_putn(&b, s, 1); continue; }
         switch (*++s) {
         case 'p': cs_put_u64(&b, (uint64_t)getpid()); break;
-        case 'h': cs_put(&b, host); break;
-        case 'r': cs_put(&b, rank ? rank : "norank"); break;
-        case 'R': if (rank) { cs_put(&b, "rank"); cs_put(&b, rank); cs_put(&b, "-"); } break;
+        case 'h': put_name_part(&b, host); break;
+        case 'r': put_name_part(&b, rank ? rank : "norank"); break;
+        case 'R': if (rank) { cs_put(&b, "rank"); put_name_part(&b, rank); cs_put(&b, "-"); } break;
         case '%': cs_put(&b, "%"); break;
         default: cs_putn(&b, s - 1, 2);
         }
@@ -242,7 +249,8 @@ static int rotate(void)
     char prev[sizeof path + 8];
     snprintf(prev, sizeof prev, "%s.prev", path);
     if (rename(path, prev)) goto give_up;
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
+    const char *why;
+    int fd = cs_create_file(path, O_APPEND, &why);
     if (fd < 0) goto give_up;
     int high = fcntl(fd, F_DUPFD_CLOEXEC, 100);
     if (high >= 0) { close(fd); fd = high; }
@@ -263,7 +271,7 @@ give_up:
     return 0;
 }
 
-/* Create the file once, 0600, never following a link or reusing an existing file. */
+/* Create the file once (cs_create_file: never through a link, never an existing file). */
 static int ensure_open(void)
 {
     int s = atomic_load(&fd_state);
@@ -274,6 +282,7 @@ static int ensure_open(void)
         char base[sizeof path - 16];
         expand(base, sizeof base, cs_cfg.trace_file);
         int fd = -1;
+        const char *why = NULL;
         if (strlen(base) >= sizeof base - 2) {  /* never a different, cut name */
             errno = ENAMETOOLONG;
             snprintf(path, sizeof path, "%.200s...", base);
@@ -281,14 +290,14 @@ static int ensure_open(void)
         }
         for (int i = 0; i < 100 && fd < 0; i++) {
             if (i) snprintf(path, sizeof path, "%s.%d", base, i); else snprintf(path, sizeof path, "%s", base);
-            fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_APPEND | O_CLOEXEC, 0600);
+            fd = cs_create_file(path, O_APPEND, &why);
             if (fd < 0 && errno != EEXIST) break;
         }
         if (fd < 0) {
         failed:;
             char msg[4200];
             int n = snprintf(msg, sizeof msg, "cudashim: cannot create trace file %s: %s; tracing is off\n", path,
-                             strerror(errno));
+                             why ? why : strerror(errno));
             (void)!write(2, msg, n > 0 && (size_t)n < sizeof msg ? (size_t)n : 0);
             atomic_store(&fd_state, 3);
             return 0;
