@@ -102,6 +102,10 @@ struct cli_opt { const char *name; int *flag; const char **value; };
 int cli_parse(const char *cmd, int argc, char **argv, const struct cli_opt *opts, void (*usage)(FILE *),
               char ***operands, int *n);
 
+/* capture.c: argv[0] run (PATH searched) with stdout into buf, stderr to /dev/null, ended after
+ * timeout_s; its exit status, 128+signal, or -1 when it could not be started */
+int capture_output(char *const argv[], unsigned timeout_s, char *buf, size_t cap);
+
 /* subcommands */
 int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);

@@ -191,28 +191,9 @@ static const char py_probe[] =
 
 static json_t *read_python(const char *python)
 {
-    int fds[2];
-    if (pipe(fds)) return NULL;
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(fds[1], 1);
-        close(fds[0]), close(fds[1]);
-        int null = open("/dev/null", O_WRONLY);
-        if (null >= 0) dup2(null, 2);
-        alarm(30);
-        execlp(python, python, "-c", py_probe, (char *)NULL);
-        _exit(127);
-    }
-    close(fds[1]);
-    if (pid < 0) { close(fds[0]); return NULL; }
-    char buf[1 << 16];
-    size_t n = 0;
-    ssize_t r;
-    while (n < sizeof buf - 1 && (r = read(fds[0], buf + n, sizeof buf - 1 - n)) > 0) n += (size_t)r;
-    close(fds[0]);
-    buf[n] = 0;
-    int st;
-    waitpid(pid, &st, 0);
+    static char buf[1 << 16];
+    char *argv[] = { (char *)python, "-c", (char *)py_probe, NULL };
+    capture_output(argv, 30, buf, sizeof buf);
     return json_loads(buf, 0, NULL);
 }
 
@@ -221,18 +202,14 @@ static void read_nvcc(struct machine *m)
     const char *home = getenv("CUDA_HOME");
     if (!home || !*home) home = getenv("CUDA_PATH");
     if (!home || !*home) home = "/usr/local/cuda";
-    char nvcc[PATH_MAX + 16], cmd[PATH_MAX + 64];
+    char nvcc[PATH_MAX + 16], out[4096];
     snprintf(nvcc, sizeof nvcc, "%s/bin/nvcc", home);
     if (access(nvcc, X_OK)) return;
     snprintf(m->nvcc_home, sizeof m->nvcc_home, "%s", home);
-    snprintf(cmd, sizeof cmd, "'%s' --version 2>/dev/null", nvcc);
-    FILE *p = popen(cmd, "r");
-    char line[256];
-    while (p && fgets(line, sizeof line, p)) {
-        const char *r = strstr(line, "release ");
-        if (r) sscanf(r + 8, "%15[0-9.]", m->nvcc_release);
-    }
-    if (p) pclose(p);
+    char *argv[] = { nvcc, "--version", NULL };
+    capture_output(argv, 30, out, sizeof out);
+    const char *r = strstr(out, "release ");
+    if (r) sscanf(r + 8, "%15[0-9.]", m->nvcc_release);
 }
 
 static int torch_cuda_of(json_t *fw, char *version, size_t cap)

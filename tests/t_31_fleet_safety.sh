@@ -5,8 +5,10 @@
 # its output and exit status are those without the shim. Then, for every process: no file in a
 # directory every user may write that is not sticky, none of root's in another user's
 # directory, no link followed at the metrics file's temporary name, no rank that moves a file.
+# And `cudashim check` in a root without /bin/sh (a distroless image) still reads nvcc's version.
 . "$(dirname "$0")/lib.sh"
 compile privileged tests/programs/privileged.c -ldl
+compile nvcc tests/programs/fake_nvcc.c
 compile path_linked tests/programs/path_linked.c -L"$FAKES" -lcuda -Wl,-rpath,"$FAKES"
 
 # --- every process: the directories it writes into
@@ -133,4 +135,20 @@ printf 'CUDASHIM_TRACE_DIR=.\n' >"$R/etc/cudashim.conf"
 touch "$TMP/marker"; sleep 0.01
 as_caller conf-relative "$nobody:$nobody" /bin/privileged cuda /usr/lib/libcuda.so.1
 [ -z "$(new_files)" ] || fail "a relative CUDASHIM_TRACE_DIR was obeyed in a privileged process: $(new_files)"
+
+# no shell: cudashim check starts its probes by argument vector
+copy_in $(libs "$BUILD/cudashim") $(libs "$TMP/nvcc")
+cp "$BUILD/cudashim" "$R/bin/cudashim"
+mkdir -p "$R/opt/cuda/bin"; cp "$TMP/nvcc" "$R/opt/cuda/bin/nvcc"
+[ ! -e "$R/bin/sh" ] && [ ! -e "$R/usr/bin/sh" ] || fail "the scratch root has a shell"
+preload off
+caller_env=(CUDA_HOME=/opt/cuda FAKE_CUDA_DRIVER_VERSION=12020)
+as_caller check 0:0 /bin/cudashim check --json
+python3 - "$TMP/check.out" <<'PY' || { cat "$TMP/check.out" "$TMP/check.err"; fail "cudashim check without a shell"; }
+import json, sys
+text = open(sys.argv[1]).read()
+c = json.loads(text[:text.rindex("status=")])
+assert c["cuda_home"] == {"path": "/opt/cuda", "nvcc": "12.4"}, c.get("cuda_home")
+assert c["driver"]["cuda"] == "12.2", c["driver"]
+PY
 echo ok
