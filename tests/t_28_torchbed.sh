@@ -15,9 +15,10 @@ tb_has_toolkit || skip "torch needs a cuDNN 9, taken from the CUDA 13 toolkit at
 
 SHIM=/opt/cudashim/libcudashim.so
 bounded() { timeout 300 bash -c "$(declare -f tb_run); $(declare -p TB_ROOT TB_OUT); tb_run \"\$@\"" _ "$@"; }
-# Digits and addresses masked; c10d's socket warnings dropped (whether the store's client connects before the
-# server listens is a matter of timing, with or without the shim).
-mask() { sed -E '/^\[W.*socket\.cpp/d; s/0x[0-9a-f]+/0xN/g; s/[0-9]+/N/g'; }
+# Digits and addresses masked, with the spaces around digits (UCX pads pids to a width); c10d's
+# socket warnings dropped (whether the store's client connects before the server listens is a
+# matter of timing, with or without the shim).
+mask() { sed -E '/^\[W.*socket\.cpp/d; s/0x[0-9a-f]+/0xN/g; s/ *[0-9]+ */N/g'; }
 # scenario NAME MODES [VAR=VALUE...] -- CMD...: MODES "0", "1" or "0 1" (ALL mode off/on).
 # Sets $trace (the default-mode run's trace of the process that was not forked) and $status.
 scenario() {

@@ -33,7 +33,7 @@ case "$(basename "$t")" in *escaped*) ;; *) fail "the rank's name lost: $t" ;; e
 # the metrics file: mode 0600 (0640 with CUDASHIM_GROUP_READABLE=1); a link planted at every
 # temporary name the next processes could use is removed, not written through
 mkdir "$TMP/prom"
-host=$(hostname | tr -c 'A-Za-z0-9._\n-' '_')
+host=$(cat /proc/sys/kernel/hostname | tr -c 'A-Za-z0-9._\n-' '_')
 last=$(cat /proc/sys/kernel/ns_last_pid 2>/dev/null || echo 0)
 if [ "$last" -gt 0 ]; then
     for pid in $(seq $((last + 1)) $((last + 400))); do

@@ -47,8 +47,9 @@ int cs_secure(void)
     return getauxval(AT_SECURE) != 0;
 }
 
-/* CS_SECURE_CONFIG, read once: lines CUDASHIM_NAME=value, '#' comments. Taken only from a
- * regular file owned by root that no one else may write, so the caller cannot plant it. */
+/* CS_CONFIG_FILE, read once: lines CUDASHIM_NAME=value, '#' comments; a node's defaults under
+ * the environment's, and a privileged process's only settings. Taken only from a regular file
+ * owned by root that no one else may write, so no user can plant it. */
 static struct { const char *name, *value; } secure_settings[64];
 static int secure_count;
 static char secure_text[16384];
@@ -60,12 +61,12 @@ static void say(const char *msg)
 
 static void read_secure_config(void)
 {
-    int fd = open(CS_SECURE_CONFIG, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = open(CS_CONFIG_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) return;
     struct stat st;
     ssize_t n = -1;
     if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & 022))
-        say("cudashim: ignoring " CS_SECURE_CONFIG ": it must be a regular file owned by root and writable by no one else\n");
+        say("cudashim: ignoring " CS_CONFIG_FILE ": it must be a regular file owned by root and writable by no one else\n");
     else
         n = read(fd, secure_text, sizeof secure_text - 1);
     close(fd);
@@ -87,7 +88,8 @@ static void read_secure_config(void)
 
 const char *cs_setting(const char *name)
 {
-    if (!cs_secure()) return getenv(name);
+    const char *env = cs_secure() ? NULL : getenv(name);
+    if (env) return env;
     static int _Atomic state;  /* 0 unread, 1 being read, 2 read */
     int zero = 0;
     if (atomic_compare_exchange_strong(&state, &zero, 1)) {

@@ -25,7 +25,7 @@ const char *cs_dir_refusal(const char *dir)
 {
     if (cs_secure() && dir[0] != '/')
         return "a privileged (setuid, setgid or file-capability) process writes only into an absolute directory "
-               "that " CS_SECURE_CONFIG " names, never where its caller stands";
+               "that " CS_CONFIG_FILE " names, never where its caller stands";
     struct stat st;
     if (stat(dir, &st)) return NULL;  /* the create fails and says why */
     if (!S_ISDIR(st.st_mode)) return "not a directory";

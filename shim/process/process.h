@@ -36,11 +36,12 @@ void cs_config_load(void);
 int cs_parse_bool(const char *s, int *out);  /* 1 when s is a boolean; *out its value */
 int cs_env_disabled(void);                   /* CUDASHIM_DISABLE is set true: read before cs_config_load */
 int cs_config_value_ok(int var, const char *s);
-/* A privileged process (AT_SECURE: setuid, setgid, file capabilities): CUDASHIM_* come only from
- * the root-owned CS_SECURE_CONFIG, never from the environment its caller chose. */
-#define CS_SECURE_CONFIG "/etc/cudashim.conf"
+/* CUDASHIM_* come from the environment, else from the root-owned CS_CONFIG_FILE (a node's
+ * defaults); in a privileged process (AT_SECURE: setuid, setgid, file capabilities) from that
+ * file only, never from the environment its caller chose. */
+#define CS_CONFIG_FILE "/etc/cudashim.conf"
 int cs_secure(void);
-const char *cs_setting(const char *name);  /* "CUDASHIM_X": the environment's, or the file's when cs_secure() */
+const char *cs_setting(const char *name);  /* "CUDASHIM_X": its value, or NULL */
 
 /* files.c: every file the shim creates (O_EXCL, never through a link, cs_file_mode(), in a
  * directory cs_dir_refusal() accepts); -1 with errno, and *why set when the shim refused it. */

@@ -83,6 +83,25 @@ done
 p=$(median < plain); s=$(median < shim)
 echo "start-up: $((p / 1000)) us without, $((s / 1000)) us with the shim: $(( (s - p) / 1000 )) us added (median of $STARTS)"
 
+# Idle: a preloaded process that never loads CUDA (every process of a node where the shim is in
+# /etc/ld.so.preload), start to exit, interleaved; and what the loader does to map the library.
+idle() {  # NAME CMD...: median start-to-exit without and with the preload
+    local name=$1 i t0 t1; shift
+    rm -f idle.plain idle.shim
+    for i in $(seq "$STARTS"); do
+        t0=$(date +%s%N); "$@" >/dev/null; t1=$(date +%s%N); echo $((t1 - t0)) >> idle.plain
+        t0=$(date +%s%N); LD_PRELOAD="$SHIM" "$@" >/dev/null; t1=$(date +%s%N); echo $((t1 - t0)) >> idle.shim
+    done
+    local p s
+    p=$(median < idle.plain); s=$(median < idle.shim)
+    echo "idle, $name: $((p / 1000)) us without, $((s / 1000)) us preloaded: $(( (s - p) / 1000 )) us added, ratio $(awk -v p="$p" -v s="$s" 'BEGIN{printf "%.2f", s / p}') (median of $STARTS)"
+}
+idle true /bin/true
+command -v python3 >/dev/null && idle "python3 -c pass" python3 -c pass
+relocs() { LD_DEBUG=statistics "$@" 2>&1 >/dev/null | awk '/number of relocations:/ {n += $NF} END {print n + 0}'; }
+echo "idle, relocations at start of /bin/true: $(relocs /bin/true) without, $(LD_PRELOAD="$SHIM" relocs /bin/true) preloaded; the library maps $(( $(stat -c %s "$SHIM") / 1024 )) KiB"
+rm -f "$TMP"/cudashim-*
+
 r0=$(./bench rss); r1=$(LD_PRELOAD="$SHIM" ./bench rss); r2=$(LD_PRELOAD="$SHIM" CUDASHIM_TRACE_ALL=1 ./bench rss)
 echo "resident memory after 1000 calls: $r0 KiB without, $r1 KiB default (+$((r1 - r0))), $r2 KiB ALL mode (+$((r2 - r0)))"
 rm -f "$TMP"/cudashim-*

@@ -5,7 +5,10 @@
 #   tb_prepare                  once per run: links the packages' maintainer scripts would make,
 #                               the toolkit's cuDNN and NCCL (hard links), this build of the shim
 #   tb_run [VAR=VALUE...] -- CMD...   CMD in the root, its environment only VARs and the basics;
-#                               /out in the root is "$TB_OUT" here
+#                               /out in the root is "$TB_OUT" here; with TB_PRELOAD set (a file
+#                               here) it is the root's /etc/ld.so.preload, with TB_CONF its
+#                               /etc/cudashim.conf, with TB_LOG its /var/log/cudashim, for that run
+#                               only; TB_USER: the user:group CMD runs as
 CUDA="${CUDA:-/usr/local/cuda}"
 TB_CACHE="${CUDASHIM_TORCHBED:-$HOME/.cache/cudashim-torchbed}"
 TB_ROOT="$TB_CACHE/root"
@@ -20,6 +23,10 @@ tb_prepare() {
     for l in lib lib64 bin sbin; do [ -e "$TB_ROOT/$l" ] || ln -s "usr/$l" "$TB_ROOT/$l"; done
     mkdir -p "$TB_ROOT/proc" "$TB_ROOT/dev/shm" "$TB_ROOT/tmp" "$TB_ROOT/root" "$TB_ROOT/out" "$TB_ROOT/opt/cudashim"
     for l in null zero random urandom; do [ -e "$TB_ROOT/dev/$l" ] || : >"$TB_ROOT/dev/$l"; done
+    # mount points a run can put its own files on (empty: nothing preloaded, nothing configured)
+    mkdir -p "$TB_ROOT/etc" "$TB_ROOT/var/log/cudashim"
+    [ -e "$TB_ROOT/etc/ld.so.preload" ] || : >"$TB_ROOT/etc/ld.so.preload"
+    [ -e "$TB_ROOT/etc/cudashim.conf" ] || : >"$TB_ROOT/etc/cudashim.conf"
     [ -e "$TB_ROOT/usr/bin/env" ] || cp /usr/bin/env "$TB_ROOT/usr/bin/env"
     # what update-alternatives would have linked (the driver, NVML, BLAS, LAPACK)
     ln -sfn nvidia/current/libcuda.so.1 "$TB_LIB/libcuda.so.1"
@@ -53,11 +60,15 @@ tb_run() {
     while [ $# -gt 0 ] && [ "$1" != -- ]; do vars+=("$1"); shift; done
     shift
     mkdir -p "$TB_OUT"
+    TB_PRELOAD="${TB_PRELOAD:-}" TB_CONF="${TB_CONF:-}" TB_LOG="${TB_LOG:-}" TB_USER="${TB_USER:-}" \
     unshare -m --propagation private -- /bin/sh -c '
         r=$1; out=$2; shift 2
         mount -t proc proc "$r/proc" && mount -t tmpfs -o size=1g tmpfs "$r/dev/shm" &&
         mount -t tmpfs tmpfs "$r/tmp" && mount --bind "$out" "$r/out" || exit 125
         for d in null zero random urandom; do mount --bind /dev/$d "$r/dev/$d" || exit 125; done
-        exec chroot "$r" /usr/bin/env -i PATH=/usr/bin:/bin HOME=/root LANG=C.UTF-8 USE_LIBUV=0 "$@"' \
+        [ -z "$TB_PRELOAD" ] || mount --bind "$TB_PRELOAD" "$r/etc/ld.so.preload" || exit 125
+        [ -z "$TB_CONF" ] || mount --bind "$TB_CONF" "$r/etc/cudashim.conf" || exit 125
+        [ -z "$TB_LOG" ] || mount --bind "$TB_LOG" "$r/var/log/cudashim" || exit 125
+        exec chroot ${TB_USER:+--userspec="$TB_USER"} "$r" /usr/bin/env -i PATH=/usr/bin:/bin HOME=/root LANG=C.UTF-8 USE_LIBUV=0 "$@"' \
         sh "$TB_ROOT" "$TB_OUT" "${vars[@]}" "$@"
 }
