@@ -1,5 +1,6 @@
 /* CUDASHIM_* variables: parsed once at first use; garbage gets one warning and the default. */
 #include <fcntl.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,8 +97,10 @@ const char *cs_setting(const char *name)
         read_secure_config();
         atomic_store(&state, 2);
     }
-    while (atomic_load(&state) != 2)
-        ;
+    /* Another thread is reading it; never wait for ever (a signal handler on the reading thread
+     * itself would): after about a second the file counts as absent for this one question. */
+    for (int i = 0; atomic_load(&state) != 2 && i < 1000000; i++) sched_yield();
+    if (atomic_load(&state) != 2) return NULL;
     const char *v = NULL;
     for (int i = 0; i < secure_count; i++)
         if (!strcmp(secure_settings[i].name, name)) v = secure_settings[i].value;  /* the last one counts */

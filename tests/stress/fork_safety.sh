@@ -33,7 +33,13 @@ runs() {
             set +e
             got=$(CUDASHIM_TRACE_ALL=$mode CUDASHIM_STDERR=0 CUDASHIM_TRACE_DIR="$TMP/traces" "$@" 2>&1)
             set -e
-            [ "$got" = "$want" ] || { hung=$((hung + 1)); echo "  $label ALL=$mode run $run: $got" >&2; }
+            if [ "$got" != "$want" ]; then
+                hung=$((hung + 1))
+                echo "  $label ALL=$mode run $run: $got" >&2
+                # a child ended by a signal: its crash record, from its own trace
+                python3 "$ROOT/tests/stress/crash_report.py" "$TMP/traces" \
+                    $(sed -n 's/^child \([0-9]*\): signal .*/\1/p' <<<"$got") >&2 || true
+            fi
         done
         echo "  $label, ALL=$mode: $n runs, $hung with a child hung or failed"
         [ "$hung" = 0 ] || fail "$label (ALL=$mode): children hung or failed"
