@@ -516,23 +516,10 @@ static void load_unwinder(void)
         unw_init_local2_fn = (int (*)(unw_cursor_buf *, ucontext_t *, int))init;
 }
 
-/* What the handler must not do itself (it takes the loader lock): find our own path, load
- * libunwind and libgcc_s. Done once, by the scanner. A crash before then unwinds with what is
- * there (backtrace() loads libgcc_s itself if it must). */
-void cs_crash_prepare(void)
+/* The interpreter's stack dumpers, when the process is CPython. Under the loader's lock. */
+static void find_python(void *arg)
 {
-    static int _Atomic done;
-    int zero = 0;
-    if (!cs_cfg.crash_handler || !atomic_compare_exchange_strong(&done, &zero, 1)) return;
-    Dl_info di;
-    if (dladdr((void *)cs_crash_install, &di) && di.dli_fname) {
-        char *rp = realpath(di.dli_fname, NULL);
-        snprintf(self_path, sizeof self_path, "%s", rp ? rp : di.dli_fname);
-        free(rp);
-    }
-#if defined(__x86_64__)
-    load_unwinder();
-#endif
+    (void)arg;
     /* CPython 3.14's public name, then the older private one (3.13 exports neither) */
     for (const struct link_map *m = cs_lm_head(); m && !py_dump; m = m->l_next) {
         py_dump = (py_dump_fn)cs_elf_lookup(m, "PyUnstable_DumpTracebackThreads");
@@ -552,6 +539,28 @@ void cs_crash_prepare(void)
                 py313.this_tstate = (void *(*)(void))cs_elf_lookup(m, "PyGILState_GetThisThreadState");
         }
     }
+}
+
+/* What the handler must not do itself (it takes the loader lock): find our own path, load
+ * libunwind and libgcc_s. Done once, by the scanner. A crash before then unwinds with what is
+ * there (backtrace() loads libgcc_s itself if it must). */
+void cs_crash_prepare(void)
+{
+    static int _Atomic done;
+    int zero = 0;
+    if (!cs_cfg.crash_handler || !atomic_compare_exchange_strong(&done, &zero, 1)) return;
+    Dl_info di;
+    if (dladdr((void *)cs_crash_install, &di) && di.dli_fname) {
+        char *rp = realpath(di.dli_fname, NULL);
+        snprintf(self_path, sizeof self_path, "%s", rp ? rp : di.dli_fname);
+        free(rp);
+    }
+#if defined(__x86_64__)
+    load_unwinder();
+#endif
+    /* Reading each object's dynamic section: the link map held still, or a dlclose on another
+     * thread (a forked child's handler closing what it opened) unmaps one under the walk. */
+    cs_loader_held(find_python, NULL);
     void *warm[2];
     backtrace(warm, 2);
 }
