@@ -15,6 +15,8 @@ unit alternatives_test shim/base/alternatives.c shim/base/reference.c shim/base/
 unit build_info_test shim/base/build_info.c
 # The fork handlers' lock bookkeeping when forks overlap (two threads, a signal handler).
 unit locks_test shim/process/locks.c
+# The shim's threads: the program's signals blocked there, the faults not.
+unit thread_spawn_test shim/process/thread.c
 # Every rule, every finding id: the rules and the pure helpers only (cs_finding is the test's).
 unit rules_test $(cd "$ROOT" && ls shim/rules/*.c) shim/base/json.c shim/base/library_names.c shim/base/loader_message.c \
     shim/base/alternatives.c shim/base/reference.c shim/base/reference_data.c shim/base/fatbin.c shim/base/image_explain.c

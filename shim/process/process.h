@@ -69,8 +69,8 @@ extern struct cs_thread_events cs_thread_events;
 extern __thread int cs_own_thread __attribute__((tls_model("initial-exec")));
 struct cs_thread *cs_thread_list(void);
 void cs_thread_after_fork(struct cs_thread *self);
-/* A thread of the shim's own, started with every signal blocked (stack_size 0: the default);
- * pthread_create's result. */
+/* A thread of the shim's own, started with every signal but the faults blocked (stack_size 0:
+ * the default); pthread_create's result. */
 int cs_thread_spawn(pthread_t *thread, size_t stack_size, void *(*fn)(void *));
 
 /* crash_flag.c: a crash record is being written (the writers stop taking their locks). */

@@ -139,14 +139,18 @@ void cs_thread_after_fork(struct cs_thread *self)
     cs_tls = &cs_unborn;  /* the child's first call takes the full path (and the fork check) */
 }
 
-/* The shim's own threads (the scanner, the writer, the watchdog) start with every signal blocked,
- * from their first instruction: a signal the program sends itself (a timer's, say) must land on
+/* The shim's own threads (the scanner, the writer, the watchdog) start with every signal but the
+ * faults blocked, from their first instruction: a signal the program sends itself (a timer's, say) must land on
  * the program's threads, whose handlers expect them, never on the shim's. A handler that forked
  * on the writer thread while its start had not yet blocked them raced the program's own fork. */
 int cs_thread_spawn(pthread_t *thread, size_t stack_size, void *(*fn)(void *))
 {
     sigset_t all, old;
     sigfillset(&all);
+    /* A fault of the thread's own stays deliverable: blocked, the kernel would end the process
+     * at once, with no crash record. */
+    static const int faults[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGTRAP, SIGSYS };
+    for (size_t i = 0; i < sizeof faults / sizeof *faults; i++) sigdelset(&all, faults[i]);
     pthread_sigmask(SIG_BLOCK, &all, &old);
     pthread_attr_t a;
     pthread_attr_init(&a);
