@@ -18,8 +18,16 @@ unit locks_test shim/process/locks.c
 # The shim's threads: the program's signals blocked there, the faults not.
 unit thread_spawn_test shim/process/thread.c
 # Every rule, every finding id: the rules and the pure helpers only (cs_finding is the test's).
-unit rules_test $(cd "$ROOT" && ls shim/rules/*.c) shim/base/json.c shim/base/library_names.c shim/base/loader_message.c \
+unit rules_test $(cd "$ROOT" && ls shim/rules/*.c) shim/base/json.c shim/base/gemm_math.c shim/base/library_names.c shim/base/loader_message.c \
     shim/base/alternatives.c shim/base/reference.c shim/base/reference_data.c shim/base/fatbin.c shim/base/image_explain.c
+# The GEMM census's enumerations against cuBLAS's own headers, where the toolkit is installed.
+if [ -f "$CUDA/include/cublasLt.h" ]; then
+    $CC -std=c11 -Wall -Wextra -Werror -I"$CUDA/include" -o "$TMP/gemm_enums_test" "$ROOT/tests/unit/gemm_enums_test.c" \
+        || fail "gemm_enums_test: the census's enumerations differ from cuBLAS's headers"
+    "$TMP/gemm_enums_test" || fail gemm_enums_test
+else
+    echo "gemm_enums_test: skipped (no CUDA toolkit headers at $CUDA)"
+fi
 # The fuzzers (tests/fuzz/, `make fuzz`) still build from their source lists: clang with libFuzzer.
 if [ "${CS_SANITIZER:-0}" = 0 ] && command -v clang >/dev/null &&
    echo 'int LLVMFuzzerTestOneInput(const char *d, unsigned long n) { return 0; }' |

@@ -372,6 +372,7 @@ void cs_diagnose_exit(void)
     cs_rule_no_cuda(&e);
     cs_unlock(CS_LOCK_DIAGNOSE);
     cs_inventory_unlock();
+    cs_diagnose_gemm();
 }
 
 /* --- no driver: where the loader looks for libcuda.so.1, and copies it does not see ---------- */

@@ -17,6 +17,7 @@ void cs_diagnose_dlerror(const char *message);
 void cs_diagnose_forked_child_call(const char *api);
 void cs_diagnose_runtime_no_driver(const char *api, int result);  /* 35/100 from a runtime call */
 void cs_diagnose_exit(void);
+void cs_diagnose_gemm(void);  /* diagnose_gemm.c: the GEMM census, at exit */
 void cs_diagnose_result(const char *api, int result);  /* 221, 802, 999: causes checked (rules/results.c) */
 struct cs_evidence;
 void cs_diagnose_cudnn_status(const struct cs_evidence *e);  /* diagnose_libs.c: a cuDNN sub-library status, explained */

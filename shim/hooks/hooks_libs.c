@@ -181,15 +181,6 @@ void cs_hook_cublasLtGetProperty(struct cs_thread *t, struct cs_event *ev, uint3
                              *(int *)value);
 }
 
-void cs_hook_cublasSetMathMode(struct cs_thread *t, struct cs_event *ev, void *handle, uint32_t mode)
-{
-    (void)ev, (void)handle;
-    /* cublasMath_t: DEFAULT 0, TENSOR_OP 1 (deprecated), PEDANTIC 2, TF32_TENSOR_OP 3; | 16 disallows reduced precision */
-    const char *names[] = { "CUBLAS_DEFAULT_MATH", "CUBLAS_TENSOR_OP_MATH", "CUBLAS_PEDANTIC_MATH", "CUBLAS_TF32_TENSOR_OP_MATH" };
-    cs_extra(t, "\"math_mode\":%u", mode);
-    if ((mode & 15) < 4) cs_extra_str(t, "math_mode_name", names[mode & 15]);
-}
-
 /* --- NCCL ---------------------------------------------------------------------------------- */
 
 static struct cs_comm comms[CS_MAX_COMMS];

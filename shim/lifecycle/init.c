@@ -17,6 +17,8 @@
 #include "../trace/trace.h"
 #include "../evidence/driver_ask.h"
 #include "../evidence/inventory.h"
+#include "../evidence/gemm_census.h"
+#include "../../wrappers/gen/cublasLt_api.h"
 #include "../diagnose/diagnose.h"
 #include "../hooks/devcode.h"
 #include "../hooks/hooks_libs.h"
@@ -68,6 +70,9 @@ static void scan_work(int ask)
     cs_rebind_needed();
     cs_rebind();
     report_unbound();
+    /* cuBLASLt algorithms seen since: whether each runs on Tensor Cores, asked of cuBLASLt here,
+     * never on the program's thread (a getter of the 64 bytes it is given) */
+    if (ask) cs_lt_algos_inquire((cs_lt_algo_cap_fn)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute));
 }
 
 static int single_threaded(void)
@@ -185,6 +190,7 @@ __attribute__((destructor)) static void cs_fini(void)
     cs_own_thread = 1;
     cs_crash_exit_note();
     cs_diagnose_exit();
+    cs_gemm_write_trace();
     cs_writer_finish();
     cs_summary_write();
     cs_findings_stderr();

@@ -132,6 +132,19 @@ void cs_rule_kernel_fault(const struct cs_kernel_fault *f);
 /* memory.c */
 struct cs_oom { const char *api; uint64_t requested, free, total, live, count; int have_info; };
 void cs_rule_out_of_memory(const struct cs_oom *m);
+/* gemm.c: the GEMM census at exit (rows largest work first, as cs_gemm_snapshot gives them) */
+#include "../evidence/gemm_census.h"
+struct cs_gemm_evidence {
+    const struct cs_gemm_row *rows;
+    int n;
+    int cc;                          /* the GPU's compute capability, for rows that did not see it */
+    int cublaslt_version;            /* 120103 for 12.1.3; 0: unknown */
+    const char *tf32_override;       /* NVIDIA_TF32_OVERRIDE; NULL: unset */
+    const uint64_t *algo_flags;      /* by a row's algo (1..CS_GEMM_ALGOS): NUMERICAL_IMPL_FLAGS */
+    const uint8_t *algo_known;       /* 1: that algorithm's flags were read */
+    const char *(*api_name)(int api);
+};
+void cs_rule_gemm(const struct cs_gemm_evidence *g);
 /* process.c */
 void cs_rule_forked_child(const char *api, int parent_pid);
 /* alternatives: "What would work here: ..." for this GPU and driver (empty: nothing to offer) */

@@ -18,6 +18,8 @@ CS_RECORD(call, "api lib via result result_name tid ts_ns dur_ns seq inside trun
 CS_RECORD(library, "kind name path soname build_id version version_code version_api file_version built_for_cuda "
                    "built_for_source compat found_via shadowed_copy shadowed_from")
 CS_RECORD(runtime, "caller cuda_version static")
+CS_RECORD(gemm, "api atype btype ctype compute math precision transa transb aligned compute_capability m n k batch "
+                "shapes_merged impl_flags tensor_cores fast_accum count failed flops")
 CS_RECORD(system, "kernel_module")
 CS_RECORD(process, "nccl_version")
 CS_RECORD(continued, "part previous")

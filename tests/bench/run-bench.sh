@@ -63,6 +63,22 @@ elif command -v valgrind >/dev/null && command -v callgrind_annotate >/dev/null;
     $CC -O2 -o runtime_launch "$ROOT/tests/programs/runtime_launch.c" "$TMP/libcudart.so.13" -L"$FAKES" -lcuda -Wl,-rpath,"$TMP:$FAKES"
     base=$(per run_runtime); d=$(per run_runtime LD_PRELOAD="$SHIM")
     echo "callgrind, instructions per cudaLaunchKernel through a runtime (cuLaunchKernel inside it) on the calling thread: $base without the shim, default $d (+$((d - base)), two calls)"
+    # The GEMM census: PyTorch's per-GEMM call sequences on the fake cuBLAS and cuBLASLt.
+    $CC -O2 -shared -fPIC -Wl,-soname,libcublas.so.13 -o libcublas.so.13 -DFAKE_CUBLAS "$ROOT/tests/programs/libs/fake_blas.c"
+    $CC -O2 -shared -fPIC -Wl,-soname,libcublasLt.so.13 -o libcublasLt.so.13 -DFAKE_CUBLASLT "$ROOT/tests/programs/libs/fake_blas.c"
+    $CC -O2 -o gemm_bench "$ROOT/tests/bench/gemm_bench.c" "$TMP/libcublas.so.13" "$TMP/libcublasLt.so.13" -Wl,-rpath,"$TMP"
+    gemm_ir() {  # instructions in ./gemm_bench KIND N's loop, with the VAR=VALUE settings given
+        local kind=$1 n=$2; shift 2
+        rm -f "$TMP"/cg.out*
+        env "$@" valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$TMP/cg.out" \
+            ./gemm_bench "$kind" "$n" >/dev/null 2>&1 || { echo 0; return; }
+        callgrind_annotate --inclusive=yes "$TMP/cg.out-01" 2>/dev/null | awk -v l=":run_$kind\$" '$NF ~ /^\[/ && $(NF-1) ~ l {gsub(",", "", $1); print $1; exit}'
+    }
+    gemm_per() { local k=$1 a b; shift; a=$(gemm_ir "$k" 2000 "$@"); b=$(gemm_ir "$k" 6000 "$@"); echo $(( (b - a) / 4000 )); }
+    base=$(gemm_per sgemm); d=$(gemm_per sgemm LD_PRELOAD="$SHIM")
+    echo "callgrind, instructions per cuBLAS GEMM as PyTorch issues it (cublasSetMathMode + cublasSgemm_v2) on the calling thread: $base without the shim, default $d (+$((d - base)), two calls)"
+    base=$(gemm_per lt); d=$(gemm_per lt LD_PRELOAD="$SHIM")
+    echo "callgrind, instructions per cuBLASLt GEMM as PyTorch issues it (13 calls: descriptor, layouts, preference, heuristic, matmul, destroys) on the calling thread: $base without the shim, default $d (+$((d - base)))"
     rm -f "$TMP"/cudashim-* "$TMP"/cg.out*
 else
     echo "callgrind: valgrind not installed (instructions per call not counted)"

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "../../shim/base/fatbin.h"
+#include "../../shim/base/gemm_math.h"
 #include "../../shim/rules/rules.h"
 
 /* --- the findings sink ------------------------------------------------------------------- */
@@ -139,6 +140,40 @@ static int fake_find(const char *prefix, char *path, size_t cap, char *entry, si
     snprintf(path, cap, "/opt/cuda-12.0/lib64/libcublasLt.so.12");
     snprintf(entry, ecap, "/opt/cuda-12.0/lib64");
     return 1;
+}
+
+/* --- GEMM census rows ------------------------------------------------------------------------ */
+
+static struct cs_gemm_row grows[8];
+static int ngrows;
+static uint64_t gflags[CS_GEMM_ALGOS + 1];
+static uint8_t gknown[CS_GEMM_ALGOS + 1];
+
+static struct cs_gemm_row *grow(unsigned at, unsigned compute, unsigned math, unsigned trans, int64_t m, int64_t n,
+                                int64_t k, uint64_t count, uint64_t failed, int cc)
+{
+    struct cs_gemm_row *r = &grows[ngrows++];
+    *r = (struct cs_gemm_row){ .count = count, .failed = failed };
+    r->key.atype = r->key.btype = r->key.ctype = (uint8_t)at;
+    r->key.compute = (uint8_t)compute, r->key.math = (uint8_t)math, r->key.trans = (uint8_t)trans;
+    r->key.m = m, r->key.n = n, r->key.k = k, r->key.batch = 1, r->key.cc = (uint8_t)cc, r->key.aligned = 1;
+    r->flops = (double)count * 2.0 * (double)m * (double)n * (double)k;
+    return r;
+}
+
+static void gemm_rules(int cublaslt, const char *tf32_override)
+{
+    /* largest work first, as the census gives them */
+    for (int i = 0; i < ngrows; i++)
+        for (int j = i + 1; j < ngrows; j++)
+            if (grows[j].flops > grows[i].flops) {
+                struct cs_gemm_row t = grows[i];
+                grows[i] = grows[j], grows[j] = t;
+            }
+    struct cs_gemm_evidence g = { grows, ngrows, 0, cublaslt, tf32_override, gflags, gknown, NULL };
+    cs_rule_gemm(&g);
+    ngrows = 0;
+    memset(gknown, 0, sizeof gknown);
 }
 
 int main(void)
@@ -508,6 +543,70 @@ int main(void)
     expect("4 GiB asked with 1 GiB free", CS_F_OUT_OF_MEMORY, CS_WARNING, SAYS("4.00 GiB", "1.00 GiB free"));
     reset(), cs_rule_forked_child("cuCtxGetCurrent", 4242);
     expect("CUDA in a forked child", CS_F_CUDA_IN_FORKED_CHILD, CS_ERROR, SAYS("spawn", "4242"));
+
+    /* GEMMs: shares of work, not calls; nothing for trivial work; one cause each */
+    enum { TN = 1, NN = 0 };
+    grow(CS_R_32F, CS_COMPUTE_IMPLIED, CS_MATH_DEFAULT, NN, 4096, 4096, 4096, 20, 0, 90);
+    reset(), gemm_rules(0, NULL);
+    expect("fp32 GEMMs under DEFAULT_MATH on 9.0", CS_F_GEMM_FP32_NO_TF32, CS_INFO,
+           SAYS("100%", "2.7 TFLOP", "set_float32_matmul_precision('high')", "since 1.12", "9.0"));
+    grow(CS_R_32F, CS_COMPUTE_IMPLIED, CS_MATH_DEFAULT, NN, 4096, 4096, 4096, 20, 0, 80);
+    reset(), gemm_rules(0, "0");
+    expect("the same with NVIDIA_TF32_OVERRIDE=0", CS_F_GEMM_FP32_NO_TF32, CS_INFO, SAYS("NVIDIA_TF32_OVERRIDE=0", "Unset"));
+    grow(CS_R_32F, CS_COMPUTE_IMPLIED, CS_MATH_TF32, NN, 4096, 4096, 4096, 20, 0, 90);
+    reset(), gemm_rules(0, NULL);
+    expect_nothing("fp32 GEMMs under TF32_TENSOR_OP_MATH");
+    grow(CS_R_32F, CS_COMPUTE_32F_FAST_TF32, CS_MATH_UNKNOWN, TN, 4096, 4096, 4096, 20, 0, 90);
+    reset(), gemm_rules(0, NULL);
+    expect_nothing("cuBLASLt fp32 with compute 32F_FAST_TF32");
+    grow(CS_R_32F, CS_COMPUTE_IMPLIED, CS_MATH_DEFAULT, NN, 256, 256, 256, 1000, 0, 90);
+    reset(), gemm_rules(0, NULL);
+    expect_nothing("strict fp32 but trivial work (34 GFLOP)");
+    grow(CS_R_32F, CS_COMPUTE_IMPLIED, CS_MATH_DEFAULT, NN, 4096, 4096, 4096, 4, 0, 90);
+    grow(CS_R_16BF, CS_COMPUTE_32F, CS_MATH_DEFAULT, TN, 4096, 4096, 4096, 16, 0, 90);
+    reset(), gemm_rules(0, NULL);
+    expect_nothing("bf16 autocast with 20% left in fp32");
+    grow(CS_R_32F, CS_COMPUTE_IMPLIED, CS_MATH_DEFAULT, NN, 4096, 4096, 4096, 20, 0, 70);
+    reset(), gemm_rules(0, NULL);
+    expect("all fp32 on a V100", CS_F_GEMM_NO_REDUCED_PRECISION, CS_INFO, SAYS("7.0", "autocast", "float16"));
+    grow(CS_R_32F, CS_COMPUTE_IMPLIED, CS_MATH_DEFAULT, NN, 4096, 4096, 4096, 20, 0, 61);
+    reset(), gemm_rules(0, NULL);
+    expect_nothing("all fp32 on a GPU without Tensor Cores (6.1)");
+    grow(CS_R_32F, CS_COMPUTE_IMPLIED, CS_MATH_TENSOR_OP, NN, 4096, 4096, 4096, 20, 0, 80);
+    reset(), gemm_rules(0, NULL);
+    expect("fp32 under CUBLAS_TENSOR_OP_MATH on 8.0", CS_F_GEMM_LEGACY_TENSOR_OP_MATH, CS_WARNING,
+           SAYS("FAST_16F", "CUBLAS_TF32_TENSOR_OP_MATH"));
+    grow(CS_R_16F, CS_COMPUTE_32F, CS_MATH_UNKNOWN, TN, 50257, 8192, 768, 20, 0, 90)->key.algo = 3;
+    grows[0].key.aligned = 0, gknown[3] = 1, gflags[3] = 0x1;
+    reset(), gemm_rules(0, NULL);
+    expect("fp16 cuBLASLt GEMMs on an FMA algorithm", CS_F_GEMM_FMA_KERNEL, CS_WARNING, SAYS("m=50257", "16-byte", "50304"));
+    grow(CS_R_16F, CS_COMPUTE_32F, CS_MATH_UNKNOWN, TN, 50304, 8192, 768, 20, 0, 90)->key.algo = 3;
+    gknown[3] = 1, gflags[3] = 0x2;
+    reset(), gemm_rules(0, NULL);
+    expect_nothing("fp16 cuBLASLt GEMMs on an HMMA algorithm");
+    grow(CS_R_8F_E4M3, CS_COMPUTE_32F, CS_MATH_UNKNOWN, TN, 4096, 4096, 4096, 0, 3, 80);
+    reset(), gemm_rules(0, NULL);
+    expect("FP8 refused on 8.0", CS_F_FP8_CANNOT_RUN, CS_ERROR, SAYS("8.0", "no FP8 Tensor Cores", "bf16"));
+    grow(CS_R_8F_E4M3, CS_COMPUTE_32F, CS_MATH_UNKNOWN, TN, 4096, 4096, 4096, 0, 3, 89);
+    reset(), gemm_rules(120100, NULL);
+    expect("FP8 refused on 8.9 with cuBLASLt 12.1.0", CS_F_FP8_CANNOT_RUN, CS_ERROR, SAYS("12.1.0", "12.1.3"));
+    grow(CS_R_8F_E4M3, CS_COMPUTE_32F, CS_MATH_UNKNOWN, NN, 4096, 4096, 4096, 0, 3, 90);
+    reset(), gemm_rules(130100, NULL);
+    expect("FP8 NN refused on 9.0", CS_F_FP8_CANNOT_RUN, CS_ERROR, SAYS("transa=N transb=N", "TN"));
+    grow(CS_R_8F_E4M3, CS_COMPUTE_32F, CS_MATH_UNKNOWN, TN, 4095, 4096, 4096, 0, 3, 90);
+    reset(), gemm_rules(130100, NULL);
+    expect("FP8 with m=4095 refused on 9.0", CS_F_FP8_CANNOT_RUN, CS_ERROR, SAYS("m=4095", "multiples of 16"));
+    grow(CS_R_8F_E4M3, CS_COMPUTE_32F, CS_MATH_UNKNOWN, TN, 4096, 4096, 4096, 20, 0, 90);
+    reset(), gemm_rules(130100, NULL);
+    expect_nothing("FP8 TN on 9.0, all of the work");
+    grow(CS_R_8F_E4M3, CS_COMPUTE_32F, CS_MATH_UNKNOWN, TN, 4096, 4096, 4096, 2, 0, 90);
+    grow(CS_R_16BF, CS_COMPUTE_32F, CS_MATH_UNKNOWN, TN, 4096, 4096, 4096, 18, 0, 90);
+    reset(), gemm_rules(130100, NULL);
+    expect("FP8 on 10% of the work", CS_F_FP8_SMALL_SHARE, CS_INFO, SAYS("10%", "1.05x", "bf16"));
+    grow(CS_R_8F_E4M3, CS_COMPUTE_32F, CS_MATH_UNKNOWN, TN, 4096, 4096, 4096, 8, 0, 90);
+    grow(CS_R_16BF, CS_COMPUTE_32F, CS_MATH_UNKNOWN, TN, 4096, 4096, 4096, 12, 0, 90);
+    reset(), gemm_rules(130100, NULL);
+    expect_nothing("FP8 on 40% of the work");
 
     /* Every id in the table has a case above that raised it. */
     for (int f = 0; f < CS_F_COUNT; f++)

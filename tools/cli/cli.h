@@ -30,7 +30,7 @@ struct trace {
     char *file;
     char *prev_file;         /* FILE.prev when the trace was continued in FILE, else NULL */
     json_t *header, *summary, *crash, *handlers;
-    json_t *findings, *libraries, *runtimes, *systems, *hangs;  /* arrays, in file order */
+    json_t *findings, *libraries, *runtimes, *systems, *hangs, *gemms;  /* arrays, in file order */
     /* The calls worth holding whole (failing ones, at most CALLS_KEPT_PER_GROUP per API and
      * result; device facts; driver lookups that found nothing), and the count of every failing
      * call per "API<tab>result": memory stays bounded however long the trace. */
@@ -58,6 +58,12 @@ int traces_load(int argc, char **argv, struct trace **out, int *n);
 void trace_free(struct trace *t);
 void trace_add_binary_call(struct trace *t, const char *api, long long ts_ns, long long dur_ns, long offset, int result,
                            int tid, int part);
+
+/* gemm.c: the GEMM census (gemm lines) */
+double gemm_shares(const struct trace *t, double shares[], long long *calls);  /* total FLOPs; shares by enum cs_precision */
+void gemm_work_text(char *out, size_t cap, double flops);
+void gemm_shares_text(char *out, size_t cap, const double shares[]);
+void print_gemm(const struct trace *t);
 
 /* calls.c: ALL mode's binary companion */
 int calls_load(struct trace *t, char *err, size_t cap);  /* names always; events when trace_keep_all_calls */

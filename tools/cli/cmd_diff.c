@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../../shim/base/gemm_math.h"
 #include "cli.h"
 
 static void usage(FILE *f)
@@ -176,7 +177,21 @@ int cmd_diff(int argc, char **argv)
         json_object_set_new(out, "first_divergence", json_pack("{s:o, s:o, s:o}", "bad", bad_call ? bad_call : json_null(),
                                                                "good", good_call ? good_call : json_null(), "before", ctx));
     }
-    int differs = json_array_size(libs) || json_array_size(json_object_get(out, "missing_symbols")) ||
+    /* GEMM work by precision: an upgrade that runs but is no faster shows here (TF32 lost, FP8 refused). */
+    double gs[CS_P_COUNT], bs[CS_P_COUNT];
+    double gtotal = gemm_shares(&g, gs, NULL), btotal = gemm_shares(&b, bs, NULL);
+    int gemm_moved = 0;
+    if (gtotal > 0 || btotal > 0) {
+        json_t *gj = json_object(), *bj = json_object();
+        for (int p = 0; p < CS_P_COUNT; p++) {
+            if (gs[p] > 0) json_object_set_new(gj, cs_precision_name((enum cs_precision)p), json_real(gs[p]));
+            if (bs[p] > 0) json_object_set_new(bj, cs_precision_name((enum cs_precision)p), json_real(bs[p]));
+            if (gs[p] - bs[p] > 0.1 || bs[p] - gs[p] > 0.1) gemm_moved = 1;
+        }
+        json_object_set_new(out, "gemm", json_pack("{s:f, s:f, s:o, s:o}", "good_flops", gtotal, "bad_flops", btotal,
+                                                   "good_shares", gj, "bad_shares", bj));
+    }
+    int differs = gemm_moved || json_array_size(libs) || json_array_size(json_object_get(out, "missing_symbols")) ||
                   json_array_size(json_object_get(out, "new_findings")) || div >= 0;
     if (as_json) {
         json_dumpf(out, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
@@ -217,6 +232,14 @@ int cmd_diff(int argc, char **argv)
         json_array_foreach(nfd, i, f) {
             snprintf(line, sizeof line, "%s %s: %s", jstr(f, "severity"), jstr(f, "id"), jstr(f, "summary"));
             wrap(stdout, "  ", line, CLI_WIDTH);
+        }
+        if (gtotal > 0 || btotal > 0) {
+            char gw[32], bw[32], gt[256], bt[256];
+            gemm_work_text(gw, sizeof gw, gtotal), gemm_work_text(bw, sizeof bw, btotal);
+            gemm_shares_text(gt, sizeof gt, gs), gemm_shares_text(bt, sizeof bt, bs);
+            rule(stdout, "GEMM WORK BY PRECISION");
+            printf("  good: %s: %s\n  bad:  %s: %s\n", gw, gt[0] ? gt : "none", bw, bt[0] ? bt : "none");
+            if (gemm_moved) printf("  the precision of the GEMM work changed: see the findings for why\n");
         }
         rule(stdout, "FIRST CALL WHOSE RESULT DIFFERS");
         json_t *d = json_object_get(out, "first_divergence");

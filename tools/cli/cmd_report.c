@@ -362,6 +362,7 @@ static void print_trace(const struct trace *t, json_t *findings, json_t *groups)
     if (json_array_size(t->hangs)) print_hangs(t);
     print_findings(findings);
     print_failures(t, groups);
+    print_gemm(t);
     print_libraries(t, findings);
 }
 

@@ -190,7 +190,7 @@ int trace_load(const char *path, struct trace *t, char *err, size_t cap)
     t->file = strdup(path);
     t->calls = json_array(), t->findings = json_array(), t->libraries = json_array();
     t->failure_counts = json_object(), t->names = json_object();
-    t->runtimes = json_array(), t->systems = json_array(), t->hangs = json_array();
+    t->runtimes = json_array(), t->systems = json_array(), t->hangs = json_array(), t->gemms = json_array();
     char prev[4096];
     snprintf(prev, sizeof prev, "%s.prev", path);
     struct stat st;
@@ -282,6 +282,7 @@ static int load_file(const char *path, struct trace *t, char *err, size_t cap)
         case REC_runtime: add(&t->runtimes, e); break;
         case REC_system: add(&t->systems, e); break;
         case REC_hang: add(&t->hangs, e); break;
+        case REC_gemm: add(&t->gemms, e); break;
         case REC_process:
             if (t->header) {  /* facts learnt after the header was written (NCCL's version): merged into it */
                 const char *k;
@@ -309,7 +310,7 @@ void trace_free(struct trace *t)
     free(t->file), free(t->prev_file);
     json_decref(t->header), json_decref(t->summary), json_decref(t->crash), json_decref(t->handlers);
     json_decref(t->calls), json_decref(t->findings), json_decref(t->libraries), json_decref(t->runtimes);
-    json_decref(t->systems), json_decref(t->hangs);
+    json_decref(t->systems), json_decref(t->hangs), json_decref(t->gemms);
     json_decref(t->failure_counts), json_decref(t->names);
     json_decref(t->api_names), json_decref(t->kernel_names);
     for (int i = 0; i < 2; i++) if (t->calls_in[i]) fclose(t->calls_in[i]);

@@ -58,10 +58,6 @@ CS_FAST_ENTRY cs_l_cublasLtLoggerSetMask, cs_sl_cublasLtLoggerSetMask, 0, 1471, 
 CS_FAST_ENTRY cs_d_cublasLtLoggerSetMask, cs_sd_cublasLtLoggerSetMask, 1, 1471, cs_call_cublasLt+152, cs_api_cublasLt, 1, 0
 CS_FAST_ENTRY cs_g_cublasLtLoggerSetMask, cs_sg_cublasLtLoggerSetMask, 2, 1471, cs_call_cublasLt+152, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtLoggerSetMask, 1471
-CS_FAST_ENTRY cs_l_cublasLtMatmul, cs_sl_cublasLtMatmul, 0, 1472, cs_call_cublasLt+160, cs_api_cublasLt, 1, 0
-CS_FAST_ENTRY cs_d_cublasLtMatmul, cs_sd_cublasLtMatmul, 1, 1472, cs_call_cublasLt+160, cs_api_cublasLt, 1, 0
-CS_FAST_ENTRY cs_g_cublasLtMatmul, cs_sg_cublasLtMatmul, 2, 1472, cs_call_cublasLt+160, cs_api_cublasLt, 1, 0
-CS_FAST_UNRESOLVED cs_u_cublasLtMatmul, 1472
 CS_FAST_ENTRY cs_l_cublasLtMatmulAlgoCapGetAttribute, cs_sl_cublasLtMatmulAlgoCapGetAttribute, 0, 1473, cs_call_cublasLt+168, cs_api_cublasLt, 1, 0
 CS_FAST_ENTRY cs_d_cublasLtMatmulAlgoCapGetAttribute, cs_sd_cublasLtMatmulAlgoCapGetAttribute, 1, 1473, cs_call_cublasLt+168, cs_api_cublasLt, 1, 0
 CS_FAST_ENTRY cs_g_cublasLtMatmulAlgoCapGetAttribute, cs_sg_cublasLtMatmulAlgoCapGetAttribute, 2, 1473, cs_call_cublasLt+168, cs_api_cublasLt, 1, 0
@@ -78,10 +74,6 @@ CS_FAST_ENTRY cs_l_cublasLtMatmulAlgoConfigSetAttribute, cs_sl_cublasLtMatmulAlg
 CS_FAST_ENTRY cs_d_cublasLtMatmulAlgoConfigSetAttribute, cs_sd_cublasLtMatmulAlgoConfigSetAttribute, 1, 1476, cs_call_cublasLt+192, cs_api_cublasLt, 1, 0
 CS_FAST_ENTRY cs_g_cublasLtMatmulAlgoConfigSetAttribute, cs_sg_cublasLtMatmulAlgoConfigSetAttribute, 2, 1476, cs_call_cublasLt+192, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatmulAlgoConfigSetAttribute, 1476
-CS_FAST_ENTRY cs_l_cublasLtMatmulAlgoGetHeuristic, cs_sl_cublasLtMatmulAlgoGetHeuristic, 0, 1477, cs_call_cublasLt+200, cs_api_cublasLt, 1, 0
-CS_FAST_ENTRY cs_d_cublasLtMatmulAlgoGetHeuristic, cs_sd_cublasLtMatmulAlgoGetHeuristic, 1, 1477, cs_call_cublasLt+200, cs_api_cublasLt, 1, 0
-CS_FAST_ENTRY cs_g_cublasLtMatmulAlgoGetHeuristic, cs_sg_cublasLtMatmulAlgoGetHeuristic, 2, 1477, cs_call_cublasLt+200, cs_api_cublasLt, 1, 0
-CS_FAST_UNRESOLVED cs_u_cublasLtMatmulAlgoGetHeuristic, 1477
 CS_FAST_ENTRY cs_l_cublasLtMatmulAlgoGetIds, cs_sl_cublasLtMatmulAlgoGetIds, 0, 1478, cs_call_cublasLt+208, cs_api_cublasLt, 1, 0
 CS_FAST_ENTRY cs_d_cublasLtMatmulAlgoGetIds, cs_sd_cublasLtMatmulAlgoGetIds, 1, 1478, cs_call_cublasLt+208, cs_api_cublasLt, 1, 0
 CS_FAST_ENTRY cs_g_cublasLtMatmulAlgoGetIds, cs_sg_cublasLtMatmulAlgoGetIds, 2, 1478, cs_call_cublasLt+208, cs_api_cublasLt, 1, 0
@@ -90,26 +82,10 @@ CS_FAST_ENTRY cs_l_cublasLtMatmulAlgoInit, cs_sl_cublasLtMatmulAlgoInit, 0, 1479
 CS_FAST_ENTRY cs_d_cublasLtMatmulAlgoInit, cs_sd_cublasLtMatmulAlgoInit, 1, 1479, cs_call_cublasLt+216, cs_api_cublasLt, 1, 0
 CS_FAST_ENTRY cs_g_cublasLtMatmulAlgoInit, cs_sg_cublasLtMatmulAlgoInit, 2, 1479, cs_call_cublasLt+216, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatmulAlgoInit, 1479
-CS_FAST_ENTRY cs_l_cublasLtMatmulDescCreate, cs_sl_cublasLtMatmulDescCreate, 0, 1480, cs_call_cublasLt+224, cs_api_cublasLt, 1, 0
-CS_FAST_ENTRY cs_d_cublasLtMatmulDescCreate, cs_sd_cublasLtMatmulDescCreate, 1, 1480, cs_call_cublasLt+224, cs_api_cublasLt, 1, 0
-CS_FAST_ENTRY cs_g_cublasLtMatmulDescCreate, cs_sg_cublasLtMatmulDescCreate, 2, 1480, cs_call_cublasLt+224, cs_api_cublasLt, 1, 0
-CS_FAST_UNRESOLVED cs_u_cublasLtMatmulDescCreate, 1480
-CS_FAST_ENTRY cs_l_cublasLtMatmulDescDestroy, cs_sl_cublasLtMatmulDescDestroy, 0, 1481, cs_call_cublasLt+232, cs_api_cublasLt, 1, 0
-CS_FAST_ENTRY cs_d_cublasLtMatmulDescDestroy, cs_sd_cublasLtMatmulDescDestroy, 1, 1481, cs_call_cublasLt+232, cs_api_cublasLt, 1, 0
-CS_FAST_ENTRY cs_g_cublasLtMatmulDescDestroy, cs_sg_cublasLtMatmulDescDestroy, 2, 1481, cs_call_cublasLt+232, cs_api_cublasLt, 1, 0
-CS_FAST_UNRESOLVED cs_u_cublasLtMatmulDescDestroy, 1481
 CS_FAST_ENTRY cs_l_cublasLtMatmulDescGetAttribute, cs_sl_cublasLtMatmulDescGetAttribute, 0, 1482, cs_call_cublasLt+240, cs_api_cublasLt, 1, 0
 CS_FAST_ENTRY cs_d_cublasLtMatmulDescGetAttribute, cs_sd_cublasLtMatmulDescGetAttribute, 1, 1482, cs_call_cublasLt+240, cs_api_cublasLt, 1, 0
 CS_FAST_ENTRY cs_g_cublasLtMatmulDescGetAttribute, cs_sg_cublasLtMatmulDescGetAttribute, 2, 1482, cs_call_cublasLt+240, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatmulDescGetAttribute, 1482
-CS_FAST_ENTRY cs_l_cublasLtMatmulDescInit_internal, cs_sl_cublasLtMatmulDescInit_internal, 0, 1483, cs_call_cublasLt+248, cs_api_cublasLt, 1, 0
-CS_FAST_ENTRY cs_d_cublasLtMatmulDescInit_internal, cs_sd_cublasLtMatmulDescInit_internal, 1, 1483, cs_call_cublasLt+248, cs_api_cublasLt, 1, 0
-CS_FAST_ENTRY cs_g_cublasLtMatmulDescInit_internal, cs_sg_cublasLtMatmulDescInit_internal, 2, 1483, cs_call_cublasLt+248, cs_api_cublasLt, 1, 0
-CS_FAST_UNRESOLVED cs_u_cublasLtMatmulDescInit_internal, 1483
-CS_FAST_ENTRY cs_l_cublasLtMatmulDescSetAttribute, cs_sl_cublasLtMatmulDescSetAttribute, 0, 1484, cs_call_cublasLt+256, cs_api_cublasLt, 1, 0
-CS_FAST_ENTRY cs_d_cublasLtMatmulDescSetAttribute, cs_sd_cublasLtMatmulDescSetAttribute, 1, 1484, cs_call_cublasLt+256, cs_api_cublasLt, 1, 0
-CS_FAST_ENTRY cs_g_cublasLtMatmulDescSetAttribute, cs_sg_cublasLtMatmulDescSetAttribute, 2, 1484, cs_call_cublasLt+256, cs_api_cublasLt, 1, 0
-CS_FAST_UNRESOLVED cs_u_cublasLtMatmulDescSetAttribute, 1484
 CS_FAST_ENTRY cs_l_cublasLtMatmulPreferenceCreate, cs_sl_cublasLtMatmulPreferenceCreate, 0, 1485, cs_call_cublasLt+264, cs_api_cublasLt, 1, 0
 CS_FAST_ENTRY cs_d_cublasLtMatmulPreferenceCreate, cs_sd_cublasLtMatmulPreferenceCreate, 1, 1485, cs_call_cublasLt+264, cs_api_cublasLt, 1, 0
 CS_FAST_ENTRY cs_g_cublasLtMatmulPreferenceCreate, cs_sg_cublasLtMatmulPreferenceCreate, 2, 1485, cs_call_cublasLt+264, cs_api_cublasLt, 1, 0
@@ -130,26 +106,10 @@ CS_FAST_ENTRY cs_l_cublasLtMatmulPreferenceSetAttribute, cs_sl_cublasLtMatmulPre
 CS_FAST_ENTRY cs_d_cublasLtMatmulPreferenceSetAttribute, cs_sd_cublasLtMatmulPreferenceSetAttribute, 1, 1489, cs_call_cublasLt+296, cs_api_cublasLt, 1, 0
 CS_FAST_ENTRY cs_g_cublasLtMatmulPreferenceSetAttribute, cs_sg_cublasLtMatmulPreferenceSetAttribute, 2, 1489, cs_call_cublasLt+296, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatmulPreferenceSetAttribute, 1489
-CS_FAST_ENTRY cs_l_cublasLtMatrixLayoutCreate, cs_sl_cublasLtMatrixLayoutCreate, 0, 1490, cs_call_cublasLt+304, cs_api_cublasLt, 1, 0
-CS_FAST_ENTRY cs_d_cublasLtMatrixLayoutCreate, cs_sd_cublasLtMatrixLayoutCreate, 1, 1490, cs_call_cublasLt+304, cs_api_cublasLt, 1, 0
-CS_FAST_ENTRY cs_g_cublasLtMatrixLayoutCreate, cs_sg_cublasLtMatrixLayoutCreate, 2, 1490, cs_call_cublasLt+304, cs_api_cublasLt, 1, 0
-CS_FAST_UNRESOLVED cs_u_cublasLtMatrixLayoutCreate, 1490
-CS_FAST_ENTRY cs_l_cublasLtMatrixLayoutDestroy, cs_sl_cublasLtMatrixLayoutDestroy, 0, 1491, cs_call_cublasLt+312, cs_api_cublasLt, 1, 0
-CS_FAST_ENTRY cs_d_cublasLtMatrixLayoutDestroy, cs_sd_cublasLtMatrixLayoutDestroy, 1, 1491, cs_call_cublasLt+312, cs_api_cublasLt, 1, 0
-CS_FAST_ENTRY cs_g_cublasLtMatrixLayoutDestroy, cs_sg_cublasLtMatrixLayoutDestroy, 2, 1491, cs_call_cublasLt+312, cs_api_cublasLt, 1, 0
-CS_FAST_UNRESOLVED cs_u_cublasLtMatrixLayoutDestroy, 1491
 CS_FAST_ENTRY cs_l_cublasLtMatrixLayoutGetAttribute, cs_sl_cublasLtMatrixLayoutGetAttribute, 0, 1492, cs_call_cublasLt+320, cs_api_cublasLt, 1, 0
 CS_FAST_ENTRY cs_d_cublasLtMatrixLayoutGetAttribute, cs_sd_cublasLtMatrixLayoutGetAttribute, 1, 1492, cs_call_cublasLt+320, cs_api_cublasLt, 1, 0
 CS_FAST_ENTRY cs_g_cublasLtMatrixLayoutGetAttribute, cs_sg_cublasLtMatrixLayoutGetAttribute, 2, 1492, cs_call_cublasLt+320, cs_api_cublasLt, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasLtMatrixLayoutGetAttribute, 1492
-CS_FAST_ENTRY cs_l_cublasLtMatrixLayoutInit_internal, cs_sl_cublasLtMatrixLayoutInit_internal, 0, 1493, cs_call_cublasLt+328, cs_api_cublasLt, 1, 0
-CS_FAST_ENTRY cs_d_cublasLtMatrixLayoutInit_internal, cs_sd_cublasLtMatrixLayoutInit_internal, 1, 1493, cs_call_cublasLt+328, cs_api_cublasLt, 1, 0
-CS_FAST_ENTRY cs_g_cublasLtMatrixLayoutInit_internal, cs_sg_cublasLtMatrixLayoutInit_internal, 2, 1493, cs_call_cublasLt+328, cs_api_cublasLt, 1, 0
-CS_FAST_UNRESOLVED cs_u_cublasLtMatrixLayoutInit_internal, 1493
-CS_FAST_ENTRY cs_l_cublasLtMatrixLayoutSetAttribute, cs_sl_cublasLtMatrixLayoutSetAttribute, 0, 1494, cs_call_cublasLt+336, cs_api_cublasLt, 1, 0
-CS_FAST_ENTRY cs_d_cublasLtMatrixLayoutSetAttribute, cs_sd_cublasLtMatrixLayoutSetAttribute, 1, 1494, cs_call_cublasLt+336, cs_api_cublasLt, 1, 0
-CS_FAST_ENTRY cs_g_cublasLtMatrixLayoutSetAttribute, cs_sg_cublasLtMatrixLayoutSetAttribute, 2, 1494, cs_call_cublasLt+336, cs_api_cublasLt, 1, 0
-CS_FAST_UNRESOLVED cs_u_cublasLtMatrixLayoutSetAttribute, 1494
 CS_FAST_ENTRY cs_l_cublasLtMatrixTransform, cs_sl_cublasLtMatrixTransform, 0, 1495, cs_call_cublasLt+344, cs_api_cublasLt, 1, 0
 CS_FAST_ENTRY cs_d_cublasLtMatrixTransform, cs_sd_cublasLtMatrixTransform, 1, 1495, cs_call_cublasLt+344, cs_api_cublasLt, 1, 0
 CS_FAST_ENTRY cs_g_cublasLtMatrixTransform, cs_sg_cublasLtMatrixTransform, 2, 1495, cs_call_cublasLt+344, cs_api_cublasLt, 1, 0

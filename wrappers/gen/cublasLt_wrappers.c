@@ -963,6 +963,7 @@ static uint32_t cs_v11_cublasLtLoggerSetMask(int32_t mask)
     return cs_w_cublasLtLoggerSetMask(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetMask, "libcublasLt.so.11", &slot), mask);
 }
 
+void cs_hook_cublasLtMatmul(struct cs_thread *t, struct cs_event *ev, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, uint64_t, void *);
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmul(uint8_t via, void *realp, void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, uint64_t, void *);
@@ -975,38 +976,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmul(uint8_t via, void 
     uint32_t r = real(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul, via, (uint32_t)r, t0);
+    cs_hook_cublasLtMatmul(t, ev, lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
     cs_finish(t, &cs_api_cublasLt, ev, 0);
     errno = saved_errno;
     return r;
 }
-#if CS_FAST_ASM
-CS_HIDDEN uint32_t cs_l_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
-CS_HIDDEN uint32_t cs_d_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
-CS_HIDDEN uint32_t cs_g_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
-#else
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmul(uint8_t via, void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
-static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmul(uint8_t via, void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream)
-{
-    typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, uint64_t, void *);
-    struct cs_thread *t = cs_tls;
-    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmul - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatmul(via, lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmul(via, lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
-    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmul);
-    uint32_t r = real(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
-    uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmul, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
-    cs_fast_publish(t, cs_h);
-    return r;
-}
-static uint32_t cs_l_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_f_cublasLtMatmul(CS_VIA_LINKED, lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
-static uint32_t cs_d_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_f_cublasLtMatmul(CS_VIA_DLSYM, lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
-static uint32_t cs_g_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_f_cublasLtMatmul(CS_VIA_PROCADDR, lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
-#endif
+static uint32_t cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
+static uint32_t cs_d_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
+static uint32_t cs_g_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
 static uint32_t cs_v12_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream)
 {
     static void *_Atomic slot;
@@ -1238,6 +1215,7 @@ static uint32_t cs_v11_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_
     return cs_w_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute, "libcublasLt.so.11", &slot), algo, attr, buf, sizeInBytes);
 }
 
+void cs_hook_cublasLtMatmulAlgoGetHeuristic(struct cs_thread *t, struct cs_event *ev, void *, void *, void *, void *, void *, void *, void *, int32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoGetHeuristic(uint8_t via, void *realp, void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount)
 {
     typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, int32_t, void *, void *);
@@ -1250,38 +1228,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoGetHeuristic(ui
     uint32_t r = real(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic, via, (uint32_t)r, t0);
+    cs_hook_cublasLtMatmulAlgoGetHeuristic(t, ev, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount);
     cs_finish(t, &cs_api_cublasLt, ev, 0);
     errno = saved_errno;
     return r;
 }
-#if CS_FAST_ASM
-CS_HIDDEN uint32_t cs_l_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
-CS_HIDDEN uint32_t cs_d_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
-CS_HIDDEN uint32_t cs_g_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
-#else
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulAlgoGetHeuristic(uint8_t via, void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
-static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoGetHeuristic(uint8_t via, void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount)
-{
-    typedef uint32_t (*fn_t)(void *, void *, void *, void *, void *, void *, void *, int32_t, void *, void *);
-    struct cs_thread *t = cs_tls;
-    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatmulAlgoGetHeuristic(via, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulAlgoGetHeuristic(via, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount);
-    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic);
-    uint32_t r = real(lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount);
-    uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
-    cs_fast_publish(t, cs_h);
-    return r;
-}
-static uint32_t cs_l_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_f_cublasLtMatmulAlgoGetHeuristic(CS_VIA_LINKED, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
-static uint32_t cs_d_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_f_cublasLtMatmulAlgoGetHeuristic(CS_VIA_DLSYM, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
-static uint32_t cs_g_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_f_cublasLtMatmulAlgoGetHeuristic(CS_VIA_PROCADDR, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
-#endif
+static uint32_t cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
+static uint32_t cs_d_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
+static uint32_t cs_g_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
 static uint32_t cs_v12_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount)
 {
     static void *_Atomic slot;
@@ -1403,6 +1357,7 @@ static uint32_t cs_v11_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t compu
     return cs_w_cublasLtMatmulAlgoInit(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoInit, "libcublasLt.so.11", &slot), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo);
 }
 
+void cs_hook_cublasLtMatmulDescCreate(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint32_t);
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescCreate(uint8_t via, void *realp, void * matmulDesc, uint32_t computeType, uint32_t scaleType)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t);
@@ -1415,38 +1370,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescCreate(uint8_t 
     uint32_t r = real(matmulDesc, computeType, scaleType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate, via, (uint32_t)r, t0);
+    cs_hook_cublasLtMatmulDescCreate(t, ev, matmulDesc, computeType, scaleType);
     cs_finish(t, &cs_api_cublasLt, ev, 0);
     errno = saved_errno;
     return r;
 }
-#if CS_FAST_ASM
-CS_HIDDEN uint32_t cs_l_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate), matmulDesc, computeType, scaleType); }
-CS_HIDDEN uint32_t cs_d_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate), matmulDesc, computeType, scaleType); }
-CS_HIDDEN uint32_t cs_g_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate), matmulDesc, computeType, scaleType); }
-#else
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulDescCreate(uint8_t via, void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate), matmulDesc, computeType, scaleType); }
-static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulDescCreate(uint8_t via, void * matmulDesc, uint32_t computeType, uint32_t scaleType)
-{
-    typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t);
-    struct cs_thread *t = cs_tls;
-    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulDescCreate - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatmulDescCreate(via, matmulDesc, computeType, scaleType);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulDescCreate(via, matmulDesc, computeType, scaleType);
-    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulDescCreate);
-    uint32_t r = real(matmulDesc, computeType, scaleType);
-    uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulDescCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
-    cs_fast_publish(t, cs_h);
-    return r;
-}
-static uint32_t cs_l_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_f_cublasLtMatmulDescCreate(CS_VIA_LINKED, matmulDesc, computeType, scaleType); }
-static uint32_t cs_d_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_f_cublasLtMatmulDescCreate(CS_VIA_DLSYM, matmulDesc, computeType, scaleType); }
-static uint32_t cs_g_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_f_cublasLtMatmulDescCreate(CS_VIA_PROCADDR, matmulDesc, computeType, scaleType); }
-#endif
+static uint32_t cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate), matmulDesc, computeType, scaleType); }
+static uint32_t cs_d_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate), matmulDesc, computeType, scaleType); }
+static uint32_t cs_g_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate), matmulDesc, computeType, scaleType); }
 static uint32_t cs_v12_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType)
 {
     static void *_Atomic slot;
@@ -1458,6 +1389,7 @@ static uint32_t cs_v11_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t comp
     return cs_w_cublasLtMatmulDescCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate, "libcublasLt.so.11", &slot), matmulDesc, computeType, scaleType);
 }
 
+void cs_hook_cublasLtForget(struct cs_thread *t, struct cs_event *ev, void *);
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescDestroy(uint8_t via, void *realp, void * matmulDesc)
 {
     typedef uint32_t (*fn_t)(void *);
@@ -1470,38 +1402,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescDestroy(uint8_t
     uint32_t r = real(matmulDesc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy, via, (uint32_t)r, t0);
+    cs_hook_cublasLtForget(t, ev, matmulDesc);
     cs_finish(t, &cs_api_cublasLt, ev, 0);
     errno = saved_errno;
     return r;
 }
-#if CS_FAST_ASM
-CS_HIDDEN uint32_t cs_l_cublasLtMatmulDescDestroy(void * matmulDesc);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy), matmulDesc); }
-CS_HIDDEN uint32_t cs_d_cublasLtMatmulDescDestroy(void * matmulDesc);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy), matmulDesc); }
-CS_HIDDEN uint32_t cs_g_cublasLtMatmulDescDestroy(void * matmulDesc);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy), matmulDesc); }
-#else
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulDescDestroy(uint8_t via, void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy), matmulDesc); }
-static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulDescDestroy(uint8_t via, void * matmulDesc)
-{
-    typedef uint32_t (*fn_t)(void *);
-    struct cs_thread *t = cs_tls;
-    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulDescDestroy - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatmulDescDestroy(via, matmulDesc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulDescDestroy(via, matmulDesc);
-    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulDescDestroy);
-    uint32_t r = real(matmulDesc);
-    uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulDescDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
-    cs_fast_publish(t, cs_h);
-    return r;
-}
-static uint32_t cs_l_cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_f_cublasLtMatmulDescDestroy(CS_VIA_LINKED, matmulDesc); }
-static uint32_t cs_d_cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_f_cublasLtMatmulDescDestroy(CS_VIA_DLSYM, matmulDesc); }
-static uint32_t cs_g_cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_f_cublasLtMatmulDescDestroy(CS_VIA_PROCADDR, matmulDesc); }
-#endif
+static uint32_t cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy), matmulDesc); }
+static uint32_t cs_d_cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy), matmulDesc); }
+static uint32_t cs_g_cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy), matmulDesc); }
 static uint32_t cs_v12_cublasLtMatmulDescDestroy(void * matmulDesc)
 {
     static void *_Atomic slot;
@@ -1568,6 +1476,7 @@ static uint32_t cs_v11_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_
     return cs_w_cublasLtMatmulDescGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescGetAttribute, "libcublasLt.so.11", &slot), matmulDesc, attr, buf, sizeInBytes, sizeWritten);
 }
 
+void cs_hook_cublasLtMatmulDescInit_internal(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t, uint32_t);
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescInit_internal(uint8_t via, void *realp, void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, uint32_t);
@@ -1580,38 +1489,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescInit_internal(u
     uint32_t r = real(matmulDesc, size, computeType, scaleType);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal, via, (uint32_t)r, t0);
+    cs_hook_cublasLtMatmulDescInit_internal(t, ev, matmulDesc, size, computeType, scaleType);
     cs_finish(t, &cs_api_cublasLt, ev, 0);
     errno = saved_errno;
     return r;
 }
-#if CS_FAST_ASM
-CS_HIDDEN uint32_t cs_l_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal), matmulDesc, size, computeType, scaleType); }
-CS_HIDDEN uint32_t cs_d_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal), matmulDesc, size, computeType, scaleType); }
-CS_HIDDEN uint32_t cs_g_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal), matmulDesc, size, computeType, scaleType); }
-#else
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulDescInit_internal(uint8_t via, void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal), matmulDesc, size, computeType, scaleType); }
-static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulDescInit_internal(uint8_t via, void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType)
-{
-    typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, uint32_t);
-    struct cs_thread *t = cs_tls;
-    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulDescInit_internal - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatmulDescInit_internal(via, matmulDesc, size, computeType, scaleType);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulDescInit_internal(via, matmulDesc, size, computeType, scaleType);
-    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulDescInit_internal);
-    uint32_t r = real(matmulDesc, size, computeType, scaleType);
-    uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulDescInit_internal, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
-    cs_fast_publish(t, cs_h);
-    return r;
-}
-static uint32_t cs_l_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_f_cublasLtMatmulDescInit_internal(CS_VIA_LINKED, matmulDesc, size, computeType, scaleType); }
-static uint32_t cs_d_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_f_cublasLtMatmulDescInit_internal(CS_VIA_DLSYM, matmulDesc, size, computeType, scaleType); }
-static uint32_t cs_g_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_f_cublasLtMatmulDescInit_internal(CS_VIA_PROCADDR, matmulDesc, size, computeType, scaleType); }
-#endif
+static uint32_t cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal), matmulDesc, size, computeType, scaleType); }
+static uint32_t cs_d_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal), matmulDesc, size, computeType, scaleType); }
+static uint32_t cs_g_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal), matmulDesc, size, computeType, scaleType); }
 static uint32_t cs_v12_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType)
 {
     static void *_Atomic slot;
@@ -1623,6 +1508,7 @@ static uint32_t cs_v11_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64
     return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal, "libcublasLt.so.11", &slot), matmulDesc, size, computeType, scaleType);
 }
 
+void cs_hook_cublasLtMatmulDescSetAttribute(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, void *, uint64_t);
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescSetAttribute(uint8_t via, void *realp, void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t);
@@ -1635,38 +1521,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescSetAttribute(ui
     uint32_t r = real(matmulDesc, attr, buf, sizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute, via, (uint32_t)r, t0);
+    cs_hook_cublasLtMatmulDescSetAttribute(t, ev, matmulDesc, attr, buf, sizeInBytes);
     cs_finish(t, &cs_api_cublasLt, ev, 0);
     errno = saved_errno;
     return r;
 }
-#if CS_FAST_ASM
-CS_HIDDEN uint32_t cs_l_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute), matmulDesc, attr, buf, sizeInBytes); }
-CS_HIDDEN uint32_t cs_d_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute), matmulDesc, attr, buf, sizeInBytes); }
-CS_HIDDEN uint32_t cs_g_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute), matmulDesc, attr, buf, sizeInBytes); }
-#else
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatmulDescSetAttribute(uint8_t via, void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute), matmulDesc, attr, buf, sizeInBytes); }
-static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulDescSetAttribute(uint8_t via, void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
-{
-    typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t);
-    struct cs_thread *t = cs_tls;
-    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatmulDescSetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatmulDescSetAttribute(via, matmulDesc, attr, buf, sizeInBytes);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatmulDescSetAttribute(via, matmulDesc, attr, buf, sizeInBytes);
-    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatmulDescSetAttribute);
-    uint32_t r = real(matmulDesc, attr, buf, sizeInBytes);
-    uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatmulDescSetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
-    cs_fast_publish(t, cs_h);
-    return r;
-}
-static uint32_t cs_l_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulDescSetAttribute(CS_VIA_LINKED, matmulDesc, attr, buf, sizeInBytes); }
-static uint32_t cs_d_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulDescSetAttribute(CS_VIA_DLSYM, matmulDesc, attr, buf, sizeInBytes); }
-static uint32_t cs_g_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulDescSetAttribute(CS_VIA_PROCADDR, matmulDesc, attr, buf, sizeInBytes); }
-#endif
+static uint32_t cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute), matmulDesc, attr, buf, sizeInBytes); }
+static uint32_t cs_d_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute), matmulDesc, attr, buf, sizeInBytes); }
+static uint32_t cs_g_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute), matmulDesc, attr, buf, sizeInBytes); }
 static uint32_t cs_v12_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
@@ -1953,6 +1815,7 @@ static uint32_t cs_v11_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_
     return cs_w_cublasLtMatmulPreferenceSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute, "libcublasLt.so.11", &slot), pref, attr, buf, sizeInBytes);
 }
 
+void cs_hook_cublasLtMatrixLayoutCreate(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint64_t, uint64_t, int64_t);
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutCreate(uint8_t via, void *realp, void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint64_t, uint64_t, int64_t);
@@ -1965,38 +1828,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutCreate(uint8_
     uint32_t r = real(matLayout, type, rows, cols, ld);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate, via, (uint32_t)r, t0);
+    cs_hook_cublasLtMatrixLayoutCreate(t, ev, matLayout, type, rows, cols, ld);
     cs_finish(t, &cs_api_cublasLt, ev, 0);
     errno = saved_errno;
     return r;
 }
-#if CS_FAST_ASM
-CS_HIDDEN uint32_t cs_l_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate), matLayout, type, rows, cols, ld); }
-CS_HIDDEN uint32_t cs_d_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate), matLayout, type, rows, cols, ld); }
-CS_HIDDEN uint32_t cs_g_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate), matLayout, type, rows, cols, ld); }
-#else
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixLayoutCreate(uint8_t via, void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate), matLayout, type, rows, cols, ld); }
-static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixLayoutCreate(uint8_t via, void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
-{
-    typedef uint32_t (*fn_t)(void *, uint32_t, uint64_t, uint64_t, int64_t);
-    struct cs_thread *t = cs_tls;
-    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixLayoutCreate - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatrixLayoutCreate(via, matLayout, type, rows, cols, ld);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixLayoutCreate(via, matLayout, type, rows, cols, ld);
-    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixLayoutCreate);
-    uint32_t r = real(matLayout, type, rows, cols, ld);
-    uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixLayoutCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
-    cs_fast_publish(t, cs_h);
-    return r;
-}
-static uint32_t cs_l_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_f_cublasLtMatrixLayoutCreate(CS_VIA_LINKED, matLayout, type, rows, cols, ld); }
-static uint32_t cs_d_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_f_cublasLtMatrixLayoutCreate(CS_VIA_DLSYM, matLayout, type, rows, cols, ld); }
-static uint32_t cs_g_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_f_cublasLtMatrixLayoutCreate(CS_VIA_PROCADDR, matLayout, type, rows, cols, ld); }
-#endif
+static uint32_t cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate), matLayout, type, rows, cols, ld); }
+static uint32_t cs_d_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate), matLayout, type, rows, cols, ld); }
+static uint32_t cs_g_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate), matLayout, type, rows, cols, ld); }
 static uint32_t cs_v12_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
 {
     static void *_Atomic slot;
@@ -2008,6 +1847,7 @@ static uint32_t cs_v11_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t typ
     return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate, "libcublasLt.so.11", &slot), matLayout, type, rows, cols, ld);
 }
 
+void cs_hook_cublasLtForget(struct cs_thread *t, struct cs_event *ev, void *);
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutDestroy(uint8_t via, void *realp, void * matLayout)
 {
     typedef uint32_t (*fn_t)(void *);
@@ -2020,38 +1860,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutDestroy(uint8
     uint32_t r = real(matLayout);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy, via, (uint32_t)r, t0);
+    cs_hook_cublasLtForget(t, ev, matLayout);
     cs_finish(t, &cs_api_cublasLt, ev, 0);
     errno = saved_errno;
     return r;
 }
-#if CS_FAST_ASM
-CS_HIDDEN uint32_t cs_l_cublasLtMatrixLayoutDestroy(void * matLayout);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy), matLayout); }
-CS_HIDDEN uint32_t cs_d_cublasLtMatrixLayoutDestroy(void * matLayout);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy), matLayout); }
-CS_HIDDEN uint32_t cs_g_cublasLtMatrixLayoutDestroy(void * matLayout);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy), matLayout); }
-#else
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixLayoutDestroy(uint8_t via, void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy), matLayout); }
-static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixLayoutDestroy(uint8_t via, void * matLayout)
-{
-    typedef uint32_t (*fn_t)(void *);
-    struct cs_thread *t = cs_tls;
-    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixLayoutDestroy - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatrixLayoutDestroy(via, matLayout);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixLayoutDestroy(via, matLayout);
-    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixLayoutDestroy);
-    uint32_t r = real(matLayout);
-    uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixLayoutDestroy, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
-    cs_fast_publish(t, cs_h);
-    return r;
-}
-static uint32_t cs_l_cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_f_cublasLtMatrixLayoutDestroy(CS_VIA_LINKED, matLayout); }
-static uint32_t cs_d_cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_f_cublasLtMatrixLayoutDestroy(CS_VIA_DLSYM, matLayout); }
-static uint32_t cs_g_cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_f_cublasLtMatrixLayoutDestroy(CS_VIA_PROCADDR, matLayout); }
-#endif
+static uint32_t cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy), matLayout); }
+static uint32_t cs_d_cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy), matLayout); }
+static uint32_t cs_g_cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy), matLayout); }
 static uint32_t cs_v12_cublasLtMatrixLayoutDestroy(void * matLayout)
 {
     static void *_Atomic slot;
@@ -2118,6 +1934,7 @@ static uint32_t cs_v11_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32
     return cs_w_cublasLtMatrixLayoutGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute, "libcublasLt.so.11", &slot), matLayout, attr, buf, sizeInBytes, sizeWritten);
 }
 
+void cs_hook_cublasLtMatrixLayoutInit_internal(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t, uint64_t, uint64_t, int64_t);
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutInit_internal(uint8_t via, void *realp, void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, uint64_t, uint64_t, int64_t);
@@ -2130,38 +1947,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutInit_internal
     uint32_t r = real(matLayout, size, type, rows, cols, ld);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal, via, (uint32_t)r, t0);
+    cs_hook_cublasLtMatrixLayoutInit_internal(t, ev, matLayout, size, type, rows, cols, ld);
     cs_finish(t, &cs_api_cublasLt, ev, 0);
     errno = saved_errno;
     return r;
 }
-#if CS_FAST_ASM
-CS_HIDDEN uint32_t cs_l_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal), matLayout, size, type, rows, cols, ld); }
-CS_HIDDEN uint32_t cs_d_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal), matLayout, size, type, rows, cols, ld); }
-CS_HIDDEN uint32_t cs_g_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal), matLayout, size, type, rows, cols, ld); }
-#else
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixLayoutInit_internal(uint8_t via, void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal), matLayout, size, type, rows, cols, ld); }
-static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixLayoutInit_internal(uint8_t via, void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
-{
-    typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t, uint64_t, uint64_t, int64_t);
-    struct cs_thread *t = cs_tls;
-    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixLayoutInit_internal - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatrixLayoutInit_internal(via, matLayout, size, type, rows, cols, ld);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixLayoutInit_internal(via, matLayout, size, type, rows, cols, ld);
-    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal);
-    uint32_t r = real(matLayout, size, type, rows, cols, ld);
-    uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
-    cs_fast_publish(t, cs_h);
-    return r;
-}
-static uint32_t cs_l_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_f_cublasLtMatrixLayoutInit_internal(CS_VIA_LINKED, matLayout, size, type, rows, cols, ld); }
-static uint32_t cs_d_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_f_cublasLtMatrixLayoutInit_internal(CS_VIA_DLSYM, matLayout, size, type, rows, cols, ld); }
-static uint32_t cs_g_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_f_cublasLtMatrixLayoutInit_internal(CS_VIA_PROCADDR, matLayout, size, type, rows, cols, ld); }
-#endif
+static uint32_t cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal), matLayout, size, type, rows, cols, ld); }
+static uint32_t cs_d_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal), matLayout, size, type, rows, cols, ld); }
+static uint32_t cs_g_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal), matLayout, size, type, rows, cols, ld); }
 static uint32_t cs_v12_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
 {
     static void *_Atomic slot;
@@ -2173,6 +1966,7 @@ static uint32_t cs_v11_cublasLtMatrixLayoutInit_internal(void * matLayout, uint6
     return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal, "libcublasLt.so.11", &slot), matLayout, size, type, rows, cols, ld);
 }
 
+void cs_hook_cublasLtMatrixLayoutSetAttribute(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, void *, uint64_t);
 static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutSetAttribute(uint8_t via, void *realp, void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t);
@@ -2185,38 +1979,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutSetAttribute(
     uint32_t r = real(matLayout, attr, buf, sizeInBytes);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute, via, (uint32_t)r, t0);
+    cs_hook_cublasLtMatrixLayoutSetAttribute(t, ev, matLayout, attr, buf, sizeInBytes);
     cs_finish(t, &cs_api_cublasLt, ev, 0);
     errno = saved_errno;
     return r;
 }
-#if CS_FAST_ASM
-CS_HIDDEN uint32_t cs_l_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute), matLayout, attr, buf, sizeInBytes); }
-CS_HIDDEN uint32_t cs_d_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute), matLayout, attr, buf, sizeInBytes); }
-CS_HIDDEN uint32_t cs_g_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute), matLayout, attr, buf, sizeInBytes); }
-#else
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasLtMatrixLayoutSetAttribute(uint8_t via, void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(via, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute), matLayout, attr, buf, sizeInBytes); }
-static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixLayoutSetAttribute(uint8_t via, void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes)
-{
-    typedef uint32_t (*fn_t)(void *, uint32_t, void *, uint64_t);
-    struct cs_thread *t = cs_tls;
-    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute - CS_CUBLASLT_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasLtMatrixLayoutSetAttribute(via, matLayout, attr, buf, sizeInBytes);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasLtMatrixLayoutSetAttribute(via, matLayout, attr, buf, sizeInBytes);
-    cs_fast_enter(t, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute);
-    uint32_t r = real(matLayout, attr, buf, sizeInBytes);
-    uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublasLt, ev);
-    cs_fast_publish(t, cs_h);
-    return r;
-}
-static uint32_t cs_l_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatrixLayoutSetAttribute(CS_VIA_LINKED, matLayout, attr, buf, sizeInBytes); }
-static uint32_t cs_d_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatrixLayoutSetAttribute(CS_VIA_DLSYM, matLayout, attr, buf, sizeInBytes); }
-static uint32_t cs_g_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatrixLayoutSetAttribute(CS_VIA_PROCADDR, matLayout, attr, buf, sizeInBytes); }
-#endif
+static uint32_t cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute), matLayout, attr, buf, sizeInBytes); }
+static uint32_t cs_d_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute), matLayout, attr, buf, sizeInBytes); }
+static uint32_t cs_g_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute), matLayout, attr, buf, sizeInBytes); }
 static uint32_t cs_v12_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
@@ -2681,29 +2451,29 @@ static void *const via_linked[] = {
     (void *)cs_l_cublasLtLoggerSetFile,
     (void *)cs_l_cublasLtLoggerSetLevel,
     (void *)cs_l_cublasLtLoggerSetMask,
-    (void *)cs_l_cublasLtMatmul,
+    (void *)cublasLtMatmul,
     (void *)cs_l_cublasLtMatmulAlgoCapGetAttribute,
     (void *)cs_l_cublasLtMatmulAlgoCheck,
     (void *)cs_l_cublasLtMatmulAlgoConfigGetAttribute,
     (void *)cs_l_cublasLtMatmulAlgoConfigSetAttribute,
-    (void *)cs_l_cublasLtMatmulAlgoGetHeuristic,
+    (void *)cublasLtMatmulAlgoGetHeuristic,
     (void *)cs_l_cublasLtMatmulAlgoGetIds,
     (void *)cs_l_cublasLtMatmulAlgoInit,
-    (void *)cs_l_cublasLtMatmulDescCreate,
-    (void *)cs_l_cublasLtMatmulDescDestroy,
+    (void *)cublasLtMatmulDescCreate,
+    (void *)cublasLtMatmulDescDestroy,
     (void *)cs_l_cublasLtMatmulDescGetAttribute,
-    (void *)cs_l_cublasLtMatmulDescInit_internal,
-    (void *)cs_l_cublasLtMatmulDescSetAttribute,
+    (void *)cublasLtMatmulDescInit_internal,
+    (void *)cublasLtMatmulDescSetAttribute,
     (void *)cs_l_cublasLtMatmulPreferenceCreate,
     (void *)cs_l_cublasLtMatmulPreferenceDestroy,
     (void *)cs_l_cublasLtMatmulPreferenceGetAttribute,
     (void *)cs_l_cublasLtMatmulPreferenceInit_internal,
     (void *)cs_l_cublasLtMatmulPreferenceSetAttribute,
-    (void *)cs_l_cublasLtMatrixLayoutCreate,
-    (void *)cs_l_cublasLtMatrixLayoutDestroy,
+    (void *)cublasLtMatrixLayoutCreate,
+    (void *)cublasLtMatrixLayoutDestroy,
     (void *)cs_l_cublasLtMatrixLayoutGetAttribute,
-    (void *)cs_l_cublasLtMatrixLayoutInit_internal,
-    (void *)cs_l_cublasLtMatrixLayoutSetAttribute,
+    (void *)cublasLtMatrixLayoutInit_internal,
+    (void *)cublasLtMatrixLayoutSetAttribute,
     (void *)cs_l_cublasLtMatrixTransform,
     (void *)cs_l_cublasLtMatrixTransformDescCreate,
     (void *)cs_l_cublasLtMatrixTransformDescDestroy,
@@ -2828,29 +2598,19 @@ void cs_u_cublasLtLoggerSetCallback(void) CS_HIDDEN;
 void cs_u_cublasLtLoggerSetFile(void) CS_HIDDEN;
 void cs_u_cublasLtLoggerSetLevel(void) CS_HIDDEN;
 void cs_u_cublasLtLoggerSetMask(void) CS_HIDDEN;
-void cs_u_cublasLtMatmul(void) CS_HIDDEN;
 void cs_u_cublasLtMatmulAlgoCapGetAttribute(void) CS_HIDDEN;
 void cs_u_cublasLtMatmulAlgoCheck(void) CS_HIDDEN;
 void cs_u_cublasLtMatmulAlgoConfigGetAttribute(void) CS_HIDDEN;
 void cs_u_cublasLtMatmulAlgoConfigSetAttribute(void) CS_HIDDEN;
-void cs_u_cublasLtMatmulAlgoGetHeuristic(void) CS_HIDDEN;
 void cs_u_cublasLtMatmulAlgoGetIds(void) CS_HIDDEN;
 void cs_u_cublasLtMatmulAlgoInit(void) CS_HIDDEN;
-void cs_u_cublasLtMatmulDescCreate(void) CS_HIDDEN;
-void cs_u_cublasLtMatmulDescDestroy(void) CS_HIDDEN;
 void cs_u_cublasLtMatmulDescGetAttribute(void) CS_HIDDEN;
-void cs_u_cublasLtMatmulDescInit_internal(void) CS_HIDDEN;
-void cs_u_cublasLtMatmulDescSetAttribute(void) CS_HIDDEN;
 void cs_u_cublasLtMatmulPreferenceCreate(void) CS_HIDDEN;
 void cs_u_cublasLtMatmulPreferenceDestroy(void) CS_HIDDEN;
 void cs_u_cublasLtMatmulPreferenceGetAttribute(void) CS_HIDDEN;
 void cs_u_cublasLtMatmulPreferenceInit_internal(void) CS_HIDDEN;
 void cs_u_cublasLtMatmulPreferenceSetAttribute(void) CS_HIDDEN;
-void cs_u_cublasLtMatrixLayoutCreate(void) CS_HIDDEN;
-void cs_u_cublasLtMatrixLayoutDestroy(void) CS_HIDDEN;
 void cs_u_cublasLtMatrixLayoutGetAttribute(void) CS_HIDDEN;
-void cs_u_cublasLtMatrixLayoutInit_internal(void) CS_HIDDEN;
-void cs_u_cublasLtMatrixLayoutSetAttribute(void) CS_HIDDEN;
 void cs_u_cublasLtMatrixTransform(void) CS_HIDDEN;
 void cs_u_cublasLtMatrixTransformDescCreate(void) CS_HIDDEN;
 void cs_u_cublasLtMatrixTransformDescDestroy(void) CS_HIDDEN;
@@ -2872,29 +2632,19 @@ static void *const unresolved[49] = {
     [17] = (void *)cs_u_cublasLtLoggerSetFile,
     [18] = (void *)cs_u_cublasLtLoggerSetLevel,
     [19] = (void *)cs_u_cublasLtLoggerSetMask,
-    [20] = (void *)cs_u_cublasLtMatmul,
     [21] = (void *)cs_u_cublasLtMatmulAlgoCapGetAttribute,
     [22] = (void *)cs_u_cublasLtMatmulAlgoCheck,
     [23] = (void *)cs_u_cublasLtMatmulAlgoConfigGetAttribute,
     [24] = (void *)cs_u_cublasLtMatmulAlgoConfigSetAttribute,
-    [25] = (void *)cs_u_cublasLtMatmulAlgoGetHeuristic,
     [26] = (void *)cs_u_cublasLtMatmulAlgoGetIds,
     [27] = (void *)cs_u_cublasLtMatmulAlgoInit,
-    [28] = (void *)cs_u_cublasLtMatmulDescCreate,
-    [29] = (void *)cs_u_cublasLtMatmulDescDestroy,
     [30] = (void *)cs_u_cublasLtMatmulDescGetAttribute,
-    [31] = (void *)cs_u_cublasLtMatmulDescInit_internal,
-    [32] = (void *)cs_u_cublasLtMatmulDescSetAttribute,
     [33] = (void *)cs_u_cublasLtMatmulPreferenceCreate,
     [34] = (void *)cs_u_cublasLtMatmulPreferenceDestroy,
     [35] = (void *)cs_u_cublasLtMatmulPreferenceGetAttribute,
     [36] = (void *)cs_u_cublasLtMatmulPreferenceInit_internal,
     [37] = (void *)cs_u_cublasLtMatmulPreferenceSetAttribute,
-    [38] = (void *)cs_u_cublasLtMatrixLayoutCreate,
-    [39] = (void *)cs_u_cublasLtMatrixLayoutDestroy,
     [40] = (void *)cs_u_cublasLtMatrixLayoutGetAttribute,
-    [41] = (void *)cs_u_cublasLtMatrixLayoutInit_internal,
-    [42] = (void *)cs_u_cublasLtMatrixLayoutSetAttribute,
     [43] = (void *)cs_u_cublasLtMatrixTransform,
     [44] = (void *)cs_u_cublasLtMatrixTransformDescCreate,
     [45] = (void *)cs_u_cublasLtMatrixTransformDescDestroy,
@@ -2917,29 +2667,19 @@ void *_Atomic cs_call_cublasLt[49] = {
     [17] = (void *)cs_u_cublasLtLoggerSetFile,
     [18] = (void *)cs_u_cublasLtLoggerSetLevel,
     [19] = (void *)cs_u_cublasLtLoggerSetMask,
-    [20] = (void *)cs_u_cublasLtMatmul,
     [21] = (void *)cs_u_cublasLtMatmulAlgoCapGetAttribute,
     [22] = (void *)cs_u_cublasLtMatmulAlgoCheck,
     [23] = (void *)cs_u_cublasLtMatmulAlgoConfigGetAttribute,
     [24] = (void *)cs_u_cublasLtMatmulAlgoConfigSetAttribute,
-    [25] = (void *)cs_u_cublasLtMatmulAlgoGetHeuristic,
     [26] = (void *)cs_u_cublasLtMatmulAlgoGetIds,
     [27] = (void *)cs_u_cublasLtMatmulAlgoInit,
-    [28] = (void *)cs_u_cublasLtMatmulDescCreate,
-    [29] = (void *)cs_u_cublasLtMatmulDescDestroy,
     [30] = (void *)cs_u_cublasLtMatmulDescGetAttribute,
-    [31] = (void *)cs_u_cublasLtMatmulDescInit_internal,
-    [32] = (void *)cs_u_cublasLtMatmulDescSetAttribute,
     [33] = (void *)cs_u_cublasLtMatmulPreferenceCreate,
     [34] = (void *)cs_u_cublasLtMatmulPreferenceDestroy,
     [35] = (void *)cs_u_cublasLtMatmulPreferenceGetAttribute,
     [36] = (void *)cs_u_cublasLtMatmulPreferenceInit_internal,
     [37] = (void *)cs_u_cublasLtMatmulPreferenceSetAttribute,
-    [38] = (void *)cs_u_cublasLtMatrixLayoutCreate,
-    [39] = (void *)cs_u_cublasLtMatrixLayoutDestroy,
     [40] = (void *)cs_u_cublasLtMatrixLayoutGetAttribute,
-    [41] = (void *)cs_u_cublasLtMatrixLayoutInit_internal,
-    [42] = (void *)cs_u_cublasLtMatrixLayoutSetAttribute,
     [43] = (void *)cs_u_cublasLtMatrixTransform,
     [44] = (void *)cs_u_cublasLtMatrixTransformDescCreate,
     [45] = (void *)cs_u_cublasLtMatrixTransformDescDestroy,

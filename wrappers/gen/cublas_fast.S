@@ -594,10 +594,6 @@ CS_FAST_ENTRY cs_l_cublasDgemmStridedBatched_64, cs_sl_cublasDgemmStridedBatched
 CS_FAST_ENTRY cs_d_cublasDgemmStridedBatched_64, cs_sd_cublasDgemmStridedBatched_64, 1, 1085, cs_call_cublas+1192, cs_api_cublas, 1, 0
 CS_FAST_ENTRY cs_g_cublasDgemmStridedBatched_64, cs_sg_cublasDgemmStridedBatched_64, 2, 1085, cs_call_cublas+1192, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDgemmStridedBatched_64, 1085
-CS_FAST_ENTRY cs_l_cublasDgemm_v2, cs_sl_cublasDgemm_v2, 0, 1086, cs_call_cublas+1200, cs_api_cublas, 1, 0
-CS_FAST_ENTRY cs_d_cublasDgemm_v2, cs_sd_cublasDgemm_v2, 1, 1086, cs_call_cublas+1200, cs_api_cublas, 1, 0
-CS_FAST_ENTRY cs_g_cublasDgemm_v2, cs_sg_cublasDgemm_v2, 2, 1086, cs_call_cublas+1200, cs_api_cublas, 1, 0
-CS_FAST_UNRESOLVED cs_u_cublasDgemm_v2, 1086
 CS_FAST_ENTRY cs_l_cublasDgemm_v2_64, cs_sl_cublasDgemm_v2_64, 0, 1087, cs_call_cublas+1208, cs_api_cublas, 1, 0
 CS_FAST_ENTRY cs_d_cublasDgemm_v2_64, cs_sd_cublasDgemm_v2_64, 1, 1087, cs_call_cublas+1208, cs_api_cublas, 1, 0
 CS_FAST_ENTRY cs_g_cublasDgemm_v2_64, cs_sg_cublasDgemm_v2_64, 2, 1087, cs_call_cublas+1208, cs_api_cublas, 1, 0
@@ -902,22 +898,10 @@ CS_FAST_ENTRY cs_l_cublasDznrm2_v2_64, cs_sl_cublasDznrm2_v2_64, 0, 1162, cs_cal
 CS_FAST_ENTRY cs_d_cublasDznrm2_v2_64, cs_sd_cublasDznrm2_v2_64, 1, 1162, cs_call_cublas+1808, cs_api_cublas, 1, 0
 CS_FAST_ENTRY cs_g_cublasDznrm2_v2_64, cs_sg_cublasDznrm2_v2_64, 2, 1162, cs_call_cublas+1808, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasDznrm2_v2_64, 1162
-CS_FAST_ENTRY cs_l_cublasGemmBatchedEx, cs_sl_cublasGemmBatchedEx, 0, 1163, cs_call_cublas+1816, cs_api_cublas, 1, 0
-CS_FAST_ENTRY cs_d_cublasGemmBatchedEx, cs_sd_cublasGemmBatchedEx, 1, 1163, cs_call_cublas+1816, cs_api_cublas, 1, 0
-CS_FAST_ENTRY cs_g_cublasGemmBatchedEx, cs_sg_cublasGemmBatchedEx, 2, 1163, cs_call_cublas+1816, cs_api_cublas, 1, 0
-CS_FAST_UNRESOLVED cs_u_cublasGemmBatchedEx, 1163
 CS_FAST_ENTRY cs_l_cublasGemmBatchedEx_64, cs_sl_cublasGemmBatchedEx_64, 0, 1164, cs_call_cublas+1824, cs_api_cublas, 1, 0
 CS_FAST_ENTRY cs_d_cublasGemmBatchedEx_64, cs_sd_cublasGemmBatchedEx_64, 1, 1164, cs_call_cublas+1824, cs_api_cublas, 1, 0
 CS_FAST_ENTRY cs_g_cublasGemmBatchedEx_64, cs_sg_cublasGemmBatchedEx_64, 2, 1164, cs_call_cublas+1824, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasGemmBatchedEx_64, 1164
-CS_FAST_ENTRY cs_l_cublasGemmEx, cs_sl_cublasGemmEx, 0, 1165, cs_call_cublas+1832, cs_api_cublas, 1, 0
-CS_FAST_ENTRY cs_d_cublasGemmEx, cs_sd_cublasGemmEx, 1, 1165, cs_call_cublas+1832, cs_api_cublas, 1, 0
-CS_FAST_ENTRY cs_g_cublasGemmEx, cs_sg_cublasGemmEx, 2, 1165, cs_call_cublas+1832, cs_api_cublas, 1, 0
-CS_FAST_UNRESOLVED cs_u_cublasGemmEx, 1165
-CS_FAST_ENTRY cs_l_cublasGemmEx_64, cs_sl_cublasGemmEx_64, 0, 1166, cs_call_cublas+1840, cs_api_cublas, 1, 0
-CS_FAST_ENTRY cs_d_cublasGemmEx_64, cs_sd_cublasGemmEx_64, 1, 1166, cs_call_cublas+1840, cs_api_cublas, 1, 0
-CS_FAST_ENTRY cs_g_cublasGemmEx_64, cs_sg_cublasGemmEx_64, 2, 1166, cs_call_cublas+1840, cs_api_cublas, 1, 0
-CS_FAST_UNRESOLVED cs_u_cublasGemmEx_64, 1166
 CS_FAST_ENTRY cs_l_cublasGemmGroupedBatchedEx, cs_sl_cublasGemmGroupedBatchedEx, 0, 1167, cs_call_cublas+1848, cs_api_cublas, 1, 0
 CS_FAST_ENTRY cs_d_cublasGemmGroupedBatchedEx, cs_sd_cublasGemmGroupedBatchedEx, 1, 1167, cs_call_cublas+1848, cs_api_cublas, 1, 0
 CS_FAST_ENTRY cs_g_cublasGemmGroupedBatchedEx, cs_sg_cublasGemmGroupedBatchedEx, 2, 1167, cs_call_cublas+1848, cs_api_cublas, 1, 0
@@ -926,14 +910,6 @@ CS_FAST_ENTRY cs_l_cublasGemmGroupedBatchedEx_64, cs_sl_cublasGemmGroupedBatched
 CS_FAST_ENTRY cs_d_cublasGemmGroupedBatchedEx_64, cs_sd_cublasGemmGroupedBatchedEx_64, 1, 1168, cs_call_cublas+1856, cs_api_cublas, 1, 0
 CS_FAST_ENTRY cs_g_cublasGemmGroupedBatchedEx_64, cs_sg_cublasGemmGroupedBatchedEx_64, 2, 1168, cs_call_cublas+1856, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasGemmGroupedBatchedEx_64, 1168
-CS_FAST_ENTRY cs_l_cublasGemmStridedBatchedEx, cs_sl_cublasGemmStridedBatchedEx, 0, 1169, cs_call_cublas+1864, cs_api_cublas, 1, 0
-CS_FAST_ENTRY cs_d_cublasGemmStridedBatchedEx, cs_sd_cublasGemmStridedBatchedEx, 1, 1169, cs_call_cublas+1864, cs_api_cublas, 1, 0
-CS_FAST_ENTRY cs_g_cublasGemmStridedBatchedEx, cs_sg_cublasGemmStridedBatchedEx, 2, 1169, cs_call_cublas+1864, cs_api_cublas, 1, 0
-CS_FAST_UNRESOLVED cs_u_cublasGemmStridedBatchedEx, 1169
-CS_FAST_ENTRY cs_l_cublasGemmStridedBatchedEx_64, cs_sl_cublasGemmStridedBatchedEx_64, 0, 1170, cs_call_cublas+1872, cs_api_cublas, 1, 0
-CS_FAST_ENTRY cs_d_cublasGemmStridedBatchedEx_64, cs_sd_cublasGemmStridedBatchedEx_64, 1, 1170, cs_call_cublas+1872, cs_api_cublas, 1, 0
-CS_FAST_ENTRY cs_g_cublasGemmStridedBatchedEx_64, cs_sg_cublasGemmStridedBatchedEx_64, 2, 1170, cs_call_cublas+1872, cs_api_cublas, 1, 0
-CS_FAST_UNRESOLVED cs_u_cublasGemmStridedBatchedEx_64, 1170
 CS_FAST_ENTRY cs_l_cublasGetAtomicsMode, cs_sl_cublasGetAtomicsMode, 0, 1171, cs_call_cublas+1880, cs_api_cublas, 1, 0
 CS_FAST_ENTRY cs_d_cublasGetAtomicsMode, cs_sd_cublasGetAtomicsMode, 1, 1171, cs_call_cublas+1880, cs_api_cublas, 1, 0
 CS_FAST_ENTRY cs_g_cublasGetAtomicsMode, cs_sg_cublasGetAtomicsMode, 2, 1171, cs_call_cublas+1880, cs_api_cublas, 1, 0
@@ -1298,18 +1274,10 @@ CS_FAST_ENTRY cs_l_cublasSgelsBatched, cs_sl_cublasSgelsBatched, 0, 1266, cs_cal
 CS_FAST_ENTRY cs_d_cublasSgelsBatched, cs_sd_cublasSgelsBatched, 1, 1266, cs_call_cublas+2640, cs_api_cublas, 1, 0
 CS_FAST_ENTRY cs_g_cublasSgelsBatched, cs_sg_cublasSgelsBatched, 2, 1266, cs_call_cublas+2640, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSgelsBatched, 1266
-CS_FAST_ENTRY cs_l_cublasSgemmBatched, cs_sl_cublasSgemmBatched, 0, 1267, cs_call_cublas+2648, cs_api_cublas, 1, 0
-CS_FAST_ENTRY cs_d_cublasSgemmBatched, cs_sd_cublasSgemmBatched, 1, 1267, cs_call_cublas+2648, cs_api_cublas, 1, 0
-CS_FAST_ENTRY cs_g_cublasSgemmBatched, cs_sg_cublasSgemmBatched, 2, 1267, cs_call_cublas+2648, cs_api_cublas, 1, 0
-CS_FAST_UNRESOLVED cs_u_cublasSgemmBatched, 1267
 CS_FAST_ENTRY cs_l_cublasSgemmBatched_64, cs_sl_cublasSgemmBatched_64, 0, 1268, cs_call_cublas+2656, cs_api_cublas, 1, 0
 CS_FAST_ENTRY cs_d_cublasSgemmBatched_64, cs_sd_cublasSgemmBatched_64, 1, 1268, cs_call_cublas+2656, cs_api_cublas, 1, 0
 CS_FAST_ENTRY cs_g_cublasSgemmBatched_64, cs_sg_cublasSgemmBatched_64, 2, 1268, cs_call_cublas+2656, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSgemmBatched_64, 1268
-CS_FAST_ENTRY cs_l_cublasSgemmEx, cs_sl_cublasSgemmEx, 0, 1269, cs_call_cublas+2664, cs_api_cublas, 1, 0
-CS_FAST_ENTRY cs_d_cublasSgemmEx, cs_sd_cublasSgemmEx, 1, 1269, cs_call_cublas+2664, cs_api_cublas, 1, 0
-CS_FAST_ENTRY cs_g_cublasSgemmEx, cs_sg_cublasSgemmEx, 2, 1269, cs_call_cublas+2664, cs_api_cublas, 1, 0
-CS_FAST_UNRESOLVED cs_u_cublasSgemmEx, 1269
 CS_FAST_ENTRY cs_l_cublasSgemmEx_64, cs_sl_cublasSgemmEx_64, 0, 1270, cs_call_cublas+2672, cs_api_cublas, 1, 0
 CS_FAST_ENTRY cs_d_cublasSgemmEx_64, cs_sd_cublasSgemmEx_64, 1, 1270, cs_call_cublas+2672, cs_api_cublas, 1, 0
 CS_FAST_ENTRY cs_g_cublasSgemmEx_64, cs_sg_cublasSgemmEx_64, 2, 1270, cs_call_cublas+2672, cs_api_cublas, 1, 0
@@ -1322,22 +1290,6 @@ CS_FAST_ENTRY cs_l_cublasSgemmGroupedBatched_64, cs_sl_cublasSgemmGroupedBatched
 CS_FAST_ENTRY cs_d_cublasSgemmGroupedBatched_64, cs_sd_cublasSgemmGroupedBatched_64, 1, 1272, cs_call_cublas+2688, cs_api_cublas, 1, 0
 CS_FAST_ENTRY cs_g_cublasSgemmGroupedBatched_64, cs_sg_cublasSgemmGroupedBatched_64, 2, 1272, cs_call_cublas+2688, cs_api_cublas, 1, 0
 CS_FAST_UNRESOLVED cs_u_cublasSgemmGroupedBatched_64, 1272
-CS_FAST_ENTRY cs_l_cublasSgemmStridedBatched, cs_sl_cublasSgemmStridedBatched, 0, 1273, cs_call_cublas+2696, cs_api_cublas, 1, 0
-CS_FAST_ENTRY cs_d_cublasSgemmStridedBatched, cs_sd_cublasSgemmStridedBatched, 1, 1273, cs_call_cublas+2696, cs_api_cublas, 1, 0
-CS_FAST_ENTRY cs_g_cublasSgemmStridedBatched, cs_sg_cublasSgemmStridedBatched, 2, 1273, cs_call_cublas+2696, cs_api_cublas, 1, 0
-CS_FAST_UNRESOLVED cs_u_cublasSgemmStridedBatched, 1273
-CS_FAST_ENTRY cs_l_cublasSgemmStridedBatched_64, cs_sl_cublasSgemmStridedBatched_64, 0, 1274, cs_call_cublas+2704, cs_api_cublas, 1, 0
-CS_FAST_ENTRY cs_d_cublasSgemmStridedBatched_64, cs_sd_cublasSgemmStridedBatched_64, 1, 1274, cs_call_cublas+2704, cs_api_cublas, 1, 0
-CS_FAST_ENTRY cs_g_cublasSgemmStridedBatched_64, cs_sg_cublasSgemmStridedBatched_64, 2, 1274, cs_call_cublas+2704, cs_api_cublas, 1, 0
-CS_FAST_UNRESOLVED cs_u_cublasSgemmStridedBatched_64, 1274
-CS_FAST_ENTRY cs_l_cublasSgemm_v2, cs_sl_cublasSgemm_v2, 0, 1275, cs_call_cublas+2712, cs_api_cublas, 1, 0
-CS_FAST_ENTRY cs_d_cublasSgemm_v2, cs_sd_cublasSgemm_v2, 1, 1275, cs_call_cublas+2712, cs_api_cublas, 1, 0
-CS_FAST_ENTRY cs_g_cublasSgemm_v2, cs_sg_cublasSgemm_v2, 2, 1275, cs_call_cublas+2712, cs_api_cublas, 1, 0
-CS_FAST_UNRESOLVED cs_u_cublasSgemm_v2, 1275
-CS_FAST_ENTRY cs_l_cublasSgemm_v2_64, cs_sl_cublasSgemm_v2_64, 0, 1276, cs_call_cublas+2720, cs_api_cublas, 1, 0
-CS_FAST_ENTRY cs_d_cublasSgemm_v2_64, cs_sd_cublasSgemm_v2_64, 1, 1276, cs_call_cublas+2720, cs_api_cublas, 1, 0
-CS_FAST_ENTRY cs_g_cublasSgemm_v2_64, cs_sg_cublasSgemm_v2_64, 2, 1276, cs_call_cublas+2720, cs_api_cublas, 1, 0
-CS_FAST_UNRESOLVED cs_u_cublasSgemm_v2_64, 1276
 CS_FAST_ENTRY cs_l_cublasSgemvBatched, cs_sl_cublasSgemvBatched, 0, 1277, cs_call_cublas+2728, cs_api_cublas, 1, 0
 CS_FAST_ENTRY cs_d_cublasSgemvBatched, cs_sd_cublasSgemvBatched, 1, 1277, cs_call_cublas+2728, cs_api_cublas, 1, 0
 CS_FAST_ENTRY cs_g_cublasSgemvBatched, cs_sg_cublasSgemvBatched, 2, 1277, cs_call_cublas+2728, cs_api_cublas, 1, 0

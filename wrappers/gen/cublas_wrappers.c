@@ -8211,6 +8211,7 @@ static uint32_t cs_v11_cublasDgemmStridedBatched_64(void * handle, uint32_t tran
     return cs_w_cublasDgemmStridedBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDgemmStridedBatched_64, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
 }
 
+void cs_hook_cublasDgemm_v2(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
 static __attribute__((noinline)) uint32_t cs_w_cublasDgemm_v2(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
@@ -8223,38 +8224,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasDgemm_v2(uint8_t via, void 
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasDgemm_v2, via, (uint32_t)r, t0);
+    cs_hook_cublasDgemm_v2(t, ev, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_finish(t, &cs_api_cublas, ev, 0);
     errno = saved_errno;
     return r;
 }
-#if CS_FAST_ASM
-CS_HIDDEN uint32_t cs_l_cublasDgemm_v2(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasDgemm_v2(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc) { return cs_w_cublasDgemm_v2(CS_VIA_LINKED, cs_real(&cs_api_cublas, CS_CUBLAS_cublasDgemm_v2), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); }
-CS_HIDDEN uint32_t cs_d_cublasDgemm_v2(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasDgemm_v2(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc) { return cs_w_cublasDgemm_v2(CS_VIA_DLSYM, cs_real(&cs_api_cublas, CS_CUBLAS_cublasDgemm_v2), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); }
-CS_HIDDEN uint32_t cs_g_cublasDgemm_v2(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasDgemm_v2(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc) { return cs_w_cublasDgemm_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cublas, CS_CUBLAS_cublasDgemm_v2), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); }
-#else
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasDgemm_v2(uint8_t via, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc) { return cs_w_cublasDgemm_v2(via, cs_real(&cs_api_cublas, CS_CUBLAS_cublasDgemm_v2), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); }
-static inline __attribute__((always_inline)) uint32_t cs_f_cublasDgemm_v2(uint8_t via, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
-{
-    typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
-    struct cs_thread *t = cs_tls;
-    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasDgemm_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasDgemm_v2(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasDgemm_v2(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-    cs_fast_enter(t, CS_CUBLAS_cublasDgemm_v2);
-    uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-    uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasDgemm_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
-    cs_fast_publish(t, cs_h);
-    return r;
-}
-static uint32_t cs_l_cublasDgemm_v2(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc) { return cs_f_cublasDgemm_v2(CS_VIA_LINKED, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); }
-static uint32_t cs_d_cublasDgemm_v2(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc) { return cs_f_cublasDgemm_v2(CS_VIA_DLSYM, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); }
-static uint32_t cs_g_cublasDgemm_v2(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc) { return cs_f_cublasDgemm_v2(CS_VIA_PROCADDR, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); }
-#endif
+static uint32_t cublasDgemm_v2(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc) { return cs_w_cublasDgemm_v2(CS_VIA_LINKED, cs_real(&cs_api_cublas, CS_CUBLAS_cublasDgemm_v2), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); }
+static uint32_t cs_d_cublasDgemm_v2(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc) { return cs_w_cublasDgemm_v2(CS_VIA_DLSYM, cs_real(&cs_api_cublas, CS_CUBLAS_cublasDgemm_v2), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); }
+static uint32_t cs_g_cublasDgemm_v2(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc) { return cs_w_cublasDgemm_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cublas, CS_CUBLAS_cublasDgemm_v2), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); }
 static uint32_t cs_v12_cublasDgemm_v2(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
 {
     static void *_Atomic slot;
@@ -12446,6 +12423,7 @@ static uint32_t cs_v11_cublasDznrm2_v2_64(void * handle, int64_t n, void * x, in
     return cs_w_cublasDznrm2_v2_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasDznrm2_v2_64, "libcublas.so.11", &slot), handle, n, x, incx, result);
 }
 
+void cs_hook_cublasGemmBatchedEx(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, uint32_t, int32_t, void *, uint32_t, int32_t, void *, void *, uint32_t, int32_t, int32_t, uint32_t, int32_t);
 static __attribute__((noinline)) uint32_t cs_w_cublasGemmBatchedEx(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, uint32_t Atype, int32_t lda, void * Barray, uint32_t Btype, int32_t ldb, void * beta, void * Carray, uint32_t Ctype, int32_t ldc, int32_t batchCount, uint32_t computeType, int32_t algo)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, uint32_t, int32_t, void *, uint32_t, int32_t, void *, void *, uint32_t, int32_t, int32_t, uint32_t, int32_t);
@@ -12458,38 +12436,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasGemmBatchedEx(uint8_t via, 
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGemmBatchedEx, via, (uint32_t)r, t0);
+    cs_hook_cublasGemmBatchedEx(t, ev, handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
     cs_finish(t, &cs_api_cublas, ev, 0);
     errno = saved_errno;
     return r;
 }
-#if CS_FAST_ASM
-CS_HIDDEN uint32_t cs_l_cublasGemmBatchedEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, uint32_t Atype, int32_t lda, void * Barray, uint32_t Btype, int32_t ldb, void * beta, void * Carray, uint32_t Ctype, int32_t ldc, int32_t batchCount, uint32_t computeType, int32_t algo);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasGemmBatchedEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, uint32_t Atype, int32_t lda, void * Barray, uint32_t Btype, int32_t ldb, void * beta, void * Carray, uint32_t Ctype, int32_t ldc, int32_t batchCount, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmBatchedEx(CS_VIA_LINKED, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmBatchedEx), handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo); }
-CS_HIDDEN uint32_t cs_d_cublasGemmBatchedEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, uint32_t Atype, int32_t lda, void * Barray, uint32_t Btype, int32_t ldb, void * beta, void * Carray, uint32_t Ctype, int32_t ldc, int32_t batchCount, uint32_t computeType, int32_t algo);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasGemmBatchedEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, uint32_t Atype, int32_t lda, void * Barray, uint32_t Btype, int32_t ldb, void * beta, void * Carray, uint32_t Ctype, int32_t ldc, int32_t batchCount, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmBatchedEx(CS_VIA_DLSYM, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmBatchedEx), handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo); }
-CS_HIDDEN uint32_t cs_g_cublasGemmBatchedEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, uint32_t Atype, int32_t lda, void * Barray, uint32_t Btype, int32_t ldb, void * beta, void * Carray, uint32_t Ctype, int32_t ldc, int32_t batchCount, uint32_t computeType, int32_t algo);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasGemmBatchedEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, uint32_t Atype, int32_t lda, void * Barray, uint32_t Btype, int32_t ldb, void * beta, void * Carray, uint32_t Ctype, int32_t ldc, int32_t batchCount, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmBatchedEx(CS_VIA_PROCADDR, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmBatchedEx), handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo); }
-#else
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasGemmBatchedEx(uint8_t via, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, uint32_t Atype, int32_t lda, void * Barray, uint32_t Btype, int32_t ldb, void * beta, void * Carray, uint32_t Ctype, int32_t ldc, int32_t batchCount, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmBatchedEx(via, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmBatchedEx), handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo); }
-static inline __attribute__((always_inline)) uint32_t cs_f_cublasGemmBatchedEx(uint8_t via, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, uint32_t Atype, int32_t lda, void * Barray, uint32_t Btype, int32_t ldb, void * beta, void * Carray, uint32_t Ctype, int32_t ldc, int32_t batchCount, uint32_t computeType, int32_t algo)
-{
-    typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, uint32_t, int32_t, void *, uint32_t, int32_t, void *, void *, uint32_t, int32_t, int32_t, uint32_t, int32_t);
-    struct cs_thread *t = cs_tls;
-    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGemmBatchedEx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGemmBatchedEx(via, handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGemmBatchedEx(via, handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
-    cs_fast_enter(t, CS_CUBLAS_cublasGemmBatchedEx);
-    uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
-    uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGemmBatchedEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
-    cs_fast_publish(t, cs_h);
-    return r;
-}
-static uint32_t cs_l_cublasGemmBatchedEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, uint32_t Atype, int32_t lda, void * Barray, uint32_t Btype, int32_t ldb, void * beta, void * Carray, uint32_t Ctype, int32_t ldc, int32_t batchCount, uint32_t computeType, int32_t algo) { return cs_f_cublasGemmBatchedEx(CS_VIA_LINKED, handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo); }
-static uint32_t cs_d_cublasGemmBatchedEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, uint32_t Atype, int32_t lda, void * Barray, uint32_t Btype, int32_t ldb, void * beta, void * Carray, uint32_t Ctype, int32_t ldc, int32_t batchCount, uint32_t computeType, int32_t algo) { return cs_f_cublasGemmBatchedEx(CS_VIA_DLSYM, handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo); }
-static uint32_t cs_g_cublasGemmBatchedEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, uint32_t Atype, int32_t lda, void * Barray, uint32_t Btype, int32_t ldb, void * beta, void * Carray, uint32_t Ctype, int32_t ldc, int32_t batchCount, uint32_t computeType, int32_t algo) { return cs_f_cublasGemmBatchedEx(CS_VIA_PROCADDR, handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo); }
-#endif
+static uint32_t cublasGemmBatchedEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, uint32_t Atype, int32_t lda, void * Barray, uint32_t Btype, int32_t ldb, void * beta, void * Carray, uint32_t Ctype, int32_t ldc, int32_t batchCount, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmBatchedEx(CS_VIA_LINKED, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmBatchedEx), handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo); }
+static uint32_t cs_d_cublasGemmBatchedEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, uint32_t Atype, int32_t lda, void * Barray, uint32_t Btype, int32_t ldb, void * beta, void * Carray, uint32_t Ctype, int32_t ldc, int32_t batchCount, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmBatchedEx(CS_VIA_DLSYM, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmBatchedEx), handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo); }
+static uint32_t cs_g_cublasGemmBatchedEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, uint32_t Atype, int32_t lda, void * Barray, uint32_t Btype, int32_t ldb, void * beta, void * Carray, uint32_t Ctype, int32_t ldc, int32_t batchCount, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmBatchedEx(CS_VIA_PROCADDR, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmBatchedEx), handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo); }
 static uint32_t cs_v12_cublasGemmBatchedEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, uint32_t Atype, int32_t lda, void * Barray, uint32_t Btype, int32_t ldb, void * beta, void * Carray, uint32_t Ctype, int32_t ldc, int32_t batchCount, uint32_t computeType, int32_t algo)
 {
     static void *_Atomic slot;
@@ -12556,6 +12510,7 @@ static uint32_t cs_v11_cublasGemmBatchedEx_64(void * handle, uint32_t transa, ui
     return cs_w_cublasGemmBatchedEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGemmBatchedEx_64, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, beta, Carray, Ctype, ldc, batchCount, computeType, algo);
 }
 
+void cs_hook_cublasGemmEx(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, uint32_t, int32_t, void *, uint32_t, int32_t, void *, void *, uint32_t, int32_t, uint32_t, int32_t);
 static __attribute__((noinline)) uint32_t cs_w_cublasGemmEx(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc, uint32_t computeType, int32_t algo)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, uint32_t, int32_t, void *, uint32_t, int32_t, void *, void *, uint32_t, int32_t, uint32_t, int32_t);
@@ -12568,38 +12523,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasGemmEx(uint8_t via, void *r
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGemmEx, via, (uint32_t)r, t0);
+    cs_hook_cublasGemmEx(t, ev, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
     cs_finish(t, &cs_api_cublas, ev, 0);
     errno = saved_errno;
     return r;
 }
-#if CS_FAST_ASM
-CS_HIDDEN uint32_t cs_l_cublasGemmEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc, uint32_t computeType, int32_t algo);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasGemmEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmEx(CS_VIA_LINKED, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmEx), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo); }
-CS_HIDDEN uint32_t cs_d_cublasGemmEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc, uint32_t computeType, int32_t algo);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasGemmEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmEx(CS_VIA_DLSYM, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmEx), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo); }
-CS_HIDDEN uint32_t cs_g_cublasGemmEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc, uint32_t computeType, int32_t algo);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasGemmEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmEx(CS_VIA_PROCADDR, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmEx), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo); }
-#else
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasGemmEx(uint8_t via, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmEx(via, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmEx), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo); }
-static inline __attribute__((always_inline)) uint32_t cs_f_cublasGemmEx(uint8_t via, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc, uint32_t computeType, int32_t algo)
-{
-    typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, uint32_t, int32_t, void *, uint32_t, int32_t, void *, void *, uint32_t, int32_t, uint32_t, int32_t);
-    struct cs_thread *t = cs_tls;
-    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGemmEx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGemmEx(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGemmEx(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
-    cs_fast_enter(t, CS_CUBLAS_cublasGemmEx);
-    uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
-    uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGemmEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
-    cs_fast_publish(t, cs_h);
-    return r;
-}
-static uint32_t cs_l_cublasGemmEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc, uint32_t computeType, int32_t algo) { return cs_f_cublasGemmEx(CS_VIA_LINKED, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo); }
-static uint32_t cs_d_cublasGemmEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc, uint32_t computeType, int32_t algo) { return cs_f_cublasGemmEx(CS_VIA_DLSYM, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo); }
-static uint32_t cs_g_cublasGemmEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc, uint32_t computeType, int32_t algo) { return cs_f_cublasGemmEx(CS_VIA_PROCADDR, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo); }
-#endif
+static uint32_t cublasGemmEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmEx(CS_VIA_LINKED, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmEx), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo); }
+static uint32_t cs_d_cublasGemmEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmEx(CS_VIA_DLSYM, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmEx), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo); }
+static uint32_t cs_g_cublasGemmEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmEx(CS_VIA_PROCADDR, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmEx), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo); }
 static uint32_t cs_v12_cublasGemmEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc, uint32_t computeType, int32_t algo)
 {
     static void *_Atomic slot;
@@ -12611,6 +12542,7 @@ static uint32_t cs_v11_cublasGemmEx(void * handle, uint32_t transa, uint32_t tra
     return cs_w_cublasGemmEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGemmEx, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
 }
 
+void cs_hook_cublasGemmEx_64(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, uint32_t, int64_t, void *, uint32_t, int64_t, void *, void *, uint32_t, int64_t, uint32_t, int32_t);
 static __attribute__((noinline)) uint32_t cs_w_cublasGemmEx_64(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, void * B, uint32_t Btype, int64_t ldb, void * beta, void * C, uint32_t Ctype, int64_t ldc, uint32_t computeType, int32_t algo)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, uint32_t, int64_t, void *, uint32_t, int64_t, void *, void *, uint32_t, int64_t, uint32_t, int32_t);
@@ -12623,38 +12555,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasGemmEx_64(uint8_t via, void
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGemmEx_64, via, (uint32_t)r, t0);
+    cs_hook_cublasGemmEx_64(t, ev, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
     cs_finish(t, &cs_api_cublas, ev, 0);
     errno = saved_errno;
     return r;
 }
-#if CS_FAST_ASM
-CS_HIDDEN uint32_t cs_l_cublasGemmEx_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, void * B, uint32_t Btype, int64_t ldb, void * beta, void * C, uint32_t Ctype, int64_t ldc, uint32_t computeType, int32_t algo);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasGemmEx_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, void * B, uint32_t Btype, int64_t ldb, void * beta, void * C, uint32_t Ctype, int64_t ldc, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmEx_64(CS_VIA_LINKED, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmEx_64), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo); }
-CS_HIDDEN uint32_t cs_d_cublasGemmEx_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, void * B, uint32_t Btype, int64_t ldb, void * beta, void * C, uint32_t Ctype, int64_t ldc, uint32_t computeType, int32_t algo);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasGemmEx_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, void * B, uint32_t Btype, int64_t ldb, void * beta, void * C, uint32_t Ctype, int64_t ldc, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmEx_64(CS_VIA_DLSYM, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmEx_64), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo); }
-CS_HIDDEN uint32_t cs_g_cublasGemmEx_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, void * B, uint32_t Btype, int64_t ldb, void * beta, void * C, uint32_t Ctype, int64_t ldc, uint32_t computeType, int32_t algo);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasGemmEx_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, void * B, uint32_t Btype, int64_t ldb, void * beta, void * C, uint32_t Ctype, int64_t ldc, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmEx_64(CS_VIA_PROCADDR, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmEx_64), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo); }
-#else
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasGemmEx_64(uint8_t via, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, void * B, uint32_t Btype, int64_t ldb, void * beta, void * C, uint32_t Ctype, int64_t ldc, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmEx_64(via, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmEx_64), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo); }
-static inline __attribute__((always_inline)) uint32_t cs_f_cublasGemmEx_64(uint8_t via, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, void * B, uint32_t Btype, int64_t ldb, void * beta, void * C, uint32_t Ctype, int64_t ldc, uint32_t computeType, int32_t algo)
-{
-    typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, uint32_t, int64_t, void *, uint32_t, int64_t, void *, void *, uint32_t, int64_t, uint32_t, int32_t);
-    struct cs_thread *t = cs_tls;
-    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGemmEx_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGemmEx_64(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGemmEx_64(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
-    cs_fast_enter(t, CS_CUBLAS_cublasGemmEx_64);
-    uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
-    uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGemmEx_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
-    cs_fast_publish(t, cs_h);
-    return r;
-}
-static uint32_t cs_l_cublasGemmEx_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, void * B, uint32_t Btype, int64_t ldb, void * beta, void * C, uint32_t Ctype, int64_t ldc, uint32_t computeType, int32_t algo) { return cs_f_cublasGemmEx_64(CS_VIA_LINKED, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo); }
-static uint32_t cs_d_cublasGemmEx_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, void * B, uint32_t Btype, int64_t ldb, void * beta, void * C, uint32_t Ctype, int64_t ldc, uint32_t computeType, int32_t algo) { return cs_f_cublasGemmEx_64(CS_VIA_DLSYM, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo); }
-static uint32_t cs_g_cublasGemmEx_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, void * B, uint32_t Btype, int64_t ldb, void * beta, void * C, uint32_t Ctype, int64_t ldc, uint32_t computeType, int32_t algo) { return cs_f_cublasGemmEx_64(CS_VIA_PROCADDR, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo); }
-#endif
+static uint32_t cublasGemmEx_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, void * B, uint32_t Btype, int64_t ldb, void * beta, void * C, uint32_t Ctype, int64_t ldc, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmEx_64(CS_VIA_LINKED, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmEx_64), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo); }
+static uint32_t cs_d_cublasGemmEx_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, void * B, uint32_t Btype, int64_t ldb, void * beta, void * C, uint32_t Ctype, int64_t ldc, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmEx_64(CS_VIA_DLSYM, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmEx_64), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo); }
+static uint32_t cs_g_cublasGemmEx_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, void * B, uint32_t Btype, int64_t ldb, void * beta, void * C, uint32_t Ctype, int64_t ldc, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmEx_64(CS_VIA_PROCADDR, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmEx_64), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo); }
 static uint32_t cs_v12_cublasGemmEx_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, void * B, uint32_t Btype, int64_t ldb, void * beta, void * C, uint32_t Ctype, int64_t ldc, uint32_t computeType, int32_t algo)
 {
     static void *_Atomic slot;
@@ -12776,6 +12684,7 @@ static uint32_t cs_v11_cublasGemmGroupedBatchedEx_64(void * handle, void * trans
     return cs_w_cublasGemmGroupedBatchedEx_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGemmGroupedBatchedEx_64, "libcublas.so.11", &slot), handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, Atype, lda_array, Barray, Btype, ldb_array, beta_array, Carray, Ctype, ldc_array, group_count, group_size, computeType);
 }
 
+void cs_hook_cublasGemmStridedBatchedEx(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, uint32_t, int32_t, int64_t, void *, uint32_t, int32_t, int64_t, void *, void *, uint32_t, int32_t, int64_t, int32_t, uint32_t, int32_t);
 static __attribute__((noinline)) uint32_t cs_w_cublasGemmStridedBatchedEx(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, int64_t strideA, void * B, uint32_t Btype, int32_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int32_t ldc, int64_t strideC, int32_t batchCount, uint32_t computeType, int32_t algo)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, uint32_t, int32_t, int64_t, void *, uint32_t, int32_t, int64_t, void *, void *, uint32_t, int32_t, int64_t, int32_t, uint32_t, int32_t);
@@ -12788,38 +12697,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasGemmStridedBatchedEx(uint8_
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx, via, (uint32_t)r, t0);
+    cs_hook_cublasGemmStridedBatchedEx(t, ev, handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
     cs_finish(t, &cs_api_cublas, ev, 0);
     errno = saved_errno;
     return r;
 }
-#if CS_FAST_ASM
-CS_HIDDEN uint32_t cs_l_cublasGemmStridedBatchedEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, int64_t strideA, void * B, uint32_t Btype, int32_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int32_t ldc, int64_t strideC, int32_t batchCount, uint32_t computeType, int32_t algo);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasGemmStridedBatchedEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, int64_t strideA, void * B, uint32_t Btype, int32_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int32_t ldc, int64_t strideC, int32_t batchCount, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmStridedBatchedEx(CS_VIA_LINKED, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx), handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo); }
-CS_HIDDEN uint32_t cs_d_cublasGemmStridedBatchedEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, int64_t strideA, void * B, uint32_t Btype, int32_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int32_t ldc, int64_t strideC, int32_t batchCount, uint32_t computeType, int32_t algo);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasGemmStridedBatchedEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, int64_t strideA, void * B, uint32_t Btype, int32_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int32_t ldc, int64_t strideC, int32_t batchCount, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmStridedBatchedEx(CS_VIA_DLSYM, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx), handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo); }
-CS_HIDDEN uint32_t cs_g_cublasGemmStridedBatchedEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, int64_t strideA, void * B, uint32_t Btype, int32_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int32_t ldc, int64_t strideC, int32_t batchCount, uint32_t computeType, int32_t algo);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasGemmStridedBatchedEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, int64_t strideA, void * B, uint32_t Btype, int32_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int32_t ldc, int64_t strideC, int32_t batchCount, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmStridedBatchedEx(CS_VIA_PROCADDR, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx), handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo); }
-#else
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasGemmStridedBatchedEx(uint8_t via, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, int64_t strideA, void * B, uint32_t Btype, int32_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int32_t ldc, int64_t strideC, int32_t batchCount, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmStridedBatchedEx(via, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx), handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo); }
-static inline __attribute__((always_inline)) uint32_t cs_f_cublasGemmStridedBatchedEx(uint8_t via, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, int64_t strideA, void * B, uint32_t Btype, int32_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int32_t ldc, int64_t strideC, int32_t batchCount, uint32_t computeType, int32_t algo)
-{
-    typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, uint32_t, int32_t, int64_t, void *, uint32_t, int32_t, int64_t, void *, void *, uint32_t, int32_t, int64_t, int32_t, uint32_t, int32_t);
-    struct cs_thread *t = cs_tls;
-    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGemmStridedBatchedEx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGemmStridedBatchedEx(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGemmStridedBatchedEx(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
-    cs_fast_enter(t, CS_CUBLAS_cublasGemmStridedBatchedEx);
-    uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
-    uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGemmStridedBatchedEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
-    cs_fast_publish(t, cs_h);
-    return r;
-}
-static uint32_t cs_l_cublasGemmStridedBatchedEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, int64_t strideA, void * B, uint32_t Btype, int32_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int32_t ldc, int64_t strideC, int32_t batchCount, uint32_t computeType, int32_t algo) { return cs_f_cublasGemmStridedBatchedEx(CS_VIA_LINKED, handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo); }
-static uint32_t cs_d_cublasGemmStridedBatchedEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, int64_t strideA, void * B, uint32_t Btype, int32_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int32_t ldc, int64_t strideC, int32_t batchCount, uint32_t computeType, int32_t algo) { return cs_f_cublasGemmStridedBatchedEx(CS_VIA_DLSYM, handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo); }
-static uint32_t cs_g_cublasGemmStridedBatchedEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, int64_t strideA, void * B, uint32_t Btype, int32_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int32_t ldc, int64_t strideC, int32_t batchCount, uint32_t computeType, int32_t algo) { return cs_f_cublasGemmStridedBatchedEx(CS_VIA_PROCADDR, handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo); }
-#endif
+static uint32_t cublasGemmStridedBatchedEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, int64_t strideA, void * B, uint32_t Btype, int32_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int32_t ldc, int64_t strideC, int32_t batchCount, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmStridedBatchedEx(CS_VIA_LINKED, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx), handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo); }
+static uint32_t cs_d_cublasGemmStridedBatchedEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, int64_t strideA, void * B, uint32_t Btype, int32_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int32_t ldc, int64_t strideC, int32_t batchCount, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmStridedBatchedEx(CS_VIA_DLSYM, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx), handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo); }
+static uint32_t cs_g_cublasGemmStridedBatchedEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, int64_t strideA, void * B, uint32_t Btype, int32_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int32_t ldc, int64_t strideC, int32_t batchCount, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmStridedBatchedEx(CS_VIA_PROCADDR, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx), handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo); }
 static uint32_t cs_v12_cublasGemmStridedBatchedEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, int64_t strideA, void * B, uint32_t Btype, int32_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int32_t ldc, int64_t strideC, int32_t batchCount, uint32_t computeType, int32_t algo)
 {
     static void *_Atomic slot;
@@ -12831,6 +12716,7 @@ static uint32_t cs_v11_cublasGemmStridedBatchedEx(void * handle, uint32_t transa
     return cs_w_cublasGemmStridedBatchedEx(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
 }
 
+void cs_hook_cublasGemmStridedBatchedEx_64(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, uint32_t, int64_t, int64_t, void *, uint32_t, int64_t, int64_t, void *, void *, uint32_t, int64_t, int64_t, int64_t, uint32_t, int32_t);
 static __attribute__((noinline)) uint32_t cs_w_cublasGemmStridedBatchedEx_64(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, int64_t strideA, void * B, uint32_t Btype, int64_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int64_t ldc, int64_t strideC, int64_t batchCount, uint32_t computeType, int32_t algo)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, uint32_t, int64_t, int64_t, void *, uint32_t, int64_t, int64_t, void *, void *, uint32_t, int64_t, int64_t, int64_t, uint32_t, int32_t);
@@ -12843,38 +12729,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasGemmStridedBatchedEx_64(uin
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx_64, via, (uint32_t)r, t0);
+    cs_hook_cublasGemmStridedBatchedEx_64(t, ev, handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
     cs_finish(t, &cs_api_cublas, ev, 0);
     errno = saved_errno;
     return r;
 }
-#if CS_FAST_ASM
-CS_HIDDEN uint32_t cs_l_cublasGemmStridedBatchedEx_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, int64_t strideA, void * B, uint32_t Btype, int64_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int64_t ldc, int64_t strideC, int64_t batchCount, uint32_t computeType, int32_t algo);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasGemmStridedBatchedEx_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, int64_t strideA, void * B, uint32_t Btype, int64_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int64_t ldc, int64_t strideC, int64_t batchCount, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmStridedBatchedEx_64(CS_VIA_LINKED, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx_64), handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo); }
-CS_HIDDEN uint32_t cs_d_cublasGemmStridedBatchedEx_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, int64_t strideA, void * B, uint32_t Btype, int64_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int64_t ldc, int64_t strideC, int64_t batchCount, uint32_t computeType, int32_t algo);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasGemmStridedBatchedEx_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, int64_t strideA, void * B, uint32_t Btype, int64_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int64_t ldc, int64_t strideC, int64_t batchCount, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmStridedBatchedEx_64(CS_VIA_DLSYM, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx_64), handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo); }
-CS_HIDDEN uint32_t cs_g_cublasGemmStridedBatchedEx_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, int64_t strideA, void * B, uint32_t Btype, int64_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int64_t ldc, int64_t strideC, int64_t batchCount, uint32_t computeType, int32_t algo);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasGemmStridedBatchedEx_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, int64_t strideA, void * B, uint32_t Btype, int64_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int64_t ldc, int64_t strideC, int64_t batchCount, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmStridedBatchedEx_64(CS_VIA_PROCADDR, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx_64), handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo); }
-#else
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasGemmStridedBatchedEx_64(uint8_t via, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, int64_t strideA, void * B, uint32_t Btype, int64_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int64_t ldc, int64_t strideC, int64_t batchCount, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmStridedBatchedEx_64(via, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx_64), handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo); }
-static inline __attribute__((always_inline)) uint32_t cs_f_cublasGemmStridedBatchedEx_64(uint8_t via, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, int64_t strideA, void * B, uint32_t Btype, int64_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int64_t ldc, int64_t strideC, int64_t batchCount, uint32_t computeType, int32_t algo)
-{
-    typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, uint32_t, int64_t, int64_t, void *, uint32_t, int64_t, int64_t, void *, void *, uint32_t, int64_t, int64_t, int64_t, uint32_t, int32_t);
-    struct cs_thread *t = cs_tls;
-    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasGemmStridedBatchedEx_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasGemmStridedBatchedEx_64(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasGemmStridedBatchedEx_64(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
-    cs_fast_enter(t, CS_CUBLAS_cublasGemmStridedBatchedEx_64);
-    uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
-    uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasGemmStridedBatchedEx_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
-    cs_fast_publish(t, cs_h);
-    return r;
-}
-static uint32_t cs_l_cublasGemmStridedBatchedEx_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, int64_t strideA, void * B, uint32_t Btype, int64_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int64_t ldc, int64_t strideC, int64_t batchCount, uint32_t computeType, int32_t algo) { return cs_f_cublasGemmStridedBatchedEx_64(CS_VIA_LINKED, handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo); }
-static uint32_t cs_d_cublasGemmStridedBatchedEx_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, int64_t strideA, void * B, uint32_t Btype, int64_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int64_t ldc, int64_t strideC, int64_t batchCount, uint32_t computeType, int32_t algo) { return cs_f_cublasGemmStridedBatchedEx_64(CS_VIA_DLSYM, handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo); }
-static uint32_t cs_g_cublasGemmStridedBatchedEx_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, int64_t strideA, void * B, uint32_t Btype, int64_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int64_t ldc, int64_t strideC, int64_t batchCount, uint32_t computeType, int32_t algo) { return cs_f_cublasGemmStridedBatchedEx_64(CS_VIA_PROCADDR, handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo); }
-#endif
+static uint32_t cublasGemmStridedBatchedEx_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, int64_t strideA, void * B, uint32_t Btype, int64_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int64_t ldc, int64_t strideC, int64_t batchCount, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmStridedBatchedEx_64(CS_VIA_LINKED, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx_64), handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo); }
+static uint32_t cs_d_cublasGemmStridedBatchedEx_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, int64_t strideA, void * B, uint32_t Btype, int64_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int64_t ldc, int64_t strideC, int64_t batchCount, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmStridedBatchedEx_64(CS_VIA_DLSYM, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx_64), handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo); }
+static uint32_t cs_g_cublasGemmStridedBatchedEx_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, int64_t strideA, void * B, uint32_t Btype, int64_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int64_t ldc, int64_t strideC, int64_t batchCount, uint32_t computeType, int32_t algo) { return cs_w_cublasGemmStridedBatchedEx_64(CS_VIA_PROCADDR, cs_real(&cs_api_cublas, CS_CUBLAS_cublasGemmStridedBatchedEx_64), handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo); }
 static uint32_t cs_v12_cublasGemmStridedBatchedEx_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, uint32_t Atype, int64_t lda, int64_t strideA, void * B, uint32_t Btype, int64_t ldb, int64_t strideB, void * beta, void * C, uint32_t Ctype, int64_t ldc, int64_t strideC, int64_t batchCount, uint32_t computeType, int32_t algo)
 {
     static void *_Atomic slot;
@@ -17092,7 +16954,7 @@ static __attribute__((noinline)) uint32_t cs_w_cublasSetMathMode(uint8_t via, vo
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSetMathMode, via, (uint32_t)r, t0);
     cs_hook_cublasSetMathMode(t, ev, handle, mode);
-    cs_finish(t, &cs_api_cublas, ev, 1);
+    cs_finish(t, &cs_api_cublas, ev, 0);
     errno = saved_errno;
     return r;
 }
@@ -18045,6 +17907,7 @@ static uint32_t cs_v11_cublasSgelsBatched(void * handle, uint32_t trans, int32_t
     return cs_w_cublasSgelsBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgelsBatched, "libcublas.so.11", &slot), handle, trans, m, n, nrhs, Aarray, lda, Carray, ldc, info, devInfoArray, batchSize);
 }
 
+void cs_hook_cublasSgemmBatched(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t, int32_t);
 static __attribute__((noinline)) uint32_t cs_w_cublasSgemmBatched(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, int32_t lda, void * Barray, int32_t ldb, void * beta, void * Carray, int32_t ldc, int32_t batchCount)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t, int32_t);
@@ -18057,38 +17920,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasSgemmBatched(uint8_t via, v
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemmBatched, via, (uint32_t)r, t0);
+    cs_hook_cublasSgemmBatched(t, ev, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
     cs_finish(t, &cs_api_cublas, ev, 0);
     errno = saved_errno;
     return r;
 }
-#if CS_FAST_ASM
-CS_HIDDEN uint32_t cs_l_cublasSgemmBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, int32_t lda, void * Barray, int32_t ldb, void * beta, void * Carray, int32_t ldc, int32_t batchCount);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasSgemmBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, int32_t lda, void * Barray, int32_t ldb, void * beta, void * Carray, int32_t ldc, int32_t batchCount) { return cs_w_cublasSgemmBatched(CS_VIA_LINKED, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemmBatched), handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount); }
-CS_HIDDEN uint32_t cs_d_cublasSgemmBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, int32_t lda, void * Barray, int32_t ldb, void * beta, void * Carray, int32_t ldc, int32_t batchCount);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasSgemmBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, int32_t lda, void * Barray, int32_t ldb, void * beta, void * Carray, int32_t ldc, int32_t batchCount) { return cs_w_cublasSgemmBatched(CS_VIA_DLSYM, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemmBatched), handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount); }
-CS_HIDDEN uint32_t cs_g_cublasSgemmBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, int32_t lda, void * Barray, int32_t ldb, void * beta, void * Carray, int32_t ldc, int32_t batchCount);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasSgemmBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, int32_t lda, void * Barray, int32_t ldb, void * beta, void * Carray, int32_t ldc, int32_t batchCount) { return cs_w_cublasSgemmBatched(CS_VIA_PROCADDR, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemmBatched), handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount); }
-#else
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasSgemmBatched(uint8_t via, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, int32_t lda, void * Barray, int32_t ldb, void * beta, void * Carray, int32_t ldc, int32_t batchCount) { return cs_w_cublasSgemmBatched(via, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemmBatched), handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount); }
-static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemmBatched(uint8_t via, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, int32_t lda, void * Barray, int32_t ldb, void * beta, void * Carray, int32_t ldc, int32_t batchCount)
-{
-    typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t, int32_t);
-    struct cs_thread *t = cs_tls;
-    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSgemmBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSgemmBatched(via, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSgemmBatched(via, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
-    cs_fast_enter(t, CS_CUBLAS_cublasSgemmBatched);
-    uint32_t r = real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
-    uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSgemmBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
-    cs_fast_publish(t, cs_h);
-    return r;
-}
-static uint32_t cs_l_cublasSgemmBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, int32_t lda, void * Barray, int32_t ldb, void * beta, void * Carray, int32_t ldc, int32_t batchCount) { return cs_f_cublasSgemmBatched(CS_VIA_LINKED, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount); }
-static uint32_t cs_d_cublasSgemmBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, int32_t lda, void * Barray, int32_t ldb, void * beta, void * Carray, int32_t ldc, int32_t batchCount) { return cs_f_cublasSgemmBatched(CS_VIA_DLSYM, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount); }
-static uint32_t cs_g_cublasSgemmBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, int32_t lda, void * Barray, int32_t ldb, void * beta, void * Carray, int32_t ldc, int32_t batchCount) { return cs_f_cublasSgemmBatched(CS_VIA_PROCADDR, handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount); }
-#endif
+static uint32_t cublasSgemmBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, int32_t lda, void * Barray, int32_t ldb, void * beta, void * Carray, int32_t ldc, int32_t batchCount) { return cs_w_cublasSgemmBatched(CS_VIA_LINKED, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemmBatched), handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount); }
+static uint32_t cs_d_cublasSgemmBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, int32_t lda, void * Barray, int32_t ldb, void * beta, void * Carray, int32_t ldc, int32_t batchCount) { return cs_w_cublasSgemmBatched(CS_VIA_DLSYM, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemmBatched), handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount); }
+static uint32_t cs_g_cublasSgemmBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, int32_t lda, void * Barray, int32_t ldb, void * beta, void * Carray, int32_t ldc, int32_t batchCount) { return cs_w_cublasSgemmBatched(CS_VIA_PROCADDR, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemmBatched), handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount); }
 static uint32_t cs_v12_cublasSgemmBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * Aarray, int32_t lda, void * Barray, int32_t ldb, void * beta, void * Carray, int32_t ldc, int32_t batchCount)
 {
     static void *_Atomic slot;
@@ -18155,6 +17994,7 @@ static uint32_t cs_v11_cublasSgemmBatched_64(void * handle, uint32_t transa, uin
     return cs_w_cublasSgemmBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemmBatched_64, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, ldc, batchCount);
 }
 
+void cs_hook_cublasSgemmEx(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, uint32_t, int32_t, void *, uint32_t, int32_t, void *, void *, uint32_t, int32_t);
 static __attribute__((noinline)) uint32_t cs_w_cublasSgemmEx(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, uint32_t, int32_t, void *, uint32_t, int32_t, void *, void *, uint32_t, int32_t);
@@ -18167,38 +18007,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasSgemmEx(uint8_t via, void *
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemmEx, via, (uint32_t)r, t0);
+    cs_hook_cublasSgemmEx(t, ev, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
     cs_finish(t, &cs_api_cublas, ev, 0);
     errno = saved_errno;
     return r;
 }
-#if CS_FAST_ASM
-CS_HIDDEN uint32_t cs_l_cublasSgemmEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasSgemmEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc) { return cs_w_cublasSgemmEx(CS_VIA_LINKED, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemmEx), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc); }
-CS_HIDDEN uint32_t cs_d_cublasSgemmEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasSgemmEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc) { return cs_w_cublasSgemmEx(CS_VIA_DLSYM, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemmEx), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc); }
-CS_HIDDEN uint32_t cs_g_cublasSgemmEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasSgemmEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc) { return cs_w_cublasSgemmEx(CS_VIA_PROCADDR, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemmEx), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc); }
-#else
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasSgemmEx(uint8_t via, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc) { return cs_w_cublasSgemmEx(via, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemmEx), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc); }
-static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemmEx(uint8_t via, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc)
-{
-    typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, uint32_t, int32_t, void *, uint32_t, int32_t, void *, void *, uint32_t, int32_t);
-    struct cs_thread *t = cs_tls;
-    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSgemmEx - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSgemmEx(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSgemmEx(via, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
-    cs_fast_enter(t, CS_CUBLAS_cublasSgemmEx);
-    uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc);
-    uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSgemmEx, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
-    cs_fast_publish(t, cs_h);
-    return r;
-}
-static uint32_t cs_l_cublasSgemmEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc) { return cs_f_cublasSgemmEx(CS_VIA_LINKED, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc); }
-static uint32_t cs_d_cublasSgemmEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc) { return cs_f_cublasSgemmEx(CS_VIA_DLSYM, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc); }
-static uint32_t cs_g_cublasSgemmEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc) { return cs_f_cublasSgemmEx(CS_VIA_PROCADDR, handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc); }
-#endif
+static uint32_t cublasSgemmEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc) { return cs_w_cublasSgemmEx(CS_VIA_LINKED, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemmEx), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc); }
+static uint32_t cs_d_cublasSgemmEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc) { return cs_w_cublasSgemmEx(CS_VIA_DLSYM, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemmEx), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc); }
+static uint32_t cs_g_cublasSgemmEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc) { return cs_w_cublasSgemmEx(CS_VIA_PROCADDR, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemmEx), handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc); }
 static uint32_t cs_v12_cublasSgemmEx(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, uint32_t Atype, int32_t lda, void * B, uint32_t Btype, int32_t ldb, void * beta, void * C, uint32_t Ctype, int32_t ldc)
 {
     static void *_Atomic slot;
@@ -18375,6 +18191,7 @@ static uint32_t cs_v11_cublasSgemmGroupedBatched_64(void * handle, void * transa
     return cs_w_cublasSgemmGroupedBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemmGroupedBatched_64, "libcublas.so.11", &slot), handle, transa_array, transb_array, m_array, n_array, k_array, alpha_array, Aarray, lda_array, Barray, ldb_array, beta_array, Carray, ldc_array, group_count, group_size);
 }
 
+void cs_hook_cublasSgemmStridedBatched(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, int64_t, void *, int32_t, int64_t, void *, void *, int32_t, int64_t, int32_t);
 static __attribute__((noinline)) uint32_t cs_w_cublasSgemmStridedBatched(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, int64_t strideA, void * B, int32_t ldb, int64_t strideB, void * beta, void * C, int32_t ldc, int64_t strideC, int32_t batchCount)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, int64_t, void *, int32_t, int64_t, void *, void *, int32_t, int64_t, int32_t);
@@ -18387,38 +18204,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasSgemmStridedBatched(uint8_t
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched, via, (uint32_t)r, t0);
+    cs_hook_cublasSgemmStridedBatched(t, ev, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     cs_finish(t, &cs_api_cublas, ev, 0);
     errno = saved_errno;
     return r;
 }
-#if CS_FAST_ASM
-CS_HIDDEN uint32_t cs_l_cublasSgemmStridedBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, int64_t strideA, void * B, int32_t ldb, int64_t strideB, void * beta, void * C, int32_t ldc, int64_t strideC, int32_t batchCount);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasSgemmStridedBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, int64_t strideA, void * B, int32_t ldb, int64_t strideB, void * beta, void * C, int32_t ldc, int64_t strideC, int32_t batchCount) { return cs_w_cublasSgemmStridedBatched(CS_VIA_LINKED, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount); }
-CS_HIDDEN uint32_t cs_d_cublasSgemmStridedBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, int64_t strideA, void * B, int32_t ldb, int64_t strideB, void * beta, void * C, int32_t ldc, int64_t strideC, int32_t batchCount);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasSgemmStridedBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, int64_t strideA, void * B, int32_t ldb, int64_t strideB, void * beta, void * C, int32_t ldc, int64_t strideC, int32_t batchCount) { return cs_w_cublasSgemmStridedBatched(CS_VIA_DLSYM, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount); }
-CS_HIDDEN uint32_t cs_g_cublasSgemmStridedBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, int64_t strideA, void * B, int32_t ldb, int64_t strideB, void * beta, void * C, int32_t ldc, int64_t strideC, int32_t batchCount);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasSgemmStridedBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, int64_t strideA, void * B, int32_t ldb, int64_t strideB, void * beta, void * C, int32_t ldc, int64_t strideC, int32_t batchCount) { return cs_w_cublasSgemmStridedBatched(CS_VIA_PROCADDR, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount); }
-#else
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasSgemmStridedBatched(uint8_t via, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, int64_t strideA, void * B, int32_t ldb, int64_t strideB, void * beta, void * C, int32_t ldc, int64_t strideC, int32_t batchCount) { return cs_w_cublasSgemmStridedBatched(via, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount); }
-static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemmStridedBatched(uint8_t via, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, int64_t strideA, void * B, int32_t ldb, int64_t strideB, void * beta, void * C, int32_t ldc, int64_t strideC, int32_t batchCount)
-{
-    typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, int64_t, void *, int32_t, int64_t, void *, void *, int32_t, int64_t, int32_t);
-    struct cs_thread *t = cs_tls;
-    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSgemmStridedBatched - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSgemmStridedBatched(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSgemmStridedBatched(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
-    cs_fast_enter(t, CS_CUBLAS_cublasSgemmStridedBatched);
-    uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
-    uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSgemmStridedBatched, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
-    cs_fast_publish(t, cs_h);
-    return r;
-}
-static uint32_t cs_l_cublasSgemmStridedBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, int64_t strideA, void * B, int32_t ldb, int64_t strideB, void * beta, void * C, int32_t ldc, int64_t strideC, int32_t batchCount) { return cs_f_cublasSgemmStridedBatched(CS_VIA_LINKED, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount); }
-static uint32_t cs_d_cublasSgemmStridedBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, int64_t strideA, void * B, int32_t ldb, int64_t strideB, void * beta, void * C, int32_t ldc, int64_t strideC, int32_t batchCount) { return cs_f_cublasSgemmStridedBatched(CS_VIA_DLSYM, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount); }
-static uint32_t cs_g_cublasSgemmStridedBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, int64_t strideA, void * B, int32_t ldb, int64_t strideB, void * beta, void * C, int32_t ldc, int64_t strideC, int32_t batchCount) { return cs_f_cublasSgemmStridedBatched(CS_VIA_PROCADDR, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount); }
-#endif
+static uint32_t cublasSgemmStridedBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, int64_t strideA, void * B, int32_t ldb, int64_t strideB, void * beta, void * C, int32_t ldc, int64_t strideC, int32_t batchCount) { return cs_w_cublasSgemmStridedBatched(CS_VIA_LINKED, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount); }
+static uint32_t cs_d_cublasSgemmStridedBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, int64_t strideA, void * B, int32_t ldb, int64_t strideB, void * beta, void * C, int32_t ldc, int64_t strideC, int32_t batchCount) { return cs_w_cublasSgemmStridedBatched(CS_VIA_DLSYM, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount); }
+static uint32_t cs_g_cublasSgemmStridedBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, int64_t strideA, void * B, int32_t ldb, int64_t strideB, void * beta, void * C, int32_t ldc, int64_t strideC, int32_t batchCount) { return cs_w_cublasSgemmStridedBatched(CS_VIA_PROCADDR, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount); }
 static uint32_t cs_v12_cublasSgemmStridedBatched(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, int64_t strideA, void * B, int32_t ldb, int64_t strideB, void * beta, void * C, int32_t ldc, int64_t strideC, int32_t batchCount)
 {
     static void *_Atomic slot;
@@ -18430,6 +18223,7 @@ static uint32_t cs_v11_cublasSgemmStridedBatched(void * handle, uint32_t transa,
     return cs_w_cublasSgemmStridedBatched(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
 }
 
+void cs_hook_cublasSgemmStridedBatched_64(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, int64_t, int64_t, void *, int64_t, int64_t, void *, void *, int64_t, int64_t, int64_t);
 static __attribute__((noinline)) uint32_t cs_w_cublasSgemmStridedBatched_64(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, int64_t strideA, void * B, int64_t ldb, int64_t strideB, void * beta, void * C, int64_t ldc, int64_t strideC, int64_t batchCount)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, int64_t, int64_t, void *, int64_t, int64_t, void *, void *, int64_t, int64_t, int64_t);
@@ -18442,38 +18236,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasSgemmStridedBatched_64(uint
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched_64, via, (uint32_t)r, t0);
+    cs_hook_cublasSgemmStridedBatched_64(t, ev, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
     cs_finish(t, &cs_api_cublas, ev, 0);
     errno = saved_errno;
     return r;
 }
-#if CS_FAST_ASM
-CS_HIDDEN uint32_t cs_l_cublasSgemmStridedBatched_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, int64_t strideA, void * B, int64_t ldb, int64_t strideB, void * beta, void * C, int64_t ldc, int64_t strideC, int64_t batchCount);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasSgemmStridedBatched_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, int64_t strideA, void * B, int64_t ldb, int64_t strideB, void * beta, void * C, int64_t ldc, int64_t strideC, int64_t batchCount) { return cs_w_cublasSgemmStridedBatched_64(CS_VIA_LINKED, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched_64), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount); }
-CS_HIDDEN uint32_t cs_d_cublasSgemmStridedBatched_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, int64_t strideA, void * B, int64_t ldb, int64_t strideB, void * beta, void * C, int64_t ldc, int64_t strideC, int64_t batchCount);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasSgemmStridedBatched_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, int64_t strideA, void * B, int64_t ldb, int64_t strideB, void * beta, void * C, int64_t ldc, int64_t strideC, int64_t batchCount) { return cs_w_cublasSgemmStridedBatched_64(CS_VIA_DLSYM, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched_64), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount); }
-CS_HIDDEN uint32_t cs_g_cublasSgemmStridedBatched_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, int64_t strideA, void * B, int64_t ldb, int64_t strideB, void * beta, void * C, int64_t ldc, int64_t strideC, int64_t batchCount);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasSgemmStridedBatched_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, int64_t strideA, void * B, int64_t ldb, int64_t strideB, void * beta, void * C, int64_t ldc, int64_t strideC, int64_t batchCount) { return cs_w_cublasSgemmStridedBatched_64(CS_VIA_PROCADDR, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched_64), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount); }
-#else
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasSgemmStridedBatched_64(uint8_t via, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, int64_t strideA, void * B, int64_t ldb, int64_t strideB, void * beta, void * C, int64_t ldc, int64_t strideC, int64_t batchCount) { return cs_w_cublasSgemmStridedBatched_64(via, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched_64), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount); }
-static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemmStridedBatched_64(uint8_t via, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, int64_t strideA, void * B, int64_t ldb, int64_t strideB, void * beta, void * C, int64_t ldc, int64_t strideC, int64_t batchCount)
-{
-    typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, int64_t, int64_t, void *, int64_t, int64_t, void *, void *, int64_t, int64_t, int64_t);
-    struct cs_thread *t = cs_tls;
-    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSgemmStridedBatched_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSgemmStridedBatched_64(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSgemmStridedBatched_64(via, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
-    cs_fast_enter(t, CS_CUBLAS_cublasSgemmStridedBatched_64);
-    uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
-    uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSgemmStridedBatched_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
-    cs_fast_publish(t, cs_h);
-    return r;
-}
-static uint32_t cs_l_cublasSgemmStridedBatched_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, int64_t strideA, void * B, int64_t ldb, int64_t strideB, void * beta, void * C, int64_t ldc, int64_t strideC, int64_t batchCount) { return cs_f_cublasSgemmStridedBatched_64(CS_VIA_LINKED, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount); }
-static uint32_t cs_d_cublasSgemmStridedBatched_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, int64_t strideA, void * B, int64_t ldb, int64_t strideB, void * beta, void * C, int64_t ldc, int64_t strideC, int64_t batchCount) { return cs_f_cublasSgemmStridedBatched_64(CS_VIA_DLSYM, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount); }
-static uint32_t cs_g_cublasSgemmStridedBatched_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, int64_t strideA, void * B, int64_t ldb, int64_t strideB, void * beta, void * C, int64_t ldc, int64_t strideC, int64_t batchCount) { return cs_f_cublasSgemmStridedBatched_64(CS_VIA_PROCADDR, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount); }
-#endif
+static uint32_t cublasSgemmStridedBatched_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, int64_t strideA, void * B, int64_t ldb, int64_t strideB, void * beta, void * C, int64_t ldc, int64_t strideC, int64_t batchCount) { return cs_w_cublasSgemmStridedBatched_64(CS_VIA_LINKED, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched_64), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount); }
+static uint32_t cs_d_cublasSgemmStridedBatched_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, int64_t strideA, void * B, int64_t ldb, int64_t strideB, void * beta, void * C, int64_t ldc, int64_t strideC, int64_t batchCount) { return cs_w_cublasSgemmStridedBatched_64(CS_VIA_DLSYM, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched_64), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount); }
+static uint32_t cs_g_cublasSgemmStridedBatched_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, int64_t strideA, void * B, int64_t ldb, int64_t strideB, void * beta, void * C, int64_t ldc, int64_t strideC, int64_t batchCount) { return cs_w_cublasSgemmStridedBatched_64(CS_VIA_PROCADDR, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched_64), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount); }
 static uint32_t cs_v12_cublasSgemmStridedBatched_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, int64_t strideA, void * B, int64_t ldb, int64_t strideB, void * beta, void * C, int64_t ldc, int64_t strideC, int64_t batchCount)
 {
     static void *_Atomic slot;
@@ -18485,6 +18255,7 @@ static uint32_t cs_v11_cublasSgemmStridedBatched_64(void * handle, uint32_t tran
     return cs_w_cublasSgemmStridedBatched_64(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemmStridedBatched_64, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC, batchCount);
 }
 
+void cs_hook_cublasSgemm_v2(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
 static __attribute__((noinline)) uint32_t cs_w_cublasSgemm_v2(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
@@ -18497,38 +18268,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasSgemm_v2(uint8_t via, void 
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemm_v2, via, (uint32_t)r, t0);
+    cs_hook_cublasSgemm_v2(t, ev, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_finish(t, &cs_api_cublas, ev, 0);
     errno = saved_errno;
     return r;
 }
-#if CS_FAST_ASM
-CS_HIDDEN uint32_t cs_l_cublasSgemm_v2(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasSgemm_v2(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc) { return cs_w_cublasSgemm_v2(CS_VIA_LINKED, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemm_v2), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); }
-CS_HIDDEN uint32_t cs_d_cublasSgemm_v2(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasSgemm_v2(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc) { return cs_w_cublasSgemm_v2(CS_VIA_DLSYM, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemm_v2), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); }
-CS_HIDDEN uint32_t cs_g_cublasSgemm_v2(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasSgemm_v2(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc) { return cs_w_cublasSgemm_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemm_v2), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); }
-#else
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasSgemm_v2(uint8_t via, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc) { return cs_w_cublasSgemm_v2(via, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemm_v2), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); }
-static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemm_v2(uint8_t via, void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
-{
-    typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
-    struct cs_thread *t = cs_tls;
-    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSgemm_v2 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSgemm_v2(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSgemm_v2(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-    cs_fast_enter(t, CS_CUBLAS_cublasSgemm_v2);
-    uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-    uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSgemm_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
-    cs_fast_publish(t, cs_h);
-    return r;
-}
-static uint32_t cs_l_cublasSgemm_v2(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc) { return cs_f_cublasSgemm_v2(CS_VIA_LINKED, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); }
-static uint32_t cs_d_cublasSgemm_v2(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc) { return cs_f_cublasSgemm_v2(CS_VIA_DLSYM, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); }
-static uint32_t cs_g_cublasSgemm_v2(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc) { return cs_f_cublasSgemm_v2(CS_VIA_PROCADDR, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); }
-#endif
+static uint32_t cublasSgemm_v2(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc) { return cs_w_cublasSgemm_v2(CS_VIA_LINKED, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemm_v2), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); }
+static uint32_t cs_d_cublasSgemm_v2(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc) { return cs_w_cublasSgemm_v2(CS_VIA_DLSYM, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemm_v2), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); }
+static uint32_t cs_g_cublasSgemm_v2(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc) { return cs_w_cublasSgemm_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemm_v2), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); }
 static uint32_t cs_v12_cublasSgemm_v2(void * handle, uint32_t transa, uint32_t transb, int32_t m, int32_t n, int32_t k, void * alpha, void * A, int32_t lda, void * B, int32_t ldb, void * beta, void * C, int32_t ldc)
 {
     static void *_Atomic slot;
@@ -18540,6 +18287,7 @@ static uint32_t cs_v11_cublasSgemm_v2(void * handle, uint32_t transa, uint32_t t
     return cs_w_cublasSgemm_v2(CS_VIA_LINKED, cs_real_in(&cs_api_cublas, CS_CUBLAS_cublasSgemm_v2, "libcublas.so.11", &slot), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
+void cs_hook_cublasSgemm_v2_64(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
 static __attribute__((noinline)) uint32_t cs_w_cublasSgemm_v2_64(uint8_t via, void *realp, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
@@ -18552,38 +18300,14 @@ static __attribute__((noinline)) uint32_t cs_w_cublasSgemm_v2_64(uint8_t via, vo
     uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cublas, CS_CUBLAS_cublasSgemm_v2_64, via, (uint32_t)r, t0);
+    cs_hook_cublasSgemm_v2_64(t, ev, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     cs_finish(t, &cs_api_cublas, ev, 0);
     errno = saved_errno;
     return r;
 }
-#if CS_FAST_ASM
-CS_HIDDEN uint32_t cs_l_cublasSgemm_v2_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cublasSgemm_v2_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc) { return cs_w_cublasSgemm_v2_64(CS_VIA_LINKED, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemm_v2_64), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); }
-CS_HIDDEN uint32_t cs_d_cublasSgemm_v2_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cublasSgemm_v2_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc) { return cs_w_cublasSgemm_v2_64(CS_VIA_DLSYM, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemm_v2_64), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); }
-CS_HIDDEN uint32_t cs_g_cublasSgemm_v2_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cublasSgemm_v2_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc) { return cs_w_cublasSgemm_v2_64(CS_VIA_PROCADDR, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemm_v2_64), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); }
-#else
-static __attribute__((noinline, cold)) uint32_t cs_s_cublasSgemm_v2_64(uint8_t via, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc) { return cs_w_cublasSgemm_v2_64(via, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemm_v2_64), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); }
-static inline __attribute__((always_inline)) uint32_t cs_f_cublasSgemm_v2_64(uint8_t via, void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
-{
-    typedef uint32_t (*fn_t)(void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
-    struct cs_thread *t = cs_tls;
-    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUBLAS_cublasSgemm_v2_64 - CS_CUBLAS_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate | t->watch)) return cs_s_cublasSgemm_v2_64(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cublasSgemm_v2_64(via, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-    cs_fast_enter(t, CS_CUBLAS_cublasSgemm_v2_64);
-    uint32_t r = real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-    uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUBLAS_cublasSgemm_v2_64, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cublas, ev);
-    cs_fast_publish(t, cs_h);
-    return r;
-}
-static uint32_t cs_l_cublasSgemm_v2_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc) { return cs_f_cublasSgemm_v2_64(CS_VIA_LINKED, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); }
-static uint32_t cs_d_cublasSgemm_v2_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc) { return cs_f_cublasSgemm_v2_64(CS_VIA_DLSYM, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); }
-static uint32_t cs_g_cublasSgemm_v2_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc) { return cs_f_cublasSgemm_v2_64(CS_VIA_PROCADDR, handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); }
-#endif
+static uint32_t cublasSgemm_v2_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc) { return cs_w_cublasSgemm_v2_64(CS_VIA_LINKED, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemm_v2_64), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); }
+static uint32_t cs_d_cublasSgemm_v2_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc) { return cs_w_cublasSgemm_v2_64(CS_VIA_DLSYM, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemm_v2_64), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); }
+static uint32_t cs_g_cublasSgemm_v2_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc) { return cs_w_cublasSgemm_v2_64(CS_VIA_PROCADDR, cs_real(&cs_api_cublas, CS_CUBLAS_cublasSgemm_v2_64), handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc); }
 static uint32_t cs_v12_cublasSgemm_v2_64(void * handle, uint32_t transa, uint32_t transb, int64_t m, int64_t n, int64_t k, void * alpha, void * A, int64_t lda, void * B, int64_t ldb, void * beta, void * C, int64_t ldc)
 {
     static void *_Atomic slot;
@@ -29052,7 +28776,7 @@ static const uint8_t classes[] = {
     0,
     0,
     0,
-    CS_CLASS_KEY,
+    0,
     0,
     0,
     0,
@@ -29407,7 +29131,7 @@ static void *const via_linked[] = {
     (void *)cs_l_cublasDgemmGroupedBatched_64,
     (void *)cs_l_cublasDgemmStridedBatched,
     (void *)cs_l_cublasDgemmStridedBatched_64,
-    (void *)cs_l_cublasDgemm_v2,
+    (void *)cublasDgemm_v2,
     (void *)cs_l_cublasDgemm_v2_64,
     (void *)cs_l_cublasDgemvBatched,
     (void *)cs_l_cublasDgemvBatched_64,
@@ -29484,14 +29208,14 @@ static void *const via_linked[] = {
     (void *)cs_l_cublasDzasum_v2_64,
     (void *)cs_l_cublasDznrm2_v2,
     (void *)cs_l_cublasDznrm2_v2_64,
-    (void *)cs_l_cublasGemmBatchedEx,
+    (void *)cublasGemmBatchedEx,
     (void *)cs_l_cublasGemmBatchedEx_64,
-    (void *)cs_l_cublasGemmEx,
-    (void *)cs_l_cublasGemmEx_64,
+    (void *)cublasGemmEx,
+    (void *)cublasGemmEx_64,
     (void *)cs_l_cublasGemmGroupedBatchedEx,
     (void *)cs_l_cublasGemmGroupedBatchedEx_64,
-    (void *)cs_l_cublasGemmStridedBatchedEx,
-    (void *)cs_l_cublasGemmStridedBatchedEx_64,
+    (void *)cublasGemmStridedBatchedEx,
+    (void *)cublasGemmStridedBatchedEx_64,
     (void *)cs_l_cublasGetAtomicsMode,
     (void *)cublasGetCudartVersion,
     (void *)cs_l_cublasGetEmulationSpecialValuesSupport,
@@ -29588,16 +29312,16 @@ static void *const via_linked[] = {
     (void *)cs_l_cublasSgeam,
     (void *)cs_l_cublasSgeam_64,
     (void *)cs_l_cublasSgelsBatched,
-    (void *)cs_l_cublasSgemmBatched,
+    (void *)cublasSgemmBatched,
     (void *)cs_l_cublasSgemmBatched_64,
-    (void *)cs_l_cublasSgemmEx,
+    (void *)cublasSgemmEx,
     (void *)cs_l_cublasSgemmEx_64,
     (void *)cs_l_cublasSgemmGroupedBatched,
     (void *)cs_l_cublasSgemmGroupedBatched_64,
-    (void *)cs_l_cublasSgemmStridedBatched,
-    (void *)cs_l_cublasSgemmStridedBatched_64,
-    (void *)cs_l_cublasSgemm_v2,
-    (void *)cs_l_cublasSgemm_v2_64,
+    (void *)cublasSgemmStridedBatched,
+    (void *)cublasSgemmStridedBatched_64,
+    (void *)cublasSgemm_v2,
+    (void *)cublasSgemm_v2_64,
     (void *)cs_l_cublasSgemvBatched,
     (void *)cs_l_cublasSgemvBatched_64,
     (void *)cs_l_cublasSgemvStridedBatched,
@@ -30959,7 +30683,6 @@ void cs_u_cublasDgemmGroupedBatched(void) CS_HIDDEN;
 void cs_u_cublasDgemmGroupedBatched_64(void) CS_HIDDEN;
 void cs_u_cublasDgemmStridedBatched(void) CS_HIDDEN;
 void cs_u_cublasDgemmStridedBatched_64(void) CS_HIDDEN;
-void cs_u_cublasDgemm_v2(void) CS_HIDDEN;
 void cs_u_cublasDgemm_v2_64(void) CS_HIDDEN;
 void cs_u_cublasDgemvBatched(void) CS_HIDDEN;
 void cs_u_cublasDgemvBatched_64(void) CS_HIDDEN;
@@ -31036,14 +30759,9 @@ void cs_u_cublasDzasum_v2(void) CS_HIDDEN;
 void cs_u_cublasDzasum_v2_64(void) CS_HIDDEN;
 void cs_u_cublasDznrm2_v2(void) CS_HIDDEN;
 void cs_u_cublasDznrm2_v2_64(void) CS_HIDDEN;
-void cs_u_cublasGemmBatchedEx(void) CS_HIDDEN;
 void cs_u_cublasGemmBatchedEx_64(void) CS_HIDDEN;
-void cs_u_cublasGemmEx(void) CS_HIDDEN;
-void cs_u_cublasGemmEx_64(void) CS_HIDDEN;
 void cs_u_cublasGemmGroupedBatchedEx(void) CS_HIDDEN;
 void cs_u_cublasGemmGroupedBatchedEx_64(void) CS_HIDDEN;
-void cs_u_cublasGemmStridedBatchedEx(void) CS_HIDDEN;
-void cs_u_cublasGemmStridedBatchedEx_64(void) CS_HIDDEN;
 void cs_u_cublasGetAtomicsMode(void) CS_HIDDEN;
 void cs_u_cublasGetEmulationSpecialValuesSupport(void) CS_HIDDEN;
 void cs_u_cublasGetEmulationStrategy(void) CS_HIDDEN;
@@ -31135,16 +30853,10 @@ void cs_u_cublasSgbmv_v2_64(void) CS_HIDDEN;
 void cs_u_cublasSgeam(void) CS_HIDDEN;
 void cs_u_cublasSgeam_64(void) CS_HIDDEN;
 void cs_u_cublasSgelsBatched(void) CS_HIDDEN;
-void cs_u_cublasSgemmBatched(void) CS_HIDDEN;
 void cs_u_cublasSgemmBatched_64(void) CS_HIDDEN;
-void cs_u_cublasSgemmEx(void) CS_HIDDEN;
 void cs_u_cublasSgemmEx_64(void) CS_HIDDEN;
 void cs_u_cublasSgemmGroupedBatched(void) CS_HIDDEN;
 void cs_u_cublasSgemmGroupedBatched_64(void) CS_HIDDEN;
-void cs_u_cublasSgemmStridedBatched(void) CS_HIDDEN;
-void cs_u_cublasSgemmStridedBatched_64(void) CS_HIDDEN;
-void cs_u_cublasSgemm_v2(void) CS_HIDDEN;
-void cs_u_cublasSgemm_v2_64(void) CS_HIDDEN;
 void cs_u_cublasSgemvBatched(void) CS_HIDDEN;
 void cs_u_cublasSgemvBatched_64(void) CS_HIDDEN;
 void cs_u_cublasSgemvStridedBatched(void) CS_HIDDEN;
@@ -31469,7 +31181,6 @@ static void *const unresolved[516] = {
     [147] = (void *)cs_u_cublasDgemmGroupedBatched_64,
     [148] = (void *)cs_u_cublasDgemmStridedBatched,
     [149] = (void *)cs_u_cublasDgemmStridedBatched_64,
-    [150] = (void *)cs_u_cublasDgemm_v2,
     [151] = (void *)cs_u_cublasDgemm_v2_64,
     [152] = (void *)cs_u_cublasDgemvBatched,
     [153] = (void *)cs_u_cublasDgemvBatched_64,
@@ -31546,14 +31257,9 @@ static void *const unresolved[516] = {
     [224] = (void *)cs_u_cublasDzasum_v2_64,
     [225] = (void *)cs_u_cublasDznrm2_v2,
     [226] = (void *)cs_u_cublasDznrm2_v2_64,
-    [227] = (void *)cs_u_cublasGemmBatchedEx,
     [228] = (void *)cs_u_cublasGemmBatchedEx_64,
-    [229] = (void *)cs_u_cublasGemmEx,
-    [230] = (void *)cs_u_cublasGemmEx_64,
     [231] = (void *)cs_u_cublasGemmGroupedBatchedEx,
     [232] = (void *)cs_u_cublasGemmGroupedBatchedEx_64,
-    [233] = (void *)cs_u_cublasGemmStridedBatchedEx,
-    [234] = (void *)cs_u_cublasGemmStridedBatchedEx_64,
     [235] = (void *)cs_u_cublasGetAtomicsMode,
     [237] = (void *)cs_u_cublasGetEmulationSpecialValuesSupport,
     [238] = (void *)cs_u_cublasGetEmulationStrategy,
@@ -31645,16 +31351,10 @@ static void *const unresolved[516] = {
     [328] = (void *)cs_u_cublasSgeam,
     [329] = (void *)cs_u_cublasSgeam_64,
     [330] = (void *)cs_u_cublasSgelsBatched,
-    [331] = (void *)cs_u_cublasSgemmBatched,
     [332] = (void *)cs_u_cublasSgemmBatched_64,
-    [333] = (void *)cs_u_cublasSgemmEx,
     [334] = (void *)cs_u_cublasSgemmEx_64,
     [335] = (void *)cs_u_cublasSgemmGroupedBatched,
     [336] = (void *)cs_u_cublasSgemmGroupedBatched_64,
-    [337] = (void *)cs_u_cublasSgemmStridedBatched,
-    [338] = (void *)cs_u_cublasSgemmStridedBatched_64,
-    [339] = (void *)cs_u_cublasSgemm_v2,
-    [340] = (void *)cs_u_cublasSgemm_v2_64,
     [341] = (void *)cs_u_cublasSgemvBatched,
     [342] = (void *)cs_u_cublasSgemvBatched_64,
     [343] = (void *)cs_u_cublasSgemvStridedBatched,
@@ -31980,7 +31680,6 @@ void *_Atomic cs_call_cublas[516] = {
     [147] = (void *)cs_u_cublasDgemmGroupedBatched_64,
     [148] = (void *)cs_u_cublasDgemmStridedBatched,
     [149] = (void *)cs_u_cublasDgemmStridedBatched_64,
-    [150] = (void *)cs_u_cublasDgemm_v2,
     [151] = (void *)cs_u_cublasDgemm_v2_64,
     [152] = (void *)cs_u_cublasDgemvBatched,
     [153] = (void *)cs_u_cublasDgemvBatched_64,
@@ -32057,14 +31756,9 @@ void *_Atomic cs_call_cublas[516] = {
     [224] = (void *)cs_u_cublasDzasum_v2_64,
     [225] = (void *)cs_u_cublasDznrm2_v2,
     [226] = (void *)cs_u_cublasDznrm2_v2_64,
-    [227] = (void *)cs_u_cublasGemmBatchedEx,
     [228] = (void *)cs_u_cublasGemmBatchedEx_64,
-    [229] = (void *)cs_u_cublasGemmEx,
-    [230] = (void *)cs_u_cublasGemmEx_64,
     [231] = (void *)cs_u_cublasGemmGroupedBatchedEx,
     [232] = (void *)cs_u_cublasGemmGroupedBatchedEx_64,
-    [233] = (void *)cs_u_cublasGemmStridedBatchedEx,
-    [234] = (void *)cs_u_cublasGemmStridedBatchedEx_64,
     [235] = (void *)cs_u_cublasGetAtomicsMode,
     [237] = (void *)cs_u_cublasGetEmulationSpecialValuesSupport,
     [238] = (void *)cs_u_cublasGetEmulationStrategy,
@@ -32156,16 +31850,10 @@ void *_Atomic cs_call_cublas[516] = {
     [328] = (void *)cs_u_cublasSgeam,
     [329] = (void *)cs_u_cublasSgeam_64,
     [330] = (void *)cs_u_cublasSgelsBatched,
-    [331] = (void *)cs_u_cublasSgemmBatched,
     [332] = (void *)cs_u_cublasSgemmBatched_64,
-    [333] = (void *)cs_u_cublasSgemmEx,
     [334] = (void *)cs_u_cublasSgemmEx_64,
     [335] = (void *)cs_u_cublasSgemmGroupedBatched,
     [336] = (void *)cs_u_cublasSgemmGroupedBatched_64,
-    [337] = (void *)cs_u_cublasSgemmStridedBatched,
-    [338] = (void *)cs_u_cublasSgemmStridedBatched_64,
-    [339] = (void *)cs_u_cublasSgemm_v2,
-    [340] = (void *)cs_u_cublasSgemm_v2_64,
     [341] = (void *)cs_u_cublasSgemvBatched,
     [342] = (void *)cs_u_cublasSgemvBatched_64,
     [343] = (void *)cs_u_cublasSgemvStridedBatched,

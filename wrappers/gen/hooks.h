@@ -58,9 +58,30 @@ void cs_hook_ncclReduce(struct cs_thread *t, struct cs_event *ev, void *, void *
 void cs_hook_ncclReduceScatter(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, uint32_t, void *, void *);
 void cs_hook_ncclSend(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t, int32_t, void *, void *);
 void cs_hook_cublasCreate(struct cs_thread *t, struct cs_event *ev, void *);
+void cs_hook_cublasDgemm_v2(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
+void cs_hook_cublasGemmBatchedEx(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, uint32_t, int32_t, void *, uint32_t, int32_t, void *, void *, uint32_t, int32_t, int32_t, uint32_t, int32_t);
+void cs_hook_cublasGemmEx(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, uint32_t, int32_t, void *, uint32_t, int32_t, void *, void *, uint32_t, int32_t, uint32_t, int32_t);
+void cs_hook_cublasGemmEx_64(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, uint32_t, int64_t, void *, uint32_t, int64_t, void *, void *, uint32_t, int64_t, uint32_t, int32_t);
+void cs_hook_cublasGemmStridedBatchedEx(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, uint32_t, int32_t, int64_t, void *, uint32_t, int32_t, int64_t, void *, void *, uint32_t, int32_t, int64_t, int32_t, uint32_t, int32_t);
+void cs_hook_cublasGemmStridedBatchedEx_64(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, uint32_t, int64_t, int64_t, void *, uint32_t, int64_t, int64_t, void *, void *, uint32_t, int64_t, int64_t, int64_t, uint32_t, int32_t);
 void cs_hook_cublasGetProperty(struct cs_thread *t, struct cs_event *ev, uint32_t, void *);
 void cs_hook_cublasSetMathMode(struct cs_thread *t, struct cs_event *ev, void *, uint32_t);
+void cs_hook_cublasSgemmBatched(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t, int32_t);
+void cs_hook_cublasSgemmEx(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, uint32_t, int32_t, void *, uint32_t, int32_t, void *, void *, uint32_t, int32_t);
+void cs_hook_cublasSgemmStridedBatched(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, int64_t, void *, int32_t, int64_t, void *, void *, int32_t, int64_t, int32_t);
+void cs_hook_cublasSgemmStridedBatched_64(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, int64_t, int64_t, void *, int64_t, int64_t, void *, void *, int64_t, int64_t, int64_t);
+void cs_hook_cublasSgemm_v2(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint32_t, int32_t, int32_t, int32_t, void *, void *, int32_t, void *, int32_t, void *, void *, int32_t);
+void cs_hook_cublasSgemm_v2_64(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint32_t, int64_t, int64_t, int64_t, void *, void *, int64_t, void *, int64_t, void *, void *, int64_t);
 void cs_hook_cublasLtCreate(struct cs_thread *t, struct cs_event *ev, void *);
 void cs_hook_cublasLtGetProperty(struct cs_thread *t, struct cs_event *ev, uint32_t, void *);
+void cs_hook_cublasLtMatmul(struct cs_thread *t, struct cs_event *ev, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, void *, uint64_t, void *);
+void cs_hook_cublasLtMatmulAlgoGetHeuristic(struct cs_thread *t, struct cs_event *ev, void *, void *, void *, void *, void *, void *, void *, int32_t, void *, void *);
+void cs_hook_cublasLtMatmulDescCreate(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint32_t);
+void cs_hook_cublasLtForget(struct cs_thread *t, struct cs_event *ev, void *);
+void cs_hook_cublasLtMatmulDescInit_internal(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t, uint32_t);
+void cs_hook_cublasLtMatmulDescSetAttribute(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, void *, uint64_t);
+void cs_hook_cublasLtMatrixLayoutCreate(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, uint64_t, uint64_t, int64_t);
+void cs_hook_cublasLtMatrixLayoutInit_internal(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t, uint64_t, uint64_t, int64_t);
+void cs_hook_cublasLtMatrixLayoutSetAttribute(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, void *, uint64_t);
 
 #endif
