@@ -88,6 +88,13 @@ scenario fp8_small 9.0 fp8-small
 expect_only fp8-small-share info "FP8 on a tenth of the work"
 says fp8-small-share "10%" "1.05x"
 
+# A GPU with the display watchdog that runs compute: one info line; none without it.
+EXTRA_ENV=FAKE_CUDA_EXEC_TIMEOUT=1 scenario watchdog 9.0 bf16
+q findings "$trace" | grep -qx "display-watchdog info" || { q findings "$trace"; fail "no display-watchdog line"; }
+says display-watchdog "GPU 0" "KERNEL_EXEC_TIMEOUT = 1"
+scenario no_watchdog 9.0 bf16
+! q findings "$trace" | grep -q display-watchdog || fail "display-watchdog without the limit"
+
 # The census changes nothing the program sees.
 for s in fp32 bf16 lt-fma fp8; do
     same_behaviour env LD_LIBRARY_PATH="$LIB" FAKE_CUDA_CC=8.0 ./replay $s 5
@@ -101,4 +108,14 @@ grep -q "m=4096 n=4096 k=4096" "$TMP/report.txt" || fail "the GEMM section names
 "$CS_CLI" diff "$TMP/tf32"/cudashim-*.jsonl "$TMP/fp32"/cudashim-*.jsonl >"$TMP/diff.txt" || true
 grep -q "GEMM" "$TMP/diff.txt" && grep -q "tf32" "$TMP/diff.txt" && grep -q "fp32" "$TMP/diff.txt" ||
     { cat "$TMP/diff.txt"; fail "diff does not compare the GEMM shares"; }
+# `cudashim check` says it before the job: Tensor Cores, the watchdog, ulimit -v, the variables.
+(ulimit -v 67108864; env LD_LIBRARY_PATH="$FAKES" FAKE_CUDA_CC=8.0 FAKE_CUDA_EXEC_TIMEOUT=1 NVIDIA_TF32_OVERRIDE=0 \
+    CUDA_MODULE_LOADING=EAGER "$CS_CLI" check >"$TMP/check.txt" 2>&1) || true
+for w in "TF32, bf16 and fp16; no FP8" "display watchdog on" "ulimit -v (address space)          65536 MiB" \
+         "TF32 off in every NVIDIA library" "CUDA_MODULE_LOADING                EAGER"; do
+    grep -qF -- "$w" "$TMP/check.txt" || { cat "$TMP/check.txt"; fail "check does not say '$w'"; }
+done
+env LD_LIBRARY_PATH="$FAKES" FAKE_CUDA_CC=9.0 "$CS_CLI" check >"$TMP/check90.txt" 2>&1 || true
+grep -qF "FP8 (TN layouts only)" "$TMP/check90.txt" || { cat "$TMP/check90.txt"; fail "check on 9.0 does not say FP8"; }
+! grep -q "display watchdog on" "$TMP/check90.txt" || fail "check names a watchdog the GPU does not have"
 echo "GEMM census: every finding raised by its scenario, none by the healthy ones"

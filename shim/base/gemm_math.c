@@ -122,3 +122,12 @@ int cs_fp8_support(int cc)
     if (cc >= 100 && cc < 120) return 2;
     return cc >= 89 ? 1 : 0;
 }
+
+const char *cs_tensor_core_text(int cc)
+{
+    if (cc >= 100 && cc < 120) return "Tensor Cores for TF32, bf16, fp16 and FP8 (any layout)";
+    if (cc >= 89) return "Tensor Cores for TF32, bf16, fp16 and FP8 (TN layouts only)";
+    if (cc >= 80) return "Tensor Cores for TF32, bf16 and fp16; no FP8";
+    if (cc >= 70) return "Tensor Cores for fp16 only: no TF32, bf16 or FP8";
+    return cc > 0 ? "no Tensor Cores" : "compute capability unknown";
+}

@@ -45,5 +45,8 @@ double cs_gemm_flops(int64_t m, int64_t n, int64_t k, int64_t batch);  /* 2*m*n*
  * Blackwell), 2 any layout (data-centre Blackwell, 10.x). */
 int cs_fp8_support(int cc);
 
+/* What this GPU's Tensor Cores take, for `cudashim check`: "TF32, bf16, fp16; FP8 in TN layouts only". */
+const char *cs_tensor_core_text(int cc);
+
 #define CS_COMPUTE_IMPLIED 0
 #endif

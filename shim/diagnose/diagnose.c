@@ -373,6 +373,12 @@ void cs_diagnose_exit(void)
     cs_unlock(CS_LOCK_DIAGNOSE);
     cs_inventory_unlock();
     cs_diagnose_gemm();
+    /* a GPU with the display watchdog that ran compute, unless a 702 already said it */
+    const char *id;
+    enum cs_severity sev;
+    int timed_out = 0;
+    for (int i = 0; cs_finding_said(i, &id, &sev); i++) timed_out |= !strcmp(id, "launch-timeout");
+    if (!timed_out) cs_rule_display_watchdog(cs_device_watchdog_mask(NULL) & cs_device_compute_mask(), cs_kernel_is_wsl());
 }
 
 /* --- no driver: where the loader looks for libcuda.so.1, and copies it does not see ---------- */

@@ -83,6 +83,34 @@ void cs_driver_version_saw(int v) { atomic_store(&driver_version, v); }
 static int _Atomic device_cc;  /* the GPU's compute capability (86 is 8.6), once a call told it */
 void cs_device_cc_saw(int cc) { if (cc > 0) atomic_store(&device_cc, cc); }
 int cs_device_cc_seen(void) { return atomic_load(&device_cc); }
+/* Devices with a kernel run-time limit (KERNEL_EXEC_TIMEOUT: a display attached), as the program's
+ * own queries said, and devices the program made a context on; bit N is device N (< 64). */
+static uint64_t _Atomic watchdog_devices, watchdog_asked, compute_devices;
+void cs_device_watchdog_saw(int dev, int on)
+{
+    if (dev < 0 || dev >= 64) return;
+    atomic_fetch_or(&watchdog_asked, 1ull << dev);
+    if (on) atomic_fetch_or(&watchdog_devices, 1ull << dev);
+}
+uint64_t cs_device_watchdog_mask(uint64_t *asked)
+{
+    if (asked) *asked = atomic_load(&watchdog_asked);
+    return atomic_load(&watchdog_devices);
+}
+/* WSL's kernel names itself (osrelease "...-microsoft-standard-WSL2"): Windows' TDR then governs
+ * the GPU's watchdog. Read on the failure path or at exit only. */
+int cs_kernel_is_wsl(void)
+{
+    char buf[256];
+    int fd = open("/proc/sys/kernel/osrelease", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0) close(fd);
+    if (n <= 0) return 0;
+    buf[n] = 0;
+    return strcasestr(buf, "microsoft") != NULL || strstr(buf, "WSL") != NULL;
+}
+void cs_device_compute_started(int dev) { if (dev >= 0 && dev < 64) atomic_fetch_or(&compute_devices, 1ull << dev); }
+uint64_t cs_device_compute_mask(void) { return atomic_load(&compute_devices); }
 /* The first GPU name the driver gave the program: written once, then only read. */
 static char gpu_name[96];
 static int _Atomic gpu_name_claimed, gpu_name_ready;

@@ -43,7 +43,12 @@ void cs_inventory_drop(void);     /* a forked child whose INVENTORY lock was hel
 uint64_t cs_inventory_scanned_since(void);  /* CLOCK_MONOTONIC ns at which the latest scan began */
 int cs_driver_version_seen(void);   /* the program's cuDriverGetVersion, 0 if none yet */
 void cs_driver_version_saw(int v);
-int cs_device_cc_seen(void);        /* the GPU's compute capability (86), 0 if none yet */
+int cs_device_cc_seen(void);
+void cs_device_watchdog_saw(int dev, int on);     /* the program's KERNEL_EXEC_TIMEOUT query */
+uint64_t cs_device_watchdog_mask(uint64_t *asked);  /* devices with the limit (bit N: device N); asked: those queried */
+void cs_device_compute_started(int dev);
+int cs_kernel_is_wsl(void);                        /* /proc/sys/kernel/osrelease names WSL */           /* a context made on it */
+uint64_t cs_device_compute_mask(void);        /* the GPU's compute capability (86), 0 if none yet */
 void cs_device_cc_saw(int cc);
 void cs_device_name_saw(const char *name);  /* cuDeviceGetName's answer to the program */
 const char *cs_device_name_seen(void);      /* NULL until one was seen */

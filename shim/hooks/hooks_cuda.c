@@ -68,8 +68,13 @@ void cs_hook_cuDeviceComputeCapability(struct cs_thread *t, struct cs_event *ev,
 
 /* Compute capability is the one device attribute every diagnosis needs: write those two. */
 enum { ATTR_CC_MAJOR = 75, ATTR_CC_MINOR = 76 };
+enum { ATTR_KERNEL_EXEC_TIMEOUT = 17 };
 void cs_hook_cuDeviceGetAttribute(struct cs_thread *t, struct cs_event *ev, void *value, uint32_t attr, int32_t dev)
 {
+    if (attr == ATTR_KERNEL_EXEC_TIMEOUT) {  /* kept for the display-watchdog rules, not written */
+        if (ev->result == 0 && value) cs_device_watchdog_saw(dev, *(int *)value != 0);
+        return;
+    }
     if (attr != ATTR_CC_MAJOR && attr != ATTR_CC_MINOR) return;
     cs_extra(t, "\"device\":%d,\"attribute\":\"%s\"", dev,
              attr == ATTR_CC_MAJOR ? "COMPUTE_CAPABILITY_MAJOR" : "COMPUTE_CAPABILITY_MINOR");
@@ -90,4 +95,23 @@ void cs_hook_cuGetExportTable(struct cs_thread *t, struct cs_event *ev, void *ta
     const unsigned char *u = uuid;
     cs_extra(t, "\"uuid\":\"%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x\"", u[0], u[1],
              u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+}
+
+/* A context on a device: compute starts there (the display watchdog's info line names it). */
+void cs_hook_cuDevicePrimaryCtxRetain(struct cs_thread *t, struct cs_event *ev, void *pctx, int32_t dev)
+{
+    (void)t, (void)pctx;
+    if (ev->result == 0) cs_device_compute_started(dev);
+}
+
+void cs_hook_cuCtxCreate_v2(struct cs_thread *t, struct cs_event *ev, void *pctx, uint32_t flags, int32_t dev)
+{
+    (void)t, (void)pctx, (void)flags;
+    if (ev->result == 0) cs_device_compute_started(dev);
+}
+
+void cs_hook_cuCtxCreate_v4(struct cs_thread *t, struct cs_event *ev, void *pctx, void *params, uint32_t flags, int32_t dev)
+{
+    (void)t, (void)pctx, (void)params, (void)flags;
+    if (ev->result == 0) cs_device_compute_started(dev);
 }

@@ -330,7 +330,11 @@ void cs_async_error(struct cs_thread *t, struct cs_event *ev, void *stream, int 
     list[b.len] = 0, text[tb.len] = 0;
     if (t->extra_len + (int)b.len + 16 < (int)sizeof t->extra) cs_extra(t, "\"suspects\":%s", list);
     struct cs_async_failure f = { cs_api_name(ev->api), cs_api_cuda.result_name(ev->result), ev->result, stream_known,
-                                  text, list, su.n };
+                                  text, list, su.n, 0, 0, 0 };
+    if (ev->result == CS_CUDA_ERROR_LAUNCH_TIMEOUT) {
+        f.watchdog_devices = cs_device_watchdog_mask(&f.watchdog_asked);
+        f.wsl = cs_kernel_is_wsl();
+    }
     cs_rule_async_error(&f);
 }
 

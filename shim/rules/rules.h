@@ -124,11 +124,17 @@ struct cs_async_failure {
     int result, stream_known;
     const char *suspects_text, *suspects_json;  /* "k1, k2"; ["k1","k2"] */
     int nsuspects;
+    /* The display watchdog: devices with KERNEL_EXEC_TIMEOUT set (bit N: device N) among those the
+     * program asked about (watchdog_asked 0: never asked); wsl: the kernel is WSL's. */
+    uint64_t watchdog_devices, watchdog_asked;
+    int wsl;
 };
 int cs_rule_is_async_error(int result);
 void cs_rule_async_error(const struct cs_async_failure *f);
 struct cs_kernel_fault { const char *kernel, *result_name; unsigned result, grid[3], block[3]; const void *stream; };
 void cs_rule_kernel_fault(const struct cs_kernel_fault *f);
+/* At exit: compute ran on devices with the display watchdog on (bit N: device N). */
+void cs_rule_display_watchdog(uint64_t devices, int wsl);
 /* memory.c */
 struct cs_oom { const char *api; uint64_t requested, free, total, live, count; int have_info; };
 void cs_rule_out_of_memory(const struct cs_oom *m);

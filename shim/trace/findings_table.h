@@ -22,6 +22,7 @@ CS_FINDING(PTX_TOO_NEW,                "ptx-too-new",                "error",   
 CS_FINDING(IMAGE_REJECTED,             "image-rejected",             "error",               "the driver refused a module's device code")
 CS_FINDING(ASYNC_KERNEL_ERROR,         "async-kernel-error",         "error",               "a kernel failed; the error surfaced at a later call")
 CS_FINDING(LAUNCH_TIMEOUT,             "launch-timeout",             "error",               "a kernel ran past the display watchdog's limit")
+CS_FINDING(DISPLAY_WATCHDOG,           "display-watchdog",           "info",                "compute on a GPU whose display watchdog stops long kernels")
 CS_FINDING(PTX_JIT_MISSING,            "ptx-jit-missing",            "error",               "the driver's PTX compiler library is missing")
 CS_FINDING(FABRIC_MANAGER_NOT_RUNNING, "fabric-manager-not-running", "error",               "an NVSwitch system whose fabric manager is not running")
 CS_FINDING(CUDA_UNKNOWN_ERROR,         "cuda-unknown-error",         "error",               "cuInit failed with an unknown error")

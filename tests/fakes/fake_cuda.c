@@ -4,6 +4,7 @@
  * (below) behave like the real driver: the versioned, per-thread-stream-aware cuGetProcAddress,
  * the device queries, and allocation. Environment:
  *   FAKE_CUDA_DRIVER_VERSION  e.g. 12020 (default 13000)
+ *   FAKE_CUDA_EXEC_TIMEOUT (1: KERNEL_EXEC_TIMEOUT set, a display attached),
  *   FAKE_CUDA_DEVICE_NAME, FAKE_CUDA_CC (e.g. 9.0), FAKE_CUDA_DEVICE_COUNT, FAKE_CUDA_TOTAL_MEM, FAKE_CUDA_FREE_MEM
  *   FAKE_CUDA_FAIL     name=code[,name=code...]  make a function return an error
  *   FAKE_CUDA_MISSING  name[,name...]            cuGetProcAddress answers SYMBOL_NOT_FOUND
@@ -200,6 +201,11 @@ FAKE_EXPORT uint32_t cuDeviceGetAttribute(void *value, uint32_t attr, int32_t de
     case 4: v = 64; break;
     case 8: v = 49152; break;        /* MAX_SHARED_MEMORY_PER_BLOCK */
     case 16: v = 132; break;         /* MULTIPROCESSOR_COUNT */
+    case 17: {                       /* KERNEL_EXEC_TIMEOUT: a display attached, its watchdog on */
+        const char *w = getenv("FAKE_CUDA_EXEC_TIMEOUT");
+        v = w && atoi(w) ? 1 : 0;
+        break;
+    }
     }
     *(int *)value = v;
     return 0;

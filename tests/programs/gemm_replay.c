@@ -105,8 +105,11 @@ static void device(void)
     ((int (*)(unsigned))sym(cuda, "cuInit"))(0);
     ((int (*)(int *, int))sym(cuda, "cuDeviceGet"))(&dev, 0);
     int (*attr)(int *, int, int) = sym(cuda, "cuDeviceGetAttribute");
-    attr(&major, 75, dev), attr(&minor, 76, dev);
-    printf("device %d.%d\n", major, minor);
+    int watchdog = 0;
+    void *ctx = NULL;
+    attr(&major, 75, dev), attr(&minor, 76, dev), attr(&watchdog, 17 /* KERNEL_EXEC_TIMEOUT */, dev);
+    ((int (*)(void **, int))sym(cuda, "cuDevicePrimaryCtxRetain"))(&ctx, dev);  /* what a runtime does first */
+    printf("device %d.%d%s\n", major, minor, watchdog ? ", display watchdog" : "");
 }
 
 int main(int argc, char **argv)

@@ -523,12 +523,27 @@ int main(void)
 
     /* Kernels */
     struct cs_async_failure af = { "cuStreamSynchronize", "CUDA_ERROR_ILLEGAL_ADDRESS", 700, 1, "gemm_kernel, softmax",
-                                   "[\"gemm_kernel\",\"softmax\"]", 2 };
+                                   "[\"gemm_kernel\",\"softmax\"]", 2, 0, 0, 0 };
     reset(), cs_rule_async_error(&af);
     expect("700 at a stream synchronisation", CS_F_ASYNC_KERNEL_ERROR, CS_ERROR, SAYS("gemm_kernel, softmax", "CUDASHIM_SYNC_LAUNCHES=1"));
     af.result = 702, af.result_name = "CUDA_ERROR_LAUNCH_TIMEOUT";
     reset(), cs_rule_async_error(&af);
     expect("702: the display watchdog", CS_F_LAUNCH_TIMEOUT, CS_ERROR, SAYS("display", "gemm_kernel"));
+    af.watchdog_devices = 1, af.watchdog_asked = 3;
+    reset(), cs_rule_async_error(&af);
+    expect("702 on GPU 0 with the watchdog on", CS_F_LAUNCH_TIMEOUT, CS_ERROR,
+           SAYS("GPU 0 has the run-time limit on", "KERNEL_EXEC_TIMEOUT = 1", "Interactive", "TCC"));
+    af.wsl = 1;
+    reset(), cs_rule_async_error(&af);
+    expect("702 under WSL", CS_F_LAUNCH_TIMEOUT, CS_ERROR, SAYS("TDR", "TdrDelay", "GraphicsDrivers"));
+    af.watchdog_devices = 0, af.wsl = 0;
+    reset(), cs_rule_async_error(&af);
+    expect("702 where no GPU has the watchdog", CS_F_LAUNCH_TIMEOUT, CS_ERROR, SAYS("KERNEL_EXEC_TIMEOUT = 0", "something else"));
+    af.watchdog_asked = 0;
+    reset(), cs_rule_display_watchdog(2, 0);
+    expect("compute on GPU 1, which drives a display", CS_F_DISPLAY_WATCHDOG, CS_INFO, SAYS("GPU 1", "about 2 s"));
+    reset(), cs_rule_display_watchdog(0, 0);
+    expect_nothing("compute on GPUs without the watchdog");
     af.result = 2;
     reset(), cs_rule_async_error(&af);
     expect_nothing("out of memory at a synchronisation is not a kernel fault");

@@ -21,6 +21,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -34,6 +35,7 @@
 #include "../../shim/evidence/needed_files.h"
 #include "../../shim/base/reference_data.h"
 #include "../../shim/rules/rules.h"
+#include "../../shim/base/gemm_math.h"
 #include "cli.h"
 
 /* The rules' sink, here: what they find becomes a conflict line (summary, then the fix). */
@@ -95,7 +97,7 @@ static int cuda_of_driver(const char *version)
     return best;
 }
 
-struct gpu { char name[256]; int cc; };
+struct gpu { char name[256]; int cc, watchdog; };
 struct machine {
     char driver_path[PATH_MAX], driver_version[64], kernel_module[128], dangling_driver[2 * PATH_MAX + 8];
     int driver_cuda, driver_cuda_asked, init_result, ngpus;
@@ -128,11 +130,12 @@ static void ask_driver(struct machine *m)
         fprintf(f, "version %d\ninit %d\n", v, r);
         if (r == 0 && count && !count(&n))
             for (int i = 0; i < n && i < 8; i++) {
-                int dev = 0, major = 0, minor = 0;
+                int dev = 0, major = 0, minor = 0, watchdog = 0;
                 char nm[256] = "";
                 if (get && !get(&dev, i) && name) name(nm, sizeof nm, dev);
-                if (attr) attr(&major, 75, dev), attr(&minor, 76, dev);  /* COMPUTE_CAPABILITY_MAJOR, MINOR */
-                fprintf(f, "gpu %d %s\n", major * 10 + minor, nm);
+                /* COMPUTE_CAPABILITY_MAJOR, MINOR; KERNEL_EXEC_TIMEOUT (a display's watchdog) */
+                if (attr) attr(&major, 75, dev), attr(&minor, 76, dev), attr(&watchdog, 17, dev);
+                fprintf(f, "gpu %d %d %s\n", major * 10 + minor, watchdog != 0, nm);
             }
         fclose(f);
         _exit(0);
@@ -143,13 +146,12 @@ static void ask_driver(struct machine *m)
     char line[512];
     while (f && fgets(line, sizeof line, f)) {
         line[strcspn(line, "\n")] = 0;
-        int cc;
-        char nm[300];
+        int cc, wd = 0, used = 0;
         if (sscanf(line, "version %d", &m->driver_cuda_asked) == 1) continue;
         if (sscanf(line, "init %d", &m->init_result) == 1) continue;
-        if (m->ngpus < 8 && sscanf(line, "gpu %d %299[^\n]", &cc, nm) >= 1) {
-            m->gpus[m->ngpus].cc = cc;
-            snprintf(m->gpus[m->ngpus].name, sizeof m->gpus[0].name, "%s", cc && strlen(line) > 6 ? strchr(line + 4, ' ') + 1 : "");
+        if (m->ngpus < 8 && sscanf(line, "gpu %d %d %n", &cc, &wd, &used) >= 2 && used) {
+            m->gpus[m->ngpus].cc = cc, m->gpus[m->ngpus].watchdog = wd;
+            snprintf(m->gpus[m->ngpus].name, sizeof m->gpus[0].name, "%s", line + used);
             m->ngpus++;
         }
     }
@@ -463,6 +465,36 @@ static void usage(FILE *f)
                "must change, 2 bad arguments.\n");
 }
 
+/* What decides speed and memory before the job starts: the address-space limit (cudaMallocAsync
+ * pools and PyTorch's expandable segments reserve address space), and the variables the
+ * libraries and frameworks read for TF32, lazy loading and preallocation. */
+static const char *const perf_vars[] = {
+    "NVIDIA_TF32_OVERRIDE", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "CUDA_MODULE_LOADING", "PYTORCH_CUDA_ALLOC_CONF",
+    "PYTORCH_ALLOC_CONF", "CUBLAS_WORKSPACE_CONFIG", "XLA_PYTHON_CLIENT_PREALLOCATE", "XLA_PYTHON_CLIENT_MEM_FRACTION",
+    "TF_FORCE_GPU_ALLOW_GROWTH", "TORCH_BLAS_PREFER_CUBLASLT",
+};
+
+static json_t *performance_settings(void)
+{
+    json_t *o = json_object();
+    struct rlimit as;
+    char text[160];
+    if (getrlimit(RLIMIT_AS, &as) == 0 && as.rlim_cur != RLIM_INFINITY)
+        snprintf(text, sizeof text, "%llu MiB: CUDA reserves address space (cudaMallocAsync pools, expandable "
+                 "segments) and may be refused", (unsigned long long)(as.rlim_cur >> 20));
+    else snprintf(text, sizeof text, "unlimited");
+    json_object_set_new(o, "ulimit -v (address space)", json_string(text));
+    for (size_t i = 0; i < sizeof perf_vars / sizeof *perf_vars; i++) {
+        const char *v = getenv(perf_vars[i]);
+        if (!v) continue;
+        if (!strcmp(perf_vars[i], "NVIDIA_TF32_OVERRIDE") && !strcmp(v, "0"))
+            snprintf(text, sizeof text, "0: TF32 off in every NVIDIA library, whatever the framework asks");
+        else snprintf(text, sizeof text, "%s", v);
+        json_object_set_new(o, perf_vars[i], json_string(text));
+    }
+    return o;
+}
+
 int cmd_check(int argc, char **argv)
 {
     const char *python = "python3";
@@ -590,7 +622,9 @@ int cmd_check(int argc, char **argv)
 
     json_t *gpus = json_array();
     for (int i = 0; i < m.ngpus; i++)
-        json_array_append_new(gpus, json_pack("{s:s, s:i}", "name", m.gpus[i].name, "compute_capability", m.gpus[i].cc));
+        json_array_append_new(gpus, json_pack("{s:s, s:i, s:s, s:b}", "name", m.gpus[i].name, "compute_capability",
+                                              m.gpus[i].cc, "tensor_cores", cs_tensor_core_text(m.gpus[i].cc),
+                                              "display_watchdog", m.gpus[i].watchdog));
     cuda_text(a, sizeof a, m.driver_cuda);
     json_object_set_new(out, "driver", json_pack("{s:s?, s:s?, s:s?, s:s?, s:b}", "path", m.driver_path[0] ? m.driver_path : NULL,
                         "version", m.driver_version[0] ? m.driver_version : NULL, "cuda", m.driver_cuda ? a : NULL,
@@ -604,6 +638,8 @@ int cmd_check(int argc, char **argv)
     json_object_set_new(out, "conflicts", conflicts);
     json_object_set_new(out, "wanted", answers);
     json_object_set_new(out, "works", json_boolean(all_work));
+    json_t *perf = performance_settings();
+    json_object_set_new(out, "performance", perf);
     if (as_json) {
         char *s = json_dumps(out, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         if (s) puts(s);
@@ -615,7 +651,9 @@ int cmd_check(int argc, char **argv)
                    m.driver_cuda_asked ? "" : ", from its version", m.driver_path);
         else printf("  driver         none the loader can find%s%s\n", m.dangling_driver[0] ? ": " : "", m.dangling_driver);
         printf("  kernel module  %s\n", m.kernel_module[0] ? m.kernel_module : "not loaded (/proc/driver/nvidia/version absent)");
-        for (int i = 0; i < m.ngpus; i++) printf("  gpu %d          %s (sm_%d)\n", i, m.gpus[i].name, m.gpus[i].cc);
+        for (int i = 0; i < m.ngpus; i++)
+            printf("  gpu %d          %s (sm_%d; %s%s)\n", i, m.gpus[i].name, m.gpus[i].cc, cs_tensor_core_text(m.gpus[i].cc),
+                   m.gpus[i].watchdog ? "; display watchdog on: kernels longer than a few seconds are stopped" : "");
         if (m.driver_path[0] && !m.ngpus) printf("  gpus           none answered (cuInit: %d)\n", m.init_result);
         if (m.python) {
             printf("  python         %s (%s)\n", json_string_value(json_object_get(m.python, "python")),
@@ -640,6 +678,12 @@ int cmd_check(int argc, char **argv)
             printf("  %-14s %s%s\n", json_string_value(json_object_get(l, "name")),
                    json_object_get(l, "path") && !json_is_null(json_object_get(l, "path")) ? json_string_value(json_object_get(l, "path")) : "",
                    json_object_get(l, "dangling_link") && !json_is_null(json_object_get(l, "dangling_link")) ? " (a dangling link)" : "");
+        printf("\nSPEED AND MEMORY SETTINGS\n");
+        const char *k;
+        json_t *v;
+        json_object_foreach(perf, k, v) {
+            if (json_is_string(v)) printf("  %-34s %s\n", k, json_string_value(v));
+        }
         printf("\nCONFLICTS\n");
         if (!json_array_size(conflicts)) printf("  none\n");
         json_array_foreach(conflicts, i, l) item(json_string_value(l));

@@ -1067,6 +1067,7 @@ static uint32_t cs_d_cuCtxCreate(void * pctx, uint32_t flags, int32_t dev) { ret
 static uint32_t cs_g_cuCtxCreate(void * pctx, uint32_t flags, int32_t dev) { return cs_f_cuCtxCreate(CS_VIA_PROCADDR, pctx, flags, dev); }
 #endif
 
+void cs_hook_cuCtxCreate_v2(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, int32_t);
 static __attribute__((noinline)) uint32_t cs_w_cuCtxCreate_v2(uint8_t via, void *realp, void * pctx, uint32_t flags, int32_t dev)
 {
     typedef uint32_t (*fn_t)(void *, uint32_t, int32_t);
@@ -1079,6 +1080,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxCreate_v2(uint8_t via, void 
     uint32_t r = real(pctx, flags, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxCreate_v2, via, (uint32_t)r, t0);
+    cs_hook_cuCtxCreate_v2(t, ev, pctx, flags, dev);
     cs_finish(t, &cs_api_cuda, ev, 1);
     errno = saved_errno;
     return r;
@@ -1107,6 +1109,7 @@ static uint32_t cuCtxCreate_v3(void * pctx, void * paramsArray, int32_t numParam
 static uint32_t cs_d_cuCtxCreate_v3(void * pctx, void * paramsArray, int32_t numParams, uint32_t flags, int32_t dev) { return cs_w_cuCtxCreate_v3(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuCtxCreate_v3), pctx, paramsArray, numParams, flags, dev); }
 static uint32_t cs_g_cuCtxCreate_v3(void * pctx, void * paramsArray, int32_t numParams, uint32_t flags, int32_t dev) { return cs_w_cuCtxCreate_v3(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuCtxCreate_v3), pctx, paramsArray, numParams, flags, dev); }
 
+void cs_hook_cuCtxCreate_v4(struct cs_thread *t, struct cs_event *ev, void *, void *, uint32_t, int32_t);
 static __attribute__((noinline)) uint32_t cs_w_cuCtxCreate_v4(uint8_t via, void *realp, void * pctx, void * ctxCreateParams, uint32_t flags, int32_t dev)
 {
     typedef uint32_t (*fn_t)(void *, void *, uint32_t, int32_t);
@@ -1119,6 +1122,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuCtxCreate_v4(uint8_t via, void 
     uint32_t r = real(pctx, ctxCreateParams, flags, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuCtxCreate_v4, via, (uint32_t)r, t0);
+    cs_hook_cuCtxCreate_v4(t, ev, pctx, ctxCreateParams, flags, dev);
     cs_finish(t, &cs_api_cuda, ev, 1);
     errno = saved_errno;
     return r;
@@ -3738,6 +3742,7 @@ static uint32_t cs_d_cuDevicePrimaryCtxReset_v2(int32_t dev) { return cs_f_cuDev
 static uint32_t cs_g_cuDevicePrimaryCtxReset_v2(int32_t dev) { return cs_f_cuDevicePrimaryCtxReset_v2(CS_VIA_PROCADDR, dev); }
 #endif
 
+void cs_hook_cuDevicePrimaryCtxRetain(struct cs_thread *t, struct cs_event *ev, void *, int32_t);
 static __attribute__((noinline)) uint32_t cs_w_cuDevicePrimaryCtxRetain(uint8_t via, void *realp, void * pctx, int32_t dev)
 {
     typedef uint32_t (*fn_t)(void *, int32_t);
@@ -3750,6 +3755,7 @@ static __attribute__((noinline)) uint32_t cs_w_cuDevicePrimaryCtxRetain(uint8_t 
     uint32_t r = real(pctx, dev);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuDevicePrimaryCtxRetain, via, (uint32_t)r, t0);
+    cs_hook_cuDevicePrimaryCtxRetain(t, ev, pctx, dev);
     cs_finish(t, &cs_api_cuda, ev, 1);
     errno = saved_errno;
     return r;

@@ -4,12 +4,15 @@
 #include "../../shim/process/state.h"
 
 struct cs_blob_128_1;
+void cs_hook_cuCtxCreate_v2(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, int32_t);
+void cs_hook_cuCtxCreate_v4(struct cs_thread *t, struct cs_event *ev, void *, void *, uint32_t, int32_t);
 void cs_hook_cuCtxSynchronize(struct cs_thread *t, struct cs_event *ev);
 void cs_hook_cuCtxSynchronize_v2(struct cs_thread *t, struct cs_event *ev, void *);
 void cs_hook_cuDeviceComputeCapability(struct cs_thread *t, struct cs_event *ev, void *, void *, int32_t);
 void cs_hook_cuDeviceGetAttribute(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, int32_t);
 void cs_hook_cuDeviceGetCount(struct cs_thread *t, struct cs_event *ev, void *);
 void cs_hook_cuDeviceGetName(struct cs_thread *t, struct cs_event *ev, void *, int32_t, int32_t);
+void cs_hook_cuDevicePrimaryCtxRetain(struct cs_thread *t, struct cs_event *ev, void *, int32_t);
 void cs_hook_cuDeviceTotalMem(struct cs_thread *t, struct cs_event *ev, void *, int32_t);
 void cs_hook_cuDriverGetVersion(struct cs_thread *t, struct cs_event *ev, void *);
 void cs_hook_cuEventSynchronize(struct cs_thread *t, struct cs_event *ev, void *);
