@@ -87,6 +87,19 @@ assert c["requested"] == 1 << 40 and c["free"] > 0 and c["total"] >= c["free"], 
 assert c["process_live_bytes"] == 1 << 20 and c["process_allocations"] == 1, c
 PY
 finding_has out-of-memory "1024.00 GiB" "free of 80.00 GiB" "1.0 MiB in 1 allocations"
+# Out of memory at a kernel's load (lazy loading): not an architecture problem; no out-of-memory
+# or no-kernel-image beside it.
+case_ lazy_oom FAKE_CUDA_FAIL=cuModuleGetFunction=2 -- "$F/tv01_basic.fatbin" load
+finding_has module-load-out-of-memory "cuModuleGetFunction" "not a wrong architecture" "lazy loading" "addk"
+! q findings "$trace" | grep -Eq "no-kernel-image|^out-of-memory" || fail "a code load's OOM said twice or as an image problem"
+# An address-space reservation refused under ulimit -v while the device has room.
+(ulimit -v 33554432; case_ reserve FAKE_CUDA_FAIL=cuMemAddressReserve=2 -- "$F/tv01_basic.fatbin" reserve
+ finding_has address-space-refused "cuMemAddressReserve" "96.00 GiB" "ulimit -v is 32.00 GiB" "address space")
+case_ reserve_nolimit FAKE_CUDA_FAIL=cuMemAddressReserve=2 -- "$F/tv01_basic.fatbin" reserve
+! q findings "$trace" | grep -q address-space-refused || fail "address-space-refused without a limit"
+# Pinned host memory refused: host memory, and the runtime's stale error.
+case_ pinned_host FAKE_CUDA_FAIL=cuMemHostAlloc=2 -- "$F/tv01_basic.fatbin" pinned
+finding_has pinned-memory-refused "cuMemHostAlloc" "6.00 GiB" "page-locked host memory" "not the GPU's"
 # A graph launch is recorded (ALL mode writes every call).
 case_ graph CUDASHIM_TRACE_ALL=1 -- "$F/tv01_basic.fatbin" graph
 assert_eq "$(q count "$trace" api=cuGraphLaunch graph=0x99 stream=0x10)" 1 "graph launch recorded"

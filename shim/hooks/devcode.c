@@ -242,9 +242,25 @@ static int failed_kernels(const struct cs_devcode_facts *f, int result, char *ou
 void cs_devcode_explain(const struct cs_thread *t, int result, const char *where, struct cs_devcode_facts *f)
 {
     f->diagnosis[0] = 0;
+    const char *mode = getenv("CUDA_MODULE_LOADING");
+    if (result == CS_CUDA_ERROR_OUT_OF_MEMORY) {  /* code that did not fit: not an architecture problem */
+        struct cs_load_oom m = { .api = !strcmp(where, "load")     ? "a module load"
+                                        : !strcmp(where, "launch") ? "a launch (its kernel loaded at first use)"
+                                                                   : where, .kernel = f->known ? f->kernel : NULL,
+                                 .origin = f->origin[0] ? f->origin : NULL,
+                                 .lazy = loading_mode == 1 || (!loading_mode && (!mode || !strcmp(mode, "LAZY"))) };
+        size_t free_b = 0, total_b = 0;
+        m.have_info = !cs_ask_mem_info(&free_b, &total_b);
+        m.free = free_b, m.total = total_b;
+        uint64_t count;
+        cs_memory_live(&m.live, &count);
+        m.xla_preallocate = getenv("XLA_PYTHON_CLIENT_PREALLOCATE"), m.xla_fraction = getenv("XLA_PYTHON_CLIENT_MEM_FRACTION");
+        m.tf_growth = getenv("TF_FORCE_GPU_ALLOW_GROWTH");
+        cs_rule_module_load_oom(&m);
+        return;
+    }
     if (!cs_rule_is_image_failure(result)) return;
     int lookup = strcmp(where, "load") && strcmp(where, "launch");
-    const char *mode = getenv("CUDA_MODULE_LOADING");
     struct cs_image_failure failure = {
         .result = result, .where = where, .kernel = f->known ? f->kernel : NULL, .origin = f->origin,
         .entries = f->e, .n = f->n, .cc = ask_cc(), .driver = ask_driver(),

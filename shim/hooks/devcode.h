@@ -46,4 +46,5 @@ void cs_recent_launches(int (*visit)(const struct cs_thread *, const struct cs_e
 /* memory.c */
 void cs_memory_drop(void);   /* a forked child whose MEMORY lock was held elsewhere */
 
+void cs_memory_live(uint64_t *bytes, uint64_t *count);  /* memory.c: what this process holds on the device */
 #endif

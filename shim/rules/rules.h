@@ -136,8 +136,26 @@ void cs_rule_kernel_fault(const struct cs_kernel_fault *f);
 /* At exit: compute ran on devices with the display watchdog on (bit N: device N). */
 void cs_rule_display_watchdog(uint64_t devices, int wsl);
 /* memory.c */
-struct cs_oom { const char *api; uint64_t requested, free, total, live, count; int have_info; };
+struct cs_oom {
+    const char *api;
+    uint64_t requested, free, total, live, count;
+    int have_info;
+    int kind;              /* CS_OOM_DEVICE, CS_OOM_RESERVATION (address space: pools, cuMemAddressReserve), CS_OOM_PINNED (host) */
+    uint64_t as_limit;     /* RLIMIT_AS in bytes; 0: unlimited */
+    uint64_t memlock;      /* RLIMIT_MEMLOCK in bytes; 0: unlimited */
+    int sanitizer;         /* a sanitizer's runtime is preloaded (it reserves terabytes of shadow) */
+};
+enum { CS_OOM_DEVICE, CS_OOM_RESERVATION, CS_OOM_PINNED };
 void cs_rule_out_of_memory(const struct cs_oom *m);
+/* Out of memory at a module load or kernel lookup (lazy loading loads code at first use). */
+struct cs_load_oom {
+    const char *api, *kernel, *origin;   /* NULL: unknown */
+    int lazy;
+    uint64_t live, free, total;
+    int have_info;
+    const char *xla_preallocate, *xla_fraction, *tf_growth;  /* the environment's; NULL: unset */
+};
+void cs_rule_module_load_oom(const struct cs_load_oom *m);
 /* gemm.c: the GEMM census at exit (rows largest work first, as cs_gemm_snapshot gives them) */
 #include "../evidence/gemm_census.h"
 struct cs_gemm_evidence {

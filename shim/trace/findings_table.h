@@ -39,4 +39,7 @@ CS_FINDING(GEMM_LEGACY_TENSOR_OP_MATH, "gemm-legacy-tensor-op-math", "warning", 
 CS_FINDING(GEMM_FMA_KERNEL,            "gemm-fma-kernel",            "warning",             "reduced-precision GEMMs on cuBLASLt kernels without Tensor Cores")
 CS_FINDING(FP8_CANNOT_RUN,             "fp8-cannot-run",             "error",               "an FP8 GEMM asked for where the GPU, cuBLASLt or the layout cannot run it")
 CS_FINDING(FP8_SMALL_SHARE,            "fp8-small-share",            "info",                "FP8 covers a small share of the GEMM work, which bounds its gain")
+CS_FINDING(MODULE_LOAD_OUT_OF_MEMORY,  "module-load-out-of-memory",  "error",               "device code could not be loaded for lack of device memory (lazy loading after a framework took the GPU)")
+CS_FINDING(ADDRESS_SPACE_REFUSED,      "address-space-refused",      "error",               "a reservation of address space refused by the process's limit or a sanitizer while the device has room")
+CS_FINDING(PINNED_MEMORY_REFUSED,      "pinned-memory-refused",      "warning",             "page-locked host memory refused; the runtime keeps the error for the next call")
 CS_FINDING(OUT_OF_MEMORY,              "out-of-memory",              "warning",             "an allocation failed for lack of device memory")

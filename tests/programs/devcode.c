@@ -6,6 +6,8 @@
  *        async2    the same, then cuCtxSynchronize_v2 (CUDA 13's, which cudaDeviceSynchronize calls)
  *        oom       allocate 1 MiB, then 1 TiB (CUDA_ERROR_OUT_OF_MEMORY on the fake)
  *        graph     cuGraphLaunch of graph 0x99 on stream 0x10
+ *        reserve   cuMemAddressReserve of 96 GiB (an allocator's reservation; the test makes the fake refuse it)
+ *        pinned    cuMemHostAlloc of 6 GiB (pin_memory; the test makes the fake refuse it)
  * Expected output: one line per call with its result; the tests read the trace's findings. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,8 @@ CUresult cuDevicePrimaryCtxRetain(void **, int);
 CUresult cuCtxSetCurrent(void *);
 CUresult cuMemAlloc_v2(unsigned long long *, size_t);
 CUresult cuGraphLaunch(void *, void *);
+CUresult cuMemAddressReserve(unsigned long long *, size_t, size_t, unsigned long long, unsigned long long);
+CUresult cuMemHostAlloc(void **, size_t, unsigned);
 
 int main(int argc, char **argv)
 {
@@ -67,6 +71,12 @@ int main(int argc, char **argv)
         unsigned long long p = 0;
         printf("alloc 1 MiB=%d\n", cuMemAlloc_v2(&p, 1 << 20));
         printf("alloc 1 TiB=%d\n", cuMemAlloc_v2(&p, 1ull << 40));
+    } else if (!strcmp(mode, "reserve")) {
+        unsigned long long va = 0;
+        printf("cuMemAddressReserve=%d\n", cuMemAddressReserve(&va, 96ull << 30, 0, 0, 0));
+    } else if (!strcmp(mode, "pinned")) {
+        void *host = NULL;
+        printf("cuMemHostAlloc=%d\n", cuMemHostAlloc(&host, 6ull << 30, 0));
     } else if (!strcmp(mode, "graph")) {
         printf("cuGraphLaunch=%d\n", cuGraphLaunch((void *)0x99, stream));
     }

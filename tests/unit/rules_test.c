@@ -553,9 +553,31 @@ int main(void)
            SAYS("reduce_kernel", "grid 128x1x1", "compute-sanitizer"));
 
     /* Memory and the process */
-    struct cs_oom oom = { "cuMemAlloc_v2", 4ull << 30, 1ull << 30, 80ull << 30, 70ull << 30, 12, 1 };
+    struct cs_oom oom = { "cuMemAlloc_v2", 4ull << 30, 1ull << 30, 80ull << 30, 70ull << 30, 12, 1, CS_OOM_DEVICE, 0, 0, 0 };
     reset(), cs_rule_out_of_memory(&oom);
     expect("4 GiB asked with 1 GiB free", CS_F_OUT_OF_MEMORY, CS_WARNING, SAYS("4.00 GiB", "1.00 GiB free"));
+    struct cs_oom pool = { "cuMemAllocAsync", 4ull << 30, 60ull << 30, 80ull << 30, 0, 0, 1, CS_OOM_RESERVATION, 64ull << 30, 0, 0 };
+    reset(), cs_rule_out_of_memory(&pool);
+    expect("a pool allocation refused under ulimit -v with 60 GiB free", CS_F_ADDRESS_SPACE_REFUSED, CS_ERROR,
+           SAYS("ulimit -v is 64.00 GiB", "expandable_segments"));
+    pool.as_limit = 0, pool.sanitizer = 1;
+    reset(), cs_rule_out_of_memory(&pool);
+    expect("the same under a sanitizer", CS_F_ADDRESS_SPACE_REFUSED, CS_ERROR, SAYS("sanitizer"));
+    pool.sanitizer = 0;
+    reset(), cs_rule_out_of_memory(&pool);
+    expect("a pool allocation refused with no limit is device memory", CS_F_OUT_OF_MEMORY, CS_WARNING, SAYS("4.00 GiB"));
+    pool.as_limit = 64ull << 30, pool.free = 1ull << 30;
+    reset(), cs_rule_out_of_memory(&pool);
+    expect("a pool allocation refused with 1 GiB free is device memory", CS_F_OUT_OF_MEMORY, CS_WARNING, SAYS("1.00 GiB free"));
+    struct cs_oom pin = { "cuMemHostAlloc", 6ull << 30, 0, 0, 0, 0, 0, CS_OOM_PINNED, 0, 8ull << 20, 0 };
+    reset(), cs_rule_out_of_memory(&pin);
+    expect("6 GiB of pinned host memory refused", CS_F_PINNED_MEMORY_REFUSED, CS_WARNING,
+           SAYS("6.00 GiB", "ulimit -l", "8.0 MiB", "pin_memory=False"));
+    struct cs_load_oom lo = { "cuLibraryGetKernel", "flash_fwd_kernel", "libflash.so", 1, 70ull << 30, 8ull << 20,
+                              80ull << 30, 1, "true", NULL, NULL };
+    reset(), cs_rule_module_load_oom(&lo);
+    expect("a kernel's lazy load out of memory", CS_F_MODULE_LOAD_OUT_OF_MEMORY, CS_ERROR,
+           SAYS("flash_fwd_kernel", "not a wrong architecture", "lazy loading", "XLA_PYTHON_CLIENT_MEM_FRACTION"));
     reset(), cs_rule_forked_child("cuCtxGetCurrent", 4242);
     expect("CUDA in a forked child", CS_F_CUDA_IN_FORKED_CHILD, CS_ERROR, SAYS("spawn", "4242"));
 

@@ -1054,10 +1054,6 @@ CS_FAST_ENTRY cs_l_cuMemAddressFree, cs_sl_cuMemAddressFree, 0, 292, cs_call_cud
 CS_FAST_ENTRY cs_d_cuMemAddressFree, cs_sd_cuMemAddressFree, 1, 292, cs_call_cuda+2336, cs_api_cuda, 0, 0
 CS_FAST_ENTRY cs_g_cuMemAddressFree, cs_sg_cuMemAddressFree, 2, 292, cs_call_cuda+2336, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemAddressFree, 292
-CS_FAST_ENTRY cs_l_cuMemAddressReserve, cs_sl_cuMemAddressReserve, 0, 293, cs_call_cuda+2344, cs_api_cuda, 0, 0
-CS_FAST_ENTRY cs_d_cuMemAddressReserve, cs_sd_cuMemAddressReserve, 1, 293, cs_call_cuda+2344, cs_api_cuda, 0, 0
-CS_FAST_ENTRY cs_g_cuMemAddressReserve, cs_sg_cuMemAddressReserve, 2, 293, cs_call_cuda+2344, cs_api_cuda, 0, 0
-CS_FAST_UNRESOLVED cs_u_cuMemAddressReserve, 293
 CS_FAST_ENTRY cs_l_cuMemAdvise, cs_sl_cuMemAdvise, 0, 294, cs_call_cuda+2352, cs_api_cuda, 0, 0
 CS_FAST_ENTRY cs_d_cuMemAdvise, cs_sd_cuMemAdvise, 1, 294, cs_call_cuda+2352, cs_api_cuda, 0, 0
 CS_FAST_ENTRY cs_g_cuMemAdvise, cs_sg_cuMemAdvise, 2, 294, cs_call_cuda+2352, cs_api_cuda, 0, 0
@@ -1074,10 +1070,6 @@ CS_FAST_ENTRY cs_l_cuMemAllocHost, cs_sl_cuMemAllocHost, 0, 301, cs_call_cuda+24
 CS_FAST_ENTRY cs_d_cuMemAllocHost, cs_sd_cuMemAllocHost, 1, 301, cs_call_cuda+2408, cs_api_cuda, 0, 0
 CS_FAST_ENTRY cs_g_cuMemAllocHost, cs_sg_cuMemAllocHost, 2, 301, cs_call_cuda+2408, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemAllocHost, 301
-CS_FAST_ENTRY cs_l_cuMemAllocHost_v2, cs_sl_cuMemAllocHost_v2, 0, 302, cs_call_cuda+2416, cs_api_cuda, 0, 0
-CS_FAST_ENTRY cs_d_cuMemAllocHost_v2, cs_sd_cuMemAllocHost_v2, 1, 302, cs_call_cuda+2416, cs_api_cuda, 0, 0
-CS_FAST_ENTRY cs_g_cuMemAllocHost_v2, cs_sg_cuMemAllocHost_v2, 2, 302, cs_call_cuda+2416, cs_api_cuda, 0, 0
-CS_FAST_UNRESOLVED cs_u_cuMemAllocHost_v2, 302
 CS_FAST_ENTRY cs_l_cuMemAllocPitch, cs_sl_cuMemAllocPitch, 0, 304, cs_call_cuda+2432, cs_api_cuda, 0, 0
 CS_FAST_ENTRY cs_d_cuMemAllocPitch, cs_sd_cuMemAllocPitch, 1, 304, cs_call_cuda+2432, cs_api_cuda, 0, 0
 CS_FAST_ENTRY cs_g_cuMemAllocPitch, cs_sg_cuMemAllocPitch, 2, 304, cs_call_cuda+2432, cs_api_cuda, 0, 0
@@ -1166,10 +1158,6 @@ CS_FAST_ENTRY cs_l_cuMemGetMemPool, cs_sl_cuMemGetMemPool, 0, 329, cs_call_cuda+
 CS_FAST_ENTRY cs_d_cuMemGetMemPool, cs_sd_cuMemGetMemPool, 1, 329, cs_call_cuda+2632, cs_api_cuda, 0, 0
 CS_FAST_ENTRY cs_g_cuMemGetMemPool, cs_sg_cuMemGetMemPool, 2, 329, cs_call_cuda+2632, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemGetMemPool, 329
-CS_FAST_ENTRY cs_l_cuMemHostAlloc, cs_sl_cuMemHostAlloc, 0, 330, cs_call_cuda+2640, cs_api_cuda, 0, 0
-CS_FAST_ENTRY cs_d_cuMemHostAlloc, cs_sd_cuMemHostAlloc, 1, 330, cs_call_cuda+2640, cs_api_cuda, 0, 0
-CS_FAST_ENTRY cs_g_cuMemHostAlloc, cs_sg_cuMemHostAlloc, 2, 330, cs_call_cuda+2640, cs_api_cuda, 0, 0
-CS_FAST_UNRESOLVED cs_u_cuMemHostAlloc, 330
 CS_FAST_ENTRY cs_l_cuMemHostGetDevicePointer, cs_sl_cuMemHostGetDevicePointer, 0, 331, cs_call_cuda+2648, cs_api_cuda, 0, 0
 CS_FAST_ENTRY cs_d_cuMemHostGetDevicePointer, cs_sd_cuMemHostGetDevicePointer, 1, 331, cs_call_cuda+2648, cs_api_cuda, 0, 0
 CS_FAST_ENTRY cs_g_cuMemHostGetDevicePointer, cs_sg_cuMemHostGetDevicePointer, 2, 331, cs_call_cuda+2648, cs_api_cuda, 0, 0
@@ -1186,10 +1174,6 @@ CS_FAST_ENTRY cs_l_cuMemHostRegister, cs_sl_cuMemHostRegister, 0, 334, cs_call_c
 CS_FAST_ENTRY cs_d_cuMemHostRegister, cs_sd_cuMemHostRegister, 1, 334, cs_call_cuda+2672, cs_api_cuda, 0, 0
 CS_FAST_ENTRY cs_g_cuMemHostRegister, cs_sg_cuMemHostRegister, 2, 334, cs_call_cuda+2672, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemHostRegister, 334
-CS_FAST_ENTRY cs_l_cuMemHostRegister_v2, cs_sl_cuMemHostRegister_v2, 0, 335, cs_call_cuda+2680, cs_api_cuda, 0, 0
-CS_FAST_ENTRY cs_d_cuMemHostRegister_v2, cs_sd_cuMemHostRegister_v2, 1, 335, cs_call_cuda+2680, cs_api_cuda, 0, 0
-CS_FAST_ENTRY cs_g_cuMemHostRegister_v2, cs_sg_cuMemHostRegister_v2, 2, 335, cs_call_cuda+2680, cs_api_cuda, 0, 0
-CS_FAST_UNRESOLVED cs_u_cuMemHostRegister_v2, 335
 CS_FAST_ENTRY cs_l_cuMemHostUnregister, cs_sl_cuMemHostUnregister, 0, 336, cs_call_cuda+2688, cs_api_cuda, 0, 0
 CS_FAST_ENTRY cs_d_cuMemHostUnregister, cs_sd_cuMemHostUnregister, 1, 336, cs_call_cuda+2688, cs_api_cuda, 0, 0
 CS_FAST_ENTRY cs_g_cuMemHostUnregister, cs_sg_cuMemHostUnregister, 2, 336, cs_call_cuda+2688, cs_api_cuda, 0, 0
@@ -1210,10 +1194,6 @@ CS_FAST_ENTRY cs_l_cuMemMapArrayAsync_ptsz, cs_sl_cuMemMapArrayAsync_ptsz, 0, 34
 CS_FAST_ENTRY cs_d_cuMemMapArrayAsync_ptsz, cs_sd_cuMemMapArrayAsync_ptsz, 1, 340, cs_call_cuda+2720, cs_api_cuda, 0, 0
 CS_FAST_ENTRY cs_g_cuMemMapArrayAsync_ptsz, cs_sg_cuMemMapArrayAsync_ptsz, 2, 340, cs_call_cuda+2720, cs_api_cuda, 0, 0
 CS_FAST_UNRESOLVED cs_u_cuMemMapArrayAsync_ptsz, 340
-CS_FAST_ENTRY cs_l_cuMemPoolCreate, cs_sl_cuMemPoolCreate, 0, 341, cs_call_cuda+2728, cs_api_cuda, 0, 0
-CS_FAST_ENTRY cs_d_cuMemPoolCreate, cs_sd_cuMemPoolCreate, 1, 341, cs_call_cuda+2728, cs_api_cuda, 0, 0
-CS_FAST_ENTRY cs_g_cuMemPoolCreate, cs_sg_cuMemPoolCreate, 2, 341, cs_call_cuda+2728, cs_api_cuda, 0, 0
-CS_FAST_UNRESOLVED cs_u_cuMemPoolCreate, 341
 CS_FAST_ENTRY cs_l_cuMemPoolDestroy, cs_sl_cuMemPoolDestroy, 0, 342, cs_call_cuda+2736, cs_api_cuda, 0, 0
 CS_FAST_ENTRY cs_d_cuMemPoolDestroy, cs_sd_cuMemPoolDestroy, 1, 342, cs_call_cuda+2736, cs_api_cuda, 0, 0
 CS_FAST_ENTRY cs_g_cuMemPoolDestroy, cs_sg_cuMemPoolDestroy, 2, 342, cs_call_cuda+2736, cs_api_cuda, 0, 0

@@ -12182,6 +12182,7 @@ static uint32_t cs_d_cuMemAddressFree(uint64_t ptr, uint64_t size) { return cs_f
 static uint32_t cs_g_cuMemAddressFree(uint64_t ptr, uint64_t size) { return cs_f_cuMemAddressFree(CS_VIA_PROCADDR, ptr, size); }
 #endif
 
+void cs_hook_cuMemAddressReserve(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint64_t, uint64_t, uint64_t);
 static __attribute__((noinline)) uint32_t cs_w_cuMemAddressReserve(uint8_t via, void *realp, void * ptr, uint64_t size, uint64_t alignment, uint64_t addr, uint64_t flags)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t, uint64_t, uint64_t, uint64_t);
@@ -12193,38 +12194,14 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemAddressReserve(uint8_t via, 
     uint32_t r = real(ptr, size, alignment, addr, flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAddressReserve, via, (uint32_t)r, t0);
+    cs_hook_cuMemAddressReserve(t, ev, ptr, size, alignment, addr, flags);
     cs_finish(t, &cs_api_cuda, ev, 0);
     errno = saved_errno;
     return r;
 }
-#if CS_FAST_ASM
-CS_HIDDEN uint32_t cs_l_cuMemAddressReserve(void * ptr, uint64_t size, uint64_t alignment, uint64_t addr, uint64_t flags);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cuMemAddressReserve(void * ptr, uint64_t size, uint64_t alignment, uint64_t addr, uint64_t flags) { return cs_w_cuMemAddressReserve(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAddressReserve), ptr, size, alignment, addr, flags); }
-CS_HIDDEN uint32_t cs_d_cuMemAddressReserve(void * ptr, uint64_t size, uint64_t alignment, uint64_t addr, uint64_t flags);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cuMemAddressReserve(void * ptr, uint64_t size, uint64_t alignment, uint64_t addr, uint64_t flags) { return cs_w_cuMemAddressReserve(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemAddressReserve), ptr, size, alignment, addr, flags); }
-CS_HIDDEN uint32_t cs_g_cuMemAddressReserve(void * ptr, uint64_t size, uint64_t alignment, uint64_t addr, uint64_t flags);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cuMemAddressReserve(void * ptr, uint64_t size, uint64_t alignment, uint64_t addr, uint64_t flags) { return cs_w_cuMemAddressReserve(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemAddressReserve), ptr, size, alignment, addr, flags); }
-#else
-static __attribute__((noinline, cold)) uint32_t cs_s_cuMemAddressReserve(uint8_t via, void * ptr, uint64_t size, uint64_t alignment, uint64_t addr, uint64_t flags) { return cs_w_cuMemAddressReserve(via, cs_real(&cs_api_cuda, CS_CUDA_cuMemAddressReserve), ptr, size, alignment, addr, flags); }
-static inline __attribute__((always_inline)) uint32_t cs_f_cuMemAddressReserve(uint8_t via, void * ptr, uint64_t size, uint64_t alignment, uint64_t addr, uint64_t flags)
-{
-    typedef uint32_t (*fn_t)(void *, uint64_t, uint64_t, uint64_t, uint64_t);
-    struct cs_thread *t = cs_tls;
-    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemAddressReserve - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate)) return cs_s_cuMemAddressReserve(via, ptr, size, alignment, addr, flags);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemAddressReserve(via, ptr, size, alignment, addr, flags);
-    cs_fast_enter(t, CS_CUDA_cuMemAddressReserve);
-    uint32_t r = real(ptr, size, alignment, addr, flags);
-    uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemAddressReserve, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
-    cs_fast_publish(t, cs_h);
-    return r;
-}
-static uint32_t cs_l_cuMemAddressReserve(void * ptr, uint64_t size, uint64_t alignment, uint64_t addr, uint64_t flags) { return cs_f_cuMemAddressReserve(CS_VIA_LINKED, ptr, size, alignment, addr, flags); }
-static uint32_t cs_d_cuMemAddressReserve(void * ptr, uint64_t size, uint64_t alignment, uint64_t addr, uint64_t flags) { return cs_f_cuMemAddressReserve(CS_VIA_DLSYM, ptr, size, alignment, addr, flags); }
-static uint32_t cs_g_cuMemAddressReserve(void * ptr, uint64_t size, uint64_t alignment, uint64_t addr, uint64_t flags) { return cs_f_cuMemAddressReserve(CS_VIA_PROCADDR, ptr, size, alignment, addr, flags); }
-#endif
+static uint32_t cuMemAddressReserve(void * ptr, uint64_t size, uint64_t alignment, uint64_t addr, uint64_t flags) { return cs_w_cuMemAddressReserve(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAddressReserve), ptr, size, alignment, addr, flags); }
+static uint32_t cs_d_cuMemAddressReserve(void * ptr, uint64_t size, uint64_t alignment, uint64_t addr, uint64_t flags) { return cs_w_cuMemAddressReserve(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemAddressReserve), ptr, size, alignment, addr, flags); }
+static uint32_t cs_g_cuMemAddressReserve(void * ptr, uint64_t size, uint64_t alignment, uint64_t addr, uint64_t flags) { return cs_w_cuMemAddressReserve(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemAddressReserve), ptr, size, alignment, addr, flags); }
 
 static __attribute__((noinline)) uint32_t cs_w_cuMemAdvise(uint8_t via, void *realp, uint64_t devPtr, uint64_t count, uint32_t advice, int32_t device)
 {
@@ -12486,6 +12463,7 @@ static uint32_t cs_d_cuMemAllocHost(void * pp, uint32_t bytesize) { return cs_f_
 static uint32_t cs_g_cuMemAllocHost(void * pp, uint32_t bytesize) { return cs_f_cuMemAllocHost(CS_VIA_PROCADDR, pp, bytesize); }
 #endif
 
+void cs_hook_cuMemAllocHost(struct cs_thread *t, struct cs_event *ev, void *, uint64_t);
 static __attribute__((noinline)) uint32_t cs_w_cuMemAllocHost_v2(uint8_t via, void *realp, void * pp, uint64_t bytesize)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t);
@@ -12497,38 +12475,14 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemAllocHost_v2(uint8_t via, vo
     uint32_t r = real(pp, bytesize);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemAllocHost_v2, via, (uint32_t)r, t0);
+    cs_hook_cuMemAllocHost(t, ev, pp, bytesize);
     cs_finish(t, &cs_api_cuda, ev, 0);
     errno = saved_errno;
     return r;
 }
-#if CS_FAST_ASM
-CS_HIDDEN uint32_t cs_l_cuMemAllocHost_v2(void * pp, uint64_t bytesize);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cuMemAllocHost_v2(void * pp, uint64_t bytesize) { return cs_w_cuMemAllocHost_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocHost_v2), pp, bytesize); }
-CS_HIDDEN uint32_t cs_d_cuMemAllocHost_v2(void * pp, uint64_t bytesize);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cuMemAllocHost_v2(void * pp, uint64_t bytesize) { return cs_w_cuMemAllocHost_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocHost_v2), pp, bytesize); }
-CS_HIDDEN uint32_t cs_g_cuMemAllocHost_v2(void * pp, uint64_t bytesize);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cuMemAllocHost_v2(void * pp, uint64_t bytesize) { return cs_w_cuMemAllocHost_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocHost_v2), pp, bytesize); }
-#else
-static __attribute__((noinline, cold)) uint32_t cs_s_cuMemAllocHost_v2(uint8_t via, void * pp, uint64_t bytesize) { return cs_w_cuMemAllocHost_v2(via, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocHost_v2), pp, bytesize); }
-static inline __attribute__((always_inline)) uint32_t cs_f_cuMemAllocHost_v2(uint8_t via, void * pp, uint64_t bytesize)
-{
-    typedef uint32_t (*fn_t)(void *, uint64_t);
-    struct cs_thread *t = cs_tls;
-    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemAllocHost_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate)) return cs_s_cuMemAllocHost_v2(via, pp, bytesize);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemAllocHost_v2(via, pp, bytesize);
-    cs_fast_enter(t, CS_CUDA_cuMemAllocHost_v2);
-    uint32_t r = real(pp, bytesize);
-    uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemAllocHost_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
-    cs_fast_publish(t, cs_h);
-    return r;
-}
-static uint32_t cs_l_cuMemAllocHost_v2(void * pp, uint64_t bytesize) { return cs_f_cuMemAllocHost_v2(CS_VIA_LINKED, pp, bytesize); }
-static uint32_t cs_d_cuMemAllocHost_v2(void * pp, uint64_t bytesize) { return cs_f_cuMemAllocHost_v2(CS_VIA_DLSYM, pp, bytesize); }
-static uint32_t cs_g_cuMemAllocHost_v2(void * pp, uint64_t bytesize) { return cs_f_cuMemAllocHost_v2(CS_VIA_PROCADDR, pp, bytesize); }
-#endif
+static uint32_t cuMemAllocHost_v2(void * pp, uint64_t bytesize) { return cs_w_cuMemAllocHost_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocHost_v2), pp, bytesize); }
+static uint32_t cs_d_cuMemAllocHost_v2(void * pp, uint64_t bytesize) { return cs_w_cuMemAllocHost_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocHost_v2), pp, bytesize); }
+static uint32_t cs_g_cuMemAllocHost_v2(void * pp, uint64_t bytesize) { return cs_w_cuMemAllocHost_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemAllocHost_v2), pp, bytesize); }
 
 void cs_hook_cuMemAllocManaged(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t);
 static __attribute__((noinline)) uint32_t cs_w_cuMemAllocManaged(uint8_t via, void *realp, void * dptr, uint64_t bytesize, uint32_t flags)
@@ -13603,6 +13557,7 @@ static uint32_t cs_d_cuMemGetMemPool(void * pool, void * location, uint32_t type
 static uint32_t cs_g_cuMemGetMemPool(void * pool, void * location, uint32_t type) { return cs_f_cuMemGetMemPool(CS_VIA_PROCADDR, pool, location, type); }
 #endif
 
+void cs_hook_cuMemHostAlloc(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t);
 static __attribute__((noinline)) uint32_t cs_w_cuMemHostAlloc(uint8_t via, void *realp, void * pp, uint64_t bytesize, uint32_t Flags)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t);
@@ -13614,38 +13569,14 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemHostAlloc(uint8_t via, void 
     uint32_t r = real(pp, bytesize, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemHostAlloc, via, (uint32_t)r, t0);
+    cs_hook_cuMemHostAlloc(t, ev, pp, bytesize, Flags);
     cs_finish(t, &cs_api_cuda, ev, 0);
     errno = saved_errno;
     return r;
 }
-#if CS_FAST_ASM
-CS_HIDDEN uint32_t cs_l_cuMemHostAlloc(void * pp, uint64_t bytesize, uint32_t Flags);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cuMemHostAlloc(void * pp, uint64_t bytesize, uint32_t Flags) { return cs_w_cuMemHostAlloc(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostAlloc), pp, bytesize, Flags); }
-CS_HIDDEN uint32_t cs_d_cuMemHostAlloc(void * pp, uint64_t bytesize, uint32_t Flags);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cuMemHostAlloc(void * pp, uint64_t bytesize, uint32_t Flags) { return cs_w_cuMemHostAlloc(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostAlloc), pp, bytesize, Flags); }
-CS_HIDDEN uint32_t cs_g_cuMemHostAlloc(void * pp, uint64_t bytesize, uint32_t Flags);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cuMemHostAlloc(void * pp, uint64_t bytesize, uint32_t Flags) { return cs_w_cuMemHostAlloc(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostAlloc), pp, bytesize, Flags); }
-#else
-static __attribute__((noinline, cold)) uint32_t cs_s_cuMemHostAlloc(uint8_t via, void * pp, uint64_t bytesize, uint32_t Flags) { return cs_w_cuMemHostAlloc(via, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostAlloc), pp, bytesize, Flags); }
-static inline __attribute__((always_inline)) uint32_t cs_f_cuMemHostAlloc(uint8_t via, void * pp, uint64_t bytesize, uint32_t Flags)
-{
-    typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t);
-    struct cs_thread *t = cs_tls;
-    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemHostAlloc - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate)) return cs_s_cuMemHostAlloc(via, pp, bytesize, Flags);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemHostAlloc(via, pp, bytesize, Flags);
-    cs_fast_enter(t, CS_CUDA_cuMemHostAlloc);
-    uint32_t r = real(pp, bytesize, Flags);
-    uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemHostAlloc, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
-    cs_fast_publish(t, cs_h);
-    return r;
-}
-static uint32_t cs_l_cuMemHostAlloc(void * pp, uint64_t bytesize, uint32_t Flags) { return cs_f_cuMemHostAlloc(CS_VIA_LINKED, pp, bytesize, Flags); }
-static uint32_t cs_d_cuMemHostAlloc(void * pp, uint64_t bytesize, uint32_t Flags) { return cs_f_cuMemHostAlloc(CS_VIA_DLSYM, pp, bytesize, Flags); }
-static uint32_t cs_g_cuMemHostAlloc(void * pp, uint64_t bytesize, uint32_t Flags) { return cs_f_cuMemHostAlloc(CS_VIA_PROCADDR, pp, bytesize, Flags); }
-#endif
+static uint32_t cuMemHostAlloc(void * pp, uint64_t bytesize, uint32_t Flags) { return cs_w_cuMemHostAlloc(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostAlloc), pp, bytesize, Flags); }
+static uint32_t cs_d_cuMemHostAlloc(void * pp, uint64_t bytesize, uint32_t Flags) { return cs_w_cuMemHostAlloc(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostAlloc), pp, bytesize, Flags); }
+static uint32_t cs_g_cuMemHostAlloc(void * pp, uint64_t bytesize, uint32_t Flags) { return cs_w_cuMemHostAlloc(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostAlloc), pp, bytesize, Flags); }
 
 static __attribute__((noinline)) uint32_t cs_w_cuMemHostGetDevicePointer(uint8_t via, void *realp, void * pdptr, void * p, uint32_t Flags)
 {
@@ -13823,6 +13754,7 @@ static uint32_t cs_d_cuMemHostRegister(void * p, uint64_t bytesize, uint32_t Fla
 static uint32_t cs_g_cuMemHostRegister(void * p, uint64_t bytesize, uint32_t Flags) { return cs_f_cuMemHostRegister(CS_VIA_PROCADDR, p, bytesize, Flags); }
 #endif
 
+void cs_hook_cuMemHostRegister(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t);
 static __attribute__((noinline)) uint32_t cs_w_cuMemHostRegister_v2(uint8_t via, void *realp, void * p, uint64_t bytesize, uint32_t Flags)
 {
     typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t);
@@ -13834,38 +13766,14 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemHostRegister_v2(uint8_t via,
     uint32_t r = real(p, bytesize, Flags);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemHostRegister_v2, via, (uint32_t)r, t0);
+    cs_hook_cuMemHostRegister(t, ev, p, bytesize, Flags);
     cs_finish(t, &cs_api_cuda, ev, 0);
     errno = saved_errno;
     return r;
 }
-#if CS_FAST_ASM
-CS_HIDDEN uint32_t cs_l_cuMemHostRegister_v2(void * p, uint64_t bytesize, uint32_t Flags);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cuMemHostRegister_v2(void * p, uint64_t bytesize, uint32_t Flags) { return cs_w_cuMemHostRegister_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostRegister_v2), p, bytesize, Flags); }
-CS_HIDDEN uint32_t cs_d_cuMemHostRegister_v2(void * p, uint64_t bytesize, uint32_t Flags);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cuMemHostRegister_v2(void * p, uint64_t bytesize, uint32_t Flags) { return cs_w_cuMemHostRegister_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostRegister_v2), p, bytesize, Flags); }
-CS_HIDDEN uint32_t cs_g_cuMemHostRegister_v2(void * p, uint64_t bytesize, uint32_t Flags);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cuMemHostRegister_v2(void * p, uint64_t bytesize, uint32_t Flags) { return cs_w_cuMemHostRegister_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostRegister_v2), p, bytesize, Flags); }
-#else
-static __attribute__((noinline, cold)) uint32_t cs_s_cuMemHostRegister_v2(uint8_t via, void * p, uint64_t bytesize, uint32_t Flags) { return cs_w_cuMemHostRegister_v2(via, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostRegister_v2), p, bytesize, Flags); }
-static inline __attribute__((always_inline)) uint32_t cs_f_cuMemHostRegister_v2(uint8_t via, void * p, uint64_t bytesize, uint32_t Flags)
-{
-    typedef uint32_t (*fn_t)(void *, uint64_t, uint32_t);
-    struct cs_thread *t = cs_tls;
-    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemHostRegister_v2 - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate)) return cs_s_cuMemHostRegister_v2(via, p, bytesize, Flags);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemHostRegister_v2(via, p, bytesize, Flags);
-    cs_fast_enter(t, CS_CUDA_cuMemHostRegister_v2);
-    uint32_t r = real(p, bytesize, Flags);
-    uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemHostRegister_v2, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
-    cs_fast_publish(t, cs_h);
-    return r;
-}
-static uint32_t cs_l_cuMemHostRegister_v2(void * p, uint64_t bytesize, uint32_t Flags) { return cs_f_cuMemHostRegister_v2(CS_VIA_LINKED, p, bytesize, Flags); }
-static uint32_t cs_d_cuMemHostRegister_v2(void * p, uint64_t bytesize, uint32_t Flags) { return cs_f_cuMemHostRegister_v2(CS_VIA_DLSYM, p, bytesize, Flags); }
-static uint32_t cs_g_cuMemHostRegister_v2(void * p, uint64_t bytesize, uint32_t Flags) { return cs_f_cuMemHostRegister_v2(CS_VIA_PROCADDR, p, bytesize, Flags); }
-#endif
+static uint32_t cuMemHostRegister_v2(void * p, uint64_t bytesize, uint32_t Flags) { return cs_w_cuMemHostRegister_v2(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostRegister_v2), p, bytesize, Flags); }
+static uint32_t cs_d_cuMemHostRegister_v2(void * p, uint64_t bytesize, uint32_t Flags) { return cs_w_cuMemHostRegister_v2(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostRegister_v2), p, bytesize, Flags); }
+static uint32_t cs_g_cuMemHostRegister_v2(void * p, uint64_t bytesize, uint32_t Flags) { return cs_w_cuMemHostRegister_v2(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemHostRegister_v2), p, bytesize, Flags); }
 
 static __attribute__((noinline)) uint32_t cs_w_cuMemHostUnregister(uint8_t via, void *realp, void * p)
 {
@@ -14087,6 +13995,7 @@ static uint32_t cs_d_cuMemMapArrayAsync_ptsz(void * mapInfoList, uint32_t count,
 static uint32_t cs_g_cuMemMapArrayAsync_ptsz(void * mapInfoList, uint32_t count, void * hStream) { return cs_f_cuMemMapArrayAsync_ptsz(CS_VIA_PROCADDR, mapInfoList, count, hStream); }
 #endif
 
+void cs_hook_cuMemPoolCreate(struct cs_thread *t, struct cs_event *ev, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_cuMemPoolCreate(uint8_t via, void *realp, void * pool, void * poolProps)
 {
     typedef uint32_t (*fn_t)(void *, void *);
@@ -14098,38 +14007,14 @@ static __attribute__((noinline)) uint32_t cs_w_cuMemPoolCreate(uint8_t via, void
     uint32_t r = real(pool, poolProps);
     int saved_errno = errno;
     struct cs_event *ev = cs_record(t, &cs_api_cuda, CS_CUDA_cuMemPoolCreate, via, (uint32_t)r, t0);
+    cs_hook_cuMemPoolCreate(t, ev, pool, poolProps);
     cs_finish(t, &cs_api_cuda, ev, 0);
     errno = saved_errno;
     return r;
 }
-#if CS_FAST_ASM
-CS_HIDDEN uint32_t cs_l_cuMemPoolCreate(void * pool, void * poolProps);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sl_cuMemPoolCreate(void * pool, void * poolProps) { return cs_w_cuMemPoolCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolCreate), pool, poolProps); }
-CS_HIDDEN uint32_t cs_d_cuMemPoolCreate(void * pool, void * poolProps);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cuMemPoolCreate(void * pool, void * poolProps) { return cs_w_cuMemPoolCreate(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolCreate), pool, poolProps); }
-CS_HIDDEN uint32_t cs_g_cuMemPoolCreate(void * pool, void * poolProps);
-CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cuMemPoolCreate(void * pool, void * poolProps) { return cs_w_cuMemPoolCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolCreate), pool, poolProps); }
-#else
-static __attribute__((noinline, cold)) uint32_t cs_s_cuMemPoolCreate(uint8_t via, void * pool, void * poolProps) { return cs_w_cuMemPoolCreate(via, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolCreate), pool, poolProps); }
-static inline __attribute__((always_inline)) uint32_t cs_f_cuMemPoolCreate(uint8_t via, void * pool, void * poolProps)
-{
-    typedef uint32_t (*fn_t)(void *, void *);
-    struct cs_thread *t = cs_tls;
-    fn_t real = (fn_t)atomic_load_explicit(&real_fns[CS_CUDA_cuMemPoolCreate - CS_CUDA_BASE], memory_order_relaxed);
-    if (cs_unlikely(t->gate)) return cs_s_cuMemPoolCreate(via, pool, poolProps);
-    if (cs_unlikely((uintptr_t)real <= (uintptr_t)CS_REAL_ABSENT)) return cs_s_cuMemPoolCreate(via, pool, poolProps);
-    cs_fast_enter(t, CS_CUDA_cuMemPoolCreate);
-    uint32_t r = real(pool, poolProps);
-    uint64_t cs_h;
-    struct cs_event *ev = cs_fast_record(t, CS_CUDA_cuMemPoolCreate, via, (uint32_t)r, CS_LAUNCH_NONE, &cs_h);
-    if (cs_unlikely(r)) return (uint32_t)cs_fast_failed(t, &cs_api_cuda, ev);
-    cs_fast_publish(t, cs_h);
-    return r;
-}
-static uint32_t cs_l_cuMemPoolCreate(void * pool, void * poolProps) { return cs_f_cuMemPoolCreate(CS_VIA_LINKED, pool, poolProps); }
-static uint32_t cs_d_cuMemPoolCreate(void * pool, void * poolProps) { return cs_f_cuMemPoolCreate(CS_VIA_DLSYM, pool, poolProps); }
-static uint32_t cs_g_cuMemPoolCreate(void * pool, void * poolProps) { return cs_f_cuMemPoolCreate(CS_VIA_PROCADDR, pool, poolProps); }
-#endif
+static uint32_t cuMemPoolCreate(void * pool, void * poolProps) { return cs_w_cuMemPoolCreate(CS_VIA_LINKED, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolCreate), pool, poolProps); }
+static uint32_t cs_d_cuMemPoolCreate(void * pool, void * poolProps) { return cs_w_cuMemPoolCreate(CS_VIA_DLSYM, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolCreate), pool, poolProps); }
+static uint32_t cs_g_cuMemPoolCreate(void * pool, void * poolProps) { return cs_w_cuMemPoolCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cuda, CS_CUDA_cuMemPoolCreate), pool, poolProps); }
 
 static __attribute__((noinline)) uint32_t cs_w_cuMemPoolDestroy(uint8_t via, void *realp, void * pool)
 {
@@ -28506,7 +28391,7 @@ static void *const via_linked[] = {
     (void *)cs_l_cuLogsRegisterCallback,
     (void *)cs_l_cuLogsUnregisterCallback,
     (void *)cs_l_cuMemAddressFree,
-    (void *)cs_l_cuMemAddressReserve,
+    (void *)cuMemAddressReserve,
     (void *)cs_l_cuMemAdvise,
     (void *)cs_l_cuMemAdvise_v2,
     (void *)cs_l_cuMemAlloc,
@@ -28515,7 +28400,7 @@ static void *const via_linked[] = {
     (void *)cuMemAllocFromPoolAsync,
     (void *)cuMemAllocFromPoolAsync_ptsz,
     (void *)cs_l_cuMemAllocHost,
-    (void *)cs_l_cuMemAllocHost_v2,
+    (void *)cuMemAllocHost_v2,
     (void *)cuMemAllocManaged,
     (void *)cs_l_cuMemAllocPitch,
     (void *)cuMemAllocPitch_v2,
@@ -28543,18 +28428,18 @@ static void *const via_linked[] = {
     (void *)cs_l_cuMemGetInfo,
     (void *)cs_l_cuMemGetInfo_v2,
     (void *)cs_l_cuMemGetMemPool,
-    (void *)cs_l_cuMemHostAlloc,
+    (void *)cuMemHostAlloc,
     (void *)cs_l_cuMemHostGetDevicePointer,
     (void *)cs_l_cuMemHostGetDevicePointer_v2,
     (void *)cs_l_cuMemHostGetFlags,
     (void *)cs_l_cuMemHostRegister,
-    (void *)cs_l_cuMemHostRegister_v2,
+    (void *)cuMemHostRegister_v2,
     (void *)cs_l_cuMemHostUnregister,
     (void *)cs_l_cuMemImportFromShareableHandle,
     (void *)cs_l_cuMemMap,
     (void *)cs_l_cuMemMapArrayAsync,
     (void *)cs_l_cuMemMapArrayAsync_ptsz,
-    (void *)cs_l_cuMemPoolCreate,
+    (void *)cuMemPoolCreate,
     (void *)cs_l_cuMemPoolDestroy,
     (void *)cs_l_cuMemPoolExportPointer,
     (void *)cs_l_cuMemPoolExportToShareableHandle,
@@ -30393,12 +30278,10 @@ void cs_u_cuLogsDumpToMemory(void) CS_HIDDEN;
 void cs_u_cuLogsRegisterCallback(void) CS_HIDDEN;
 void cs_u_cuLogsUnregisterCallback(void) CS_HIDDEN;
 void cs_u_cuMemAddressFree(void) CS_HIDDEN;
-void cs_u_cuMemAddressReserve(void) CS_HIDDEN;
 void cs_u_cuMemAdvise(void) CS_HIDDEN;
 void cs_u_cuMemAdvise_v2(void) CS_HIDDEN;
 void cs_u_cuMemAlloc(void) CS_HIDDEN;
 void cs_u_cuMemAllocHost(void) CS_HIDDEN;
-void cs_u_cuMemAllocHost_v2(void) CS_HIDDEN;
 void cs_u_cuMemAllocPitch(void) CS_HIDDEN;
 void cs_u_cuMemBatchDecompressAsync(void) CS_HIDDEN;
 void cs_u_cuMemBatchDecompressAsync_ptsz(void) CS_HIDDEN;
@@ -30421,18 +30304,15 @@ void cs_u_cuMemGetHandleForAddressRange(void) CS_HIDDEN;
 void cs_u_cuMemGetInfo(void) CS_HIDDEN;
 void cs_u_cuMemGetInfo_v2(void) CS_HIDDEN;
 void cs_u_cuMemGetMemPool(void) CS_HIDDEN;
-void cs_u_cuMemHostAlloc(void) CS_HIDDEN;
 void cs_u_cuMemHostGetDevicePointer(void) CS_HIDDEN;
 void cs_u_cuMemHostGetDevicePointer_v2(void) CS_HIDDEN;
 void cs_u_cuMemHostGetFlags(void) CS_HIDDEN;
 void cs_u_cuMemHostRegister(void) CS_HIDDEN;
-void cs_u_cuMemHostRegister_v2(void) CS_HIDDEN;
 void cs_u_cuMemHostUnregister(void) CS_HIDDEN;
 void cs_u_cuMemImportFromShareableHandle(void) CS_HIDDEN;
 void cs_u_cuMemMap(void) CS_HIDDEN;
 void cs_u_cuMemMapArrayAsync(void) CS_HIDDEN;
 void cs_u_cuMemMapArrayAsync_ptsz(void) CS_HIDDEN;
-void cs_u_cuMemPoolCreate(void) CS_HIDDEN;
 void cs_u_cuMemPoolDestroy(void) CS_HIDDEN;
 void cs_u_cuMemPoolExportPointer(void) CS_HIDDEN;
 void cs_u_cuMemPoolExportToShareableHandle(void) CS_HIDDEN;
@@ -30984,12 +30864,10 @@ static void *const unresolved[637] = {
     [290] = (void *)cs_u_cuLogsRegisterCallback,
     [291] = (void *)cs_u_cuLogsUnregisterCallback,
     [292] = (void *)cs_u_cuMemAddressFree,
-    [293] = (void *)cs_u_cuMemAddressReserve,
     [294] = (void *)cs_u_cuMemAdvise,
     [295] = (void *)cs_u_cuMemAdvise_v2,
     [296] = (void *)cs_u_cuMemAlloc,
     [301] = (void *)cs_u_cuMemAllocHost,
-    [302] = (void *)cs_u_cuMemAllocHost_v2,
     [304] = (void *)cs_u_cuMemAllocPitch,
     [307] = (void *)cs_u_cuMemBatchDecompressAsync,
     [308] = (void *)cs_u_cuMemBatchDecompressAsync_ptsz,
@@ -31012,18 +30890,15 @@ static void *const unresolved[637] = {
     [327] = (void *)cs_u_cuMemGetInfo,
     [328] = (void *)cs_u_cuMemGetInfo_v2,
     [329] = (void *)cs_u_cuMemGetMemPool,
-    [330] = (void *)cs_u_cuMemHostAlloc,
     [331] = (void *)cs_u_cuMemHostGetDevicePointer,
     [332] = (void *)cs_u_cuMemHostGetDevicePointer_v2,
     [333] = (void *)cs_u_cuMemHostGetFlags,
     [334] = (void *)cs_u_cuMemHostRegister,
-    [335] = (void *)cs_u_cuMemHostRegister_v2,
     [336] = (void *)cs_u_cuMemHostUnregister,
     [337] = (void *)cs_u_cuMemImportFromShareableHandle,
     [338] = (void *)cs_u_cuMemMap,
     [339] = (void *)cs_u_cuMemMapArrayAsync,
     [340] = (void *)cs_u_cuMemMapArrayAsync_ptsz,
-    [341] = (void *)cs_u_cuMemPoolCreate,
     [342] = (void *)cs_u_cuMemPoolDestroy,
     [343] = (void *)cs_u_cuMemPoolExportPointer,
     [344] = (void *)cs_u_cuMemPoolExportToShareableHandle,
@@ -31576,12 +31451,10 @@ void *_Atomic cs_call_cuda[637] = {
     [290] = (void *)cs_u_cuLogsRegisterCallback,
     [291] = (void *)cs_u_cuLogsUnregisterCallback,
     [292] = (void *)cs_u_cuMemAddressFree,
-    [293] = (void *)cs_u_cuMemAddressReserve,
     [294] = (void *)cs_u_cuMemAdvise,
     [295] = (void *)cs_u_cuMemAdvise_v2,
     [296] = (void *)cs_u_cuMemAlloc,
     [301] = (void *)cs_u_cuMemAllocHost,
-    [302] = (void *)cs_u_cuMemAllocHost_v2,
     [304] = (void *)cs_u_cuMemAllocPitch,
     [307] = (void *)cs_u_cuMemBatchDecompressAsync,
     [308] = (void *)cs_u_cuMemBatchDecompressAsync_ptsz,
@@ -31604,18 +31477,15 @@ void *_Atomic cs_call_cuda[637] = {
     [327] = (void *)cs_u_cuMemGetInfo,
     [328] = (void *)cs_u_cuMemGetInfo_v2,
     [329] = (void *)cs_u_cuMemGetMemPool,
-    [330] = (void *)cs_u_cuMemHostAlloc,
     [331] = (void *)cs_u_cuMemHostGetDevicePointer,
     [332] = (void *)cs_u_cuMemHostGetDevicePointer_v2,
     [333] = (void *)cs_u_cuMemHostGetFlags,
     [334] = (void *)cs_u_cuMemHostRegister,
-    [335] = (void *)cs_u_cuMemHostRegister_v2,
     [336] = (void *)cs_u_cuMemHostUnregister,
     [337] = (void *)cs_u_cuMemImportFromShareableHandle,
     [338] = (void *)cs_u_cuMemMap,
     [339] = (void *)cs_u_cuMemMapArrayAsync,
     [340] = (void *)cs_u_cuMemMapArrayAsync_ptsz,
-    [341] = (void *)cs_u_cuMemPoolCreate,
     [342] = (void *)cs_u_cuMemPoolDestroy,
     [343] = (void *)cs_u_cuMemPoolExportPointer,
     [344] = (void *)cs_u_cuMemPoolExportToShareableHandle,

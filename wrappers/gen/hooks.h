@@ -28,13 +28,18 @@ void cs_hook_cuLibraryLoadData(struct cs_thread *t, struct cs_event *ev, void *,
 void cs_hook_cuLibraryLoadFromFile(struct cs_thread *t, struct cs_event *ev, void *, void *, void *, void *, uint32_t, void *, void *, uint32_t);
 void cs_hook_cuLinkAddData(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, void *, uint64_t, void *, uint32_t, void *, void *);
 void cs_hook_cuLinkAddFile(struct cs_thread *t, struct cs_event *ev, void *, uint32_t, void *, uint32_t, void *, void *);
+void cs_hook_cuMemAddressReserve(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint64_t, uint64_t, uint64_t);
 void cs_hook_cuMemAllocAsync(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, void *);
 void cs_hook_cuMemAllocFromPoolAsync(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, void *, void *);
+void cs_hook_cuMemAllocHost(struct cs_thread *t, struct cs_event *ev, void *, uint64_t);
 void cs_hook_cuMemAllocManaged(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t);
 void cs_hook_cuMemAllocPitch(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint64_t, uint32_t);
 void cs_hook_cuMemAlloc(struct cs_thread *t, struct cs_event *ev, void *, uint64_t);
 void cs_hook_cuMemCreate(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, void *, uint64_t);
 void cs_hook_cuMemFree(struct cs_thread *t, struct cs_event *ev, uint64_t);
+void cs_hook_cuMemHostAlloc(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t);
+void cs_hook_cuMemHostRegister(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t);
+void cs_hook_cuMemPoolCreate(struct cs_thread *t, struct cs_event *ev, void *, void *);
 void cs_hook_cuModuleGetFunction(struct cs_thread *t, struct cs_event *ev, void *, void *, void *);
 void cs_hook_cuModuleGetLoadingMode(struct cs_thread *t, struct cs_event *ev, void *);
 void cs_hook_cuModuleLoad(struct cs_thread *t, struct cs_event *ev, void *, void *);
