@@ -102,11 +102,7 @@ uint64_t cs_device_watchdog_mask(uint64_t *asked)
 int cs_kernel_is_wsl(void)
 {
     char buf[256];
-    int fd = open("/proc/sys/kernel/osrelease", O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-    if (fd >= 0) close(fd);
-    if (n <= 0) return 0;
-    buf[n] = 0;
+    if (cs_read_small("/proc/sys/kernel/osrelease", buf, sizeof buf) <= 0) return 0;
     return strcasestr(buf, "microsoft") != NULL || strstr(buf, "WSL") != NULL;
 }
 void cs_device_compute_started(int dev) { if (dev >= 0 && dev < 64) atomic_fetch_or(&compute_devices, 1ull << dev); }

@@ -78,11 +78,7 @@ static void scan_work(int ask)
 static int single_threaded(void)
 {
     char buf[1024];
-    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
-    if (fd >= 0) close(fd);
-    if (n <= 0) return 0;
-    buf[n] = 0;
+    if (cs_read_small("/proc/self/stat", buf, sizeof buf) <= 0) return 0;
     const char *p = strrchr(buf, ')');  /* the command name may hold spaces */
     for (int field = 2; p && field < 20; field++) p = strchr(p + 1, ' ');
     return p && atoi(p + 1) == 1;

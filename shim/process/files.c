@@ -63,3 +63,13 @@ void cs_file_name_part(char *out, size_t cap, const char *v)
     }
     out[n] = 0;
 }
+
+long cs_read_small(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 && cap > 1 ? read(fd, buf, cap - 1) : -1;
+    if (fd >= 0) close(fd);
+    if (n < 0) return -1;
+    buf[n] = 0;
+    return (long)n;
+}

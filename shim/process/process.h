@@ -49,6 +49,9 @@ int cs_file_mode(void);
 const char *cs_dir_refusal(const char *dir);  /* NULL: the shim may create files there; else why not */
 int cs_create_file(const char *path, int flags, const char **why);
 void cs_file_name_part(char *out, size_t cap, const char *v);  /* v as one plain file-name component */
+/* A small file's start (/proc, /sys), NUL-terminated, in one read: its length, or -1 (no stdio,
+ * no allocation: safe in a hook). */
+long cs_read_small(const char *path, char *buf, size_t cap);
 
 /* clock.c */
 void cs_clock_init(const char *mode);
