@@ -353,6 +353,13 @@ uint64_t cs_lt_algo_flags(int index, int *known)
     return atomic_load_explicit(&a->flags, memory_order_relaxed);
 }
 
+int cs_lt_algos_pending(void)
+{
+    int n = 0;
+    for (int i = 0; i < CS_GEMM_ALGOS; i++) n += atomic_load_explicit(&algos[i].state, memory_order_acquire) == ALGO_READY;
+    return n;
+}
+
 void cs_lt_algos_inquire(cs_lt_algo_cap_fn cap)
 {
     for (int i = 0; i < CS_GEMM_ALGOS; i++) {

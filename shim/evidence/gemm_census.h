@@ -58,6 +58,7 @@ int cs_lt_algo_index(const void *algo);
 uint64_t cs_lt_algo_flags(int index, int *known);
 typedef int (*cs_lt_algo_cap_fn)(const void *algo, unsigned attr, void *buf, size_t size, size_t *written);
 void cs_lt_algos_inquire(cs_lt_algo_cap_fn cap);
+int cs_lt_algos_pending(void);  /* algorithms seen whose flags are not read yet */
 
 /* The census as trace lines ("gemm", docs/trace-format.md), written at exit. */
 void cs_gemm_write_trace(void);

@@ -60,6 +60,12 @@ static void report_unbound(void)
     }
 }
 
+static void ask_algorithms(void *arg)
+{
+    (void)arg;
+    cs_lt_algos_inquire((cs_lt_algo_cap_fn)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute));
+}
+
 /* One scan's work (scanner.c runs it, one at a time): what is loaded and how it was found, the
  * library rules when that changed, the crash unwinder, wrapped names bound in objects loaded
  * where the shim could not follow the dlopen, and the references their libraries lack. */
@@ -71,8 +77,11 @@ static void scan_work(int ask)
     cs_rebind();
     report_unbound();
     /* cuBLASLt algorithms seen since: whether each runs on Tensor Cores, asked of cuBLASLt here,
-     * never on the program's thread (a getter of the 64 bytes it is given) */
-    if (ask) cs_lt_algos_inquire((cs_lt_algo_cap_fn)cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute));
+     * never on the program's thread (a getter of the 64 bytes it is given). Only when there are
+     * some (so cuBLASLt is loaded and bound), and with the link map held still: resolving walks
+     * the loaded objects, and a dlclose on another thread (a failed import unloading cuBLAS) must
+     * not unmap one under the walk or the call. */
+    if (ask && cs_lt_algos_pending()) cs_loader_held(ask_algorithms, NULL);
 }
 
 static int single_threaded(void)
