@@ -241,7 +241,10 @@ void cs_hook_cublasLtMatmul(struct cs_thread *t, struct cs_event *ev, void *lt, 
                             void *B, void *Bd, void *beta, void *C, void *Cd, void *Dp, void *Dd, void *algo, void *ws,
                             uint64_t wss, void *stream)
 {
-    (void)t, (void)lt, (void)alpha, (void)beta, (void)C, (void)Cd, (void)ws, (void)wss, (void)stream;
+    (void)lt, (void)alpha, (void)beta, (void)C, (void)Cd, (void)ws, (void)wss, (void)stream;
+    /* cuBLAS reaches cuBLASLt's public cublasLtMatmul for some of its own GEMMs: those are counted
+     * once, at the cuBLAS entry point the program called */
+    if (t->depth > 1) return;
     struct cs_gemm_key key;
     if (!lt_key(&key, ev->api, desc, Ad, Bd, Dd, A, B, Dp)) return;
     int a = cs_lt_algo_index(algo);
@@ -259,7 +262,8 @@ void cs_hook_cublasLtMatmulAlgoGetHeuristic(struct cs_thread *t, struct cs_event
                                             void *Bd, void *Cd, void *Dd, void *pref, int32_t requested, void *results,
                                             void *returned)
 {
-    (void)t, (void)lt, (void)Cd, (void)pref, (void)requested, (void)results;
+    (void)lt, (void)Cd, (void)pref, (void)requested, (void)results;
+    if (t->depth > 1) return;  /* inside a cuBLAS call: its GEMM is counted there */
     if (ev->result == 0 && returned && *(int *)returned > 0) return;
     struct cs_gemm_key key;
     if (lt_key(&key, ev->api, desc, Ad, Bd, Dd, NULL, NULL, NULL)) cs_gemm_count(&key, 1);
