@@ -162,11 +162,14 @@ unsigned cs_gemm_math_of(void *handle)
 
 /* --- cuBLASLt descriptors and layouts --------------------------------------------------------- */
 
-/* A direct-mapped cache by address, each entry under its own sequence number (odd while it is
- * written): a reader that sees the number change or the address differ treats the entry as
- * unknown. Two writers of one entry at once (two descriptors whose addresses share it, made on two
- * threads at the same moment) lose one entry's facts, never mix them. */
-#define LT_SLOTS 256
+/* A cache by address, each address in one of LT_WAYS entries from its hash (a GEMM holds a
+ * descriptor and three or four layouts at once: direct-mapped, two of them would share an entry
+ * one GEMM in forty), each entry under its own sequence number (odd while it is written): a
+ * reader that sees the number change or the address differ treats the entry as unknown. Two
+ * writers of one entry at once (made on two threads at the same moment) lose one object's facts,
+ * never mix them. */
+#define LT_SLOTS 512
+#define LT_WAYS 4
 #define LT_WORDS 5
 struct lt_entry {
     uint32_t _Atomic seq;
@@ -176,10 +179,26 @@ struct lt_entry {
 };
 static struct lt_entry lt[LT_SLOTS];
 
-/* Starts writing the entry for p: 1 with the entry held (its number odd), 0 if another writer has it. */
-static int lt_begin(const void *p, struct lt_entry **out, uint32_t *seq)
+/* The entry holding p; with claim, else an empty one of its ways, else the first (evicted). */
+static struct lt_entry *lt_find(const void *p, int claim)
 {
-    struct lt_entry *e = &lt[pointer_slot(p, LT_SLOTS)];
+    unsigned h = pointer_slot(p, LT_SLOTS);
+    struct lt_entry *empty = NULL;
+    for (unsigned w = 0; w < LT_WAYS; w++) {
+        struct lt_entry *e = &lt[(h + w) % LT_SLOTS];
+        const void *x = atomic_load_explicit(&e->ptr, memory_order_relaxed);
+        if (x == p) return e;
+        if (!x && !empty) empty = e;
+    }
+    return !claim ? NULL : empty ? empty : &lt[h];
+}
+
+/* Starts writing p's entry (claim: making it): 1 with the entry held (its number odd), 0 if
+ * there is none or another writer has it. */
+static int lt_begin(const void *p, int claim, struct lt_entry **out, uint32_t *seq)
+{
+    struct lt_entry *e = lt_find(p, claim);
+    if (!e) return 0;
     uint32_t s = atomic_load_explicit(&e->seq, memory_order_acquire);
     if ((s & 1) || !atomic_compare_exchange_strong_explicit(&e->seq, &s, s + 1, memory_order_acq_rel,
                                                             memory_order_relaxed))
@@ -194,7 +213,7 @@ static void lt_make(const void *p, uint8_t kind, const uint64_t w[LT_WORDS])
 {
     struct lt_entry *e;
     uint32_t s;
-    if (!p || !lt_begin(p, &e, &s)) return;
+    if (!p || !lt_begin(p, 1, &e, &s)) return;
     atomic_store_explicit(&e->ptr, p, memory_order_relaxed);
     atomic_store_explicit(&e->kind, kind, memory_order_relaxed);
     for (int i = 0; i < LT_WORDS; i++) atomic_store_explicit(&e->w[i], w[i], memory_order_relaxed);
@@ -206,7 +225,7 @@ static void lt_update(const void *p, uint8_t kind, int i, uint64_t mask, uint64_
 {
     struct lt_entry *e;
     uint32_t s;
-    if (!p || !lt_begin(p, &e, &s)) return;
+    if (!p || !lt_begin(p, 0, &e, &s)) return;
     if (atomic_load_explicit(&e->ptr, memory_order_relaxed) == p &&
         atomic_load_explicit(&e->kind, memory_order_relaxed) == kind) {
         uint64_t old = atomic_load_explicit(&e->w[i], memory_order_relaxed);
@@ -217,7 +236,8 @@ static void lt_update(const void *p, uint8_t kind, int i, uint64_t mask, uint64_
 
 static int lt_read(const void *p, uint8_t kind, uint64_t w[LT_WORDS])
 {
-    struct lt_entry *e = &lt[pointer_slot(p, LT_SLOTS)];
+    struct lt_entry *e = lt_find(p, 0);
+    if (!e) return 0;
     uint32_t s = atomic_load_explicit(&e->seq, memory_order_acquire);
     if (s & 1) return 0;
     if (atomic_load_explicit(&e->ptr, memory_order_relaxed) != p ||
@@ -284,7 +304,7 @@ void cs_lt_forget(void *p)
 {
     struct lt_entry *e;
     uint32_t s;
-    if (!p || !lt_begin(p, &e, &s)) return;
+    if (!p || !lt_begin(p, 0, &e, &s)) return;
     if (atomic_load_explicit(&e->ptr, memory_order_relaxed) == p) atomic_store_explicit(&e->ptr, NULL, memory_order_relaxed);
     lt_end(e, s);
 }
