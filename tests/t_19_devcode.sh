@@ -93,15 +93,17 @@ case_ lazy_oom FAKE_CUDA_FAIL=cuModuleGetFunction=2 -- "$F/tv01_basic.fatbin" lo
 finding_has module-load-out-of-memory "cuModuleGetFunction" "not a wrong architecture" "lazy loading" "addk"
 ! q findings "$trace" | grep -Eq "no-kernel-image|^out-of-memory" || fail "a code load's OOM said twice or as an image problem"
 # An address-space reservation refused under ulimit -v while the device has room.
-# (A sanitizer's runtime cannot start under that limit: the case is the finding's own second cause.)
+# (A sanitizer's runtime cannot start under that limit; under one, the sanitizer is the cause.)
 if [ "${CS_SANITIZER:-0}" = 0 ]; then
     (ulimit -v 33554432; case_ reserve FAKE_CUDA_FAIL=cuMemAddressReserve=2 -- "$F/tv01_basic.fatbin" reserve
      finding_has address-space-refused "cuMemAddressReserve" "96.00 GiB" "ulimit -v is 32.00 GiB" "address space")
+    case_ reserve_nolimit FAKE_CUDA_FAIL=cuMemAddressReserve=2 -- "$F/tv01_basic.fatbin" reserve
+    ! q findings "$trace" | grep -q address-space-refused || fail "address-space-refused without a limit"
 else
-    echo "address-space-refused under ulimit -v: not run under a sanitizer (its runtime needs the address space)"
+    # under a sanitizer its runtime holds the address space: the finding's second cause
+    case_ reserve_sanitizer FAKE_CUDA_FAIL=cuMemAddressReserve=2 -- "$F/tv01_basic.fatbin" reserve
+    finding_has address-space-refused "cuMemAddressReserve" "sanitizer"
 fi
-case_ reserve_nolimit FAKE_CUDA_FAIL=cuMemAddressReserve=2 -- "$F/tv01_basic.fatbin" reserve
-! q findings "$trace" | grep -q address-space-refused || fail "address-space-refused without a limit"
 # Pinned host memory refused: host memory, and the runtime's stale error.
 case_ pinned_host FAKE_CUDA_FAIL=cuMemHostAlloc=2 -- "$F/tv01_basic.fatbin" pinned
 finding_has pinned-memory-refused "cuMemHostAlloc" "6.00 GiB" "page-locked host memory" "not the GPU's"
