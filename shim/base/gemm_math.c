@@ -1,6 +1,7 @@
 /* GEMM types, precisions and work (gemm_math.h). The enumerations' values are cuBLAS 13's ABI
  * (cublas_api.h, library_types.h); tests/unit/rules_test.c checks them against the toolkit's
  * headers where it is installed. */
+#include <stdio.h>
 #include <string.h>
 
 #include "gemm_math.h"
@@ -130,4 +131,12 @@ const char *cs_tensor_core_text(int cc)
     if (cc >= 80) return "Tensor Cores for TF32, bf16 and fp16; no FP8";
     if (cc >= 70) return "Tensor Cores for fp16 only: no TF32, bf16 or FP8";
     return cc > 0 ? "no Tensor Cores" : "compute capability unknown";
+}
+
+void cs_gemm_work_text(char *out, unsigned long cap, double flops)
+{
+    if (flops >= 1e15) snprintf(out, cap, "%.1f PFLOP", flops / 1e15);
+    else if (flops >= 1e12) snprintf(out, cap, "%.1f TFLOP", flops / 1e12);
+    else if (flops >= 1e9) snprintf(out, cap, "%.1f GFLOP", flops / 1e9);
+    else snprintf(out, cap, "%.0f FLOP", flops);
 }

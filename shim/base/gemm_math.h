@@ -41,6 +41,7 @@ int cs_data_type_size(unsigned t);             /* bytes per element; 0: unknown 
  * leading dimension times it, and the address, each a multiple of 16 bytes. */
 int cs_gemm_operand_aligned(unsigned type, int64_t rows, int64_t ld, uintptr_t address);
 double cs_gemm_flops(int64_t m, int64_t n, int64_t k, int64_t batch);  /* 2*m*n*k*batch */
+void cs_gemm_work_text(char *out, unsigned long cap, double flops);     /* "2.7 TFLOP" */
 /* FP8 on this GPU (compute capability 89 = 8.9): 0 none, 1 TN layouts only (Ada, Hopper, GeForce
  * Blackwell), 2 any layout (data-centre Blackwell, 10.x). */
 int cs_fp8_support(int cc);

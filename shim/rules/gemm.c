@@ -10,13 +10,6 @@
 #include "../trace/findings.h"
 #include "rules.h"
 
-static void work_text(char *out, size_t cap, double flops)
-{
-    if (flops >= 1e15) snprintf(out, cap, "%.1f PFLOP", flops / 1e15);
-    else if (flops >= 1e12) snprintf(out, cap, "%.1f TFLOP", flops / 1e12);
-    else snprintf(out, cap, "%.1f GFLOP", flops / 1e9);
-}
-
 static const char *op(unsigned t) { return t == 0 ? "N" : t == 1 ? "T" : "C"; }
 
 static const char *api_name_of(const struct cs_gemm_evidence *g, const struct cs_gemm_row *r)
@@ -98,7 +91,7 @@ static void rule_fp32_no_tf32(const struct cs_gemm_evidence *g, double total)
     int cc = row_cc(g, top);
     int forced = g->tf32_override && !strcmp(g->tf32_override, "0");
     char wt[32], shape[96], summary[1400], ev_json[600], key[16], fix[900];
-    work_text(wt, sizeof wt, w), shape_text(shape, sizeof shape, top);
+    cs_gemm_work_text(wt, sizeof wt, w), shape_text(shape, sizeof shape, top);
     snprintf(summary, sizeof summary,
              "found %.0f%% of the GEMM work (%s in %llu calls) running as strict fp32 on a GPU of compute capability "
              "%d.%d, whose TF32 Tensor Cores would take it: %s; the largest is %s (%s, math mode %s). Strict fp32 runs "
@@ -140,7 +133,7 @@ static void rule_no_reduced_precision(const struct cs_gemm_evidence *g, double t
     const struct cs_gemm_row *top = largest(g, pre_ampere_fp32);
     int cc = row_cc(g, top);
     char wt[32], summary[1000], ev_json[300], key[16];
-    work_text(wt, sizeof wt, w);
+    cs_gemm_work_text(wt, sizeof wt, w);
     snprintf(summary, sizeof summary,
              "found no GEMM in reduced precision: %.0f%% of the GEMM work (%s in %llu calls) ran in fp32 on a GPU of "
              "compute capability %d.%d, which has fp16 Tensor Cores but none for fp32 (no TF32 before 8.0); mixed "
@@ -164,7 +157,7 @@ static void rule_legacy_tensor_op(const struct cs_gemm_evidence *g, double total
     if (w < 0.1 * total) return;
     const struct cs_gemm_row *top = largest(g, fp32_as_fp16_legacy);
     char wt[32], summary[1000], ev_json[300];
-    work_text(wt, sizeof wt, w);
+    cs_gemm_work_text(wt, sizeof wt, w);
     snprintf(summary, sizeof summary,
              "found %.0f%% of the GEMM work (%s in %llu calls) on fp32 data under CUBLAS_TENSOR_OP_MATH, which is "
              "deprecated and on fp32 data means CUBLAS_COMPUTE_32F_FAST_16F: inputs are rounded to fp16 (5-bit "
@@ -186,7 +179,7 @@ static void rule_fma_kernel(const struct cs_gemm_evidence *g, double total)
     const struct cs_gemm_row *top = largest(g, fma_kernel);
     const struct cs_gemm_key *k = &top->key;
     char wt[32], shape[96], summary[1400], ev_json[600], cause[400];
-    work_text(wt, sizeof wt, w), shape_text(shape, sizeof shape, top);
+    cs_gemm_work_text(wt, sizeof wt, w), shape_text(shape, sizeof shape, top);
     int size = cs_data_type_size(k->atype);
     int mult = size ? 16 / size : 8;
     if (!k->aligned)
@@ -300,7 +293,7 @@ static void rule_fp8_small_share(const struct cs_gemm_evidence *g, double total)
     for (int i = 0; i < g->n && !top; i++)
         if (!fp8(g, &g->rows[i])) top = &g->rows[i];
     char wt[32], shape[96], summary[1200], ev_json[300];
-    work_text(wt, sizeof wt, total);
+    cs_gemm_work_text(wt, sizeof wt, total);
     shape_text(shape, sizeof shape, top);
     snprintf(summary, sizeof summary,
              "found FP8 covering %.0f%% of the GEMM work (of %s): the rest runs in %s, the largest %s, so FP8 can speed "

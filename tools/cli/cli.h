@@ -61,7 +61,6 @@ void trace_add_binary_call(struct trace *t, const char *api, long long ts_ns, lo
 
 /* gemm.c: the GEMM census (gemm lines) */
 double gemm_shares(const struct trace *t, double shares[], long long *calls);  /* total FLOPs; shares by enum cs_precision */
-void gemm_work_text(char *out, size_t cap, double flops);
 void gemm_shares_text(char *out, size_t cap, const double shares[]);
 void print_gemm(const struct trace *t);
 

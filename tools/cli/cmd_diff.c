@@ -235,7 +235,7 @@ int cmd_diff(int argc, char **argv)
         }
         if (gtotal > 0 || btotal > 0) {
             char gw[32], bw[32], gt[256], bt[256];
-            gemm_work_text(gw, sizeof gw, gtotal), gemm_work_text(bw, sizeof bw, btotal);
+            cs_gemm_work_text(gw, sizeof gw, gtotal), cs_gemm_work_text(bw, sizeof bw, btotal);
             gemm_shares_text(gt, sizeof gt, gs), gemm_shares_text(bt, sizeof bt, bs);
             rule(stdout, "GEMM WORK BY PRECISION");
             printf("  good: %s: %s\n  bad:  %s: %s\n", gw, gt[0] ? gt : "none", bw, bt[0] ? bt : "none");

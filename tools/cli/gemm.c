@@ -31,14 +31,6 @@ double gemm_shares(const struct trace *t, double shares[], long long *calls)
     return total;
 }
 
-void gemm_work_text(char *out, size_t cap, double flops)
-{
-    if (flops >= 1e15) snprintf(out, cap, "%.1f PFLOP", flops / 1e15);
-    else if (flops >= 1e12) snprintf(out, cap, "%.1f TFLOP", flops / 1e12);
-    else if (flops >= 1e9) snprintf(out, cap, "%.1f GFLOP", flops / 1e9);
-    else snprintf(out, cap, "%.0f FLOP", flops);
-}
-
 /* "bf16 90%, fp8 10%": the precisions by share, largest first, those under 0.5% left out */
 void gemm_shares_text(char *out, size_t cap, const double shares[])
 {
@@ -73,7 +65,7 @@ void print_gemm(const struct trace *t)
     long long calls;
     double total = gemm_shares(t, shares, &calls);
     char work[32], by[256], shape[96], line[512];
-    gemm_work_text(work, sizeof work, total);
+    cs_gemm_work_text(work, sizeof work, total);
     gemm_shares_text(by, sizeof by, shares);
     rule(stdout, "GEMM WORK");
     printf("  %s in %lld calls: %s\n", work, calls, by[0] ? by : "none succeeded");
@@ -85,7 +77,7 @@ void print_gemm(const struct trace *t)
             break;
         }
         shape_text(shape, sizeof shape, g);
-        gemm_work_text(work, sizeof work, flops_of(g));
+        cs_gemm_work_text(work, sizeof work, flops_of(g));
         json_t *tc = json_object_get(g, "tensor_cores");
         snprintf(line, sizeof line, "%s %s %s%s, %s%s, %lld calls%s, %s (%.0f%%)%s", jstr(g, "api"), jstr(g, "precision"),
                  jstr(g, "transa"), jstr(g, "transb"), shape,
