@@ -7,5 +7,6 @@ need_python
 python3 "$ROOT/tests/findings_check.py" "$ROOT" || fail "the table of findings, the rules and docs/diagnoses.md differ"
 python3 "$ROOT/tests/records_check.py" "$ROOT" || fail "the table of trace records and docs/trace-format.md differ"
 python3 "$ROOT/tools/gen_reference.py" --check || fail "data/cuda-reference.txt"
+python3 "$ROOT/tests/check_reference.py" "$ROOT" || fail "the reference tables against their sources"
 python3 "$ROOT/tests/locks_check.py" "$ROOT" || fail "the locks and docs/HACKING.md's table of them differ"
 echo ok

@@ -10,12 +10,26 @@ import os, shlex, sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = os.path.join(ROOT, "data/cuda-reference.txt")
 OUT = os.path.join(ROOT, "shim/base/reference_data.c")
-WIDTH = {"floor": 5, "toolkit": 5, "ptx": 4, "arch": 7, "cudnn": 4, "nccl": 4, "torch": 4, "torcharch": 5, "tensorflow": 5, "jax": 5}
+WIDTH = {"floor": 5, "toolkit": 5, "ptx": 4, "arch": 7, "cudnn": 5, "nccl": 4, "torch": 4, "torcharch": 6, "tensorflow": 5, "jax": 5}
 
 
 def ver(s):
     """'12.4' -> (12, 4); '580.65.06' -> (580, 65, 6); '-' and '?' -> None"""
     return None if s in ("-", "?") else tuple(int(x) for x in s.split("."))
+
+
+def release_code(s):
+    """'2.10' -> 210"""
+    v = ver(s)
+    return v[0] * 100 + v[1]
+
+
+def releases(s):
+    """'2.8-2.10' -> (208, 210); '2.7' -> (207, 207); '*' -> (0, 9999)"""
+    if s == "*":
+        return (0, 9999)
+    first, _, last = s.partition("-")
+    return (release_code(first), release_code(last or first))
 
 
 def cuda_code(s):
@@ -44,6 +58,8 @@ def load():
         rows[f[0]].append((n, f[1:]))
     for table, rs in rows.items():
         keys = [ver(r[1][0]) for r in rs]
+        if table == "torcharch":  # one CUDA may have a row per range of releases
+            keys = [(ver(r[1][0]), releases(r[1][1])) for r in rs]
         if keys != sorted(keys) or len(set(keys)) != len(keys):
             errors.append("table %s is not in strictly increasing order" % table)
     prev = None
@@ -63,9 +79,18 @@ def load():
         vs = [ver(c) for c in cudas.split(",")]
         if vs != sorted(vs):
             errors.append("%d: torch %s: CUDA versions not in increasing order" % (n, release))
-    for n, (cuda, lo, hi, _) in rows["torcharch"]:
+    for n, (cuda, rel, lo, hi, _) in rows["torcharch"]:
         if ver(lo) > ver(hi):
             errors.append("%d: torcharch %s: lowest architecture above the highest" % (n, cuda))
+        if releases(rel)[0] > releases(rel)[1]:
+            errors.append("%d: torcharch %s: releases %s run backwards" % (n, cuda, rel))
+    by_cuda = {}
+    for n, (cuda, rel, lo, hi, _) in rows["torcharch"]:
+        for m, other in by_cuda.get(cuda, []):
+            a, b = releases(rel), releases(other)
+            if a[0] <= b[1] and b[0] <= a[1]:
+                errors.append("%d: torcharch %s: releases %s overlap line %d's" % (n, cuda, rel, m))
+        by_cuda.setdefault(cuda, []).append((n, rel))
     for n, (major, lin, lo, _) in rows["jax"]:
         fl = [r for r in rows["floor"] if r[1][0] == major]
         if fl and ver(lin) < ver(fl[0][1][1]):
@@ -105,17 +130,19 @@ def generate(rows):
     o += ["};", "const int cs_ref_arch_count = %d;" % len(rows["arch"]), ""]
     for table in ("cudnn", "nccl"):
         o.append("const struct cs_ref_build cs_ref_%s[] = {" % table)
-        for _, (v, majors, src) in rows[table]:
-            o.append("    { %s, %s }," % (c_str(v), c_str(majors)))
+        for _, r in rows[table]:
+            lowest = ver(r[2]) if table == "cudnn" else None
+            o.append("    { %s, %s, %d }," % (c_str(r[0]), c_str(r[1]), lowest[0] * 10 + lowest[1] if lowest else 0))
         o += ["};", "const int cs_ref_%s_count = %d;" % (table, len(rows[table])), ""]
     o.append("const struct cs_ref_torch cs_ref_torch[] = {")
     for _, (release, cudas, src) in rows["torch"]:
         o.append("    { %s, { %s } }," % (c_str(release), ", ".join(str(cuda_code(c)) for c in cudas.split(","))))
     o += ["};", "const int cs_ref_torch_count = %d;" % len(rows["torch"]), ""]
     o.append("const struct cs_ref_torcharch cs_ref_torcharch[] = {")
-    for _, (cuda, lo, hi, src) in rows["torcharch"]:
+    for _, (cuda, rel, lo, hi, src) in rows["torcharch"]:
         lv, hv = ver(lo), ver(hi)
-        o.append("    { %d, %d, %d }," % (cuda_code(cuda), lv[0] * 10 + lv[1], hv[0] * 10 + hv[1]))
+        first, last = releases(rel)
+        o.append("    { %d, %d, %d, %d, %d }," % (cuda_code(cuda), first, last, lv[0] * 10 + lv[1], hv[0] * 10 + hv[1]))
     o += ["};", "const int cs_ref_torcharch_count = %d;" % len(rows["torcharch"]), ""]
     o.append("const struct cs_ref_tensorflow cs_ref_tensorflow[] = {")
     for _, (release, cuda, cudnn, src) in rows["tensorflow"]:
@@ -144,4 +171,5 @@ def main():
         open(OUT, "w").write(text)
 
 
-main()
+if __name__ == "__main__":
+    main()

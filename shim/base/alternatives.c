@@ -12,15 +12,12 @@
 
 static int runs_on_driver(int cuda, int driver_cuda) { return cuda / 1000 <= driver_cuda / 1000; }
 
-/* 1: PyTorch's wheels built with this CUDA carry code for cc; 0: they do not, or it is not known
- * (no row); cc 0 (unknown) counts as covered, and the caller names the range instead. */
-static int covers(int cuda, int cc, const struct cs_ref_torcharch **row)
+/* 1: PyTorch's wheels of this release built with this CUDA carry code for cc; 0: they do not,
+ * or it is not known (no row); cc 0 (unknown) counts as covered, and the caller names the range. */
+static int covers(int cuda, const char *release, int cc, const struct cs_ref_torcharch **row)
 {
-    *row = NULL;
-    for (int i = 0; i < cs_ref_torcharch_count; i++)
-        if (cs_ref_torcharch[i].cuda == cuda) *row = &cs_ref_torcharch[i];
-    if (!*row) return 0;
-    return !cc || (cc >= (*row)->lowest_cc && cc / 10 <= (*row)->highest_cc / 10);
+    *row = cs_ref_torcharch_for(cuda, cs_torch_release_code(release));
+    return *row && cs_ref_torcharch_covers(*row, cc);
 }
 
 /* The newest CUDA version of a release that runs here, or 0. */
@@ -29,8 +26,39 @@ static int best_variant(const struct cs_ref_torch *r, int cc, int driver_cuda)
     int best = 0;
     const struct cs_ref_torcharch *row;
     for (int k = 0; k < CS_REF_TORCH_CUDAS && r->cuda[k]; k++)
-        if (runs_on_driver(r->cuda[k], driver_cuda) && covers(r->cuda[k], cc, &row)) best = r->cuda[k];
+        if (runs_on_driver(r->cuda[k], driver_cuda) && covers(r->cuda[k], r->release, cc, &row)) best = r->cuda[k];
     return best;
+}
+
+static int has_cuda(const struct cs_ref_torch *r, int cuda)
+{
+    for (int k = 0; k < CS_REF_TORCH_CUDAS && r->cuda[k]; k++)
+        if (r->cuda[k] == cuda) return 1;
+    return 0;
+}
+
+int cs_torch_releases_covering(int cuda, int cc, char *out, size_t cap)
+{
+    int n = 0, first = -1, last = -1;
+    size_t len = 0;
+    if (cap) out[0] = 0;
+    for (int i = 0; i <= cs_ref_torch_count; i++) {
+        const struct cs_ref_torch *r = i < cs_ref_torch_count ? &cs_ref_torch[i] : NULL;
+        int yes = r && has_cuda(r, cuda) &&
+                  cs_ref_torcharch_covers(cs_ref_torcharch_for(cuda, cs_torch_release_code(r->release)), cc);
+        if (yes) {
+            if (first < 0) first = i;
+            last = i;
+            continue;
+        }
+        if (first < 0) continue;
+        /* a run of consecutive releases ends: "2.8 to 2.10" */
+        if (len < cap)
+            len += (size_t)snprintf(out + len, cap - len, "%s%s%s%s", n ? ", " : "", cs_ref_torch[first].release,
+                                    last > first ? " to " : "", last > first ? cs_ref_torch[last].release : "");
+        n++, first = -1;
+    }
+    return n;
 }
 
 static void cuda_text(char *out, size_t cap, int cuda) { snprintf(out, cap, "%d.%d", cuda / 1000, cuda % 1000 / 10); }
@@ -102,7 +130,7 @@ static void keep_driver_torch(const struct cs_machine *m, char *out, size_t cap,
         if ((v = best_variant(&cs_ref_torch[i], m->cc, m->driver_cuda))) pick = &cs_ref_torch[i];
     if (!pick) return;
     const struct cs_ref_torcharch *row;
-    covers(v, m->cc, &row);
+    covers(v, pick->release, m->cc, &row);
     if (!m->cc) snprintf(arch, sizeof arch, " (if the GPU is sm_%d or newer)", row->lowest_cc);
     cuda_text(tc, sizeof tc, v);
     snprintf(text, sizeof text,
@@ -149,9 +177,13 @@ static int keep_build(const struct cs_machine *m, enum family f, char *out, size
     char text[512], tc[16];
     cuda_text(tc, sizeof tc, m->framework_cuda);
     const struct cs_ref_torcharch *row;
-    if (f == TORCH && m->cc && !covers(m->framework_cuda, m->cc, &row) && row) {
-        snprintf(text, sizeof text, "torch %s has no code for this GPU (sm_%d; builds for CUDA %s cover sm_%d to sm_%dx): "
-                 "no driver makes it run here", m->framework_version, m->cc, tc, row->lowest_cc, row->highest_cc / 10);
+    if (f == TORCH && m->cc && !covers(m->framework_cuda, m->framework_version, m->cc, &row) && row) {
+        char others[160] = "", which[240] = "";
+        if (cs_torch_releases_covering(m->framework_cuda, m->cc, others, sizeof others))
+            snprintf(which, sizeof which, "; torch %s's builds for CUDA %s do", others, tc);
+        snprintf(text, sizeof text, "torch %s has no code for this GPU (sm_%d; its builds for CUDA %s cover sm_%d to "
+                 "sm_%dx%s): no driver makes it run here", m->framework_version, m->cc, tc, row->lowest_cc,
+                 row->highest_cc / 10, which);
         put(out, cap, n, text);
         return 0;
     }

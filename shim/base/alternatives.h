@@ -24,6 +24,10 @@ struct cs_machine {
  * nothing to offer from the tables). */
 int cs_what_would_work(const struct cs_machine *m, char *out, size_t cap);
 
+/* The torch releases whose wheels for this CUDA carry code for cc, as runs ("2.8 to 2.10");
+ * returns how many runs. */
+int cs_torch_releases_covering(int cuda, int cc, char *out, size_t cap);
+
 /* What a GPU's marketing name says about forward compatibility (NVIDIA allows it on data centre
  * GPUs, Jetson boards and some RTX server SKUs). */
 enum cs_gpu_class { CS_GPU_UNKNOWN, CS_GPU_DATACENTER, CS_GPU_JETSON, CS_GPU_WORKSTATION, CS_GPU_CONSUMER };

@@ -67,6 +67,17 @@ int main(void)
     check("blackwell-cu124-570", (struct cs_machine){ .cc = 120, .driver_cuda = 12080, .framework = "torch",
           .framework_version = "2.5.1+cu124", .framework_cuda = 12040 }, 2,
           WANT("torch 2.11 built for CUDA 12.8", "torch 2.5.1+cu124 has no code for this GPU (sm_120", "sm_50 to sm_9x"), NULL);
+    /* A V100 (sm_70) and torch 2.11's cu128 wheel on a 12.8 driver: 2.11 dropped Volta from cu128,
+     * while 2.8 to 2.10's cu128 wheels carry sm_70; the newest release that runs is a cu126 one. */
+    check("volta-2.11-cu128", (struct cs_machine){ .cc = 70, .driver_cuda = 12080, .gpu_name = "Tesla V100-SXM2-16GB",
+          .framework = "torch", .framework_version = "2.11.0+cu128", .framework_cuda = 12080 }, 2,
+          WANT("keep this driver (CUDA 12.8): torch 2.11 built for CUDA 12.6 runs here",
+               "torch 2.11.0+cu128 has no code for this GPU (sm_70; its builds for CUDA 12.8 cover sm_75 to sm_12x; "
+               "torch 2.8 to 2.10's builds for CUDA 12.8 do)"), NULL);
+    /* torch 2.10's cu128 wheel on the same V100 runs: no "no code". */
+    check("volta-2.10-cu128", (struct cs_machine){ .cc = 70, .driver_cuda = 12080, .gpu_name = "Tesla V100-SXM2-16GB",
+          .framework = "torch", .framework_version = "2.10.0+cu128", .framework_cuda = 12080 }, 1,
+          WANT("keep this driver (CUDA 12.8): torch 2.10 built for CUDA 12.8 runs here"), "no code");
     /* The GPU unknown (cuInit failed): the range is named instead. */
     check("unknown-gpu", (struct cs_machine){ .driver_cuda = 11080, .framework = "torch", .framework_version = "2.5.1+cu121",
           .framework_cuda = 12010 }, 3,

@@ -306,6 +306,13 @@ static int plan_library(const struct machine *m, const char *want, const char *w
                  "tables have)", title, want_version, title, row->version);
         json_array_append_new(lines, json_string(line));
     }
+    int cc = m->ngpus ? m->gpus[0].cc : 0;
+    if (!nccl && cc && row->lowest_cc && cc < row->lowest_cc) {
+        snprintf(line, sizeof line, "cuDNN %s has no code for this GPU (sm_%d): its builds support sm_%d and newer; "
+                 "keep a cuDNN before %s on this GPU", want_version, cc, row->lowest_cc, row->version);
+        json_array_append_new(lines, json_string(line));
+        works = 0;
+    }
     if (tc && !fits_torch) {
         cuda_text(a, sizeof a, tc);
         snprintf(line, sizeof line, "torch %s is built for CUDA %s, and %s %s has no build for CUDA %d (builds for CUDA %s): "
@@ -359,13 +366,18 @@ static int plan(const struct machine *m, const char *want, const char *want_vers
                 char need[128];
                 cuda_text(a, sizeof a, c);
                 int runs = runs_on_driver(m, c, a, need, sizeof need);
-                const struct cs_ref_torcharch *arch = NULL;
-                for (int r = 0; r < cs_ref_torcharch_count; r++) if (cs_ref_torcharch[r].cuda == c) arch = &cs_ref_torcharch[r];
-                int covered = !cc || !arch || (cc >= arch->lowest_cc && cc / 10 <= arch->highest_cc / 10);
+                const struct cs_ref_torcharch *arch = cs_ref_torcharch_for(c, cs_torch_release_code(want_version));
+                int covered = !cc || !arch || cs_ref_torcharch_covers(arch, cc);
+                char nocode[400] = "", others[160];
+                if (!covered) {
+                    int k = snprintf(nocode, sizeof nocode, "has no code for this GPU (sm_%d; these wheels cover sm_%d to "
+                                     "sm_%dx)", cc, arch->lowest_cc, arch->highest_cc / 10);
+                    if (cs_torch_releases_covering(c, cc, others, sizeof others) && k > 0 && (size_t)k < sizeof nocode)
+                        snprintf(nocode + k, sizeof nocode - (size_t)k, "; torch %s's builds for CUDA %s cover it", others, a);
+                }
                 snprintf(line, sizeof line, "torch %s built for CUDA %s (pip install \"torch==%s.*\" --index-url "
                          "https://download.pytorch.org/whl/cu%d%d): %s", want_version, a, want_version, c / 1000,
-                         c % 1000 / 10,
-                         !covered ? "has no code for this GPU" : runs ? "runs on this driver" : need);
+                         c % 1000 / 10, !covered ? nocode : runs ? "runs on this driver" : need);
                 works |= covered && runs;
                 json_array_append_new(lines, json_string(line));
             }
