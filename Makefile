@@ -33,11 +33,11 @@ FAKE_SRC := tests/fakes/fake_cuda.c tests/fakes/gen/fake_cuda_gen.c
 
 # The cudashim command: the subcommands in tools/cli, plus the shim's pure parsers and tables.
 CLI_SRC := $(wildcard tools/cli/*.c) $(addprefix shim/base/,fatbin.c image_explain.c reference.c reference_data.c \
-           nccl_names.c alternatives.c build_info.c json.c library_names.c loader_message.c gemm_math.c) shim/evidence/needed_files.c \
+           nccl_names.c alternatives.c build_info.c json.c library_names.c loader_message.c gemm_math.c) shim/evidence/needed_files.c shim/evidence/gpu_code_file.c \
            $(addprefix shim/rules/,driver.c view.c what_would_work.c loader.c)
 CLI_HDR := $(wildcard tools/cli/*.h) $(wildcard shim/base/*.h) shim/trace/findings_table.h shim/trace/trace_records.h \
            shim/trace/calls_format.h shim/trace/findings.h shim/lifecycle/metrics_table.h shim/rules/rules.h \
-           shim/evidence/needed_files.h shim/evidence/inventory.h
+           shim/evidence/needed_files.h shim/evidence/gpu_code_file.h shim/evidence/inventory.h
 
 .PHONY: bench-cli all check check-real check-torch wheel deb stress asan tsan bench bench-smoke demo regen regen-tables install clean fuzz fuzz-build
 all: $(BUILD)/libcudashim.so $(BUILD)/cudashim $(BUILD)/fakes/libcuda.so.1

@@ -379,6 +379,7 @@ static void note_shadowing(struct cs_library *l, const struct link_map *requeste
     snprintf(other.kind, sizeof other.kind, "%s", l->kind);
     cs_version_from_files(&other);
     snprintf(l->shadowed_version, sizeof l->shadowed_version, "%s", other.version);
+    l->shadowed_built_for = other.built_for_cuda;
 }
 
 static struct link_map *object_named(const char *path)

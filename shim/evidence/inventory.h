@@ -18,6 +18,7 @@ struct cs_library {
      * RUNPATH (which the loader searches after LD_LIBRARY_PATH): that copy, and who asked. */
     char shadowed_copy[1024], shadowed_for[1024], shadowed_version[32];
     int shadowed_system;   /* the other copy is the system's (a system directory), not a RUNPATH's */
+    int shadowed_built_for;  /* the CUDA the other copy was built for, from its files; 0: not known */
     char requested_by[1024];  /* the object whose DT_NEEDED or dlopen brought it in, when known */
     long code;             /* the version as the library's API reports it */
     int version_rank;      /* CS_VERSION_FILE or CS_VERSION_API (library_version.h) */

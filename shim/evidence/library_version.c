@@ -30,6 +30,7 @@
 #include "driver_ask.h"
 #include "inventory.h"
 #include "library_version.h"
+#include "gpu_code_file.h"
 
 /* How a version function's answer reads. */
 enum decode { D_NONE, D_CUDA_INT, D_CUDNN, D_NCCL, D_PROPERTY, D_MAJOR_MINOR, D_UINT };
@@ -479,6 +480,13 @@ void cs_version_from_files(struct cs_library *l)
         /* nvidia_nccl_cu13, nvidia_cudnn_cu12: built for that CUDA major */
         l->built_for_cuda = cuda;
         snprintf(l->built_for_how, sizeof l->built_for_how, "its wheel (%s_cu%d)", s->wheel, cuda / 1000);
+    }
+    if (!l->built_for_cuda && (!strcmp(l->kind, "cudnn") || !strcmp(l->kind, "nccl"))) {
+        /* A toolkit's or a distribution's copy has no wheel: its GPU code says (the CUDA runtime
+         * built into it needs a driver for that major before the program calls it). */
+        char how[sizeof l->built_for_how];
+        int c = cs_gpu_code_cuda_of_kind(l->kind, l->path, how, sizeof how);
+        if (c) l->built_for_cuda = c, memcpy(l->built_for_how, how, sizeof how);
     }
     int v[3] = { 0 }, n;
     if (strchr(text, '.') && (n = sscanf(text, "%d.%d.%d", &v[0], &v[1], &v[2])) >= 2) {

@@ -85,7 +85,31 @@ static void say_driver_too_old(const struct cs_evidence *e, const char *extra, i
                  "for CUDA %d.x (%s); this driver is %s; upgrade the driver, or use forward compatibility, or install "
                  "a build for CUDA %d%s",
                  count, list, needs / 1000, mins, have_t, have / 1000, lacks);
-    if (alternatives[0])  /* the alternatives name the builds, the driver and forward compatibility for this GPU */
+    /* Only cuDNN or NCCL too new, while the framework's own CUDA runs on this driver: those two
+     * libraries are what to change (each carries its own runtime), not the framework. */
+    const struct cs_library *fw = cs_ev_kind(e, "framework", 0);
+    int carried_only = 1;
+    char wheels[160] = "", via[1300] = "";
+    for (int i = 0; i < count; i++) {
+        const struct cs_library *l = cs_ev_path(e, n[i].path);
+        int carried = l && (!strcmp(l->kind, "cudnn") || !strcmp(l->kind, "nccl"));
+        carried_only &= carried;
+        if (!carried) continue;
+        size_t k = strlen(wheels);
+        snprintf(wheels + k, sizeof wheels - k, "%snvidia-%s-cu%d", k ? " " : "", l->kind,
+                 fw && fw->built_for_cuda ? fw->built_for_cuda / 1000 : have / 1000);
+        if (!strncmp(l->found_via, "LD_LIBRARY_PATH entry ", 22) && !strstr(via, l->found_via + 22)) {
+            k = strlen(via);
+            snprintf(via + k, sizeof via - k, "%s%s", k ? ", " : "", l->found_via + 22);
+        }
+    }
+    if (carried_only && fw && fw->built_for_cuda && fw->built_for_cuda / 1000 <= have / 1000) {
+        char drop[1400] = "";
+        if (via[0]) snprintf(drop, sizeof drop, " (or take %s, which brought them, off LD_LIBRARY_PATH)", via);
+        snprintf(fix, sizeof fix, "Use the builds of %s for CUDA %d, the framework's: pip install %s%s; or upgrade the "
+                 "NVIDIA driver to one for CUDA %d.x (%s).", list, fw->built_for_cuda / 1000, wheels, drop,
+                 needs / 1000, mins);
+    } else if (alternatives[0])  /* the alternatives name the builds, the driver and forward compatibility for this GPU */
         snprintf(fix, sizeof fix, "Upgrade the NVIDIA driver to one for CUDA %d.x (%s). %s", needs / 1000, mins, alternatives);
     else
         snprintf(fix, sizeof fix,

@@ -92,7 +92,19 @@ void cs_rule_duplicates(const struct cs_evidence *e)
             cs_put(&jb, "}");
             ev[jb.len] = 0;
             snprintf(key, sizeof key, "%s", ka);
-            cs_finding(CS_F_LIBRARY_LOADED_TWICE, same_soname ? CS_ERROR : CS_WARNING, key, summary, fix, ev);
+            /* One soname twice: calls bind to the first copy loaded. Harmful when that copy is older
+             * or of another CUDA major than the other (what its callers were built against); the
+             * same library, not older and for the same major, still splits state: a warning. */
+            const struct cs_library *fw = cs_ev_kind(e, "framework", 0);
+            char why[300];
+            enum cs_severity sev = CS_WARNING;
+            if (same_soname && cs_compare_copies(a->version, a->built_for_cuda, b->version, b->built_for_cuda,
+                                                 fw ? fw->built_for_cuda : 0, why, sizeof why) != CS_COPIES_COMPATIBLE) {
+                sev = CS_ERROR;
+                size_t k = strlen(summary);
+                snprintf(summary + k, sizeof summary - k, " (the first, which calls bind to: %s)", why);
+            }
+            cs_finding(CS_F_LIBRARY_LOADED_TWICE, sev, key, summary, fix, ev);
         }
     }
 }

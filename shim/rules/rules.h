@@ -79,6 +79,13 @@ void cs_rule_duplicates(const struct cs_evidence *e);
 void cs_rule_majors(const struct cs_evidence *e);
 void cs_rule_no_cuda(const struct cs_evidence *e);
 void cs_rule_shadowed(const struct cs_evidence *e);
+/* Two copies of one library (one soname) compared, for library-shadowed and library-loaded-twice:
+ * compatible when the copy in use is not older than the other and is built for the same CUDA
+ * major (a copy's CUDA not known: the framework's stands in; 0 for unknown). why: the reason
+ * when not compatible ("older than", "built for CUDA 13, the other for 12"). */
+enum cs_copies { CS_COPIES_COMPATIBLE, CS_COPIES_OLDER, CS_COPIES_OTHER_MAJOR, CS_COPIES_UNKNOWN };
+enum cs_copies cs_compare_copies(const char *in_use, int in_use_cuda, const char *other, int other_cuda, int framework_cuda,
+                                 char *why, size_t cap);
 void cs_rule_pairs(const struct cs_evidence *e);
 /* loader.c: a failed lookup (the library's path as the loader has it) and a loader message */
 int cs_rule_dlsym_miss(const struct cs_evidence *e, const char *library_path, const char *name);  /* 1: as above */

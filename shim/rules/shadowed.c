@@ -5,6 +5,7 @@
  * once with every library it put aside and every library of another CUDA major it brought. The
  * evidence is the inventory's (inventory.c, note_shadowing). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "../base/json.h"
@@ -12,6 +13,40 @@
 #include "../trace/findings.h"
 #include "../evidence/inventory.h"
 #include "rules.h"
+
+/* "9.19.0" against "9.1.0", number by number; a missing part is 0. */
+static int version_order(const char *a, const char *b)
+{
+    while (*a || *b) {
+        long x = strtol(a, (char **)&a, 10), y = strtol(b, (char **)&b, 10);
+        if (x != y) return x < y ? -1 : 1;
+        if (*a == '.') a++;
+        if (*b == '.') b++;
+        if ((*a && (*a < '0' || *a > '9')) || (*b && (*b < '0' || *b > '9'))) break;  /* "+cu12", "-1": same */
+    }
+    return 0;
+}
+
+enum cs_copies cs_compare_copies(const char *in_use, int in_use_cuda, const char *other, int other_cuda, int framework_cuda,
+                                 char *why, size_t cap)
+{
+    if (cap) why[0] = 0;
+    if (!in_use_cuda) in_use_cuda = framework_cuda;
+    if (!other_cuda) other_cuda = framework_cuda;
+    if (in_use_cuda && other_cuda && in_use_cuda / 1000 != other_cuda / 1000) {
+        snprintf(why, cap, "built for CUDA %d where the other copy is for CUDA %d", in_use_cuda / 1000, other_cuda / 1000);
+        return CS_COPIES_OTHER_MAJOR;
+    }
+    if (!in_use || !*in_use || !other || !*other) {
+        snprintf(why, cap, "the versions of both copies are not known");
+        return CS_COPIES_UNKNOWN;
+    }
+    if (version_order(in_use, other) < 0) {
+        snprintf(why, cap, "%s is older than the %s it put aside", in_use, other);
+        return CS_COPIES_OLDER;
+    }
+    return CS_COPIES_COMPATIBLE;
+}
 
 static const char *entry_of(const struct cs_library *l)
 {
@@ -33,7 +68,9 @@ static void say_entry(const struct cs_evidence *e, const char *entry)
 {
     char summary[4096], fix[2048], ev[6144], list[2048] = "", brought[1024] = "", one[1400], dir[1024] = "";
     const char *requester = NULL, *first_copy = NULL;
-    int n = 0, system = 0;
+    int n = 0, system = 0, problems = 0;
+    char reasons[1200] = "";
+    const struct cs_library *fw = cs_ev_kind(e, "framework", 0);
     struct cs_buf jl = { ev, 0, sizeof ev - 1 };
     cs_put(&jl, "{\"ld_library_path_entry\":"); cs_put_str(&jl, entry);
     cs_put(&jl, ",\"libraries\":[");
@@ -59,6 +96,16 @@ static void say_entry(const struct cs_evidence *e, const char *entry)
         size_t k = strlen(list);
         snprintf(list + k, sizeof list - k, "%s", one);
         if (!requester) requester = l->shadowed_for, first_copy = l->shadowed_copy;
+        char why[300];
+        enum cs_copies c = cs_compare_copies(l->version, l->built_for_cuda, l->shadowed_version, l->shadowed_built_for,
+                                             fw ? fw->built_for_cuda : 0, why, sizeof why);
+        if (c != CS_COPIES_COMPATIBLE) {
+            size_t k = strlen(reasons);
+            /* versions not known: a problem by caution, not a reason worth a line */
+            if (c != CS_COPIES_UNKNOWN)
+                snprintf(reasons + k, sizeof reasons - k, "%s%s: %s", k ? "; " : "", l->name, why);
+            problems++;
+        }
         system |= l->shadowed_system;
         cs_put(&jl, n ? ",{\"library\":" : "{\"library\":"); cs_put_str(&jl, l->path);
         cs_put(&jl, ",\"version\":"); if (l->version[0]) cs_put_str(&jl, l->version); else cs_put(&jl, "null");
@@ -80,12 +127,30 @@ static void say_entry(const struct cs_evidence *e, const char *entry)
     if (slash) *slash = 0;
     char also[1100] = "";
     if (brought[0]) snprintf(also, sizeof also, "; it also brought %s, for another CUDA major than the process's runtime", brought);
+    if (brought[0]) problems++;
+    if (!problems) {
+        /* Newer copies of the same ABI line for the same CUDA major, put first on purpose: the
+         * usual way to take a fix. Said, not flagged. */
+        snprintf(summary, sizeof summary,
+                 "found the LD_LIBRARY_PATH entry %s putting %d librar%s first that %s %s: %s; %s the same "
+                 "library, not older and built for the same CUDA major, so it works in their place",
+                 entry, n, n == 1 ? "y" : "ies", cs_base_name(requester),
+                 system ? "would otherwise get from the system" : "ships on its RUNPATH", list,
+                 n == 1 ? "it is" : "each is");
+        snprintf(fix, sizeof fix, "Nothing to do if that is on purpose; to go back to the copies %s %s, remove %s from "
+                 "LD_LIBRARY_PATH for this program.", cs_base_name(requester), system ? "was installed with" : "ships",
+                 entry);
+        cs_finding(CS_F_LIBRARY_SHADOWED, CS_INFO, entry, summary, fix, ev);
+        return;
+    }
+    char because[1300] = "";
+    if (reasons[0]) snprintf(because, sizeof because, " (%s)", reasons);
     snprintf(summary, sizeof summary,
-             "found the LD_LIBRARY_PATH entry %s putting %d librar%s first that %s %s: %s%s; run without that "
+             "found the LD_LIBRARY_PATH entry %s putting %d librar%s first that %s %s: %s%s%s; run without that "
              "entry so %s gets %s",
              entry, n, n == 1 ? "y" : "ies", cs_base_name(requester),
              system ? "would otherwise get from the system (the copies it was installed with)" : "ships on its RUNPATH",
-             list, also, cs_base_name(requester), system ? "the system's copies" : "the copies it ships");
+             list, because, also, cs_base_name(requester), system ? "the system's copies" : "the copies it ships");
     snprintf(fix, sizeof fix,
              "Remove %s from LD_LIBRARY_PATH for this program (or unset LD_LIBRARY_PATH): %s then loads %s%s. If "
              "another program needs that directory, set LD_LIBRARY_PATH for that program alone, or put %s before it.",

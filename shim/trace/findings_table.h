@@ -12,7 +12,7 @@ CS_FINDING(LIBRARY_CUDA_MAJOR_MISMATCH,"library-cuda-major-mismatch","warning", 
 CS_FINDING(MISSING_SYMBOL,             "missing-symbol",             "error warning info",  "a function the caller needs is not in the copy that was loaded")
 CS_FINDING(NO_DRIVER,                  "no-driver",                  "error",               "a CUDA runtime could not load the driver's library (libcuda.so.1)")
 CS_FINDING(NO_GPU_VISIBLE,             "no-gpu-visible",             "error",               "the driver sees no GPU")
-CS_FINDING(LIBRARY_SHADOWED,           "library-shadowed",           "warning",             "LD_LIBRARY_PATH put another copy before the one the framework ships on its RUNPATH")
+CS_FINDING(LIBRARY_SHADOWED,           "library-shadowed",           "warning info",           "LD_LIBRARY_PATH put another copy before the one the framework ships on its RUNPATH")
 CS_FINDING(LIBRARY_SET_MISMATCH,       "library-set-mismatch",       "error",               "two libraries of one set (cuBLAS and cuBLASLt, NVRTC and its builtins) from different releases")
 CS_FINDING(LIBRARY_NOT_FOUND,          "library-not-found",          "error warning",             "a CUDA library was asked for and not found")
 CS_FINDING(CUDA_IN_FORKED_CHILD,       "cuda-in-forked-child",       "error",               "CUDA used in a child forked after CUDA was initialised")

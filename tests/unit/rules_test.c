@@ -217,6 +217,22 @@ int main(void)
     ev.runtimes = &rt, ev.nruntimes = 1;
     cs_rule_driver_too_old(&ev);
     expect("a static CUDA 13 runtime inside NCCL", CS_F_DRIVER_TOO_OLD, CS_ERROR, SAYS("libnccl.so.2", "cuGetProcAddress"));
+    /* only cuDNN too new (a toolkit's CUDA 13 build first on the path), torch's own CUDA 12 fine:
+     * the fix is cuDNN's CUDA 12 build, not another torch */
+    reset(), healthy_cu121();
+    libs[5].built_for_cuda = 13010;
+    snprintf(libs[5].built_for_how, sizeof libs[5].built_for_how, "its GPU code (PTX 9.1) in libcudnn_ops.so.9");
+    snprintf(libs[5].found_via, sizeof libs[5].found_via, "LD_LIBRARY_PATH entry /usr/local/cuda-13.1/lib64");
+    cs_rule_driver_too_old(&ev);
+    expect("a CUDA 13 cuDNN under a CUDA 12 torch on a CUDA 12.2 driver", CS_F_DRIVER_TOO_OLD, CS_ERROR,
+           SAYS("libcudnn.so.9 (CUDA 13.1)", "Use the builds of libcudnn.so.9 (CUDA 13.1) for CUDA 12",
+                "pip install nvidia-cudnn-cu12", "take /usr/local/cuda-13.1/lib64, which brought them, off LD_LIBRARY_PATH"));
+    /* the same with torch itself built for CUDA 13: torch is what changes, not cuDNN alone */
+    reset(), healthy_cu121();
+    libs[1].built_for_cuda = 13000, libs[5].built_for_cuda = 13000;
+    cs_rule_driver_too_old(&ev);
+    if (ngot && strstr(got[0].fix, "Use the builds of")) printf("FAIL a CUDA 13 torch: the fix names cuDNN alone\n"), failures++;
+    expect("a CUDA 13 torch and cuDNN on a CUDA 12.2 driver", CS_F_DRIVER_TOO_OLD, CS_ERROR, SAYS("Upgrade the NVIDIA driver"));
     reset();
     ev.driver_version = 12020;
     lib("cudart", "/x/libcudart.so.13", "13.0", 13000, NULL);
@@ -254,7 +270,12 @@ int main(void)
     reset(), healthy_cu121();
     lib("cudnn", "/usr/lib/x86_64-linux-gnu/libcudnn.so.9", "9.8.0", 90800, "LD_LIBRARY_PATH entry /usr/lib/x86_64-linux-gnu");
     cs_rule_duplicates(&ev);
-    expect("two copies of libcudnn.so.9", CS_F_LIBRARY_LOADED_TWICE, CS_ERROR,
+    expect("two copies of libcudnn.so.9, the first older", CS_F_LIBRARY_LOADED_TWICE, CS_ERROR,
+           SAYS("9.1.0 is older than the 9.8.0", "Remove /usr/lib/x86_64-linux-gnu from LD_LIBRARY_PATH"));
+    reset(), healthy_cu121();
+    lib("cudnn", "/usr/lib/x86_64-linux-gnu/libcudnn.so.9", "9.1.0", 90100, "LD_LIBRARY_PATH entry /usr/lib/x86_64-linux-gnu");
+    cs_rule_duplicates(&ev);
+    expect("two copies of libcudnn.so.9 of one version and CUDA major", CS_F_LIBRARY_LOADED_TWICE, CS_WARNING,
            SAYS("Remove /usr/lib/x86_64-linux-gnu from LD_LIBRARY_PATH"));
     reset(), healthy_cu121();
     struct cs_library *ext = lib("cudart", "/usr/local/cuda-11.8/lib64/libcudart.so.11.0", "11.8.89", 11080,
@@ -278,10 +299,39 @@ int main(void)
     snprintf(sh->found_via, sizeof sh->found_via, "LD_LIBRARY_PATH entry /usr/lib/x86_64-linux-gnu");
     snprintf(sh->shadowed_copy, sizeof sh->shadowed_copy, "/venv/nvidia/cudnn/lib/libcudnn.so.9");
     snprintf(sh->shadowed_for, sizeof sh->shadowed_for, "%s", libs[1].path);
-    snprintf(sh->shadowed_version, sizeof sh->shadowed_version, "9.1.0");
+    snprintf(sh->shadowed_version, sizeof sh->shadowed_version, "9.5.1");
     cs_rule_shadowed(&ev);
-    expect("a system cuDNN on LD_LIBRARY_PATH before the wheel's", CS_F_LIBRARY_SHADOWED, CS_WARNING,
-           SAYS("Remove /usr/lib/x86_64-linux-gnu from LD_LIBRARY_PATH", "libtorch_cuda.so"));
+    expect("a system cuDNN 9.1 on LD_LIBRARY_PATH before the wheel's 9.5.1", CS_F_LIBRARY_SHADOWED, CS_WARNING,
+           SAYS("Remove /usr/lib/x86_64-linux-gnu from LD_LIBRARY_PATH", "libtorch_cuda.so",
+                "9.1.0 is older than the 9.5.1 it put aside"));
+    /* severity by compatibility: a newer cuDNN for the same CUDA major, put first on purpose */
+    reset(), healthy_cu121();
+    sh = &libs[5];
+    snprintf(sh->found_via, sizeof sh->found_via, "LD_LIBRARY_PATH entry /opt/cudnn-9.1/lib");
+    snprintf(sh->shadowed_copy, sizeof sh->shadowed_copy, "/venv/nvidia/cudnn/lib/libcudnn.so.9");
+    snprintf(sh->shadowed_for, sizeof sh->shadowed_for, "%s", libs[1].path);
+    snprintf(sh->shadowed_version, sizeof sh->shadowed_version, "9.0.0");
+    sh->shadowed_built_for = 12020;
+    cs_rule_shadowed(&ev);
+    expect("a newer cuDNN of the same CUDA major first on purpose", CS_F_LIBRARY_SHADOWED, CS_INFO,
+           SAYS("libcudnn.so.9 9.1.0", "instead of /venv/nvidia/cudnn/lib/libcudnn.so.9, 9.0.0", "not older and built for "
+                "the same CUDA major", "Nothing to do if that is on purpose"));
+    /* the same newer copy, built for CUDA 13 where the framework's is for 12 */
+    reset(), healthy_cu121();
+    sh = &libs[5];
+    snprintf(sh->found_via, sizeof sh->found_via, "LD_LIBRARY_PATH entry /usr/local/cuda-13.0/lib64");
+    snprintf(sh->shadowed_copy, sizeof sh->shadowed_copy, "/venv/nvidia/cudnn/lib/libcudnn.so.9");
+    snprintf(sh->shadowed_for, sizeof sh->shadowed_for, "%s", libs[1].path);
+    snprintf(sh->shadowed_version, sizeof sh->shadowed_version, "9.0.0");
+    sh->built_for_cuda = 13000;
+    cs_rule_shadowed(&ev);
+    expect("a newer cuDNN for another CUDA major", CS_F_LIBRARY_SHADOWED, CS_WARNING,
+           SAYS("built for CUDA 13 where the other copy is for CUDA 12", "Remove /usr/local/cuda-13.0/lib64"));
+    /* the other copy's CUDA not known: the framework's stands in */
+    sh->shadowed_built_for = 0, ngot = 0;
+    cs_rule_shadowed(&ev);
+    expect("a cuDNN for CUDA 13 over one of unknown CUDA, torch for 12.1", CS_F_LIBRARY_SHADOWED, CS_WARNING,
+           SAYS("built for CUDA 13 where the other copy is for CUDA 12"));
 
     /* library-set-mismatch */
     reset(), healthy_cu121();

@@ -33,6 +33,7 @@
 #include "../../shim/trace/findings.h"
 #include "../../shim/evidence/inventory.h"
 #include "../../shim/evidence/needed_files.h"
+#include "../../shim/evidence/gpu_code_file.h"
 #include "../../shim/base/reference_data.h"
 #include "../../shim/rules/rules.h"
 #include "../../shim/base/gemm_math.h"
@@ -578,7 +579,7 @@ int cmd_check(int argc, char **argv)
         json_array_append_new(conflicts, json_string(m.dangling_driver[0] ? "no driver library the loader can open: its link "
                               "points at nothing" : "no driver library (libcuda.so.1) on the loader's path: install the NVIDIA "
                               "driver, or run where a GPU and its driver are"));
-    static struct cs_library libs[4];
+    static struct cs_library libs[8];
     int nlibs = 0;
     if (m.driver_path[0]) {
         struct cs_library *l = &libs[nlibs++];
@@ -599,6 +600,25 @@ int cmd_check(int argc, char **argv)
         l->built_for_cuda = tc;
         snprintf(l->built_for_how, sizeof l->built_for_how, "torch/version.py");
     }
+    /* cuDNN's and NCCL's file names do not say their CUDA (libcudnn.so.9 is the same name for
+     * CUDA 12 and 13): their GPU code does, as the shim reads it in the run. */
+    size_t li;
+    json_t *lib;
+    json_array_foreach(libs_found, li, lib) {
+        const char *path = json_string_value(json_object_get(lib, "path")), *n = json_string_value(json_object_get(lib, "name"));
+        const char *kind = !strncmp(n, "libcudnn.so", 11) ? "cudnn" : !strncmp(n, "libnccl.so", 10) ? "nccl" : NULL;
+        if (!path || !kind || nlibs >= (int)(sizeof libs / sizeof *libs)) continue;
+        struct cs_library *l = &libs[nlibs];
+        memset(l, 0, sizeof *l);
+        l->built_for_cuda = cs_gpu_code_cuda_of_kind(kind, path, l->built_for_how, sizeof l->built_for_how);
+        if (!l->built_for_cuda) continue;
+        snprintf(l->kind, sizeof l->kind, "%s", kind), snprintf(l->path, sizeof l->path, "%s", path);
+        snprintf(l->name, sizeof l->name, "%s", n);
+        snprintf(l->found_via, sizeof l->found_via, "the loader's search");
+        json_object_set_new(lib, "built_for_cuda", json_sprintf("%d.%d", l->built_for_cuda / 1000, l->built_for_cuda % 1000 / 10));
+        json_object_set_new(lib, "built_for_source", json_string(l->built_for_how));
+        nlibs++;
+    }
     struct cs_evidence e;
     memset(&e, 0, sizeof e);
     e.libs = libs, e.nlibs = nlibs, e.driver_version = m.driver_cuda, e.final = 1;
@@ -606,8 +626,6 @@ int cmd_check(int argc, char **argv)
     e.kernel_module = m.kernel_module[0] ? m.kernel_module : NULL;
     found = conflicts;
     cs_rule_driver_too_old(&e);
-    size_t li;
-    json_t *lib;
     json_array_foreach(libs_found, li, lib) {  /* a link with nothing behind it: library-not-found, beforehand */
         const char *dl = json_string_value(json_object_get(lib, "dangling_link"));
         if (!dl || json_string_value(json_object_get(lib, "path"))) continue;
@@ -686,10 +704,14 @@ int cmd_check(int argc, char **argv)
         if (m.nvcc_home[0]) printf("  CUDA_HOME      %s (nvcc %s)\n", m.nvcc_home, m.nvcc_release);
         size_t i;
         json_t *l;
-        json_array_foreach(libs_found, i, l)
-            printf("  %-14s %s%s\n", json_string_value(json_object_get(l, "name")),
+        json_array_foreach(libs_found, i, l) {
+            const char *bf = json_string_value(json_object_get(l, "built_for_cuda"));
+            printf("  %-14s %s%s%s%s%s%s%s\n", json_string_value(json_object_get(l, "name")),
                    json_object_get(l, "path") && !json_is_null(json_object_get(l, "path")) ? json_string_value(json_object_get(l, "path")) : "",
-                   json_object_get(l, "dangling_link") && !json_is_null(json_object_get(l, "dangling_link")) ? " (a dangling link)" : "");
+                   json_object_get(l, "dangling_link") && !json_is_null(json_object_get(l, "dangling_link")) ? " (a dangling link)" : "",
+                   bf ? "  (built for CUDA " : "", bf ? bf : "", bf ? ": " : "",
+                   bf ? json_string_value(json_object_get(l, "built_for_source")) : "", bf ? ")" : "");
+        }
         printf("\nSPEED AND MEMORY SETTINGS\n");
         const char *k;
         json_t *v;

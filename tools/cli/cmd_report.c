@@ -290,8 +290,12 @@ static void print_libraries(const struct trace *t, json_t *findings)
         char tmp[1024], ver[64];
         snprintf(ver, sizeof ver, "%s", *jstr(l, "version") ? jstr(l, "version") : *jstr(l, "file_version") ? jstr(l, "file_version") : "-");
         char line[2048];
-        snprintf(line, sizeof line, "%-16s %-10s %s", jstr(l, "kind"), ver, home_tilde(jstr(l, "path"), tmp, sizeof tmp));
+        /* found in the system directories: said on the line itself, the usual case needs no second */
+        int system = !strncmp(jstr(l, "found_via"), "system directory", 16) && !json_is_true(json_object_get(l, "compat"));
+        snprintf(line, sizeof line, "%-16s %-10s %s%s", jstr(l, "kind"), ver, home_tilde(jstr(l, "path"), tmp, sizeof tmp),
+                 system ? "  (system)" : "");
         printf("  %s\n", line);
+        if (system) continue;
         char via[1200];
         snprintf(via, sizeof via, "found via %s%s", home_tilde(jstr(l, "found_via"), tmp, sizeof tmp),
                  json_is_true(json_object_get(l, "compat")) ? "; forward-compatibility copy" : "");
