@@ -46,6 +46,21 @@ assert n, [x["id"] for x in f]
 s = n[0]["summary"]
 assert "ncclCommInitRank" in s and "cuMulticastCreate -> CUDA_ERROR_INVALID_VALUE (1)" in s and "NCCL_NVLS_ENABLE=0" in s, s
 PY
+# An NCCL built for CUDA 12.8 on a 12.2 driver asks for functions the driver lacks, then fails at
+# init: one finding, the lookups its cause and their driver the fix; no separate missing-symbol lines.
+run probe RANK=0 LD_LIBRARY_PATH="$FAKES:$TMP/nccl22809" FAKE_NCCL_PROBE=12080 FAKE_CUDA_DRIVER_VERSION=12020 \
+    FAKE_CUDA_MISSING=cuMulticastCreate,cuMulticastBindMem,cuMemGetHandleForAddressRange
+has_finding "$trace" nccl-cuda-failure "found ncclUnhandledCudaError at ncclCommInitRank" \
+    "before it, NCCL asked the driver for 3 functions this driver (CUDA 12.2) does not have" \
+    "cuMulticastCreate cuMulticastBindMem cuMemGetHandleForAddressRange" "they are CUDA 12.8's"
+grep '"id":"nccl-cuda-failure"' "$trace" | grep -qF "Upgrade the NVIDIA driver to one for CUDA 12.8 (Linux >= 570.26" ||
+    fail "nccl-cuda-failure: the fix does not name the driver the lookups need"
+! grep -q '"id":"missing-symbol"' "$trace" || fail "the lookups NCCL's failure explains are still missing-symbol lines"
+# The same lookups with no failure after them: missing-symbol info lines, said at exit.
+run probe-ok RANK=0 LD_LIBRARY_PATH="$FAKES:$TMP/nccl22809" FAKE_NCCL_PROBE=12080 FAKE_CUDA_DRIVER_VERSION=12020 \
+    FAKE_CUDA_MISSING=cuMulticastCreate,cuMulticastBindMem
+[ "$(grep -c '"id":"missing-symbol","key":"cuMulticast[A-Za-z]*","severity":"info"' "$trace")" = 2 ] || fail "lookups with no failure after them: not 2 missing-symbol info lines"
+! grep -q '"id":"nccl-cuda-failure"' "$trace" || fail "nccl-cuda-failure without a failure"
 # An NCCL upgrade in a container with a small /dev/shm: NCCL's words, and /dev/shm's size.
 run shm RANK=0 LD_LIBRARY_PATH="$FAKES:$TMP/nccl22809" FAKE_NCCL_SHM_FULL=1
 has_finding "$trace" nccl-shared-memory "found ncclSystemError at ncclCommInitRank" \

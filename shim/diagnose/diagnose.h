@@ -28,5 +28,9 @@ extern int cs_forked_after_init;   /* this process is a child forked after the p
 void cs_diagnose_drop(void);       /* a forked child whose DIAGNOSE lock was held elsewhere */
 /* diagnose_libs.c: a failing library call whose cause the shim can name */
 void cs_diagnose_library_failure(struct cs_thread *t, struct cs_api *api, const struct cs_event *ev, const char *library_said);
+/* The lookups of driver functions this driver lacks that a library (file name prefix "libnccl")
+ * made: taken as its failure's cause (not said again at exit); names holds the first few. */
+struct cs_driver_gap;
+int cs_diagnose_driver_gap(const char *library_prefix, struct cs_driver_gap *gap, char *names, size_t cap);
 
 #endif

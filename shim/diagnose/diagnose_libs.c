@@ -45,7 +45,11 @@ static int inner_failure(struct cs_thread *t, const struct cs_event *ev, struct 
 static void nccl_cuda_failure(struct cs_thread *t, const struct cs_event *ev, const char *nccl_said)
 {
     struct cs_inner_failure inner;
-    cs_rule_nccl_cuda_failure(cs_api_name(ev->api), inner_failure(t, ev, &inner) ? &inner : NULL, nccl_said);
+    struct cs_driver_gap gap;
+    char names[300];
+    int lacks = cs_diagnose_driver_gap("libnccl", &gap, names, sizeof names);
+    cs_rule_nccl_cuda_failure(cs_api_name(ev->api), inner_failure(t, ev, &inner) ? &inner : NULL, nccl_said,
+                              lacks ? &gap : NULL);
 }
 
 /* --- cuBLAS -------------------------------------------------------------------------------- */
@@ -55,7 +59,10 @@ static void cublas_not_initialized(struct cs_thread *t, const struct cs_event *e
     const char *call = cs_api_name(ev->api);
     if (!strstr(call, "Create")) return;  /* a handle's other calls say NOT_INITIALIZED for a bad handle */
     struct cs_inner_failure inner;
-    cs_rule_cublas_not_initialized(call, inner_failure(t, ev, &inner) ? &inner : NULL);
+    struct cs_driver_gap gap;
+    char names[300];
+    int lacks = cs_diagnose_driver_gap("libcublas", &gap, names, sizeof names);
+    cs_rule_cublas_not_initialized(call, inner_failure(t, ev, &inner) ? &inner : NULL, lacks ? &gap : NULL);
 }
 
 /* --- cuDNN --------------------------------------------------------------------------------- */
@@ -98,7 +105,11 @@ void cs_diagnose_library_failure(struct cs_thread *t, struct cs_api *api, const 
         cs_scan_request();
     } else if (api == &cs_api_cudnn) {
         struct cs_inner_failure inner;
-        if (inner_failure(t, ev, &inner))
-            cs_rule_cudnn_cuda_failure(cs_api_name(ev->api), api->result_name(ev->result), &inner);
+        if (inner_failure(t, ev, &inner)) {
+            struct cs_driver_gap gap;
+            char names[300];
+            int lacks = cs_diagnose_driver_gap("libcudnn", &gap, names, sizeof names);
+            cs_rule_cudnn_cuda_failure(cs_api_name(ev->api), api->result_name(ev->result), &inner, lacks ? &gap : NULL);
+        }
     }
 }

@@ -252,12 +252,19 @@ void cs_rule_init_failure(const struct cs_evidence *e)
 int cs_rule_procaddr_missing(const struct cs_evidence *e, const char *caller, const char *symbol, int cuda, int status)
 {
     int have = cs_ev_driver_cuda(e);
+    (void)caller, (void)status;  /* said by cs_rule_lookup_missing_say when nothing takes the lookup */
     if (!symbol || !*symbol) return 0;
     /* The caller needs a newer driver: driver-too-old's evidence. Not known yet (a runtime probes
      * as it starts, before anyone asked the driver's version): counted too, said with
      * driver-too-old if the version then shows it. */
     if (!have || cuda / 1000 > have / 1000) return 1;
     if (cuda <= have) return 0;
+    return 2;
+}
+
+void cs_rule_lookup_missing_say(const struct cs_evidence *e, const char *caller, const char *symbol, int cuda, int status)
+{
+    int have = cs_ev_driver_cuda(e);
     char need[16], have_t[128], mins[160], summary[2048], fix[1024], ev[2048];
     const char *lin, *win;
     cs_cuda_text(need, sizeof need, cuda);
@@ -287,7 +294,6 @@ int cs_rule_procaddr_missing(const struct cs_evidence *e, const char *caller, co
      * that then fails, NCCL's unhandled CUDA error, often starts here), not a fault by itself.
      * Across majors it is driver-too-old's evidence (above). */
     cs_finding(CS_F_MISSING_SYMBOL, CS_INFO, symbol, summary, fix, ev);
-    return 0;
 }
 
 /* What to do about one copy of libcuda the loader does not search, by where it is. */

@@ -71,9 +71,31 @@ static void nccl_words(const char *said, char *out, size_t cap)
     out[n] = 0;
 }
 
-void cs_rule_nccl_cuda_failure(const char *nccl, const struct cs_inner_failure *bad, const char *nccl_said)
+/* A library that asked the driver for functions it lacks and then failed: the lookups are the cause
+ * (a library built for a newer driver of the same major, which minor-version compatibility lets
+ * load but not use its newer features). cause: "; before it, ..."; fix: the way out, first. */
+static int gap_words(const char *lib, const struct cs_driver_gap *g, char *cause, size_t ccap, char *fix, size_t fcap)
 {
-    char summary[1536], evj[1024], said[256], said_part[600], quoted[300] = "";
+    if (ccap) cause[0] = 0;
+    if (fcap) fix[0] = 0;
+    if (!g || g->count <= 0) return 0;
+    char need[16], have[16], mins[160];
+    const char *lin, *win;
+    cs_cuda_text(need, sizeof need, g->needs);
+    cs_cuda_text(have, sizeof have, g->driver);
+    cs_min_driver_text(mins, sizeof mins, g->needs, 1, &lin, &win);
+    snprintf(cause, ccap, "; before it, %s asked the driver for %d function%s this driver (CUDA %s) does not have (%s): "
+             "they are CUDA %s's, so %s was built for a newer driver than this one, which lets it load but not run",
+             lib, g->count, g->count == 1 ? "" : "s", have, g->functions, need, lib);
+    snprintf(fix, fcap, "Upgrade the NVIDIA driver to one for CUDA %s (%s), or install the %s built for the driver's CUDA "
+             "(%s). ", need, mins, lib, have);
+    return 1;
+}
+
+void cs_rule_nccl_cuda_failure(const char *nccl, const struct cs_inner_failure *bad, const char *nccl_said,
+                               const struct cs_driver_gap *gap)
+{
+    char summary[2300], evj[1024], said[256], said_part[600], quoted[300] = "";
     nccl_words(nccl_said, said, sizeof said);
     struct cs_buf said_json = { said_part, 0, sizeof said_part - 1 };  /* ,"nccl_message":"..." or nothing */
     if (said[0]) { cs_put(&said_json, ",\"nccl_message\":"); cs_put_str(&said_json, said); }
@@ -114,18 +136,24 @@ void cs_rule_nccl_cuda_failure(const char *nccl, const struct cs_inner_failure *
         : bad ? "Look up that CUDA result for this call; rerun with NCCL_DEBUG=INFO for NCCL's own account."
         : said[0] ? "The quoted CUDA error is the cause; NCCL_DEBUG=INFO shows the call that returned it."
                   : "Rerun with NCCL_DEBUG=INFO: the \"Cuda failure\" line names the call.";
+    char gap_cause[700], gap_fix[400], full_fix[1400];
+    if (gap_words("NCCL", gap, gap_cause, sizeof gap_cause, gap_fix, sizeof gap_fix)) {
+        if (!multicast && !vmm && !old_driver && !oom) cause = "";  /* the lookups say why */
+        snprintf(full_fix, sizeof full_fix, "%s%s", gap_fix, fix);
+        fix = full_fix;
+    }
     if (bad) {
         const char *rn = bad->result_name;
         snprintf(summary, sizeof summary,
-                 "found ncclUnhandledCudaError at %s: the CUDA call that failed inside NCCL is %s -> %s (%d)%s%s", nccl,
-                 api, rn ? rn : "?", bad->result, quoted, cause);
+                 "found ncclUnhandledCudaError at %s: the CUDA call that failed inside NCCL is %s -> %s (%d)%s%s%s", nccl,
+                 api, rn ? rn : "?", bad->result, quoted, cause, gap_cause);
         snprintf(evj, sizeof evj, "{\"nccl_call\":\"%s\",\"cuda_call\":\"%s\",\"cuda_result\":%d%s}", nccl, api,
                  bad->result, said_part);
     } else {
         snprintf(summary, sizeof summary,
                  "found ncclUnhandledCudaError at %s: a CUDA call inside NCCL failed, one the shim did not see (NCCL's "
-                 "static runtime made it before the shim was watching, or it was a runtime call)%s%s", nccl,
-                 said[0] ? quoted : "; rerun with NCCL_DEBUG=INFO to read it", cause);
+                 "static runtime made it before the shim was watching, or it was a runtime call)%s%s%s", nccl,
+                 said[0] ? quoted : "; rerun with NCCL_DEBUG=INFO to read it", cause, gap_cause);
         snprintf(evj, sizeof evj, "{\"nccl_call\":\"%s\"%s}", nccl, said_part);
     }
     cs_finding(CS_F_NCCL_CUDA_FAILURE, CS_ERROR, bad ? api : nccl, summary, fix, evj);
@@ -188,9 +216,9 @@ void cs_rule_nccl_duplicate_gpu(const char *call, const char *status_name, const
                "(torchrun --nproc-per-node).", evj);
 }
 
-void cs_rule_cublas_not_initialized(const char *call, const struct cs_inner_failure *bad)
+void cs_rule_cublas_not_initialized(const char *call, const struct cs_inner_failure *bad, const struct cs_driver_gap *gap)
 {
-    char summary[1536], evj[512], cause[512], fix[512];
+    char summary[2300], evj[512], cause[512], fix[1000], gap_cause[700], gap_fix[400];
     if (!bad) {
         snprintf(cause, sizeof cause, "no driver call failed inside it, so cuBLAS's own runtime refused the driver: "
                  "most often a driver older than the CUDA this cuBLAS was built for (driver-too-old names both), or a "
@@ -200,12 +228,17 @@ void cs_rule_cublas_not_initialized(const char *call, const struct cs_inner_fail
     } else {
         inner_meaning("cuBLAS", bad, cause, sizeof cause, fix, sizeof fix);
     }
+    if (gap_words("cuBLAS", gap, gap_cause, sizeof gap_cause, gap_fix, sizeof gap_fix)) {
+        char rest[512];
+        snprintf(rest, sizeof rest, "%s", fix);
+        snprintf(fix, sizeof fix, "%s%s", gap_fix, rest);
+    }
     if (bad)
         snprintf(summary, sizeof summary,
-                 "found CUBLAS_STATUS_NOT_INITIALIZED at %s: the CUDA call that failed inside cuBLAS is %s -> %s (%d): %s",
-                 call, bad->api, bad->result_name ? bad->result_name : "?", bad->result, cause);
+                 "found CUBLAS_STATUS_NOT_INITIALIZED at %s: the CUDA call that failed inside cuBLAS is %s -> %s (%d): %s%s",
+                 call, bad->api, bad->result_name ? bad->result_name : "?", bad->result, cause, gap_cause);
     else
-        snprintf(summary, sizeof summary, "found CUBLAS_STATUS_NOT_INITIALIZED at %s: %s", call, cause);
+        snprintf(summary, sizeof summary, "found CUBLAS_STATUS_NOT_INITIALIZED at %s: %s%s", call, cause, gap_cause);
     snprintf(evj, sizeof evj, "{\"cublas_call\":\"%s\",\"cuda_call\":%s%s%s,\"cuda_result\":%d}", call,
              bad ? "\"" : "", bad ? bad->api : "null", bad ? "\"" : "", bad ? bad->result : 0);
     cs_finding(CS_F_CUBLAS_NOT_INITIALIZED, CS_ERROR, call, summary, fix, evj);
@@ -213,14 +246,20 @@ void cs_rule_cublas_not_initialized(const char *call, const struct cs_inner_fail
 
 /* Any failing cuDNN call with a driver call that failed inside it: cuDNN turns the driver's
  * answer into a generic status (NOT_INITIALIZED, EXECUTION_FAILED, INTERNAL_ERROR). */
-void cs_rule_cudnn_cuda_failure(const char *call, const char *status_name, const struct cs_inner_failure *bad)
+void cs_rule_cudnn_cuda_failure(const char *call, const char *status_name, const struct cs_inner_failure *bad,
+                                const struct cs_driver_gap *gap)
 {
-    char summary[1536], evj[512], cause[512], fix[512];
+    char summary[2300], evj[512], cause[512], fix[1000], gap_cause[700], gap_fix[400];
     if (!bad) return;  /* a bad parameter, an unsupported shape: cuDNN's own status says it */
     inner_meaning("cuDNN", bad, cause, sizeof cause, fix, sizeof fix);
-    snprintf(summary, sizeof summary, "found %s at %s: the CUDA call that failed inside cuDNN is %s -> %s (%d): %s",
+    if (gap_words("cuDNN", gap, gap_cause, sizeof gap_cause, gap_fix, sizeof gap_fix)) {
+        char rest[512];
+        snprintf(rest, sizeof rest, "%s", fix);
+        snprintf(fix, sizeof fix, "%s%s", gap_fix, rest);
+    }
+    snprintf(summary, sizeof summary, "found %s at %s: the CUDA call that failed inside cuDNN is %s -> %s (%d): %s%s",
              status_name ? status_name : "a cuDNN error", call, bad->api, bad->result_name ? bad->result_name : "?",
-             bad->result, cause);
+             bad->result, cause, gap_cause);
     snprintf(evj, sizeof evj, "{\"cudnn_call\":\"%s\",\"cudnn_status\":\"%s\",\"cuda_call\":\"%s\",\"cuda_result\":%d}",
              call, status_name ? status_name : "", bad->api, bad->result);
     cs_finding(CS_F_CUDNN_CUDA_FAILURE, CS_ERROR, call, summary, fix, evj);

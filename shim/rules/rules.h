@@ -74,6 +74,12 @@ void cs_rule_no_driver(const struct cs_evidence *e, const char *api, int result)
 void cs_rule_init_failure(const struct cs_evidence *e);  /* 803, 804 */
 /* 1: the lookup is evidence of driver-too-old (counted there), not a finding of its own */
 int cs_rule_procaddr_missing(const struct cs_evidence *e, const char *caller, const char *symbol, int cuda, int status);
+/* cs_rule_procaddr_missing's 2 (a lookup above the driver within its major): the missing-symbol
+ * info line, said by the caller at exit unless a library failure took the lookup as its cause. */
+void cs_rule_lookup_missing_say(const struct cs_evidence *e, const char *caller, const char *symbol, int cuda, int status);
+/* Driver functions a library asked for by cudaVersion that this driver lacks, before it failed:
+ * their names (space-separated, the first few), how many, the newest CUDA asked at, the driver's. */
+struct cs_driver_gap { const char *functions; int count, needs, driver; };
 /* libraries.c */
 void cs_rule_duplicates(const struct cs_evidence *e);
 void cs_rule_majors(const struct cs_evidence *e);
@@ -95,14 +101,17 @@ void cs_rule_result(const struct cs_evidence *e, const char *api, int result);
 /* library_status.c */
 struct cs_inner_failure { const char *api, *result_name; int result; };  /* the CUDA call that failed inside */
 /* inner NULL: unseen; nccl_said: NCCL's last error message (ncclGetLastError), NULL: none */
-void cs_rule_nccl_cuda_failure(const char *nccl_call, const struct cs_inner_failure *inner, const char *nccl_said);
+void cs_rule_nccl_cuda_failure(const char *nccl_call, const struct cs_inner_failure *inner, const char *nccl_said,
+                               const struct cs_driver_gap *gap);  /* gap NULL or count 0: none */
 /* NCCL's shared-memory transport refused (its message names /dev/shm, shm_open, posix_fallocate):
  * shm_total/shm_free in bytes, -1 when /dev/shm could not be read. */
 void cs_rule_nccl_duplicate_gpu(const char *call, const char *status_name, const char *nccl_said);
 void cs_rule_nccl_shared_memory(const char *call, const char *status_name, const char *nccl_said, long long shm_total,
                                 long long shm_free);
-void cs_rule_cublas_not_initialized(const char *call, const struct cs_inner_failure *inner);  /* inner NULL: unseen */
-void cs_rule_cudnn_cuda_failure(const char *call, const char *status_name, const struct cs_inner_failure *inner);
+void cs_rule_cublas_not_initialized(const char *call, const struct cs_inner_failure *inner,  /* inner NULL: unseen */
+                                   const struct cs_driver_gap *gap);
+void cs_rule_cudnn_cuda_failure(const char *call, const char *status_name, const struct cs_inner_failure *inner,
+                                const struct cs_driver_gap *gap);
 void cs_rule_cudnn_sublibraries(const struct cs_evidence *e, int status, const char *status_name, const char *call);
 /* device_code.c: a module load or launch refused (209, 222, 200, 218) */
 struct cs_entry;

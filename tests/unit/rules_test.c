@@ -400,7 +400,8 @@ int main(void)
            SAYS("2 libraries", "libcudart.so.13 (CUDA 13.0)", "libcudnn.so.9 (CUDA 13.1)", "580.65.06",
                 "3 lookups of driver functions this driver lacks", "cuKernelGetName"));
     reset(), driver_535();
-    cs_rule_procaddr_missing(&ev, "/venv/lib/libcudart.so.12", "cuGraphAddNode", 12040, 1);
+    if (cs_rule_procaddr_missing(&ev, "/venv/lib/libcudart.so.12", "cuGraphAddNode", 12040, 1) == 2)
+        cs_rule_lookup_missing_say(&ev, "/venv/lib/libcudart.so.12", "cuGraphAddNode", 12040, 1);
     expect("a 12.4 runtime probing a 12.2 driver", CS_F_MISSING_SYMBOL, CS_INFO, SAYS("cuGraphAddNode"));
     reset(), healthy_cu121();
     cs_rule_dlsym_miss(&ev, "/venv/nvidia/cudnn/lib/libcudnn.so.9", "cudnnGetLastErrorString");
@@ -463,26 +464,37 @@ int main(void)
 
     /* Library statuses */
     struct cs_inner_failure mc = { "cuMulticastCreate", "CUDA_ERROR_NOT_SUPPORTED", 801 };
-    reset(), cs_rule_nccl_cuda_failure("ncclCommInitRank", &mc, "Cuda failure 801 'operation not supported'");
+    reset(), cs_rule_nccl_cuda_failure("ncclCommInitRank", &mc, "Cuda failure 801 'operation not supported'", NULL);
     expect("NCCL's unhandled CUDA error from a multicast object", CS_F_NCCL_CUDA_FAILURE, CS_ERROR,
            SAYS("cuMulticastCreate", "NCCL_NVLS_ENABLE=0", "\"nccl_message\":\"Cuda failure 801 'operation not supported'\""));
-    reset(), cs_rule_nccl_cuda_failure("ncclAllReduce", NULL, NULL);
+    reset(), cs_rule_nccl_cuda_failure("ncclAllReduce", NULL, NULL, NULL);
     expect("NCCL's unhandled CUDA error, the call unseen", CS_F_NCCL_CUDA_FAILURE, CS_ERROR, SAYS("NCCL_DEBUG=INFO"));
     /* NCCL's last warning names the CUDA error when the shim did not see the call. */
-    reset(), cs_rule_nccl_cuda_failure("ncclCommInitRank", NULL, "Cuda failure 2 'out of memory'\n");
+    reset(), cs_rule_nccl_cuda_failure("ncclCommInitRank", NULL, "Cuda failure 2 'out of memory'\n", NULL);
     expect("NCCL's unhandled CUDA error, unseen, NCCL says out of memory", CS_F_NCCL_CUDA_FAILURE, CS_ERROR,
            SAYS("NCCL's own message: \"Cuda failure 2 'out of memory'\"", "NCCL_BUFFSIZE"));
-    reset(), cs_rule_nccl_cuda_failure("ncclCommInitRank", NULL, "Cuda failure 'CUDA driver version is insufficient for CUDA runtime version'");
+    reset(), cs_rule_nccl_cuda_failure("ncclCommInitRank", NULL, "Cuda failure 'CUDA driver version is insufficient for CUDA runtime version'", NULL);
     expect("NCCL's unhandled CUDA error, unseen, NCCL's runtime refused the driver", CS_F_NCCL_CUDA_FAILURE, CS_ERROR,
            SAYS("older than the CUDA that NCCL was built for", "nvidia-nccl-cu12"));
+    /* An NCCL for CUDA 12.8 on a 12.2 driver asked for functions the driver lacks, then failed: one
+     * finding with the lookups as its cause, and the fix for them first. */
+    struct cs_driver_gap gap = { "cuMulticastCreate cuMulticastBindMem", 2, 12080, 12020 };
+    reset(), cs_rule_nccl_cuda_failure("ncclCommInitRank", NULL, "Cuda failure 'operation not supported'", &gap);
+    expect("NCCL's unhandled CUDA error after lookups of driver functions this driver lacks", CS_F_NCCL_CUDA_FAILURE,
+           CS_ERROR, SAYS("before it, NCCL asked the driver for 2 functions this driver (CUDA 12.2) does not have "
+                          "(cuMulticastCreate cuMulticastBindMem): they are CUDA 12.8's",
+                          "Upgrade the NVIDIA driver to one for CUDA 12.8 (Linux >= 570.26", "NCCL built for the driver's CUDA (12.2)"));
+    reset(), cs_rule_cublas_not_initialized("cublasCreate_v2", NULL, &gap);
+    expect("cuBLAS not initialised after lookups the driver lacks", CS_F_CUBLAS_NOT_INITIALIZED, CS_ERROR,
+           SAYS("before it, cuBLAS asked the driver for 2 functions", "Upgrade the NVIDIA driver to one for CUDA 12.8"));
     /* NVIDIA's NCCL 2.28 (CUDA 13) on the real 535 driver: the call it names is not the cause, its words are. */
     struct cs_inner_failure export_table = { "cuGetExportTable", "CUDA_ERROR_INVALID_VALUE", 1 };
     reset(), cs_rule_nccl_cuda_failure("ncclCommInitRank", &export_table,
-                                       "Cuda failure 'CUDA driver version is insufficient for CUDA runtime version'");
+                                       "Cuda failure 'CUDA driver version is insufficient for CUDA runtime version'", NULL);
     expect("NCCL's unhandled CUDA error at cuGetExportTable, NCCL's runtime refused the driver", CS_F_NCCL_CUDA_FAILURE,
            CS_ERROR, SAYS("cuGetExportTable -> CUDA_ERROR_INVALID_VALUE (1)", "older than the CUDA that NCCL was built for",
                           "nvidia-nccl-cu12"));
-    reset(), cs_rule_nccl_cuda_failure("ncclAllReduce", NULL, "Cuda failure 'invalid argument'");
+    reset(), cs_rule_nccl_cuda_failure("ncclAllReduce", NULL, "Cuda failure 'invalid argument'", NULL);
     expect("NCCL's unhandled CUDA error, unseen, NCCL quoted", CS_F_NCCL_CUDA_FAILURE, CS_ERROR,
            SAYS("\"Cuda failure 'invalid argument'\"", "The quoted CUDA error is the cause"));
     /* NCCL 2.7+ in a container with the default 64 MiB /dev/shm (catalog NCCL-07). */
@@ -504,28 +516,28 @@ int main(void)
     reset(), cs_rule_nccl_duplicate_gpu("ncclCommInitRank", "ncclInvalidUsage", "invalid argument");
     expect_nothing("another invalid usage of NCCL");
     struct cs_inner_failure nodev = { "cuInit", "CUDA_ERROR_NO_DEVICE", 100 }, no_memory = { "cuMemAlloc_v2", "CUDA_ERROR_OUT_OF_MEMORY", 2 };
-    reset(), cs_rule_cublas_not_initialized("cublasCreate_v2", &nodev);
+    reset(), cs_rule_cublas_not_initialized("cublasCreate_v2", &nodev, NULL);
     expect("cuBLAS not initialised: no GPU", CS_F_CUBLAS_NOT_INITIALIZED, CS_ERROR,
            SAYS("cuInit -> CUDA_ERROR_NO_DEVICE (100)", "the driver sees no GPU"));
-    reset(), cs_rule_cublas_not_initialized("cublasLtCreate", &no_memory);
+    reset(), cs_rule_cublas_not_initialized("cublasLtCreate", &no_memory, NULL);
     expect("cuBLAS not initialised: no memory for the workspace", CS_F_CUBLAS_NOT_INITIALIZED, CS_ERROR,
            SAYS("cublasLtCreate", "cuMemAlloc_v2 -> CUDA_ERROR_OUT_OF_MEMORY (2)", "no device memory was left"));
-    reset(), cs_rule_cublas_not_initialized("cublasCreate_v2", NULL);
+    reset(), cs_rule_cublas_not_initialized("cublasCreate_v2", NULL, NULL);
     expect("cuBLAS not initialised, no driver call failed", CS_F_CUBLAS_NOT_INITIALIZED, CS_ERROR,
            SAYS("no driver call failed inside it", "driver-too-old"));
     /* NVIDIA's cuBLAS 13 on the real 535 driver: its runtime's first question fails. */
-    reset(), cs_rule_cublas_not_initialized("cublasCreate_v2", &export_table);
+    reset(), cs_rule_cublas_not_initialized("cublasCreate_v2", &export_table, NULL);
     expect("cuBLAS not initialised: its runtime asked a driver older than it", CS_F_CUBLAS_NOT_INITIALIZED, CS_ERROR,
            SAYS("cuGetExportTable -> CUDA_ERROR_INVALID_VALUE (1)", "older than the CUDA cuBLAS was built for"));
     /* cuDNN turns the driver's answer into a generic status: a GPU newer than the build, no GPU. */
     struct cs_inner_failure no_image = { "cuLaunchKernel", "CUDA_ERROR_NO_BINARY_FOR_GPU", 209 };
-    reset(), cs_rule_cudnn_cuda_failure("cudnnConvolutionForward", "CUDNN_STATUS_EXECUTION_FAILED", &no_image);
+    reset(), cs_rule_cudnn_cuda_failure("cudnnConvolutionForward", "CUDNN_STATUS_EXECUTION_FAILED", &no_image, NULL);
     expect("cuDNN execution failed: no kernel for this GPU inside it", CS_F_CUDNN_CUDA_FAILURE, CS_ERROR,
            SAYS("found CUDNN_STATUS_EXECUTION_FAILED at cudnnConvolutionForward", "cuLaunchKernel -> CUDA_ERROR_NO_BINARY_FOR_GPU (209)",
                 "cuDNN carries no kernels this GPU can run", "sm_86", "\"cudnn_status\":\"CUDNN_STATUS_EXECUTION_FAILED\""));
-    reset(), cs_rule_cudnn_cuda_failure("cudnnCreate", "CUDNN_STATUS_NOT_INITIALIZED", &nodev);
+    reset(), cs_rule_cudnn_cuda_failure("cudnnCreate", "CUDNN_STATUS_NOT_INITIALIZED", &nodev, NULL);
     expect("cuDNN not initialised: no GPU", CS_F_CUDNN_CUDA_FAILURE, CS_ERROR, SAYS("cuInit -> CUDA_ERROR_NO_DEVICE (100)", "sees no GPU"));
-    reset(), cs_rule_cudnn_cuda_failure("cudnnConvolutionForward", "CUDNN_STATUS_BAD_PARAM", NULL);
+    reset(), cs_rule_cudnn_cuda_failure("cudnnConvolutionForward", "CUDNN_STATUS_BAD_PARAM", NULL, NULL);
     expect_nothing("a cuDNN status with no driver call failing inside it (cuDNN's own status says it)");
     reset(), healthy_cu121();
     lib("cudnn-sublibrary", "/usr/lib/x86_64-linux-gnu/libcudnn_engines_precompiled.so.9", "9.8.0", 90800, "ld.so.cache");

@@ -11,7 +11,10 @@
  *   FAKE_NCCL_SAME_GPU=1            ncclCommInitRank fails as NCCL does when two ranks are on one GPU:
  *                                   ncclInvalidUsage, with NCCL's own last message
  *   FAKE_NCCL_SHM_FULL=1            ncclCommInitRank fails as NCCL does when /dev/shm is full: ncclSystemError,
- *                                   with NCCL's own last message */
+ *                                   with NCCL's own last message
+ *   FAKE_NCCL_PROBE=cuda            ncclCommInitRank asks the driver for NCCL's newer functions through
+ *                                   cuGetProcAddress_v2 at that cudaVersion (12080), as NCCL's static runtime
+ *                                   does; when the driver has none of them: ncclUnhandledCudaError */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
@@ -42,6 +45,24 @@ int ncclCommInitRank(struct comm **c, int nranks, ncclUniqueId id, int rank)
     if (env("FAKE_NCCL_SHM_FULL")) {
         last_error = "Error while creating shared memory segment /dev/shm/nccl-KWfVyt (size 5967872)";
         return 2;  /* ncclSystemError */
+    }
+    if (env("FAKE_NCCL_PROBE")) {
+        typedef int (*procaddr_t)(const char *, void **, int, unsigned long long, int *);
+        procaddr_t pa = (procaddr_t)dlsym(RTLD_DEFAULT, "cuGetProcAddress_v2");
+        int (*driver_version)(int *) = (int (*)(int *))dlsym(RTLD_DEFAULT, "cuDriverGetVersion");
+        int dv = 0;
+        if (driver_version) driver_version(&dv);  /* a static runtime asks first, as NCCL's does */
+        static const char *const wanted[] = { "cuMulticastCreate", "cuMulticastBindMem", "cuMemGetHandleForAddressRange" };
+        int found = 0;
+        for (size_t i = 0; pa && i < sizeof wanted / sizeof *wanted; i++) {
+            void *fn = NULL;
+            int status = 0;
+            found += pa(wanted[i], &fn, env("FAKE_NCCL_PROBE"), 0, &status) == 0 && status == 0 && fn;
+        }
+        if (!found) {
+            last_error = "Cuda failure 'operation not supported'";
+            return 1;  /* ncclUnhandledCudaError */
+        }
     }
     if (env("FAKE_NCCL_NVLS")) {
         int (*mc)(void *, const void *) = (int (*)(void *, const void *))dlsym(RTLD_DEFAULT, "cuMulticastCreate");
