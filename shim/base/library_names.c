@@ -1,5 +1,6 @@
 /* Names of files: the one list of CUDA-stack file-name stems, and a path's last part. Pure
  * string work: the crash handler and the loader hooks call it. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "library_names.h"
@@ -21,4 +22,18 @@ const char *cs_base_name(const char *path)
 {
     const char *s = strrchr(path, '/');
     return s ? s + 1 : path;
+}
+
+int cs_version_order(const char *a, const char *b)
+{
+    while (*a || *b) {
+        long x = strtol(a, (char **)&a, 10), y = strtol(b, (char **)&b, 10);
+        if (x != y) return x < y ? -1 : 1;
+        if (*a == '.') a++;
+        if (*b == '.') b++;
+        int end_a = !*a || *a < '0' || *a > '9', end_b = !*b || *b < '0' || *b > '9';  /* "+cu12", "-1": the end */
+        if (end_a && end_b) break;
+        if (end_a || end_b) return end_a ? -1 : 1;
+    }
+    return 0;
 }

@@ -5,7 +5,6 @@
  * once with every library it put aside and every library of another CUDA major it brought. The
  * evidence is the inventory's (inventory.c, note_shadowing). */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "../base/json.h"
@@ -13,19 +12,6 @@
 #include "../trace/findings.h"
 #include "../evidence/inventory.h"
 #include "rules.h"
-
-/* "9.19.0" against "9.1.0", number by number; a missing part is 0. */
-static int version_order(const char *a, const char *b)
-{
-    while (*a || *b) {
-        long x = strtol(a, (char **)&a, 10), y = strtol(b, (char **)&b, 10);
-        if (x != y) return x < y ? -1 : 1;
-        if (*a == '.') a++;
-        if (*b == '.') b++;
-        if ((*a && (*a < '0' || *a > '9')) || (*b && (*b < '0' || *b > '9'))) break;  /* "+cu12", "-1": same */
-    }
-    return 0;
-}
 
 enum cs_copies cs_compare_copies(const char *in_use, int in_use_cuda, const char *other, int other_cuda, int framework_cuda,
                                  char *why, size_t cap)
@@ -41,7 +27,7 @@ enum cs_copies cs_compare_copies(const char *in_use, int in_use_cuda, const char
         snprintf(why, cap, "the versions of both copies are not known");
         return CS_COPIES_UNKNOWN;
     }
-    if (version_order(in_use, other) < 0) {
+    if (cs_version_order(in_use, other) < 0) {
         snprintf(why, cap, "%s is older than the %s it put aside", in_use, other);
         return CS_COPIES_OLDER;
     }

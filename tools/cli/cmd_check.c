@@ -35,6 +35,7 @@
 #include "../../shim/evidence/needed_files.h"
 #include "../../shim/evidence/gpu_code_file.h"
 #include "../../shim/base/reference_data.h"
+#include "../../shim/base/library_names.h"
 #include "../../shim/rules/rules.h"
 #include "../../shim/base/gemm_math.h"
 #include "cli.h"
@@ -76,25 +77,12 @@ static const char *file_version(const char *path)
     return so && strchr(so + 4, '.') ? so + 4 : NULL;
 }
 
-static int version_cmp(const char *a, const char *b)
-{
-    while (*a || *b) {
-        long x = strtol(a, (char **)&a, 10), y = strtol(b, (char **)&b, 10);
-        if (x != y) return x < y ? -1 : 1;
-        if (*a == '.') a++;
-        if (*b == '.') b++;
-        if (!*a && !*b) break;
-        if (!*a || !*b) return *a ? 1 : -1;
-    }
-    return 0;
-}
-
 /* The newest CUDA a driver of this version supports, from the toolkit table (its bundled driver). */
 static int cuda_of_driver(const char *version)
 {
     int best = 0;
     for (int i = 0; version && i < cs_ref_toolkit_count; i++)
-        if (cs_ref_toolkit[i].linux_min && version_cmp(version, cs_ref_toolkit[i].linux_min) >= 0) best = cs_ref_toolkit[i].cuda;
+        if (cs_ref_toolkit[i].linux_min && cs_version_order(version, cs_ref_toolkit[i].linux_min) >= 0) best = cs_ref_toolkit[i].cuda;
     return best;
 }
 
@@ -250,7 +238,7 @@ static int runs_on_driver(const struct machine *m, int cuda, const char *label, 
     snprintf(need, cap, "needs a driver for CUDA %s%s%s%s", label, known ? " (Linux >= " : "", known ? floor->linux_min : "",
              known ? ")" : "");
     return m->driver_cuda && major <= have &&
-           (major < have || !known || !m->driver_version[0] || version_cmp(m->driver_version, floor->linux_min) >= 0);
+           (major < have || !known || !m->driver_version[0] || cs_version_order(m->driver_version, floor->linux_min) >= 0);
 }
 
 /* The reference row for a library version: its own major.minor's, else the nearest below it
@@ -259,7 +247,7 @@ static const struct cs_ref_build *build_row(const struct cs_ref_build *rows, int
 {
     const struct cs_ref_build *best = NULL;
     for (int i = 0; i < n; i++)
-        if (version_cmp(rows[i].version, version) <= 0 && (!best || version_cmp(rows[i].version, best->version) > 0))
+        if (cs_version_order(rows[i].version, version) <= 0 && (!best || cs_version_order(rows[i].version, best->version) > 0))
             best = &rows[i];
     return best;
 }
@@ -404,10 +392,10 @@ static int plan(const struct machine *m, const char *want, const char *want_vers
         cuda_text(b, sizeof b, driver_cuda);
         if (works)
             snprintf(line, sizeof line, "CUDA %s runs on this driver (CUDA %s)%s%s%s", a, b,
-                     tk && m->driver_version[0] && version_cmp(m->driver_version, tk->linux_min) < 0 ? "; its newest features and "
+                     tk && m->driver_version[0] && cs_version_order(m->driver_version, tk->linux_min) < 0 ? "; its newest features and "
                      "JIT of its PTX need the driver it ships with (Linux >= " : "",
-                     tk && m->driver_version[0] && version_cmp(m->driver_version, tk->linux_min) < 0 ? tk->linux_min : "",
-                     tk && m->driver_version[0] && version_cmp(m->driver_version, tk->linux_min) < 0 ? ")" : "");
+                     tk && m->driver_version[0] && cs_version_order(m->driver_version, tk->linux_min) < 0 ? tk->linux_min : "",
+                     tk && m->driver_version[0] && cs_version_order(m->driver_version, tk->linux_min) < 0 ? ")" : "");
         else
             snprintf(line, sizeof line, "CUDA %s needs a driver for CUDA %d.x (Linux >= %s); this driver is %s%s", a, major,
                      floor && floor->linux_min ? floor->linux_min : "?", driver_cuda ? "CUDA " : "unknown", driver_cuda ? b : "");
