@@ -20,7 +20,7 @@ compile devcode_torch tests/programs/devcode.c -L"$FAKES" -lcuda -Wl,-rpath,"$FA
 run_traced pascal ./devcode_torch FAKE_CUDA_CC=6.1 FAKE_CUDA_DRIVER_VERSION=13000 FAKE_CUDA_FAIL=cuModuleLoadData=209 -- \
     "$F/tv18_sm80_only.fatbin" load
 finding_has no-kernel-image "sm_61" "What would work here: keep this driver (CUDA 13.0): torch 2.9 built for CUDA 12.6 runs here" \
-    "whl/cu126" "torch 2.9.0+cu130 has no code for this GPU (sm_61; builds for CUDA 13.0 cover sm_75" "no driver makes it run here"
+    "whl/cu126" "torch 2.9.0+cu130 has no code for this GPU (sm_61; its builds for CUDA 13.0 cover sm_75" "no driver makes it run here"
 case_ nki90 FAKE_CUDA_CC=9.0 FAKE_CUDA_FAIL=cuModuleLoadData=209 -- "$F/tv18_sm80_only.fatbin" load
 finding_has no-kernel-image "SASS for sm_80" "sm_90 (Hopper" "209" "CUDA 11.8" "image from devcode"
 case_ nki120 FAKE_CUDA_CC=12.0 FAKE_CUDA_FAIL=cuModuleLoadData=209 -- "$F/tv18_sm80_only.fatbin" load

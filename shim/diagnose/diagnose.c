@@ -62,52 +62,6 @@ static void lacked(const char *name)
         snprintf(driver_lacks_first + n, sizeof driver_lacks_first - n, "%s%s", n ? " " : "", name);
 }
 
-/* Lookups above the driver within its major (a library built for a newer driver of the same
- * major probing for what it lacks): kept, under the DIAGNOSE lock, for a library failure that
- * follows to name as its cause; those none took are said as missing-symbol info at exit. */
-#define MAX_MISSES 32
-static struct miss { char caller[256], symbol[64]; int cuda, status, taken; } misses[MAX_MISSES];
-static int nmisses;
-
-static void keep_miss(const char *caller, const char *symbol, int cuda, int status)
-{
-    for (int i = 0; i < nmisses; i++)
-        if (!strcmp(misses[i].symbol, symbol) && !strcmp(misses[i].caller, caller)) return;
-    if (nmisses >= MAX_MISSES) return;
-    struct miss *m = &misses[nmisses++];
-    snprintf(m->caller, sizeof m->caller, "%s", caller);
-    snprintf(m->symbol, sizeof m->symbol, "%s", symbol);
-    m->cuda = cuda, m->status = status, m->taken = 0;
-}
-
-int cs_diagnose_driver_gap(const char *library_prefix, struct cs_driver_gap *gap, char *names, size_t cap)
-{
-    size_t len = 0, plen = strlen(library_prefix);
-    memset(gap, 0, sizeof *gap);
-    if (cap) names[0] = 0;
-    cs_lock(CS_LOCK_DIAGNOSE);
-    for (int i = 0; i < nmisses; i++) {
-        const char *slash = strrchr(misses[i].caller, '/'), *base = slash ? slash + 1 : misses[i].caller;
-        if (strncmp(base, library_prefix, plen)) continue;
-        misses[i].taken = 1;
-        if (gap->count++ < 4 && len < cap)
-            len += (size_t)snprintf(names + len, cap - len, "%s%s", len ? " " : "", misses[i].symbol);
-        if (misses[i].cuda > gap->needs) gap->needs = misses[i].cuda;
-    }
-    cs_unlock(CS_LOCK_DIAGNOSE);
-    gap->functions = names, gap->driver = cs_driver_version_seen();
-    return gap->count > 0 && gap->driver > 0;
-}
-
-static void say_misses(const struct cs_evidence *e)
-{
-    for (int i = 0; i < nmisses; i++)
-        if (!misses[i].taken) {
-            misses[i].taken = 1;
-            cs_rule_lookup_missing_say(e, misses[i].caller, misses[i].symbol, misses[i].cuda, misses[i].status);
-        }
-}
-
 /* --- the evidence ------------------------------------------------------------------------ */
 
 static int exists(const char *path)
@@ -289,7 +243,7 @@ void cs_diagnose_procaddr(void *ra, const char *symbol, int cuda, int status, in
     if (result != 0 || status != 0) {
         int r = cs_rule_procaddr_missing(&e, caller, symbol, cuda, status);
         if (r == 1) lacked(symbol);
-        if (r == 2) keep_miss(caller, symbol, cuda, status);
+        if (r == 2) cs_diagnose_keep_miss(caller, symbol, cuda, status);
     }
     cs_unlock(CS_LOCK_DIAGNOSE);
     cs_inventory_unlock();
@@ -404,7 +358,7 @@ void cs_diagnose_result(const char *api, int result)
 }
 
 /* A forked child whose parent was noting a runtime at the fork: the child starts its own list. */
-void cs_diagnose_drop(void) { nruntimes = 0, nmisses = 0; }
+void cs_diagnose_drop(void) { nruntimes = 0, cs_diagnose_drop_misses(); }
 
 void cs_diagnose_forked_child_call(const char *api) { cs_rule_forked_child(api, (int)getppid()); }
 
@@ -420,7 +374,7 @@ void cs_diagnose_exit(void)
     cs_rule_majors(&e);
     cs_rule_driver_too_old(&e);
     cs_rule_no_cuda(&e);
-    say_misses(&e);
+    cs_diagnose_say_misses(&e);
     cs_unlock(CS_LOCK_DIAGNOSE);
     cs_inventory_unlock();
     cs_diagnose_gemm();

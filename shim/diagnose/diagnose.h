@@ -32,5 +32,11 @@ void cs_diagnose_library_failure(struct cs_thread *t, struct cs_api *api, const 
  * made: taken as its failure's cause (not said again at exit); names holds the first few. */
 struct cs_driver_gap;
 int cs_diagnose_driver_gap(const char *library_prefix, struct cs_driver_gap *gap, char *names, size_t cap);
+/* Under the DIAGNOSE lock: a lookup above the driver within its major, kept for such a failure;
+ * at exit, those no failure took said as missing-symbol info; a forked child drops them. */
+struct cs_evidence;
+void cs_diagnose_keep_miss(const char *caller, const char *symbol, int cuda, int status);
+void cs_diagnose_say_misses(const struct cs_evidence *e);
+void cs_diagnose_drop_misses(void);
 
 #endif

@@ -14,11 +14,62 @@
 
 #include "../../wrappers/gen/cuda_api.h"
 #include "../../wrappers/gen/results.h"
+#include "../process/locks.h"
 #include "../process/state.h"
 #include "../loader/loader.h"
 #include "../evidence/inventory.h"
 #include "../rules/rules.h"
 #include "diagnose.h"
+
+/* --- lookups the driver lacks, for the failures below -------------------------------------- */
+
+/* Lookups above the driver within its major (a library built for a newer driver of the same
+ * major probing for what it lacks): kept, under the DIAGNOSE lock, for a library failure that
+ * follows to name as its cause; those none took are said as missing-symbol info at exit. */
+#define MAX_MISSES 32
+static struct miss { char caller[256], symbol[64]; int cuda, status, taken; } misses[MAX_MISSES];
+static int nmisses;
+
+void cs_diagnose_keep_miss(const char *caller, const char *symbol, int cuda, int status)
+{
+    for (int i = 0; i < nmisses; i++)
+        if (!strcmp(misses[i].symbol, symbol) && !strcmp(misses[i].caller, caller)) return;
+    if (nmisses >= MAX_MISSES) return;
+    struct miss *m = &misses[nmisses++];
+    snprintf(m->caller, sizeof m->caller, "%s", caller);
+    snprintf(m->symbol, sizeof m->symbol, "%s", symbol);
+    m->cuda = cuda, m->status = status, m->taken = 0;
+}
+
+int cs_diagnose_driver_gap(const char *library_prefix, struct cs_driver_gap *gap, char *names, size_t cap)
+{
+    size_t len = 0, plen = strlen(library_prefix);
+    memset(gap, 0, sizeof *gap);
+    if (cap) names[0] = 0;
+    cs_lock(CS_LOCK_DIAGNOSE);
+    for (int i = 0; i < nmisses; i++) {
+        const char *slash = strrchr(misses[i].caller, '/'), *base = slash ? slash + 1 : misses[i].caller;
+        if (strncmp(base, library_prefix, plen)) continue;
+        misses[i].taken = 1;
+        if (gap->count++ < 4 && len < cap)
+            len += (size_t)snprintf(names + len, cap - len, "%s%s", len ? " " : "", misses[i].symbol);
+        if (misses[i].cuda > gap->needs) gap->needs = misses[i].cuda;
+    }
+    cs_unlock(CS_LOCK_DIAGNOSE);
+    gap->functions = names, gap->driver = cs_driver_version_seen();
+    return gap->count > 0 && gap->driver > 0;
+}
+
+void cs_diagnose_say_misses(const struct cs_evidence *e)
+{
+    for (int i = 0; i < nmisses; i++)
+        if (!misses[i].taken) {
+            misses[i].taken = 1;
+            cs_rule_lookup_missing_say(e, misses[i].caller, misses[i].symbol, misses[i].cuda, misses[i].status);
+        }
+}
+
+void cs_diagnose_drop_misses(void) { nmisses = 0; }
 
 /* --- NCCL ---------------------------------------------------------------------------------- */
 
