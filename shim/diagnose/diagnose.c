@@ -241,7 +241,7 @@ void cs_diagnose_procaddr(void *ra, const char *symbol, int cuda, int status, in
         cs_rule_majors(&e);
     }
     if (result != 0 || status != 0) {
-        int r = cs_rule_procaddr_missing(&e, caller, symbol, cuda, status);
+        int r = cs_rule_procaddr_missing(&e, symbol, cuda);
         if (r == 1) lacked(symbol);
         if (r == 2) cs_diagnose_keep_miss(caller, symbol, cuda, status);
     }

@@ -249,10 +249,9 @@ void cs_rule_init_failure(const struct cs_evidence *e)
     }
 }
 
-int cs_rule_procaddr_missing(const struct cs_evidence *e, const char *caller, const char *symbol, int cuda, int status)
+int cs_rule_procaddr_missing(const struct cs_evidence *e, const char *symbol, int cuda)
 {
     int have = cs_ev_driver_cuda(e);
-    (void)caller, (void)status;  /* said by cs_rule_lookup_missing_say when nothing takes the lookup */
     if (!symbol || !*symbol) return 0;
     /* The caller needs a newer driver: driver-too-old's evidence. Not known yet (a runtime probes
      * as it starts, before anyone asked the driver's version): counted too, said with

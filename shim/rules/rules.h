@@ -72,8 +72,9 @@ void cs_rule_no_gpu(const struct cs_evidence *e);
 int cs_ev_entry_shadows(const struct cs_evidence *e, const char *entry);  /* shadowed.c: that entry put a library aside */
 void cs_rule_no_driver(const struct cs_evidence *e, const char *api, int result);  /* a runtime call: 35 or 100, no libcuda */
 void cs_rule_init_failure(const struct cs_evidence *e);  /* 803, 804 */
-/* 1: the lookup is evidence of driver-too-old (counted there), not a finding of its own */
-int cs_rule_procaddr_missing(const struct cs_evidence *e, const char *caller, const char *symbol, int cuda, int status);
+/* A lookup of a driver function this driver lacks, by the cudaVersion asked: 1 evidence of
+ * driver-too-old (counted there), 2 within the driver's major (said below, or by a failure), 0 nothing. */
+int cs_rule_procaddr_missing(const struct cs_evidence *e, const char *symbol, int cuda);
 /* cs_rule_procaddr_missing's 2 (a lookup above the driver within its major): the missing-symbol
  * info line, said by the caller at exit unless a library failure took the lookup as its cause. */
 void cs_rule_lookup_missing_say(const struct cs_evidence *e, const char *caller, const char *symbol, int cuda, int status);
