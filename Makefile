@@ -20,10 +20,19 @@ SHIM_CFLAGS := $(BASE_CFLAGS) -fPIC -fvisibility=hidden -fno-semantic-interposit
 SHIM_CFLAGS += $(if $(SAN),-DCS_FAST_C)
 # Sanitizer builds also stop at a lock taken out of locks_table.h's order (the suite then fails).
 SHIM_CFLAGS += $(if $(SAN),-DCS_LOCK_ORDER_CHECK)
+# C files ask only for symbol versions glibc 2.17 has (shim/base/glibc_floor.h; t_34 checks it).
+# Sanitizer builds are for this machine and their runtimes interpose unversioned: not pinned.
+FLOOR_C := $(if $(SAN),,-include shim/base/glibc_floor.h)
+# The command also starts through the oldest __libc_start_main (tools/cli/glibc_start.c).
+FLOOR_CLI := $(if $(SAN),,$(FLOOR_C) -Wl,--wrap=__libc_start_main)
+# What the pinned versions live in before glibc 2.34 (empty files after it, present in both).
+GLIBC_OLD_LIBS := -Wl,--no-as-needed -l:libdl.so.2 -l:libpthread.so.0 -Wl,--as-needed
 # -Bsymbolic: our own references bind to our own definitions, whatever the program exports.
-# No DT_NEEDED beyond libc/libdl/libpthread: a preload with a missing dependency stops every program.
+# No DT_NEEDED beyond glibc's own files: a preload with a missing dependency stops every program.
+# libdl and libpthread are named even where empty (glibc 2.34+): before 2.34 they hold the old
+# versions glibc_floor.h binds to.
 SHIM_LDFLAGS := -shared -Wl,--version-script=wrappers/gen/exports.map -Wl,-Bsymbolic -Wl,-z,defs \
-                -Wl,-z,noexecstack $(SAN) -ldl -lpthread
+                -Wl,-z,noexecstack $(SAN) $(GLIBC_OLD_LIBS)
 
 SHIM_SRC := $(wildcard shim/*/*.c) $(wildcard wrappers/gen/*.c)
 SHIM_ASM := $(wildcard shim/*/*.S) $(wildcard wrappers/gen/*.S)
@@ -47,7 +56,7 @@ all: $(BUILD)/libcudashim.so $(BUILD)/cudashim $(BUILD)/fakes/libcuda.so.1
 DEPFLAGS := -MMD -MP
 $(BUILD)/obj/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(SHIM_CFLAGS) $(DEPFLAGS) -c $< -o $@
+	$(CC) $(SHIM_CFLAGS) -DCS_PRELOAD $(FLOOR_C) $(DEPFLAGS) -c $< -o $@
 
 # The dlsym path runs inside a sanitizer runtime's own start-up (it looks up functions with
 # dlsym before its shadow memory exists), so these files are never instrumented.
@@ -55,7 +64,7 @@ EARLY_OBJ := $(BUILD)/obj/shim/entry/resolve.o $(BUILD)/obj/shim/loader/real.o $
              $(BUILD)/obj/shim/lifecycle/signal_hook.o
 $(EARLY_OBJ): $(BUILD)/obj/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(filter-out $(SAN),$(SHIM_CFLAGS)) $(DEPFLAGS) -c $< -o $@
+	$(CC) $(filter-out $(SAN),$(SHIM_CFLAGS)) -DCS_PRELOAD $(FLOOR_C) $(DEPFLAGS) -c $< -o $@
 
 # The wrappers' fast paths store a few fields each; gcc's SLP vectoriser packs them into wide
 # registers first, which costs more instructions than the stores (measured: 98 against 85 for
@@ -76,15 +85,15 @@ $(BUILD)/obj/%.o: %.S Makefile
 $(BUILD)/libcudashim.so: $(SHIM_OBJ) wrappers/gen/exports.map
 	$(CC) -o $@ $(SHIM_OBJ) $(SHIM_LDFLAGS)
 
-$(BUILD)/cudashim: $(CLI_SRC) $(CLI_HDR)
+$(BUILD)/cudashim: $(CLI_SRC) $(CLI_HDR) Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(filter-out $(SAN),$(BASE_CFLAGS)) -DCS_VERSION='"0.1.0"' -o $@ $(CLI_SRC) -ljansson
+	$(CC) $(filter-out $(SAN),$(BASE_CFLAGS)) $(FLOOR_CLI) -DCS_VERSION='"0.1.0"' -o $@ $(CLI_SRC) -ljansson $(GLIBC_OLD_LIBS)
 
 # The fake driver: built with -Bsymbolic so its own internal calls never reach the shim.
-$(BUILD)/fakes/libcuda.so.1: $(FAKE_SRC) tests/fakes/fake_cuda.h
+$(BUILD)/fakes/libcuda.so.1: $(FAKE_SRC) tests/fakes/fake_cuda.h Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(filter-out $(SAN),$(BASE_CFLAGS)) -fPIC -fvisibility=hidden -shared -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic \
-	    -o $@ $(FAKE_SRC)
+	$(CC) $(filter-out $(SAN),$(BASE_CFLAGS)) $(FLOOR_C) -fPIC -fvisibility=hidden -shared -Wl,-soname,libcuda.so.1 -Wl,-Bsymbolic \
+	    -o $@ $(FAKE_SRC) $(GLIBC_OLD_LIBS)
 	ln -sf libcuda.so.1 $(BUILD)/fakes/libcuda.so
 
 check: all
@@ -145,12 +154,12 @@ VERSION := $(shell sed -n 's/^\#define CS_VERSION "\(.*\)"/\1/p' shim/trace/trac
 PACKAGE_PYTHON ?= /usr/bin/python3
 MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
 DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
-$(BUILD)/cudashim-static: $(CLI_SRC) $(CLI_HDR)
+$(BUILD)/cudashim-static: $(CLI_SRC) $(CLI_HDR) Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(filter-out $(SAN),$(BASE_CFLAGS)) -DCS_VERSION='"$(VERSION)"' -o $@ $(CLI_SRC) -Wl,-Bstatic -ljansson -Wl,-Bdynamic
+	$(CC) $(filter-out $(SAN),$(BASE_CFLAGS)) $(FLOOR_CLI) -DCS_VERSION='"$(VERSION)"' -o $@ $(CLI_SRC) -Wl,-Bstatic -ljansson -Wl,-Bdynamic $(GLIBC_OLD_LIBS)
 
 wheel: $(BUILD)/libcudashim.so $(BUILD)/cudashim-static
-	rm -rf $(BUILD)/wheel-src && cp -r packaging/python $(BUILD)/wheel-src
+	rm -rf $(BUILD)/wheel-src $(BUILD)/dist/cudashim-*.whl && cp -r packaging/python $(BUILD)/wheel-src
 	mkdir -p $(BUILD)/wheel-src/cudashim/_bin $(BUILD)/wheel-src/cudashim/_share/man/man1 $(BUILD)/dist
 	strip --strip-unneeded -o $(BUILD)/wheel-src/cudashim/_bin/libcudashim.so $(BUILD)/libcudashim.so
 	strip -o $(BUILD)/wheel-src/cudashim/_bin/cudashim $(BUILD)/cudashim-static

@@ -22,7 +22,7 @@ for i, k, f in table:
         print(f"shim/process/locks_table.h: {i}'s file shim/{f} does not take it")
         bad = 1
 for path in sorted(glob.glob(os.path.join(root, "shim", "**", "*.[ch]"), recursive=True)):
-    if path.endswith("/locks.c"):
+    if path.endswith("/locks.c") or path.endswith("/glibc_floor.h"):  # names them, takes none
         continue
     for n, line in enumerate(open(path), 1):
         if re.search(r'pthread_(mutex|rwlock|spin)_t\b|PTHREAD_(MUTEX|RWLOCK)_INITIALIZER|pthread_(mutex|rwlock)_(lock|rdlock|wrlock|timedlock)\b', line):

@@ -48,7 +48,7 @@ done
 unzip -Z "$wheel" | grep -q '^-rwx.* cudashim/_bin/cudashim$' || fail "the wheel's command is not executable"
 mkdir -p "$TMP/w" && (cd "$TMP/w" && unzip -q "$wheel")
 no_build_path "$TMP"/w/cudashim/_bin/*
-objdump -p "$TMP/w/cudashim/_bin/cudashim" | grep NEEDED | grep -v -E 'libc\.so|ld-linux' &&
+objdump -p "$TMP/w/cudashim/_bin/cudashim" | grep NEEDED | grep -v -E 'libc\.so|libdl\.so\.2|libpthread\.so\.0|ld-linux' &&
     fail "the wheel's command needs more than glibc"
 "$PY" -m venv "$TMP/venv" >/dev/null
 "$TMP/venv/bin/pip" install -q --no-index "$wheel" || fail "pip install --no-index $wheel"
