@@ -3,6 +3,9 @@ CC      ?= gcc
 PREFIX  ?= /usr/local
 CUDA    ?= /usr/local/cuda
 BUILD   ?= build
+# One spelling of a build folder inside the tree (the tests pass it absolute): the objects'
+# dependency files name their targets by it, and a second spelling would find none of them.
+override BUILD := $(patsubst $(CURDIR)/%,%,$(BUILD))
 OPT     ?= -O2
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 # Parallel by default (make -j1 still works).

@@ -39,9 +39,11 @@ CS_GLIBC_PIN(dlerror, CS_GLIBC_OLDEST);
 CS_GLIBC_PIN(dl_iterate_phdr, CS_GLIBC_OLDEST);
 #if defined(__x86_64__)
 CS_GLIBC_PIN(dlinfo, "GLIBC_2.3.3");
+CS_GLIBC_PIN(pthread_timedjoin_np, "GLIBC_2.3.3");
 CS_GLIBC_PIN(pthread_sigmask, CS_GLIBC_OLDEST);
 #else
 CS_GLIBC_PIN(dlinfo, CS_GLIBC_OLDEST);
+CS_GLIBC_PIN(pthread_timedjoin_np, CS_GLIBC_OLDEST);
 CS_GLIBC_PIN(pthread_sigmask, CS_GLIBC_OLDEST);
 #endif
 CS_GLIBC_PIN(pthread_create, CS_GLIBC_OLDEST);

@@ -186,12 +186,8 @@ static int expect_gpu(void)
     return v && cs_parse_bool(v, &on) && on;
 }
 
-__attribute__((destructor)) static void cs_fini(void)
+static void exit_work(void)
 {
-    if (atomic_load(&state) == UNINIT && expect_gpu()) cs_init();
-    if (atomic_load(&state) != READY || cs_pid != getpid()) return;
-    struct cs_thread *t = cs_self();
-    if (t) t->hide = 1;  /* calls made by other destructors from here on pass through */
     cs_own_thread = 1;
     cs_crash_exit_note();
     cs_diagnose_exit();
@@ -200,4 +196,38 @@ __attribute__((destructor)) static void cs_fini(void)
     cs_summary_write();
     cs_findings_stderr();
     cs_prometheus_write();
+}
+
+static void *exit_thread(void *arg)
+{
+    (void)arg;
+    exit_work();
+    return NULL;
+}
+
+/* The exit's writes go to the trace directory, stderr and the metrics directory, any of which
+ * can stop answering (a hung network mount, a pipe nobody reads). They run on a thread of their
+ * own, waited for CUDASHIM_EXIT_TIMEOUT at most: past it the process exits as it would have,
+ * and what was not written is lost with the thread, which holds nothing the exit needs. */
+static void exit_bounded(void)
+{
+    pthread_t th;
+    if (cs_thread_spawn(&th, 0, exit_thread)) { exit_work(); return; }  /* no thread: wait, as before */
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    double s = cs_cfg.exit_timeout_s > 0 ? cs_cfg.exit_timeout_s : 5;
+    long long ns = until.tv_nsec + (long long)((s - (long long)s) * 1e9);
+    until.tv_sec += (time_t)s + ns / 1000000000;
+    until.tv_nsec = ns % 1000000000;
+    if (pthread_timedjoin_np(th, NULL, &until)) pthread_detach(th);
+}
+
+__attribute__((destructor)) static void cs_fini(void)
+{
+    if (atomic_load(&state) == UNINIT && expect_gpu()) cs_init();
+    if (atomic_load(&state) != READY || cs_pid != getpid()) return;
+    struct cs_thread *t = cs_self();
+    if (t) t->hide = 1;  /* calls made by other destructors from here on pass through */
+    cs_own_thread = 1;
+    exit_bounded();
 }

@@ -206,6 +206,7 @@ void cs_config_load(void)
             warn(v->name, s, "a size of at least 1M (e.g. 500M or 2G)"), s = NULL;
         if (v->type == CS_STRING && s && !*s) s = NULL;
         if (!s) s = d;
+        if (v->type == CS_SECONDS && s == d && *s) parse_seconds(s, &secs);
         if (v->type == CS_BOOL) cs_parse_bool(s, &b);
         if (v->type == CS_COUNT) parse_count(s, &n);
         switch (i) {
@@ -227,6 +228,7 @@ void cs_config_load(void)
         case CS_CFG_UNWINDER: cs_cfg.unwinder = s; break;
         case CS_CFG_CRASH_SELFTEST: cs_cfg.crash_selftest = b; break;
         case CS_CFG_SYNC_LAUNCHES: cs_cfg.sync_launches = s && *s && strcmp(s, "0") ? s : NULL; break;
+        case CS_CFG_EXIT_TIMEOUT: cs_cfg.exit_timeout_s = secs; break;
         case CS_CFG_HANG_TIMEOUT: cs_cfg.hang_timeout = s && *s ? s : NULL; cs_cfg.hang_timeout_s = secs; break;
         case CS_CFG_EXPECT_GPU: cs_cfg.expect_gpu = b; break;
         case CS_CFG_DRIVER_VERSION_FILE: cs_cfg.driver_version_file = s; break;

@@ -27,7 +27,7 @@ struct cs_config {
     int disable, group_readable, trace_all, summary, stderr_on, crash_handler, crash_selftest, expect_gpu;
     uint64_t ring_size, max_errors_per_api, max_key_calls_per_api;
     uint64_t trace_max;  /* bytes per trace part; 0: no limit */
-    double hang_timeout_s;
+    double hang_timeout_s, exit_timeout_s;
     const char *trace_file, *trace_dir, *clock, *unwinder, *driver_version_file, *sync_launches, *hang_timeout;
     const char *prometheus_dir, *job;
 };

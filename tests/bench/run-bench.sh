@@ -115,7 +115,30 @@ idle() {  # NAME CMD...: median start-to-exit without and with the preload
 idle true /bin/true
 command -v python3 >/dev/null && idle "python3 -c pass" python3 -c pass
 relocs() { LD_DEBUG=statistics "$@" 2>&1 >/dev/null | awk '/number of relocations:/ {n += $NF} END {print n + 0}'; }
-echo "idle, relocations at start of /bin/true: $(relocs /bin/true) without, $(LD_PRELOAD="$SHIM" relocs /bin/true) preloaded; the library maps $(( $(stat -c %s "$SHIM") / 1024 )) KiB"
+relative() { LD_DEBUG=statistics "$@" 2>&1 >/dev/null | awk '/number of relative relocations:/ {n += $NF} END {print n + 0}'; }
+faults() { /usr/bin/time -f %R "$@" 2>&1 >/dev/null | tail -1; }
+echo "idle, relocations at start of /bin/true: $(relocs /bin/true) symbol and $(relative /bin/true) relative without, $(LD_PRELOAD="$SHIM" relocs /bin/true) and $(LD_PRELOAD="$SHIM" relative /bin/true) preloaded; the library maps $(( $(stat -c %s "$SHIM") / 1024 )) KiB"
+[ -x /usr/bin/time ] && echo "idle, page faults of /bin/true: $(faults /bin/true) without, $(LD_PRELOAD="$SHIM" faults /bin/true) preloaded"
+rm -f "$TMP"/cudashim-*
+
+# Exit: a CUDA process's time from the end of main to the process's end (the shim's trace end,
+# summary and metrics file, bounded by CUDASHIM_EXIT_TIMEOUT), interleaved, without and with it.
+python3 - "$SHIM" "$STARTS" <<'PY'
+import os, statistics, subprocess, sys, time
+shim, n = sys.argv[1], int(sys.argv[2])
+def one(preload):
+    env = dict(os.environ)
+    if preload: env["LD_PRELOAD"] = shim
+    p = subprocess.Popen(["./bench", "exit"], stdout=subprocess.PIPE, env=env)
+    out = p.stdout.read(); p.wait()
+    return time.monotonic_ns() - int(out)
+plain, shimmed = [], []
+for _ in range(n):
+    plain.append(one(False)); shimmed.append(one(True))
+p, s = statistics.median(plain), statistics.median(shimmed)
+print(f"exit of a CUDA process (end of main to its end): {p / 1000:.0f} us without, {s / 1000:.0f} us with the shim: "
+      f"{(s - p) / 1000:.0f} us added (median of {n}; bounded by CUDASHIM_EXIT_TIMEOUT, 5 s by default)")
+PY
 rm -f "$TMP"/cudashim-*
 
 r0=$(./bench rss); r1=$(LD_PRELOAD="$SHIM" ./bench rss); r2=$(LD_PRELOAD="$SHIM" CUDASHIM_TRACE_ALL=1 ./bench rss)
