@@ -119,6 +119,7 @@ int cmd_export(int argc, char **argv);
 int cmd_inspect(int argc, char **argv);
 int cmd_bugreport(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_preload_hook(int argc, char **argv);
 int export_prometheus(struct trace *ts, int n, const char *out, int bad);  /* prometheus.c */
 
 #endif

@@ -15,13 +15,14 @@ static const struct { const char *name; int (*fn)(int, char **); const char *wha
     { "inspect", cmd_inspect, "which GPU architectures and PTX versions a binary holds, and would they run" },
     { "bugreport", cmd_bugreport, "one redacted Markdown file to paste into an issue" },
     { "check", cmd_check, "what this machine has, its conflicts, and what would work (--want torch==2.9)" },
+    { "preload-hook", cmd_preload_hook, "an OCI createContainer hook: the shim added to a container's /etc/ld.so.preload" },
 };
 
 static void usage(FILE *f)
 {
     fprintf(f, "usage: cudashim COMMAND [options] ...\n\n");
     for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
-        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].what);
+        fprintf(f, "  %-12s %s\n", commands[i].name, commands[i].what);
     fprintf(f, "\n'cudashim help COMMAND' (or 'cudashim COMMAND --help') says more; -V prints the version;\n"
                "man cudashim has it all.\n");
 }
