@@ -62,6 +62,10 @@ def blob_decls(bl):
                    % (tuple(b[1:].split("_")) * 2) for b in bl)
 
 
+# A static function that only the assembled tables name: kept (the compiler sees no use of it).
+KEPT = "static __attribute__((used)) "
+
+
 def proto(r, fname, static=""):
     args = ", ".join("%s %s" % (ctype(a), n) for a, n in r["params"]) or "void"
     return "%s%s %s(%s)" % (static, ctype(r["ret"]), fname, args)
@@ -162,61 +166,86 @@ def gen_api(api, base):
             c.append("#else")
             if asm_only:
                 for v, via in VIAS:
-                    c.append("%s { return cs_w_%s(%s, %s%s); }" % (proto(r, v + n, "static "), n, via, real, tail))
+                    c.append("%s { return cs_w_%s(%s, %s%s); }" % (proto(r, v + n, KEPT), n, via, real, tail))
             else:
                 c += fast_body(api, r, idx, args, ptypes, tail)
                 for v, via in VIAS:
-                    c.append("%s { return cs_f_%s(%s%s); }" % (proto(r, v + n, "static "), n, via, tail))
+                    c.append("%s { return cs_f_%s(%s%s); }" % (proto(r, v + n, KEPT), n, via, tail))
             c.append("#endif")
             FAST[api].append((n, idx, base + pos[n], SHAPES.get(fl.get("fast"), 0)))
         else:
-            c.append("%s { return cs_w_%s(CS_VIA_LINKED, %s%s); }" % (proto(r, n, "static "), n, real, tail))
-            c.append("%s { return cs_w_%s(CS_VIA_DLSYM, %s%s); }" % (proto(r, "cs_d_" + n, "static "), n, real, tail))
-            c.append("%s { return cs_w_%s(CS_VIA_PROCADDR, %s%s); }" % (proto(r, "cs_g_" + n, "static "), n, real, tail))
+            c.append("%s { return cs_w_%s(CS_VIA_LINKED, %s%s); }" % (proto(r, n, KEPT), n, real, tail))
+            c.append("%s { return cs_w_%s(CS_VIA_DLSYM, %s%s); }" % (proto(r, "cs_d_" + n, KEPT), n, real, tail))
+            c.append("%s { return cs_w_%s(CS_VIA_PROCADDR, %s%s); }" % (proto(r, "cs_g_" + n, KEPT), n, real, tail))
         for node in VERSION_NODES.get(api, [])[1:]:
             # An older major's versioned name (cudnnCreate@libcudnn.so.8) calls that major's library,
             # even when the newer one is loaded too (two frameworks in one process). A separate
             # function, not an alias: ld drops the default version of a name whose alias shares its
             # address.
             alias = "cs_v%s_%s" % (node.rsplit(".", 1)[1], n)
-            c.append("static %s" % proto(r, alias))
+            c.append(proto(r, alias, KEPT))
             c.append("{")
             c.append("    static void *_Atomic slot;")
             c.append('    return cs_w_%s(CS_VIA_LINKED, cs_real_in(&cs_api_%s, %s, "%s", &slot)%s);' % (n, api, idx, node, tail))
             c.append("}")
         c.append("")
-    c.append("static const char *const names[] = {")
-    c += ['    "%s",' % r["name"] for r in rows] + ["};"]
+    # The name of each function: one string and offsets into it (no pointer, so nothing for
+    # the loader to relocate when the library is mapped).
+    off, blob = [], []
+    at = 0
+    for r in rows:
+        off.append(at)
+        blob.append(r["name"])
+        at += len(r["name"]) + 1
+    c.append("static const char names_blob[] =")
+    c += ['    "%s\\0"' % nm for nm in blob[:-1]] + ['    "%s";' % blob[-1]]
+    c.append("static const uint32_t name_off[] = {")
+    c += ["    %d," % o for o in off] + ["};"]
     c.append("static const uint8_t classes[] = {")
     for r in rows:
         fl = r["flags"]
         cls = [k for k in ("key", "launch", "sync", "alloc") if k in fl]
         c.append("    %s," % (" | ".join("CS_CLASS_" + k.upper() for k in cls) or "0"))
     c.append("};")
+    # The entry points, as offsets from each table entry to its function (cs_rel in
+    # shim/process/state.h): assembled, since C has no constant for the distance between two
+    # addresses; the linker resolves them, the loader has nothing to do.
     fast_names = {f[0] for f in FAST[api]}
+    tables = []
     for arr, pre in (("linked", ""), ("dlsym", "cs_d_"), ("procaddr", "cs_g_")):
-        c.append("static void *const via_%s[] = {" % arr)
-        c += ["    (void *)%s%s," % (pre or ("cs_l_" if r["name"] in fast_names else ""), r["name"]) for r in rows] + ["};"]
-    c.append("#if CS_FAST_ASM")
-    c += ["void cs_u_%s(void) CS_HIDDEN;" % f[0] for f in FAST[api]]
-    for arr, qual in (("unresolved", "static void *const"), ("cs_call_" + api, "void *_Atomic")):
-        c.append("%s %s[%d] = {" % (qual, arr, len(rows)))
-        c += ["    [%d] = (void *)cs_u_%s," % (i - base, n) for n, _, i, _ in FAST[api]] + ["};"]
-    c.append("#endif")
+        tables.append(("via_%s" % arr, [(pre or ("cs_l_" if r["name"] in fast_names else "")) + r["name"] for r in rows], False))
+    fast_at = {i - base: n for n, _, i, _ in FAST[api]}
+    tables.append(("unresolved", ["cs_u_%s" % fast_at[k] if k in fast_at else None for k in range(len(rows))], True))
     nodes = VERSION_NODES.get(api, [])[1:]
     for node in nodes:
-        c.append("static void *const via_linked_v%s[] = {" % node.rsplit(".", 1)[1])
-        c += ["    (void *)cs_v%s_%s," % (node.rsplit(".", 1)[1], r["name"]) for r in rows] + ["};"]
+        v = node.rsplit(".", 1)[1]
+        tables.append(("via_linked_v%s" % v, ["cs_v%s_%s" % (v, r["name"]) for r in rows], False))
+    c.append("#if CS_FAST_ASM")
+    c += ["void cs_u_%s(void) CS_HIDDEN;" % f[0] for f in FAST[api]]
+    c.append("void *_Atomic cs_call_%s[%d] = {" % (api, len(rows)))
+    c += ["    [%d] = (void *)cs_u_%s," % (i - base, n) for n, _, i, _ in FAST[api]] + ["};"]
+    c.append("#endif")
+    for name, syms, asm_only in tables:
+        sym = "cs_rel_%s_%s" % (api, name)
+        c.append("extern const int32_t %s[] CS_HIDDEN;" % sym)
+        if asm_only:
+            c.append("#if CS_FAST_ASM")
+        c.append('__asm__(".pushsection .rodata\\n.p2align 2\\n.globl %s\\n.hidden %s\\n%s:\\n"' % (sym, sym, sym))
+        c += ['        ".long %s\\n"' % ("%s - ." % x if x else "0") for x in syms]
+        c.append('        ".popsection");')
+        if asm_only:
+            c.append("#endif")
     if nodes:
         c.append("static const struct cs_node nodes[] = {")
-        c += ['    { "%s", via_linked_v%s },' % (node, node.rsplit(".", 1)[1]) for node in nodes] + ["};"]
+        c += ['    { "%s", cs_rel_%s_via_linked_v%s },' % (node, api, node.rsplit(".", 1)[1]) for node in nodes] + ["};"]
     c.append("struct cs_api cs_api_%s = {" % api)
     c.append('    .name = "%s", .soname = "%s", .base = CS_%s_BASE, .count = CS_%s_COUNT,' %
              (api, SONAMES[api], up, up))
-    c.append("    .names = names, .classes = classes, .via = { via_linked, via_dlsym, via_procaddr },")
+    c.append("    .names_blob = names_blob, .name_off = name_off, .classes = classes,")
+    c.append("    .via = { cs_rel_%s_via_linked, cs_rel_%s_via_dlsym, cs_rel_%s_via_procaddr }," % (api, api, api))
     c.append("    .real = real_fns, .result_name = cs_%s_result_name, .benign = %d," % (api, BENIGN.get(api, 0)))
     c.append("#if CS_FAST_ASM")
-    c.append("    .call = cs_call_%s, .unresolved = unresolved," % api)
+    c.append("    .call = cs_call_%s, .unresolved = cs_rel_%s_unresolved," % (api, api))
     c.append("#endif")
     if nodes:
         c.append("    .nodes = nodes, .nnodes = %d," % len(nodes))

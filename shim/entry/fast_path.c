@@ -74,7 +74,7 @@ void *cs_fast_resolve(int idx)
     }
     int i = idx - api->base;
     atomic_store(&api->call[i], p);
-    if (atomic_load(&api->real[i]) != p) atomic_store(&api->call[i], api->unresolved[i]);
+    if (atomic_load(&api->real[i]) != p) atomic_store(&api->call[i], cs_rel(api->unresolved, i));
     errno = saved_errno;
     return p;
 }

@@ -73,8 +73,8 @@ static uint32_t lookup(int via, int api_idx, const char *sym, void **pfn, int32_
     if (r == 0 && pfn && *pfn && st == STATUS_SUCCESS && cs_api_bind(api)) {
         int idx = cs_api_index_of_ptr(api, *pfn, sym);
         if (idx >= 0) {
-            got = api->names[idx - api->base];
-            *pfn = api->via[CS_VIA_PROCADDR][idx - api->base];
+            got = cs_fn_name(api, idx - api->base);
+            *pfn = cs_rel(api->via[CS_VIA_PROCADDR], idx - api->base);
         }
     }
     ev->arg = (uint64_t)(uint32_t)ver;

@@ -73,7 +73,7 @@ static void *substitute(struct cs_api *api, int idx, void *p, void *handle, cons
     if (!cs_api_bind(api))
         return p;
     if (p != atomic_load(&api->real[i])) cs_api_rebind(api, p);
-    return p == atomic_load(&api->real[i]) ? api->via[CS_VIA_DLSYM][i] : p;
+    return p == atomic_load(&api->real[i]) ? cs_rel(api->via[CS_VIA_DLSYM], i) : p;
 }
 
 CS_HIDDEN void *cs_dlsym_substitute(void *handle, const char *name)

@@ -59,14 +59,14 @@ struct cs_api *cs_api_of(int idx)
 const char *cs_api_name(int idx)
 {
     struct cs_api *a = cs_api_of(idx);
-    return a ? a->names[idx - a->base] : "?";
+    return a ? cs_fn_name(a, idx - a->base) : "?";
 }
 
 int cs_api_find(struct cs_api *api, const char *name)
 {
     int lo = 0, hi = api->count - 1;
     while (lo <= hi) {
-        int mid = (lo + hi) / 2, c = strcmp(name, api->names[mid]);
+        int mid = (lo + hi) / 2, c = strcmp(name, cs_fn_name(api, mid));
         if (!c) return api->base + mid;
         if (c < 0) hi = mid - 1; else lo = mid + 1;
     }
@@ -191,7 +191,7 @@ int cs_api_rebind(struct cs_api *api, void *p)
     for (int i = 0; i < api->count; i++) atomic_store(&api->real[i], fresh[i] ? fresh[i] : CS_REAL_MISSING);
     if (api->call)  /* the assembly fast path's cached copies: resolved again at their next call */
         for (int i = 0; i < api->count; i++)
-            if (api->unresolved[i]) atomic_store(&api->call[i], api->unresolved[i]);
+            if (api->unresolved[i]) atomic_store(&api->call[i], cs_rel(api->unresolved, i));
     release_fresh(api, fresh);
     atomic_store(&api->handle, (void *)m);
     atomic_store(&api->bound_addr, m->l_addr);
@@ -214,7 +214,7 @@ int cs_api_index_of_ptr(struct cs_api *api, void *p, const char *hint)
     while (at > 0 && ix->e[at - 1].p == p) at--;
     int best = ix->e[at].idx;
     for (int i = at; i < ix->n && ix->e[i].p == p; i++) {
-        const char *n = api->names[ix->e[i].idx - api->base];
+        const char *n = cs_fn_name(api, ix->e[i].idx - api->base);
         if (hint && !strncmp(n, hint, strlen(hint))) { best = ix->e[i].idx; break; }
     }
     return best;
@@ -231,7 +231,7 @@ void *cs_real_resolve(struct cs_api *api, int idx)
     void *p = atomic_load(slot);
     if (!p && cs_api_bind(api)) p = atomic_load(slot);
     if (p && p != CS_REAL_MISSING) return p;
-    void *next = cs_elf_next(api->names[idx - api->base], (void *)cs_real_resolve);
+    void *next = cs_elf_next(cs_fn_name(api, idx - api->base), (void *)cs_real_resolve);
     void *expected = p;
     if (next) {
         atomic_compare_exchange_strong(slot, &expected, next);
@@ -247,7 +247,7 @@ void *cs_real_in(struct cs_api *api, int idx, const char *soname, void *_Atomic 
     void *p = atomic_load_explicit(slot, memory_order_acquire);
     if (cs_likely(p)) return p;
     struct link_map *m = cs_lm_find_soname(soname);
-    if (m) p = cs_elf_lookup(m, api->names[idx - api->base]);
+    if (m) p = cs_elf_lookup(m, cs_fn_name(api, idx - api->base));
     if (p) {
         atomic_store_explicit(slot, p, memory_order_release);
         return p;

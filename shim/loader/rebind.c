@@ -139,10 +139,10 @@ static void *wrapper_for(const char *name, void *bound)
         int idx = cs_api_find(api, name);
         if (idx < 0) continue;
         void *real = cs_real(api, idx);
-        if (real == bound) return api->via[CS_VIA_LINKED][idx - api->base];
+        if (real == bound) return cs_rel(api->via[CS_VIA_LINKED], idx - api->base);
         for (int n = 0; n < api->nnodes; n++) {
             struct link_map *m = cs_lm_find_soname(api->nodes[n].soname);
-            if (m && cs_elf_lookup(m, name) == bound) return api->nodes[n].linked[idx - api->base];
+            if (m && cs_elf_lookup(m, name) == bound) return cs_rel(api->nodes[n].linked, idx - api->base);
         }
         return NULL;
     }

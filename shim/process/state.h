@@ -32,25 +32,40 @@ struct cs_api {
     const char *name;
     const char *soname;          /* the library whose handle real functions come from */
     int base, count;             /* this API's slice of the global index space */
-    const char *const *names;    /* sorted, for binary search */
+    /* The tables below hold no pointer, so the loader relocates nothing of them when the
+     * library is mapped into a process that may never load CUDA: names are offsets into one
+     * string (cs_fn_name), entry points offsets from the table entry (cs_rel). */
+    const char *names_blob;      /* sorted, for binary search */
+    const uint32_t *name_off;
     const uint8_t *classes;
-    void *const *via[CS_VIA_COUNT];
+    const int32_t *via[CS_VIA_COUNT];
     void *_Atomic *real;         /* resolved lazily; CS_REAL_MISSING / CS_REAL_ABSENT when absent */
     /* The assembly fast path calls through these: the real function once a first call resolved
      * it, until then (and after a rebind) the function's resolving thunk, unresolved[i]. NULL
      * where the fast path is C. */
     void *_Atomic *call;
-    void *const *unresolved;
+    const int32_t *unresolved;   /* cs_rel; 0 where the function has no fast path */
     const char *(*result_name)(int32_t);
     int32_t benign;              /* a non-zero result that is an answer, not a failure */
     /* Older majors (libcudnn.so.8): their own entries, each calling that major's copy. */
-    const struct cs_node { const char *soname; void *const *linked; } *nodes;
+    const struct cs_node { const char *soname; const int32_t *linked; } *nodes;
     int nnodes;
     /* filled at bind time */
     void *_Atomic handle;        /* the bound copy's link-map entry */
     uintptr_t _Atomic bound_addr;  /* and its load address: a reused entry is not the same copy */
     struct cs_ptr_index *_Atomic by_ptr;
 };
+
+/* An entry of a self-relative table (the distance from the entry to its target), or NULL for 0. */
+static inline void *cs_rel(const int32_t *table, int i)
+{
+    return table[i] ? (void *)((const char *)&table[i] + table[i]) : NULL;
+}
+
+static inline const char *cs_fn_name(const struct cs_api *api, int i)
+{
+    return api->names_blob + api->name_off[i];
+}
 
 #define CS_REAL_MISSING ((void *)1)  /* the library lacks it; the next definition not yet looked for */
 #define CS_REAL_ABSENT ((void *)2)   /* defined nowhere after the shim */

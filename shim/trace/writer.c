@@ -426,7 +426,7 @@ size_t cs_format_event(char *buf, size_t cap, struct cs_api *api, const struct c
     struct cs_buf b = { buf, 0, cap - 2 };
     const char *rn = api->result_name ? api->result_name(ev->result) : NULL;
     cs_put(&b, "{\"type\":\"call\",\"api\":\"");
-    cs_put(&b, api->names[ev->api - api->base]);
+    cs_put(&b, cs_fn_name(api, ev->api - api->base));
     cs_put(&b, "\",\"lib\":\"");
     cs_put(&b, api->name);
     cs_put(&b, "\",\"via\":\"");
@@ -449,7 +449,7 @@ size_t cs_format_event(char *buf, size_t cap, struct cs_api *api, const struct c
         atomic_fetch_add(&cs_lines_truncated, 1);
         b.len = 0;
         cs_put(&b, "{\"type\":\"call\",\"api\":\"");
-        cs_put(&b, api->names[ev->api - api->base]);
+        cs_put(&b, cs_fn_name(api, ev->api - api->base));
         cs_put(&b, "\",\"result\":"); cs_put_i64(&b, ev->result);
         cs_put(&b, ",\"truncated\":true}\n");
     }

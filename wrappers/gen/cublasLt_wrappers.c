@@ -27,15 +27,15 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtCreate(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtCreate(void * lightHandle) { return cs_w_cublasLtCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtCreate), lightHandle); }
-static uint32_t cs_d_cublasLtCreate(void * lightHandle) { return cs_w_cublasLtCreate(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtCreate), lightHandle); }
-static uint32_t cs_g_cublasLtCreate(void * lightHandle) { return cs_w_cublasLtCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtCreate), lightHandle); }
-static uint32_t cs_v12_cublasLtCreate(void * lightHandle)
+static __attribute__((used)) uint32_t cublasLtCreate(void * lightHandle) { return cs_w_cublasLtCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtCreate), lightHandle); }
+static __attribute__((used)) uint32_t cs_d_cublasLtCreate(void * lightHandle) { return cs_w_cublasLtCreate(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtCreate), lightHandle); }
+static __attribute__((used)) uint32_t cs_g_cublasLtCreate(void * lightHandle) { return cs_w_cublasLtCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtCreate), lightHandle); }
+static __attribute__((used)) uint32_t cs_v12_cublasLtCreate(void * lightHandle)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtCreate, "libcublasLt.so.12", &slot), lightHandle);
 }
-static uint32_t cs_v11_cublasLtCreate(void * lightHandle)
+static __attribute__((used)) uint32_t cs_v11_cublasLtCreate(void * lightHandle)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtCreate, "libcublasLt.so.11", &slot), lightHandle);
@@ -81,16 +81,16 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtDestroy(uint8
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtDestroy(void * lightHandle) { return cs_f_cublasLtDestroy(CS_VIA_LINKED, lightHandle); }
-static uint32_t cs_d_cublasLtDestroy(void * lightHandle) { return cs_f_cublasLtDestroy(CS_VIA_DLSYM, lightHandle); }
-static uint32_t cs_g_cublasLtDestroy(void * lightHandle) { return cs_f_cublasLtDestroy(CS_VIA_PROCADDR, lightHandle); }
+static __attribute__((used)) uint32_t cs_l_cublasLtDestroy(void * lightHandle) { return cs_f_cublasLtDestroy(CS_VIA_LINKED, lightHandle); }
+static __attribute__((used)) uint32_t cs_d_cublasLtDestroy(void * lightHandle) { return cs_f_cublasLtDestroy(CS_VIA_DLSYM, lightHandle); }
+static __attribute__((used)) uint32_t cs_g_cublasLtDestroy(void * lightHandle) { return cs_f_cublasLtDestroy(CS_VIA_PROCADDR, lightHandle); }
 #endif
-static uint32_t cs_v12_cublasLtDestroy(void * lightHandle)
+static __attribute__((used)) uint32_t cs_v12_cublasLtDestroy(void * lightHandle)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtDestroy, "libcublasLt.so.12", &slot), lightHandle);
 }
-static uint32_t cs_v11_cublasLtDestroy(void * lightHandle)
+static __attribute__((used)) uint32_t cs_v11_cublasLtDestroy(void * lightHandle)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtDestroy, "libcublasLt.so.11", &slot), lightHandle);
@@ -136,16 +136,16 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtEmulationDesc
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtEmulationDescCreate(void * emulationDesc) { return cs_f_cublasLtEmulationDescCreate(CS_VIA_LINKED, emulationDesc); }
-static uint32_t cs_d_cublasLtEmulationDescCreate(void * emulationDesc) { return cs_f_cublasLtEmulationDescCreate(CS_VIA_DLSYM, emulationDesc); }
-static uint32_t cs_g_cublasLtEmulationDescCreate(void * emulationDesc) { return cs_f_cublasLtEmulationDescCreate(CS_VIA_PROCADDR, emulationDesc); }
+static __attribute__((used)) uint32_t cs_l_cublasLtEmulationDescCreate(void * emulationDesc) { return cs_f_cublasLtEmulationDescCreate(CS_VIA_LINKED, emulationDesc); }
+static __attribute__((used)) uint32_t cs_d_cublasLtEmulationDescCreate(void * emulationDesc) { return cs_f_cublasLtEmulationDescCreate(CS_VIA_DLSYM, emulationDesc); }
+static __attribute__((used)) uint32_t cs_g_cublasLtEmulationDescCreate(void * emulationDesc) { return cs_f_cublasLtEmulationDescCreate(CS_VIA_PROCADDR, emulationDesc); }
 #endif
-static uint32_t cs_v12_cublasLtEmulationDescCreate(void * emulationDesc)
+static __attribute__((used)) uint32_t cs_v12_cublasLtEmulationDescCreate(void * emulationDesc)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtEmulationDescCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescCreate, "libcublasLt.so.12", &slot), emulationDesc);
 }
-static uint32_t cs_v11_cublasLtEmulationDescCreate(void * emulationDesc)
+static __attribute__((used)) uint32_t cs_v11_cublasLtEmulationDescCreate(void * emulationDesc)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtEmulationDescCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescCreate, "libcublasLt.so.11", &slot), emulationDesc);
@@ -191,16 +191,16 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtEmulationDesc
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtEmulationDescDestroy(void * emulationDesc) { return cs_f_cublasLtEmulationDescDestroy(CS_VIA_LINKED, emulationDesc); }
-static uint32_t cs_d_cublasLtEmulationDescDestroy(void * emulationDesc) { return cs_f_cublasLtEmulationDescDestroy(CS_VIA_DLSYM, emulationDesc); }
-static uint32_t cs_g_cublasLtEmulationDescDestroy(void * emulationDesc) { return cs_f_cublasLtEmulationDescDestroy(CS_VIA_PROCADDR, emulationDesc); }
+static __attribute__((used)) uint32_t cs_l_cublasLtEmulationDescDestroy(void * emulationDesc) { return cs_f_cublasLtEmulationDescDestroy(CS_VIA_LINKED, emulationDesc); }
+static __attribute__((used)) uint32_t cs_d_cublasLtEmulationDescDestroy(void * emulationDesc) { return cs_f_cublasLtEmulationDescDestroy(CS_VIA_DLSYM, emulationDesc); }
+static __attribute__((used)) uint32_t cs_g_cublasLtEmulationDescDestroy(void * emulationDesc) { return cs_f_cublasLtEmulationDescDestroy(CS_VIA_PROCADDR, emulationDesc); }
 #endif
-static uint32_t cs_v12_cublasLtEmulationDescDestroy(void * emulationDesc)
+static __attribute__((used)) uint32_t cs_v12_cublasLtEmulationDescDestroy(void * emulationDesc)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtEmulationDescDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescDestroy, "libcublasLt.so.12", &slot), emulationDesc);
 }
-static uint32_t cs_v11_cublasLtEmulationDescDestroy(void * emulationDesc)
+static __attribute__((used)) uint32_t cs_v11_cublasLtEmulationDescDestroy(void * emulationDesc)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtEmulationDescDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescDestroy, "libcublasLt.so.11", &slot), emulationDesc);
@@ -246,16 +246,16 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtEmulationDesc
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtEmulationDescGetAttribute(CS_VIA_LINKED, emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_d_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtEmulationDescGetAttribute(CS_VIA_DLSYM, emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_g_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtEmulationDescGetAttribute(CS_VIA_PROCADDR, emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
+static __attribute__((used)) uint32_t cs_l_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtEmulationDescGetAttribute(CS_VIA_LINKED, emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
+static __attribute__((used)) uint32_t cs_d_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtEmulationDescGetAttribute(CS_VIA_DLSYM, emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
+static __attribute__((used)) uint32_t cs_g_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtEmulationDescGetAttribute(CS_VIA_PROCADDR, emulationDesc, attr, buf, sizeInBytes, sizeWritten); }
 #endif
-static uint32_t cs_v12_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static __attribute__((used)) uint32_t cs_v12_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtEmulationDescGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescGetAttribute, "libcublasLt.so.12", &slot), emulationDesc, attr, buf, sizeInBytes, sizeWritten);
 }
-static uint32_t cs_v11_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static __attribute__((used)) uint32_t cs_v11_cublasLtEmulationDescGetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtEmulationDescGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescGetAttribute, "libcublasLt.so.11", &slot), emulationDesc, attr, buf, sizeInBytes, sizeWritten);
@@ -301,16 +301,16 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtEmulationDesc
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { return cs_f_cublasLtEmulationDescInit_internal(CS_VIA_LINKED, emulationDesc, size); }
-static uint32_t cs_d_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { return cs_f_cublasLtEmulationDescInit_internal(CS_VIA_DLSYM, emulationDesc, size); }
-static uint32_t cs_g_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { return cs_f_cublasLtEmulationDescInit_internal(CS_VIA_PROCADDR, emulationDesc, size); }
+static __attribute__((used)) uint32_t cs_l_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { return cs_f_cublasLtEmulationDescInit_internal(CS_VIA_LINKED, emulationDesc, size); }
+static __attribute__((used)) uint32_t cs_d_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { return cs_f_cublasLtEmulationDescInit_internal(CS_VIA_DLSYM, emulationDesc, size); }
+static __attribute__((used)) uint32_t cs_g_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size) { return cs_f_cublasLtEmulationDescInit_internal(CS_VIA_PROCADDR, emulationDesc, size); }
 #endif
-static uint32_t cs_v12_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size)
+static __attribute__((used)) uint32_t cs_v12_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtEmulationDescInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescInit_internal, "libcublasLt.so.12", &slot), emulationDesc, size);
 }
-static uint32_t cs_v11_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size)
+static __attribute__((used)) uint32_t cs_v11_cublasLtEmulationDescInit_internal(void * emulationDesc, uint64_t size)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtEmulationDescInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescInit_internal, "libcublasLt.so.11", &slot), emulationDesc, size);
@@ -356,16 +356,16 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtEmulationDesc
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtEmulationDescSetAttribute(CS_VIA_LINKED, emulationDesc, attr, buf, sizeInBytes); }
-static uint32_t cs_d_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtEmulationDescSetAttribute(CS_VIA_DLSYM, emulationDesc, attr, buf, sizeInBytes); }
-static uint32_t cs_g_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtEmulationDescSetAttribute(CS_VIA_PROCADDR, emulationDesc, attr, buf, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_l_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtEmulationDescSetAttribute(CS_VIA_LINKED, emulationDesc, attr, buf, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_d_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtEmulationDescSetAttribute(CS_VIA_DLSYM, emulationDesc, attr, buf, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_g_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtEmulationDescSetAttribute(CS_VIA_PROCADDR, emulationDesc, attr, buf, sizeInBytes); }
 #endif
-static uint32_t cs_v12_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static __attribute__((used)) uint32_t cs_v12_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtEmulationDescSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescSetAttribute, "libcublasLt.so.12", &slot), emulationDesc, attr, buf, sizeInBytes);
 }
-static uint32_t cs_v11_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static __attribute__((used)) uint32_t cs_v11_cublasLtEmulationDescSetAttribute(void * emulationDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtEmulationDescSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtEmulationDescSetAttribute, "libcublasLt.so.11", &slot), emulationDesc, attr, buf, sizeInBytes);
@@ -387,15 +387,15 @@ static __attribute__((noinline)) uint64_t cs_w_cublasLtGetCudartVersion(uint8_t 
     errno = saved_errno;
     return r;
 }
-static uint64_t cublasLtGetCudartVersion(void) { return cs_w_cublasLtGetCudartVersion(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetCudartVersion)); }
-static uint64_t cs_d_cublasLtGetCudartVersion(void) { return cs_w_cublasLtGetCudartVersion(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetCudartVersion)); }
-static uint64_t cs_g_cublasLtGetCudartVersion(void) { return cs_w_cublasLtGetCudartVersion(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetCudartVersion)); }
-static uint64_t cs_v12_cublasLtGetCudartVersion(void)
+static __attribute__((used)) uint64_t cublasLtGetCudartVersion(void) { return cs_w_cublasLtGetCudartVersion(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetCudartVersion)); }
+static __attribute__((used)) uint64_t cs_d_cublasLtGetCudartVersion(void) { return cs_w_cublasLtGetCudartVersion(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetCudartVersion)); }
+static __attribute__((used)) uint64_t cs_g_cublasLtGetCudartVersion(void) { return cs_w_cublasLtGetCudartVersion(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetCudartVersion)); }
+static __attribute__((used)) uint64_t cs_v12_cublasLtGetCudartVersion(void)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtGetCudartVersion(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetCudartVersion, "libcublasLt.so.12", &slot));
 }
-static uint64_t cs_v11_cublasLtGetCudartVersion(void)
+static __attribute__((used)) uint64_t cs_v11_cublasLtGetCudartVersion(void)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtGetCudartVersion(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetCudartVersion, "libcublasLt.so.11", &slot));
@@ -419,15 +419,15 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtGetProperty(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtGetProperty(uint32_t type, void * value) { return cs_w_cublasLtGetProperty(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetProperty), type, value); }
-static uint32_t cs_d_cublasLtGetProperty(uint32_t type, void * value) { return cs_w_cublasLtGetProperty(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetProperty), type, value); }
-static uint32_t cs_g_cublasLtGetProperty(uint32_t type, void * value) { return cs_w_cublasLtGetProperty(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetProperty), type, value); }
-static uint32_t cs_v12_cublasLtGetProperty(uint32_t type, void * value)
+static __attribute__((used)) uint32_t cublasLtGetProperty(uint32_t type, void * value) { return cs_w_cublasLtGetProperty(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetProperty), type, value); }
+static __attribute__((used)) uint32_t cs_d_cublasLtGetProperty(uint32_t type, void * value) { return cs_w_cublasLtGetProperty(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetProperty), type, value); }
+static __attribute__((used)) uint32_t cs_g_cublasLtGetProperty(uint32_t type, void * value) { return cs_w_cublasLtGetProperty(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetProperty), type, value); }
+static __attribute__((used)) uint32_t cs_v12_cublasLtGetProperty(uint32_t type, void * value)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtGetProperty(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetProperty, "libcublasLt.so.12", &slot), type, value);
 }
-static uint32_t cs_v11_cublasLtGetProperty(uint32_t type, void * value)
+static __attribute__((used)) uint32_t cs_v11_cublasLtGetProperty(uint32_t type, void * value)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtGetProperty(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetProperty, "libcublasLt.so.11", &slot), type, value);
@@ -449,15 +449,15 @@ static __attribute__((noinline)) void * cs_w_cublasLtGetStatusName(uint8_t via, 
     errno = saved_errno;
     return r;
 }
-static void * cublasLtGetStatusName(uint32_t status) { return cs_w_cublasLtGetStatusName(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusName), status); }
-static void * cs_d_cublasLtGetStatusName(uint32_t status) { return cs_w_cublasLtGetStatusName(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusName), status); }
-static void * cs_g_cublasLtGetStatusName(uint32_t status) { return cs_w_cublasLtGetStatusName(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusName), status); }
-static void * cs_v12_cublasLtGetStatusName(uint32_t status)
+static __attribute__((used)) void * cublasLtGetStatusName(uint32_t status) { return cs_w_cublasLtGetStatusName(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusName), status); }
+static __attribute__((used)) void * cs_d_cublasLtGetStatusName(uint32_t status) { return cs_w_cublasLtGetStatusName(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusName), status); }
+static __attribute__((used)) void * cs_g_cublasLtGetStatusName(uint32_t status) { return cs_w_cublasLtGetStatusName(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusName), status); }
+static __attribute__((used)) void * cs_v12_cublasLtGetStatusName(uint32_t status)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtGetStatusName(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusName, "libcublasLt.so.12", &slot), status);
 }
-static void * cs_v11_cublasLtGetStatusName(uint32_t status)
+static __attribute__((used)) void * cs_v11_cublasLtGetStatusName(uint32_t status)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtGetStatusName(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusName, "libcublasLt.so.11", &slot), status);
@@ -479,15 +479,15 @@ static __attribute__((noinline)) void * cs_w_cublasLtGetStatusString(uint8_t via
     errno = saved_errno;
     return r;
 }
-static void * cublasLtGetStatusString(uint32_t status) { return cs_w_cublasLtGetStatusString(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusString), status); }
-static void * cs_d_cublasLtGetStatusString(uint32_t status) { return cs_w_cublasLtGetStatusString(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusString), status); }
-static void * cs_g_cublasLtGetStatusString(uint32_t status) { return cs_w_cublasLtGetStatusString(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusString), status); }
-static void * cs_v12_cublasLtGetStatusString(uint32_t status)
+static __attribute__((used)) void * cublasLtGetStatusString(uint32_t status) { return cs_w_cublasLtGetStatusString(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusString), status); }
+static __attribute__((used)) void * cs_d_cublasLtGetStatusString(uint32_t status) { return cs_w_cublasLtGetStatusString(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusString), status); }
+static __attribute__((used)) void * cs_g_cublasLtGetStatusString(uint32_t status) { return cs_w_cublasLtGetStatusString(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusString), status); }
+static __attribute__((used)) void * cs_v12_cublasLtGetStatusString(uint32_t status)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtGetStatusString(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusString, "libcublasLt.so.12", &slot), status);
 }
-static void * cs_v11_cublasLtGetStatusString(uint32_t status)
+static __attribute__((used)) void * cs_v11_cublasLtGetStatusString(uint32_t status)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtGetStatusString(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetStatusString, "libcublasLt.so.11", &slot), status);
@@ -509,15 +509,15 @@ static __attribute__((noinline)) uint64_t cs_w_cublasLtGetVersion(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-static uint64_t cublasLtGetVersion(void) { return cs_w_cublasLtGetVersion(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetVersion)); }
-static uint64_t cs_d_cublasLtGetVersion(void) { return cs_w_cublasLtGetVersion(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetVersion)); }
-static uint64_t cs_g_cublasLtGetVersion(void) { return cs_w_cublasLtGetVersion(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetVersion)); }
-static uint64_t cs_v12_cublasLtGetVersion(void)
+static __attribute__((used)) uint64_t cublasLtGetVersion(void) { return cs_w_cublasLtGetVersion(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetVersion)); }
+static __attribute__((used)) uint64_t cs_d_cublasLtGetVersion(void) { return cs_w_cublasLtGetVersion(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetVersion)); }
+static __attribute__((used)) uint64_t cs_g_cublasLtGetVersion(void) { return cs_w_cublasLtGetVersion(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetVersion)); }
+static __attribute__((used)) uint64_t cs_v12_cublasLtGetVersion(void)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtGetVersion(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetVersion, "libcublasLt.so.12", &slot));
 }
-static uint64_t cs_v11_cublasLtGetVersion(void)
+static __attribute__((used)) uint64_t cs_v11_cublasLtGetVersion(void)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtGetVersion(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtGetVersion, "libcublasLt.so.11", &slot));
@@ -563,16 +563,16 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtHeuristicsCac
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtHeuristicsCacheGetCapacity(void * capacity) { return cs_f_cublasLtHeuristicsCacheGetCapacity(CS_VIA_LINKED, capacity); }
-static uint32_t cs_d_cublasLtHeuristicsCacheGetCapacity(void * capacity) { return cs_f_cublasLtHeuristicsCacheGetCapacity(CS_VIA_DLSYM, capacity); }
-static uint32_t cs_g_cublasLtHeuristicsCacheGetCapacity(void * capacity) { return cs_f_cublasLtHeuristicsCacheGetCapacity(CS_VIA_PROCADDR, capacity); }
+static __attribute__((used)) uint32_t cs_l_cublasLtHeuristicsCacheGetCapacity(void * capacity) { return cs_f_cublasLtHeuristicsCacheGetCapacity(CS_VIA_LINKED, capacity); }
+static __attribute__((used)) uint32_t cs_d_cublasLtHeuristicsCacheGetCapacity(void * capacity) { return cs_f_cublasLtHeuristicsCacheGetCapacity(CS_VIA_DLSYM, capacity); }
+static __attribute__((used)) uint32_t cs_g_cublasLtHeuristicsCacheGetCapacity(void * capacity) { return cs_f_cublasLtHeuristicsCacheGetCapacity(CS_VIA_PROCADDR, capacity); }
 #endif
-static uint32_t cs_v12_cublasLtHeuristicsCacheGetCapacity(void * capacity)
+static __attribute__((used)) uint32_t cs_v12_cublasLtHeuristicsCacheGetCapacity(void * capacity)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtHeuristicsCacheGetCapacity(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity, "libcublasLt.so.12", &slot), capacity);
 }
-static uint32_t cs_v11_cublasLtHeuristicsCacheGetCapacity(void * capacity)
+static __attribute__((used)) uint32_t cs_v11_cublasLtHeuristicsCacheGetCapacity(void * capacity)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtHeuristicsCacheGetCapacity(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheGetCapacity, "libcublasLt.so.11", &slot), capacity);
@@ -618,16 +618,16 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtHeuristicsCac
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { return cs_f_cublasLtHeuristicsCacheSetCapacity(CS_VIA_LINKED, capacity); }
-static uint32_t cs_d_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { return cs_f_cublasLtHeuristicsCacheSetCapacity(CS_VIA_DLSYM, capacity); }
-static uint32_t cs_g_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { return cs_f_cublasLtHeuristicsCacheSetCapacity(CS_VIA_PROCADDR, capacity); }
+static __attribute__((used)) uint32_t cs_l_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { return cs_f_cublasLtHeuristicsCacheSetCapacity(CS_VIA_LINKED, capacity); }
+static __attribute__((used)) uint32_t cs_d_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { return cs_f_cublasLtHeuristicsCacheSetCapacity(CS_VIA_DLSYM, capacity); }
+static __attribute__((used)) uint32_t cs_g_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity) { return cs_f_cublasLtHeuristicsCacheSetCapacity(CS_VIA_PROCADDR, capacity); }
 #endif
-static uint32_t cs_v12_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity)
+static __attribute__((used)) uint32_t cs_v12_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtHeuristicsCacheSetCapacity(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity, "libcublasLt.so.12", &slot), capacity);
 }
-static uint32_t cs_v11_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity)
+static __attribute__((used)) uint32_t cs_v11_cublasLtHeuristicsCacheSetCapacity(uint64_t capacity)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtHeuristicsCacheSetCapacity(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtHeuristicsCacheSetCapacity, "libcublasLt.so.11", &slot), capacity);
@@ -673,16 +673,16 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerForceDi
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtLoggerForceDisable(void) { return cs_f_cublasLtLoggerForceDisable(CS_VIA_LINKED); }
-static uint32_t cs_d_cublasLtLoggerForceDisable(void) { return cs_f_cublasLtLoggerForceDisable(CS_VIA_DLSYM); }
-static uint32_t cs_g_cublasLtLoggerForceDisable(void) { return cs_f_cublasLtLoggerForceDisable(CS_VIA_PROCADDR); }
+static __attribute__((used)) uint32_t cs_l_cublasLtLoggerForceDisable(void) { return cs_f_cublasLtLoggerForceDisable(CS_VIA_LINKED); }
+static __attribute__((used)) uint32_t cs_d_cublasLtLoggerForceDisable(void) { return cs_f_cublasLtLoggerForceDisable(CS_VIA_DLSYM); }
+static __attribute__((used)) uint32_t cs_g_cublasLtLoggerForceDisable(void) { return cs_f_cublasLtLoggerForceDisable(CS_VIA_PROCADDR); }
 #endif
-static uint32_t cs_v12_cublasLtLoggerForceDisable(void)
+static __attribute__((used)) uint32_t cs_v12_cublasLtLoggerForceDisable(void)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtLoggerForceDisable(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerForceDisable, "libcublasLt.so.12", &slot));
 }
-static uint32_t cs_v11_cublasLtLoggerForceDisable(void)
+static __attribute__((used)) uint32_t cs_v11_cublasLtLoggerForceDisable(void)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtLoggerForceDisable(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerForceDisable, "libcublasLt.so.11", &slot));
@@ -728,16 +728,16 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerOpenFil
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtLoggerOpenFile(void * logFile) { return cs_f_cublasLtLoggerOpenFile(CS_VIA_LINKED, logFile); }
-static uint32_t cs_d_cublasLtLoggerOpenFile(void * logFile) { return cs_f_cublasLtLoggerOpenFile(CS_VIA_DLSYM, logFile); }
-static uint32_t cs_g_cublasLtLoggerOpenFile(void * logFile) { return cs_f_cublasLtLoggerOpenFile(CS_VIA_PROCADDR, logFile); }
+static __attribute__((used)) uint32_t cs_l_cublasLtLoggerOpenFile(void * logFile) { return cs_f_cublasLtLoggerOpenFile(CS_VIA_LINKED, logFile); }
+static __attribute__((used)) uint32_t cs_d_cublasLtLoggerOpenFile(void * logFile) { return cs_f_cublasLtLoggerOpenFile(CS_VIA_DLSYM, logFile); }
+static __attribute__((used)) uint32_t cs_g_cublasLtLoggerOpenFile(void * logFile) { return cs_f_cublasLtLoggerOpenFile(CS_VIA_PROCADDR, logFile); }
 #endif
-static uint32_t cs_v12_cublasLtLoggerOpenFile(void * logFile)
+static __attribute__((used)) uint32_t cs_v12_cublasLtLoggerOpenFile(void * logFile)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtLoggerOpenFile(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerOpenFile, "libcublasLt.so.12", &slot), logFile);
 }
-static uint32_t cs_v11_cublasLtLoggerOpenFile(void * logFile)
+static __attribute__((used)) uint32_t cs_v11_cublasLtLoggerOpenFile(void * logFile)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtLoggerOpenFile(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerOpenFile, "libcublasLt.so.11", &slot), logFile);
@@ -783,16 +783,16 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerSetCall
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtLoggerSetCallback(void * callback) { return cs_f_cublasLtLoggerSetCallback(CS_VIA_LINKED, callback); }
-static uint32_t cs_d_cublasLtLoggerSetCallback(void * callback) { return cs_f_cublasLtLoggerSetCallback(CS_VIA_DLSYM, callback); }
-static uint32_t cs_g_cublasLtLoggerSetCallback(void * callback) { return cs_f_cublasLtLoggerSetCallback(CS_VIA_PROCADDR, callback); }
+static __attribute__((used)) uint32_t cs_l_cublasLtLoggerSetCallback(void * callback) { return cs_f_cublasLtLoggerSetCallback(CS_VIA_LINKED, callback); }
+static __attribute__((used)) uint32_t cs_d_cublasLtLoggerSetCallback(void * callback) { return cs_f_cublasLtLoggerSetCallback(CS_VIA_DLSYM, callback); }
+static __attribute__((used)) uint32_t cs_g_cublasLtLoggerSetCallback(void * callback) { return cs_f_cublasLtLoggerSetCallback(CS_VIA_PROCADDR, callback); }
 #endif
-static uint32_t cs_v12_cublasLtLoggerSetCallback(void * callback)
+static __attribute__((used)) uint32_t cs_v12_cublasLtLoggerSetCallback(void * callback)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtLoggerSetCallback(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetCallback, "libcublasLt.so.12", &slot), callback);
 }
-static uint32_t cs_v11_cublasLtLoggerSetCallback(void * callback)
+static __attribute__((used)) uint32_t cs_v11_cublasLtLoggerSetCallback(void * callback)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtLoggerSetCallback(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetCallback, "libcublasLt.so.11", &slot), callback);
@@ -838,16 +838,16 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerSetFile
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtLoggerSetFile(void * file) { return cs_f_cublasLtLoggerSetFile(CS_VIA_LINKED, file); }
-static uint32_t cs_d_cublasLtLoggerSetFile(void * file) { return cs_f_cublasLtLoggerSetFile(CS_VIA_DLSYM, file); }
-static uint32_t cs_g_cublasLtLoggerSetFile(void * file) { return cs_f_cublasLtLoggerSetFile(CS_VIA_PROCADDR, file); }
+static __attribute__((used)) uint32_t cs_l_cublasLtLoggerSetFile(void * file) { return cs_f_cublasLtLoggerSetFile(CS_VIA_LINKED, file); }
+static __attribute__((used)) uint32_t cs_d_cublasLtLoggerSetFile(void * file) { return cs_f_cublasLtLoggerSetFile(CS_VIA_DLSYM, file); }
+static __attribute__((used)) uint32_t cs_g_cublasLtLoggerSetFile(void * file) { return cs_f_cublasLtLoggerSetFile(CS_VIA_PROCADDR, file); }
 #endif
-static uint32_t cs_v12_cublasLtLoggerSetFile(void * file)
+static __attribute__((used)) uint32_t cs_v12_cublasLtLoggerSetFile(void * file)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtLoggerSetFile(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetFile, "libcublasLt.so.12", &slot), file);
 }
-static uint32_t cs_v11_cublasLtLoggerSetFile(void * file)
+static __attribute__((used)) uint32_t cs_v11_cublasLtLoggerSetFile(void * file)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtLoggerSetFile(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetFile, "libcublasLt.so.11", &slot), file);
@@ -893,16 +893,16 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerSetLeve
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtLoggerSetLevel(int32_t level) { return cs_f_cublasLtLoggerSetLevel(CS_VIA_LINKED, level); }
-static uint32_t cs_d_cublasLtLoggerSetLevel(int32_t level) { return cs_f_cublasLtLoggerSetLevel(CS_VIA_DLSYM, level); }
-static uint32_t cs_g_cublasLtLoggerSetLevel(int32_t level) { return cs_f_cublasLtLoggerSetLevel(CS_VIA_PROCADDR, level); }
+static __attribute__((used)) uint32_t cs_l_cublasLtLoggerSetLevel(int32_t level) { return cs_f_cublasLtLoggerSetLevel(CS_VIA_LINKED, level); }
+static __attribute__((used)) uint32_t cs_d_cublasLtLoggerSetLevel(int32_t level) { return cs_f_cublasLtLoggerSetLevel(CS_VIA_DLSYM, level); }
+static __attribute__((used)) uint32_t cs_g_cublasLtLoggerSetLevel(int32_t level) { return cs_f_cublasLtLoggerSetLevel(CS_VIA_PROCADDR, level); }
 #endif
-static uint32_t cs_v12_cublasLtLoggerSetLevel(int32_t level)
+static __attribute__((used)) uint32_t cs_v12_cublasLtLoggerSetLevel(int32_t level)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtLoggerSetLevel(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetLevel, "libcublasLt.so.12", &slot), level);
 }
-static uint32_t cs_v11_cublasLtLoggerSetLevel(int32_t level)
+static __attribute__((used)) uint32_t cs_v11_cublasLtLoggerSetLevel(int32_t level)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtLoggerSetLevel(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetLevel, "libcublasLt.so.11", &slot), level);
@@ -948,16 +948,16 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtLoggerSetMask
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtLoggerSetMask(int32_t mask) { return cs_f_cublasLtLoggerSetMask(CS_VIA_LINKED, mask); }
-static uint32_t cs_d_cublasLtLoggerSetMask(int32_t mask) { return cs_f_cublasLtLoggerSetMask(CS_VIA_DLSYM, mask); }
-static uint32_t cs_g_cublasLtLoggerSetMask(int32_t mask) { return cs_f_cublasLtLoggerSetMask(CS_VIA_PROCADDR, mask); }
+static __attribute__((used)) uint32_t cs_l_cublasLtLoggerSetMask(int32_t mask) { return cs_f_cublasLtLoggerSetMask(CS_VIA_LINKED, mask); }
+static __attribute__((used)) uint32_t cs_d_cublasLtLoggerSetMask(int32_t mask) { return cs_f_cublasLtLoggerSetMask(CS_VIA_DLSYM, mask); }
+static __attribute__((used)) uint32_t cs_g_cublasLtLoggerSetMask(int32_t mask) { return cs_f_cublasLtLoggerSetMask(CS_VIA_PROCADDR, mask); }
 #endif
-static uint32_t cs_v12_cublasLtLoggerSetMask(int32_t mask)
+static __attribute__((used)) uint32_t cs_v12_cublasLtLoggerSetMask(int32_t mask)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtLoggerSetMask(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetMask, "libcublasLt.so.12", &slot), mask);
 }
-static uint32_t cs_v11_cublasLtLoggerSetMask(int32_t mask)
+static __attribute__((used)) uint32_t cs_v11_cublasLtLoggerSetMask(int32_t mask)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtLoggerSetMask(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtLoggerSetMask, "libcublasLt.so.11", &slot), mask);
@@ -981,15 +981,15 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmul(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
-static uint32_t cs_d_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
-static uint32_t cs_g_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
-static uint32_t cs_v12_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream)
+static __attribute__((used)) uint32_t cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
+static __attribute__((used)) uint32_t cs_d_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
+static __attribute__((used)) uint32_t cs_g_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream) { return cs_w_cublasLtMatmul(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream); }
+static __attribute__((used)) uint32_t cs_v12_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmul(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul, "libcublasLt.so.12", &slot), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
 }
-static uint32_t cs_v11_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream)
+static __attribute__((used)) uint32_t cs_v11_cublasLtMatmul(void * lightHandle, void * computeDesc, void * alpha, void * A, void * Adesc, void * B, void * Bdesc, void * beta, void * C, void * Cdesc, void * D, void * Ddesc, void * algo, void * workspace, uint64_t workspaceSizeInBytes, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmul(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmul, "libcublasLt.so.11", &slot), lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream);
@@ -1035,16 +1035,16 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoCap
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_LINKED, algo, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_d_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_DLSYM, algo, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_g_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_PROCADDR, algo, attr, buf, sizeInBytes, sizeWritten); }
+static __attribute__((used)) uint32_t cs_l_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_LINKED, algo, attr, buf, sizeInBytes, sizeWritten); }
+static __attribute__((used)) uint32_t cs_d_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_DLSYM, algo, attr, buf, sizeInBytes, sizeWritten); }
+static __attribute__((used)) uint32_t cs_g_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_PROCADDR, algo, attr, buf, sizeInBytes, sizeWritten); }
 #endif
-static uint32_t cs_v12_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static __attribute__((used)) uint32_t cs_v12_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute, "libcublasLt.so.12", &slot), algo, attr, buf, sizeInBytes, sizeWritten);
 }
-static uint32_t cs_v11_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static __attribute__((used)) uint32_t cs_v11_cublasLtMatmulAlgoCapGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulAlgoCapGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCapGetAttribute, "libcublasLt.so.11", &slot), algo, attr, buf, sizeInBytes, sizeWritten);
@@ -1090,16 +1090,16 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoChe
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_f_cublasLtMatmulAlgoCheck(CS_VIA_LINKED, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
-static uint32_t cs_d_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_f_cublasLtMatmulAlgoCheck(CS_VIA_DLSYM, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
-static uint32_t cs_g_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_f_cublasLtMatmulAlgoCheck(CS_VIA_PROCADDR, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
+static __attribute__((used)) uint32_t cs_l_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_f_cublasLtMatmulAlgoCheck(CS_VIA_LINKED, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
+static __attribute__((used)) uint32_t cs_d_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_f_cublasLtMatmulAlgoCheck(CS_VIA_DLSYM, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
+static __attribute__((used)) uint32_t cs_g_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result) { return cs_f_cublasLtMatmulAlgoCheck(CS_VIA_PROCADDR, lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result); }
 #endif
-static uint32_t cs_v12_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result)
+static __attribute__((used)) uint32_t cs_v12_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulAlgoCheck(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCheck, "libcublasLt.so.12", &slot), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result);
 }
-static uint32_t cs_v11_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result)
+static __attribute__((used)) uint32_t cs_v11_cublasLtMatmulAlgoCheck(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * algo, void * result)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulAlgoCheck(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoCheck, "libcublasLt.so.11", &slot), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, algo, result);
@@ -1145,16 +1145,16 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoCon
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_LINKED, algo, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_d_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_DLSYM, algo, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_g_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_PROCADDR, algo, attr, buf, sizeInBytes, sizeWritten); }
+static __attribute__((used)) uint32_t cs_l_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_LINKED, algo, attr, buf, sizeInBytes, sizeWritten); }
+static __attribute__((used)) uint32_t cs_d_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_DLSYM, algo, attr, buf, sizeInBytes, sizeWritten); }
+static __attribute__((used)) uint32_t cs_g_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_PROCADDR, algo, attr, buf, sizeInBytes, sizeWritten); }
 #endif
-static uint32_t cs_v12_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static __attribute__((used)) uint32_t cs_v12_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute, "libcublasLt.so.12", &slot), algo, attr, buf, sizeInBytes, sizeWritten);
 }
-static uint32_t cs_v11_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static __attribute__((used)) uint32_t cs_v11_cublasLtMatmulAlgoConfigGetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulAlgoConfigGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigGetAttribute, "libcublasLt.so.11", &slot), algo, attr, buf, sizeInBytes, sizeWritten);
@@ -1200,16 +1200,16 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoCon
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_LINKED, algo, attr, buf, sizeInBytes); }
-static uint32_t cs_d_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_DLSYM, algo, attr, buf, sizeInBytes); }
-static uint32_t cs_g_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_PROCADDR, algo, attr, buf, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_l_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_LINKED, algo, attr, buf, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_d_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_DLSYM, algo, attr, buf, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_g_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_PROCADDR, algo, attr, buf, sizeInBytes); }
 #endif
-static uint32_t cs_v12_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static __attribute__((used)) uint32_t cs_v12_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute, "libcublasLt.so.12", &slot), algo, attr, buf, sizeInBytes);
 }
-static uint32_t cs_v11_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static __attribute__((used)) uint32_t cs_v11_cublasLtMatmulAlgoConfigSetAttribute(void * algo, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulAlgoConfigSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoConfigSetAttribute, "libcublasLt.so.11", &slot), algo, attr, buf, sizeInBytes);
@@ -1233,15 +1233,15 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulAlgoGetHeuristic(ui
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
-static uint32_t cs_d_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
-static uint32_t cs_g_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
-static uint32_t cs_v12_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount)
+static __attribute__((used)) uint32_t cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
+static __attribute__((used)) uint32_t cs_d_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
+static __attribute__((used)) uint32_t cs_g_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount) { return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount); }
+static __attribute__((used)) uint32_t cs_v12_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic, "libcublasLt.so.12", &slot), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount);
 }
-static uint32_t cs_v11_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount)
+static __attribute__((used)) uint32_t cs_v11_cublasLtMatmulAlgoGetHeuristic(void * lightHandle, void * operationDesc, void * Adesc, void * Bdesc, void * Cdesc, void * Ddesc, void * preference, int32_t requestedAlgoCount, void * heuristicResultsArray, void * returnAlgoCount)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulAlgoGetHeuristic(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetHeuristic, "libcublasLt.so.11", &slot), lightHandle, operationDesc, Adesc, Bdesc, Cdesc, Ddesc, preference, requestedAlgoCount, heuristicResultsArray, returnAlgoCount);
@@ -1287,16 +1287,16 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoGet
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_f_cublasLtMatmulAlgoGetIds(CS_VIA_LINKED, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
-static uint32_t cs_d_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_f_cublasLtMatmulAlgoGetIds(CS_VIA_DLSYM, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
-static uint32_t cs_g_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_f_cublasLtMatmulAlgoGetIds(CS_VIA_PROCADDR, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
+static __attribute__((used)) uint32_t cs_l_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_f_cublasLtMatmulAlgoGetIds(CS_VIA_LINKED, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
+static __attribute__((used)) uint32_t cs_d_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_f_cublasLtMatmulAlgoGetIds(CS_VIA_DLSYM, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
+static __attribute__((used)) uint32_t cs_g_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount) { return cs_f_cublasLtMatmulAlgoGetIds(CS_VIA_PROCADDR, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount); }
 #endif
-static uint32_t cs_v12_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount)
+static __attribute__((used)) uint32_t cs_v12_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulAlgoGetIds(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetIds, "libcublasLt.so.12", &slot), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount);
 }
-static uint32_t cs_v11_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount)
+static __attribute__((used)) uint32_t cs_v11_cublasLtMatmulAlgoGetIds(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t requestedAlgoCount, void * algoIdsArray, void * returnAlgoCount)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulAlgoGetIds(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoGetIds, "libcublasLt.so.11", &slot), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, requestedAlgoCount, algoIdsArray, returnAlgoCount);
@@ -1342,16 +1342,16 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulAlgoIni
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_f_cublasLtMatmulAlgoInit(CS_VIA_LINKED, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
-static uint32_t cs_d_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_f_cublasLtMatmulAlgoInit(CS_VIA_DLSYM, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
-static uint32_t cs_g_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_f_cublasLtMatmulAlgoInit(CS_VIA_PROCADDR, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
+static __attribute__((used)) uint32_t cs_l_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_f_cublasLtMatmulAlgoInit(CS_VIA_LINKED, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
+static __attribute__((used)) uint32_t cs_d_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_f_cublasLtMatmulAlgoInit(CS_VIA_DLSYM, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
+static __attribute__((used)) uint32_t cs_g_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo) { return cs_f_cublasLtMatmulAlgoInit(CS_VIA_PROCADDR, lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo); }
 #endif
-static uint32_t cs_v12_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo)
+static __attribute__((used)) uint32_t cs_v12_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulAlgoInit(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoInit, "libcublasLt.so.12", &slot), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo);
 }
-static uint32_t cs_v11_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo)
+static __attribute__((used)) uint32_t cs_v11_cublasLtMatmulAlgoInit(void * lightHandle, uint32_t computeType, uint32_t scaleType, uint32_t Atype, uint32_t Btype, uint32_t Ctype, uint32_t Dtype, int32_t algoId, void * algo)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulAlgoInit(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulAlgoInit, "libcublasLt.so.11", &slot), lightHandle, computeType, scaleType, Atype, Btype, Ctype, Dtype, algoId, algo);
@@ -1375,15 +1375,15 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescCreate(uint8_t 
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate), matmulDesc, computeType, scaleType); }
-static uint32_t cs_d_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate), matmulDesc, computeType, scaleType); }
-static uint32_t cs_g_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate), matmulDesc, computeType, scaleType); }
-static uint32_t cs_v12_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType)
+static __attribute__((used)) uint32_t cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate), matmulDesc, computeType, scaleType); }
+static __attribute__((used)) uint32_t cs_d_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate), matmulDesc, computeType, scaleType); }
+static __attribute__((used)) uint32_t cs_g_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate), matmulDesc, computeType, scaleType); }
+static __attribute__((used)) uint32_t cs_v12_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulDescCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate, "libcublasLt.so.12", &slot), matmulDesc, computeType, scaleType);
 }
-static uint32_t cs_v11_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType)
+static __attribute__((used)) uint32_t cs_v11_cublasLtMatmulDescCreate(void * matmulDesc, uint32_t computeType, uint32_t scaleType)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulDescCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescCreate, "libcublasLt.so.11", &slot), matmulDesc, computeType, scaleType);
@@ -1407,15 +1407,15 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescDestroy(uint8_t
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy), matmulDesc); }
-static uint32_t cs_d_cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy), matmulDesc); }
-static uint32_t cs_g_cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy), matmulDesc); }
-static uint32_t cs_v12_cublasLtMatmulDescDestroy(void * matmulDesc)
+static __attribute__((used)) uint32_t cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy), matmulDesc); }
+static __attribute__((used)) uint32_t cs_d_cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy), matmulDesc); }
+static __attribute__((used)) uint32_t cs_g_cublasLtMatmulDescDestroy(void * matmulDesc) { return cs_w_cublasLtMatmulDescDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy), matmulDesc); }
+static __attribute__((used)) uint32_t cs_v12_cublasLtMatmulDescDestroy(void * matmulDesc)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulDescDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy, "libcublasLt.so.12", &slot), matmulDesc);
 }
-static uint32_t cs_v11_cublasLtMatmulDescDestroy(void * matmulDesc)
+static __attribute__((used)) uint32_t cs_v11_cublasLtMatmulDescDestroy(void * matmulDesc)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulDescDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescDestroy, "libcublasLt.so.11", &slot), matmulDesc);
@@ -1461,16 +1461,16 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulDescGet
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulDescGetAttribute(CS_VIA_LINKED, matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_d_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulDescGetAttribute(CS_VIA_DLSYM, matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_g_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulDescGetAttribute(CS_VIA_PROCADDR, matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
+static __attribute__((used)) uint32_t cs_l_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulDescGetAttribute(CS_VIA_LINKED, matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
+static __attribute__((used)) uint32_t cs_d_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulDescGetAttribute(CS_VIA_DLSYM, matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
+static __attribute__((used)) uint32_t cs_g_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulDescGetAttribute(CS_VIA_PROCADDR, matmulDesc, attr, buf, sizeInBytes, sizeWritten); }
 #endif
-static uint32_t cs_v12_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static __attribute__((used)) uint32_t cs_v12_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulDescGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescGetAttribute, "libcublasLt.so.12", &slot), matmulDesc, attr, buf, sizeInBytes, sizeWritten);
 }
-static uint32_t cs_v11_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static __attribute__((used)) uint32_t cs_v11_cublasLtMatmulDescGetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulDescGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescGetAttribute, "libcublasLt.so.11", &slot), matmulDesc, attr, buf, sizeInBytes, sizeWritten);
@@ -1494,15 +1494,15 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescInit_internal(u
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal), matmulDesc, size, computeType, scaleType); }
-static uint32_t cs_d_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal), matmulDesc, size, computeType, scaleType); }
-static uint32_t cs_g_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal), matmulDesc, size, computeType, scaleType); }
-static uint32_t cs_v12_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType)
+static __attribute__((used)) uint32_t cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal), matmulDesc, size, computeType, scaleType); }
+static __attribute__((used)) uint32_t cs_d_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal), matmulDesc, size, computeType, scaleType); }
+static __attribute__((used)) uint32_t cs_g_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType) { return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal), matmulDesc, size, computeType, scaleType); }
+static __attribute__((used)) uint32_t cs_v12_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal, "libcublasLt.so.12", &slot), matmulDesc, size, computeType, scaleType);
 }
-static uint32_t cs_v11_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType)
+static __attribute__((used)) uint32_t cs_v11_cublasLtMatmulDescInit_internal(void * matmulDesc, uint64_t size, uint32_t computeType, uint32_t scaleType)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulDescInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescInit_internal, "libcublasLt.so.11", &slot), matmulDesc, size, computeType, scaleType);
@@ -1526,15 +1526,15 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatmulDescSetAttribute(ui
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute), matmulDesc, attr, buf, sizeInBytes); }
-static uint32_t cs_d_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute), matmulDesc, attr, buf, sizeInBytes); }
-static uint32_t cs_g_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute), matmulDesc, attr, buf, sizeInBytes); }
-static uint32_t cs_v12_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static __attribute__((used)) uint32_t cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute), matmulDesc, attr, buf, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_d_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute), matmulDesc, attr, buf, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_g_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute), matmulDesc, attr, buf, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_v12_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute, "libcublasLt.so.12", &slot), matmulDesc, attr, buf, sizeInBytes);
 }
-static uint32_t cs_v11_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static __attribute__((used)) uint32_t cs_v11_cublasLtMatmulDescSetAttribute(void * matmulDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulDescSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulDescSetAttribute, "libcublasLt.so.11", &slot), matmulDesc, attr, buf, sizeInBytes);
@@ -1580,16 +1580,16 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulPrefere
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtMatmulPreferenceCreate(void * pref) { return cs_f_cublasLtMatmulPreferenceCreate(CS_VIA_LINKED, pref); }
-static uint32_t cs_d_cublasLtMatmulPreferenceCreate(void * pref) { return cs_f_cublasLtMatmulPreferenceCreate(CS_VIA_DLSYM, pref); }
-static uint32_t cs_g_cublasLtMatmulPreferenceCreate(void * pref) { return cs_f_cublasLtMatmulPreferenceCreate(CS_VIA_PROCADDR, pref); }
+static __attribute__((used)) uint32_t cs_l_cublasLtMatmulPreferenceCreate(void * pref) { return cs_f_cublasLtMatmulPreferenceCreate(CS_VIA_LINKED, pref); }
+static __attribute__((used)) uint32_t cs_d_cublasLtMatmulPreferenceCreate(void * pref) { return cs_f_cublasLtMatmulPreferenceCreate(CS_VIA_DLSYM, pref); }
+static __attribute__((used)) uint32_t cs_g_cublasLtMatmulPreferenceCreate(void * pref) { return cs_f_cublasLtMatmulPreferenceCreate(CS_VIA_PROCADDR, pref); }
 #endif
-static uint32_t cs_v12_cublasLtMatmulPreferenceCreate(void * pref)
+static __attribute__((used)) uint32_t cs_v12_cublasLtMatmulPreferenceCreate(void * pref)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulPreferenceCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceCreate, "libcublasLt.so.12", &slot), pref);
 }
-static uint32_t cs_v11_cublasLtMatmulPreferenceCreate(void * pref)
+static __attribute__((used)) uint32_t cs_v11_cublasLtMatmulPreferenceCreate(void * pref)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulPreferenceCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceCreate, "libcublasLt.so.11", &slot), pref);
@@ -1635,16 +1635,16 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulPrefere
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtMatmulPreferenceDestroy(void * pref) { return cs_f_cublasLtMatmulPreferenceDestroy(CS_VIA_LINKED, pref); }
-static uint32_t cs_d_cublasLtMatmulPreferenceDestroy(void * pref) { return cs_f_cublasLtMatmulPreferenceDestroy(CS_VIA_DLSYM, pref); }
-static uint32_t cs_g_cublasLtMatmulPreferenceDestroy(void * pref) { return cs_f_cublasLtMatmulPreferenceDestroy(CS_VIA_PROCADDR, pref); }
+static __attribute__((used)) uint32_t cs_l_cublasLtMatmulPreferenceDestroy(void * pref) { return cs_f_cublasLtMatmulPreferenceDestroy(CS_VIA_LINKED, pref); }
+static __attribute__((used)) uint32_t cs_d_cublasLtMatmulPreferenceDestroy(void * pref) { return cs_f_cublasLtMatmulPreferenceDestroy(CS_VIA_DLSYM, pref); }
+static __attribute__((used)) uint32_t cs_g_cublasLtMatmulPreferenceDestroy(void * pref) { return cs_f_cublasLtMatmulPreferenceDestroy(CS_VIA_PROCADDR, pref); }
 #endif
-static uint32_t cs_v12_cublasLtMatmulPreferenceDestroy(void * pref)
+static __attribute__((used)) uint32_t cs_v12_cublasLtMatmulPreferenceDestroy(void * pref)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulPreferenceDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy, "libcublasLt.so.12", &slot), pref);
 }
-static uint32_t cs_v11_cublasLtMatmulPreferenceDestroy(void * pref)
+static __attribute__((used)) uint32_t cs_v11_cublasLtMatmulPreferenceDestroy(void * pref)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulPreferenceDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceDestroy, "libcublasLt.so.11", &slot), pref);
@@ -1690,16 +1690,16 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulPrefere
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulPreferenceGetAttribute(CS_VIA_LINKED, pref, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_d_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulPreferenceGetAttribute(CS_VIA_DLSYM, pref, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_g_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulPreferenceGetAttribute(CS_VIA_PROCADDR, pref, attr, buf, sizeInBytes, sizeWritten); }
+static __attribute__((used)) uint32_t cs_l_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulPreferenceGetAttribute(CS_VIA_LINKED, pref, attr, buf, sizeInBytes, sizeWritten); }
+static __attribute__((used)) uint32_t cs_d_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulPreferenceGetAttribute(CS_VIA_DLSYM, pref, attr, buf, sizeInBytes, sizeWritten); }
+static __attribute__((used)) uint32_t cs_g_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatmulPreferenceGetAttribute(CS_VIA_PROCADDR, pref, attr, buf, sizeInBytes, sizeWritten); }
 #endif
-static uint32_t cs_v12_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static __attribute__((used)) uint32_t cs_v12_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulPreferenceGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute, "libcublasLt.so.12", &slot), pref, attr, buf, sizeInBytes, sizeWritten);
 }
-static uint32_t cs_v11_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static __attribute__((used)) uint32_t cs_v11_cublasLtMatmulPreferenceGetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulPreferenceGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceGetAttribute, "libcublasLt.so.11", &slot), pref, attr, buf, sizeInBytes, sizeWritten);
@@ -1745,16 +1745,16 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulPrefere
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { return cs_f_cublasLtMatmulPreferenceInit_internal(CS_VIA_LINKED, pref, size); }
-static uint32_t cs_d_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { return cs_f_cublasLtMatmulPreferenceInit_internal(CS_VIA_DLSYM, pref, size); }
-static uint32_t cs_g_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { return cs_f_cublasLtMatmulPreferenceInit_internal(CS_VIA_PROCADDR, pref, size); }
+static __attribute__((used)) uint32_t cs_l_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { return cs_f_cublasLtMatmulPreferenceInit_internal(CS_VIA_LINKED, pref, size); }
+static __attribute__((used)) uint32_t cs_d_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { return cs_f_cublasLtMatmulPreferenceInit_internal(CS_VIA_DLSYM, pref, size); }
+static __attribute__((used)) uint32_t cs_g_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size) { return cs_f_cublasLtMatmulPreferenceInit_internal(CS_VIA_PROCADDR, pref, size); }
 #endif
-static uint32_t cs_v12_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size)
+static __attribute__((used)) uint32_t cs_v12_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulPreferenceInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal, "libcublasLt.so.12", &slot), pref, size);
 }
-static uint32_t cs_v11_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size)
+static __attribute__((used)) uint32_t cs_v11_cublasLtMatmulPreferenceInit_internal(void * pref, uint64_t size)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulPreferenceInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceInit_internal, "libcublasLt.so.11", &slot), pref, size);
@@ -1800,16 +1800,16 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatmulPrefere
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulPreferenceSetAttribute(CS_VIA_LINKED, pref, attr, buf, sizeInBytes); }
-static uint32_t cs_d_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulPreferenceSetAttribute(CS_VIA_DLSYM, pref, attr, buf, sizeInBytes); }
-static uint32_t cs_g_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulPreferenceSetAttribute(CS_VIA_PROCADDR, pref, attr, buf, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_l_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulPreferenceSetAttribute(CS_VIA_LINKED, pref, attr, buf, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_d_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulPreferenceSetAttribute(CS_VIA_DLSYM, pref, attr, buf, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_g_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatmulPreferenceSetAttribute(CS_VIA_PROCADDR, pref, attr, buf, sizeInBytes); }
 #endif
-static uint32_t cs_v12_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static __attribute__((used)) uint32_t cs_v12_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulPreferenceSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute, "libcublasLt.so.12", &slot), pref, attr, buf, sizeInBytes);
 }
-static uint32_t cs_v11_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static __attribute__((used)) uint32_t cs_v11_cublasLtMatmulPreferenceSetAttribute(void * pref, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatmulPreferenceSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatmulPreferenceSetAttribute, "libcublasLt.so.11", &slot), pref, attr, buf, sizeInBytes);
@@ -1833,15 +1833,15 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutCreate(uint8_
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate), matLayout, type, rows, cols, ld); }
-static uint32_t cs_d_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate), matLayout, type, rows, cols, ld); }
-static uint32_t cs_g_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate), matLayout, type, rows, cols, ld); }
-static uint32_t cs_v12_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
+static __attribute__((used)) uint32_t cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate), matLayout, type, rows, cols, ld); }
+static __attribute__((used)) uint32_t cs_d_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate), matLayout, type, rows, cols, ld); }
+static __attribute__((used)) uint32_t cs_g_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate), matLayout, type, rows, cols, ld); }
+static __attribute__((used)) uint32_t cs_v12_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate, "libcublasLt.so.12", &slot), matLayout, type, rows, cols, ld);
 }
-static uint32_t cs_v11_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
+static __attribute__((used)) uint32_t cs_v11_cublasLtMatrixLayoutCreate(void * matLayout, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixLayoutCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutCreate, "libcublasLt.so.11", &slot), matLayout, type, rows, cols, ld);
@@ -1865,15 +1865,15 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutDestroy(uint8
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy), matLayout); }
-static uint32_t cs_d_cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy), matLayout); }
-static uint32_t cs_g_cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy), matLayout); }
-static uint32_t cs_v12_cublasLtMatrixLayoutDestroy(void * matLayout)
+static __attribute__((used)) uint32_t cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy), matLayout); }
+static __attribute__((used)) uint32_t cs_d_cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy), matLayout); }
+static __attribute__((used)) uint32_t cs_g_cublasLtMatrixLayoutDestroy(void * matLayout) { return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy), matLayout); }
+static __attribute__((used)) uint32_t cs_v12_cublasLtMatrixLayoutDestroy(void * matLayout)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy, "libcublasLt.so.12", &slot), matLayout);
 }
-static uint32_t cs_v11_cublasLtMatrixLayoutDestroy(void * matLayout)
+static __attribute__((used)) uint32_t cs_v11_cublasLtMatrixLayoutDestroy(void * matLayout)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixLayoutDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutDestroy, "libcublasLt.so.11", &slot), matLayout);
@@ -1919,16 +1919,16 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixLayoutG
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatrixLayoutGetAttribute(CS_VIA_LINKED, matLayout, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_d_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatrixLayoutGetAttribute(CS_VIA_DLSYM, matLayout, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_g_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatrixLayoutGetAttribute(CS_VIA_PROCADDR, matLayout, attr, buf, sizeInBytes, sizeWritten); }
+static __attribute__((used)) uint32_t cs_l_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatrixLayoutGetAttribute(CS_VIA_LINKED, matLayout, attr, buf, sizeInBytes, sizeWritten); }
+static __attribute__((used)) uint32_t cs_d_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatrixLayoutGetAttribute(CS_VIA_DLSYM, matLayout, attr, buf, sizeInBytes, sizeWritten); }
+static __attribute__((used)) uint32_t cs_g_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatrixLayoutGetAttribute(CS_VIA_PROCADDR, matLayout, attr, buf, sizeInBytes, sizeWritten); }
 #endif
-static uint32_t cs_v12_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static __attribute__((used)) uint32_t cs_v12_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixLayoutGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute, "libcublasLt.so.12", &slot), matLayout, attr, buf, sizeInBytes, sizeWritten);
 }
-static uint32_t cs_v11_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static __attribute__((used)) uint32_t cs_v11_cublasLtMatrixLayoutGetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixLayoutGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutGetAttribute, "libcublasLt.so.11", &slot), matLayout, attr, buf, sizeInBytes, sizeWritten);
@@ -1952,15 +1952,15 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutInit_internal
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal), matLayout, size, type, rows, cols, ld); }
-static uint32_t cs_d_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal), matLayout, size, type, rows, cols, ld); }
-static uint32_t cs_g_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal), matLayout, size, type, rows, cols, ld); }
-static uint32_t cs_v12_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
+static __attribute__((used)) uint32_t cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal), matLayout, size, type, rows, cols, ld); }
+static __attribute__((used)) uint32_t cs_d_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal), matLayout, size, type, rows, cols, ld); }
+static __attribute__((used)) uint32_t cs_g_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld) { return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal), matLayout, size, type, rows, cols, ld); }
+static __attribute__((used)) uint32_t cs_v12_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal, "libcublasLt.so.12", &slot), matLayout, size, type, rows, cols, ld);
 }
-static uint32_t cs_v11_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
+static __attribute__((used)) uint32_t cs_v11_cublasLtMatrixLayoutInit_internal(void * matLayout, uint64_t size, uint32_t type, uint64_t rows, uint64_t cols, int64_t ld)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixLayoutInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutInit_internal, "libcublasLt.so.11", &slot), matLayout, size, type, rows, cols, ld);
@@ -1984,15 +1984,15 @@ static __attribute__((noinline)) uint32_t cs_w_cublasLtMatrixLayoutSetAttribute(
     errno = saved_errno;
     return r;
 }
-static uint32_t cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute), matLayout, attr, buf, sizeInBytes); }
-static uint32_t cs_d_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute), matLayout, attr, buf, sizeInBytes); }
-static uint32_t cs_g_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute), matLayout, attr, buf, sizeInBytes); }
-static uint32_t cs_v12_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static __attribute__((used)) uint32_t cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_LINKED, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute), matLayout, attr, buf, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_d_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_DLSYM, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute), matLayout, attr, buf, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_g_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_PROCADDR, cs_real(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute), matLayout, attr, buf, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_v12_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute, "libcublasLt.so.12", &slot), matLayout, attr, buf, sizeInBytes);
 }
-static uint32_t cs_v11_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static __attribute__((used)) uint32_t cs_v11_cublasLtMatrixLayoutSetAttribute(void * matLayout, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixLayoutSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixLayoutSetAttribute, "libcublasLt.so.11", &slot), matLayout, attr, buf, sizeInBytes);
@@ -2038,16 +2038,16 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransfo
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_f_cublasLtMatrixTransform(CS_VIA_LINKED, lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
-static uint32_t cs_d_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_f_cublasLtMatrixTransform(CS_VIA_DLSYM, lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
-static uint32_t cs_g_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_f_cublasLtMatrixTransform(CS_VIA_PROCADDR, lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
+static __attribute__((used)) uint32_t cs_l_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_f_cublasLtMatrixTransform(CS_VIA_LINKED, lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
+static __attribute__((used)) uint32_t cs_d_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_f_cublasLtMatrixTransform(CS_VIA_DLSYM, lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
+static __attribute__((used)) uint32_t cs_g_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream) { return cs_f_cublasLtMatrixTransform(CS_VIA_PROCADDR, lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream); }
 #endif
-static uint32_t cs_v12_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream)
+static __attribute__((used)) uint32_t cs_v12_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixTransform(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransform, "libcublasLt.so.12", &slot), lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream);
 }
-static uint32_t cs_v11_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream)
+static __attribute__((used)) uint32_t cs_v11_cublasLtMatrixTransform(void * lightHandle, void * transformDesc, void * alpha, void * A, void * Adesc, void * beta, void * B, void * Bdesc, void * C, void * Cdesc, void * stream)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixTransform(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransform, "libcublasLt.so.11", &slot), lightHandle, transformDesc, alpha, A, Adesc, beta, B, Bdesc, C, Cdesc, stream);
@@ -2093,16 +2093,16 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransfo
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { return cs_f_cublasLtMatrixTransformDescCreate(CS_VIA_LINKED, transformDesc, scaleType); }
-static uint32_t cs_d_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { return cs_f_cublasLtMatrixTransformDescCreate(CS_VIA_DLSYM, transformDesc, scaleType); }
-static uint32_t cs_g_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { return cs_f_cublasLtMatrixTransformDescCreate(CS_VIA_PROCADDR, transformDesc, scaleType); }
+static __attribute__((used)) uint32_t cs_l_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { return cs_f_cublasLtMatrixTransformDescCreate(CS_VIA_LINKED, transformDesc, scaleType); }
+static __attribute__((used)) uint32_t cs_d_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { return cs_f_cublasLtMatrixTransformDescCreate(CS_VIA_DLSYM, transformDesc, scaleType); }
+static __attribute__((used)) uint32_t cs_g_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType) { return cs_f_cublasLtMatrixTransformDescCreate(CS_VIA_PROCADDR, transformDesc, scaleType); }
 #endif
-static uint32_t cs_v12_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType)
+static __attribute__((used)) uint32_t cs_v12_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixTransformDescCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescCreate, "libcublasLt.so.12", &slot), transformDesc, scaleType);
 }
-static uint32_t cs_v11_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType)
+static __attribute__((used)) uint32_t cs_v11_cublasLtMatrixTransformDescCreate(void * transformDesc, uint32_t scaleType)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixTransformDescCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescCreate, "libcublasLt.so.11", &slot), transformDesc, scaleType);
@@ -2148,16 +2148,16 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransfo
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtMatrixTransformDescDestroy(void * transformDesc) { return cs_f_cublasLtMatrixTransformDescDestroy(CS_VIA_LINKED, transformDesc); }
-static uint32_t cs_d_cublasLtMatrixTransformDescDestroy(void * transformDesc) { return cs_f_cublasLtMatrixTransformDescDestroy(CS_VIA_DLSYM, transformDesc); }
-static uint32_t cs_g_cublasLtMatrixTransformDescDestroy(void * transformDesc) { return cs_f_cublasLtMatrixTransformDescDestroy(CS_VIA_PROCADDR, transformDesc); }
+static __attribute__((used)) uint32_t cs_l_cublasLtMatrixTransformDescDestroy(void * transformDesc) { return cs_f_cublasLtMatrixTransformDescDestroy(CS_VIA_LINKED, transformDesc); }
+static __attribute__((used)) uint32_t cs_d_cublasLtMatrixTransformDescDestroy(void * transformDesc) { return cs_f_cublasLtMatrixTransformDescDestroy(CS_VIA_DLSYM, transformDesc); }
+static __attribute__((used)) uint32_t cs_g_cublasLtMatrixTransformDescDestroy(void * transformDesc) { return cs_f_cublasLtMatrixTransformDescDestroy(CS_VIA_PROCADDR, transformDesc); }
 #endif
-static uint32_t cs_v12_cublasLtMatrixTransformDescDestroy(void * transformDesc)
+static __attribute__((used)) uint32_t cs_v12_cublasLtMatrixTransformDescDestroy(void * transformDesc)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixTransformDescDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy, "libcublasLt.so.12", &slot), transformDesc);
 }
-static uint32_t cs_v11_cublasLtMatrixTransformDescDestroy(void * transformDesc)
+static __attribute__((used)) uint32_t cs_v11_cublasLtMatrixTransformDescDestroy(void * transformDesc)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixTransformDescDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescDestroy, "libcublasLt.so.11", &slot), transformDesc);
@@ -2203,16 +2203,16 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransfo
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatrixTransformDescGetAttribute(CS_VIA_LINKED, transformDesc, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_d_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatrixTransformDescGetAttribute(CS_VIA_DLSYM, transformDesc, attr, buf, sizeInBytes, sizeWritten); }
-static uint32_t cs_g_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatrixTransformDescGetAttribute(CS_VIA_PROCADDR, transformDesc, attr, buf, sizeInBytes, sizeWritten); }
+static __attribute__((used)) uint32_t cs_l_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatrixTransformDescGetAttribute(CS_VIA_LINKED, transformDesc, attr, buf, sizeInBytes, sizeWritten); }
+static __attribute__((used)) uint32_t cs_d_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatrixTransformDescGetAttribute(CS_VIA_DLSYM, transformDesc, attr, buf, sizeInBytes, sizeWritten); }
+static __attribute__((used)) uint32_t cs_g_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten) { return cs_f_cublasLtMatrixTransformDescGetAttribute(CS_VIA_PROCADDR, transformDesc, attr, buf, sizeInBytes, sizeWritten); }
 #endif
-static uint32_t cs_v12_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static __attribute__((used)) uint32_t cs_v12_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixTransformDescGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute, "libcublasLt.so.12", &slot), transformDesc, attr, buf, sizeInBytes, sizeWritten);
 }
-static uint32_t cs_v11_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
+static __attribute__((used)) uint32_t cs_v11_cublasLtMatrixTransformDescGetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes, void * sizeWritten)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixTransformDescGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescGetAttribute, "libcublasLt.so.11", &slot), transformDesc, attr, buf, sizeInBytes, sizeWritten);
@@ -2258,16 +2258,16 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransfo
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_f_cublasLtMatrixTransformDescInit_internal(CS_VIA_LINKED, transformDesc, size, scaleType); }
-static uint32_t cs_d_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_f_cublasLtMatrixTransformDescInit_internal(CS_VIA_DLSYM, transformDesc, size, scaleType); }
-static uint32_t cs_g_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_f_cublasLtMatrixTransformDescInit_internal(CS_VIA_PROCADDR, transformDesc, size, scaleType); }
+static __attribute__((used)) uint32_t cs_l_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_f_cublasLtMatrixTransformDescInit_internal(CS_VIA_LINKED, transformDesc, size, scaleType); }
+static __attribute__((used)) uint32_t cs_d_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_f_cublasLtMatrixTransformDescInit_internal(CS_VIA_DLSYM, transformDesc, size, scaleType); }
+static __attribute__((used)) uint32_t cs_g_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType) { return cs_f_cublasLtMatrixTransformDescInit_internal(CS_VIA_PROCADDR, transformDesc, size, scaleType); }
 #endif
-static uint32_t cs_v12_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType)
+static __attribute__((used)) uint32_t cs_v12_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixTransformDescInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal, "libcublasLt.so.12", &slot), transformDesc, size, scaleType);
 }
-static uint32_t cs_v11_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType)
+static __attribute__((used)) uint32_t cs_v11_cublasLtMatrixTransformDescInit_internal(void * transformDesc, uint64_t size, uint32_t scaleType)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixTransformDescInit_internal(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescInit_internal, "libcublasLt.so.11", &slot), transformDesc, size, scaleType);
@@ -2313,71 +2313,121 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cublasLtMatrixTransfo
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatrixTransformDescSetAttribute(CS_VIA_LINKED, transformDesc, attr, buf, sizeInBytes); }
-static uint32_t cs_d_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatrixTransformDescSetAttribute(CS_VIA_DLSYM, transformDesc, attr, buf, sizeInBytes); }
-static uint32_t cs_g_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatrixTransformDescSetAttribute(CS_VIA_PROCADDR, transformDesc, attr, buf, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_l_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatrixTransformDescSetAttribute(CS_VIA_LINKED, transformDesc, attr, buf, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_d_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatrixTransformDescSetAttribute(CS_VIA_DLSYM, transformDesc, attr, buf, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_g_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes) { return cs_f_cublasLtMatrixTransformDescSetAttribute(CS_VIA_PROCADDR, transformDesc, attr, buf, sizeInBytes); }
 #endif
-static uint32_t cs_v12_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static __attribute__((used)) uint32_t cs_v12_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixTransformDescSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute, "libcublasLt.so.12", &slot), transformDesc, attr, buf, sizeInBytes);
 }
-static uint32_t cs_v11_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
+static __attribute__((used)) uint32_t cs_v11_cublasLtMatrixTransformDescSetAttribute(void * transformDesc, uint32_t attr, void * buf, uint64_t sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cublasLtMatrixTransformDescSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cublasLt, CS_CUBLASLT_cublasLtMatrixTransformDescSetAttribute, "libcublasLt.so.11", &slot), transformDesc, attr, buf, sizeInBytes);
 }
 
-static const char *const names[] = {
-    "cublasLtCreate",
-    "cublasLtDestroy",
-    "cublasLtEmulationDescCreate",
-    "cublasLtEmulationDescDestroy",
-    "cublasLtEmulationDescGetAttribute",
-    "cublasLtEmulationDescInit_internal",
-    "cublasLtEmulationDescSetAttribute",
-    "cublasLtGetCudartVersion",
-    "cublasLtGetProperty",
-    "cublasLtGetStatusName",
-    "cublasLtGetStatusString",
-    "cublasLtGetVersion",
-    "cublasLtHeuristicsCacheGetCapacity",
-    "cublasLtHeuristicsCacheSetCapacity",
-    "cublasLtLoggerForceDisable",
-    "cublasLtLoggerOpenFile",
-    "cublasLtLoggerSetCallback",
-    "cublasLtLoggerSetFile",
-    "cublasLtLoggerSetLevel",
-    "cublasLtLoggerSetMask",
-    "cublasLtMatmul",
-    "cublasLtMatmulAlgoCapGetAttribute",
-    "cublasLtMatmulAlgoCheck",
-    "cublasLtMatmulAlgoConfigGetAttribute",
-    "cublasLtMatmulAlgoConfigSetAttribute",
-    "cublasLtMatmulAlgoGetHeuristic",
-    "cublasLtMatmulAlgoGetIds",
-    "cublasLtMatmulAlgoInit",
-    "cublasLtMatmulDescCreate",
-    "cublasLtMatmulDescDestroy",
-    "cublasLtMatmulDescGetAttribute",
-    "cublasLtMatmulDescInit_internal",
-    "cublasLtMatmulDescSetAttribute",
-    "cublasLtMatmulPreferenceCreate",
-    "cublasLtMatmulPreferenceDestroy",
-    "cublasLtMatmulPreferenceGetAttribute",
-    "cublasLtMatmulPreferenceInit_internal",
-    "cublasLtMatmulPreferenceSetAttribute",
-    "cublasLtMatrixLayoutCreate",
-    "cublasLtMatrixLayoutDestroy",
-    "cublasLtMatrixLayoutGetAttribute",
-    "cublasLtMatrixLayoutInit_internal",
-    "cublasLtMatrixLayoutSetAttribute",
-    "cublasLtMatrixTransform",
-    "cublasLtMatrixTransformDescCreate",
-    "cublasLtMatrixTransformDescDestroy",
-    "cublasLtMatrixTransformDescGetAttribute",
-    "cublasLtMatrixTransformDescInit_internal",
-    "cublasLtMatrixTransformDescSetAttribute",
+static const char names_blob[] =
+    "cublasLtCreate\0"
+    "cublasLtDestroy\0"
+    "cublasLtEmulationDescCreate\0"
+    "cublasLtEmulationDescDestroy\0"
+    "cublasLtEmulationDescGetAttribute\0"
+    "cublasLtEmulationDescInit_internal\0"
+    "cublasLtEmulationDescSetAttribute\0"
+    "cublasLtGetCudartVersion\0"
+    "cublasLtGetProperty\0"
+    "cublasLtGetStatusName\0"
+    "cublasLtGetStatusString\0"
+    "cublasLtGetVersion\0"
+    "cublasLtHeuristicsCacheGetCapacity\0"
+    "cublasLtHeuristicsCacheSetCapacity\0"
+    "cublasLtLoggerForceDisable\0"
+    "cublasLtLoggerOpenFile\0"
+    "cublasLtLoggerSetCallback\0"
+    "cublasLtLoggerSetFile\0"
+    "cublasLtLoggerSetLevel\0"
+    "cublasLtLoggerSetMask\0"
+    "cublasLtMatmul\0"
+    "cublasLtMatmulAlgoCapGetAttribute\0"
+    "cublasLtMatmulAlgoCheck\0"
+    "cublasLtMatmulAlgoConfigGetAttribute\0"
+    "cublasLtMatmulAlgoConfigSetAttribute\0"
+    "cublasLtMatmulAlgoGetHeuristic\0"
+    "cublasLtMatmulAlgoGetIds\0"
+    "cublasLtMatmulAlgoInit\0"
+    "cublasLtMatmulDescCreate\0"
+    "cublasLtMatmulDescDestroy\0"
+    "cublasLtMatmulDescGetAttribute\0"
+    "cublasLtMatmulDescInit_internal\0"
+    "cublasLtMatmulDescSetAttribute\0"
+    "cublasLtMatmulPreferenceCreate\0"
+    "cublasLtMatmulPreferenceDestroy\0"
+    "cublasLtMatmulPreferenceGetAttribute\0"
+    "cublasLtMatmulPreferenceInit_internal\0"
+    "cublasLtMatmulPreferenceSetAttribute\0"
+    "cublasLtMatrixLayoutCreate\0"
+    "cublasLtMatrixLayoutDestroy\0"
+    "cublasLtMatrixLayoutGetAttribute\0"
+    "cublasLtMatrixLayoutInit_internal\0"
+    "cublasLtMatrixLayoutSetAttribute\0"
+    "cublasLtMatrixTransform\0"
+    "cublasLtMatrixTransformDescCreate\0"
+    "cublasLtMatrixTransformDescDestroy\0"
+    "cublasLtMatrixTransformDescGetAttribute\0"
+    "cublasLtMatrixTransformDescInit_internal\0"
+    "cublasLtMatrixTransformDescSetAttribute";
+static const uint32_t name_off[] = {
+    0,
+    15,
+    31,
+    59,
+    88,
+    122,
+    157,
+    191,
+    216,
+    236,
+    258,
+    282,
+    301,
+    336,
+    371,
+    398,
+    421,
+    447,
+    469,
+    492,
+    514,
+    529,
+    563,
+    587,
+    624,
+    661,
+    692,
+    717,
+    740,
+    765,
+    791,
+    822,
+    854,
+    885,
+    916,
+    948,
+    985,
+    1023,
+    1060,
+    1087,
+    1115,
+    1148,
+    1182,
+    1215,
+    1239,
+    1273,
+    1308,
+    1348,
+    1389,
 };
 static const uint8_t classes[] = {
     CS_CLASS_KEY,
@@ -2430,159 +2480,6 @@ static const uint8_t classes[] = {
     0,
     0,
 };
-static void *const via_linked[] = {
-    (void *)cublasLtCreate,
-    (void *)cs_l_cublasLtDestroy,
-    (void *)cs_l_cublasLtEmulationDescCreate,
-    (void *)cs_l_cublasLtEmulationDescDestroy,
-    (void *)cs_l_cublasLtEmulationDescGetAttribute,
-    (void *)cs_l_cublasLtEmulationDescInit_internal,
-    (void *)cs_l_cublasLtEmulationDescSetAttribute,
-    (void *)cublasLtGetCudartVersion,
-    (void *)cublasLtGetProperty,
-    (void *)cublasLtGetStatusName,
-    (void *)cublasLtGetStatusString,
-    (void *)cublasLtGetVersion,
-    (void *)cs_l_cublasLtHeuristicsCacheGetCapacity,
-    (void *)cs_l_cublasLtHeuristicsCacheSetCapacity,
-    (void *)cs_l_cublasLtLoggerForceDisable,
-    (void *)cs_l_cublasLtLoggerOpenFile,
-    (void *)cs_l_cublasLtLoggerSetCallback,
-    (void *)cs_l_cublasLtLoggerSetFile,
-    (void *)cs_l_cublasLtLoggerSetLevel,
-    (void *)cs_l_cublasLtLoggerSetMask,
-    (void *)cublasLtMatmul,
-    (void *)cs_l_cublasLtMatmulAlgoCapGetAttribute,
-    (void *)cs_l_cublasLtMatmulAlgoCheck,
-    (void *)cs_l_cublasLtMatmulAlgoConfigGetAttribute,
-    (void *)cs_l_cublasLtMatmulAlgoConfigSetAttribute,
-    (void *)cublasLtMatmulAlgoGetHeuristic,
-    (void *)cs_l_cublasLtMatmulAlgoGetIds,
-    (void *)cs_l_cublasLtMatmulAlgoInit,
-    (void *)cublasLtMatmulDescCreate,
-    (void *)cublasLtMatmulDescDestroy,
-    (void *)cs_l_cublasLtMatmulDescGetAttribute,
-    (void *)cublasLtMatmulDescInit_internal,
-    (void *)cublasLtMatmulDescSetAttribute,
-    (void *)cs_l_cublasLtMatmulPreferenceCreate,
-    (void *)cs_l_cublasLtMatmulPreferenceDestroy,
-    (void *)cs_l_cublasLtMatmulPreferenceGetAttribute,
-    (void *)cs_l_cublasLtMatmulPreferenceInit_internal,
-    (void *)cs_l_cublasLtMatmulPreferenceSetAttribute,
-    (void *)cublasLtMatrixLayoutCreate,
-    (void *)cublasLtMatrixLayoutDestroy,
-    (void *)cs_l_cublasLtMatrixLayoutGetAttribute,
-    (void *)cublasLtMatrixLayoutInit_internal,
-    (void *)cublasLtMatrixLayoutSetAttribute,
-    (void *)cs_l_cublasLtMatrixTransform,
-    (void *)cs_l_cublasLtMatrixTransformDescCreate,
-    (void *)cs_l_cublasLtMatrixTransformDescDestroy,
-    (void *)cs_l_cublasLtMatrixTransformDescGetAttribute,
-    (void *)cs_l_cublasLtMatrixTransformDescInit_internal,
-    (void *)cs_l_cublasLtMatrixTransformDescSetAttribute,
-};
-static void *const via_dlsym[] = {
-    (void *)cs_d_cublasLtCreate,
-    (void *)cs_d_cublasLtDestroy,
-    (void *)cs_d_cublasLtEmulationDescCreate,
-    (void *)cs_d_cublasLtEmulationDescDestroy,
-    (void *)cs_d_cublasLtEmulationDescGetAttribute,
-    (void *)cs_d_cublasLtEmulationDescInit_internal,
-    (void *)cs_d_cublasLtEmulationDescSetAttribute,
-    (void *)cs_d_cublasLtGetCudartVersion,
-    (void *)cs_d_cublasLtGetProperty,
-    (void *)cs_d_cublasLtGetStatusName,
-    (void *)cs_d_cublasLtGetStatusString,
-    (void *)cs_d_cublasLtGetVersion,
-    (void *)cs_d_cublasLtHeuristicsCacheGetCapacity,
-    (void *)cs_d_cublasLtHeuristicsCacheSetCapacity,
-    (void *)cs_d_cublasLtLoggerForceDisable,
-    (void *)cs_d_cublasLtLoggerOpenFile,
-    (void *)cs_d_cublasLtLoggerSetCallback,
-    (void *)cs_d_cublasLtLoggerSetFile,
-    (void *)cs_d_cublasLtLoggerSetLevel,
-    (void *)cs_d_cublasLtLoggerSetMask,
-    (void *)cs_d_cublasLtMatmul,
-    (void *)cs_d_cublasLtMatmulAlgoCapGetAttribute,
-    (void *)cs_d_cublasLtMatmulAlgoCheck,
-    (void *)cs_d_cublasLtMatmulAlgoConfigGetAttribute,
-    (void *)cs_d_cublasLtMatmulAlgoConfigSetAttribute,
-    (void *)cs_d_cublasLtMatmulAlgoGetHeuristic,
-    (void *)cs_d_cublasLtMatmulAlgoGetIds,
-    (void *)cs_d_cublasLtMatmulAlgoInit,
-    (void *)cs_d_cublasLtMatmulDescCreate,
-    (void *)cs_d_cublasLtMatmulDescDestroy,
-    (void *)cs_d_cublasLtMatmulDescGetAttribute,
-    (void *)cs_d_cublasLtMatmulDescInit_internal,
-    (void *)cs_d_cublasLtMatmulDescSetAttribute,
-    (void *)cs_d_cublasLtMatmulPreferenceCreate,
-    (void *)cs_d_cublasLtMatmulPreferenceDestroy,
-    (void *)cs_d_cublasLtMatmulPreferenceGetAttribute,
-    (void *)cs_d_cublasLtMatmulPreferenceInit_internal,
-    (void *)cs_d_cublasLtMatmulPreferenceSetAttribute,
-    (void *)cs_d_cublasLtMatrixLayoutCreate,
-    (void *)cs_d_cublasLtMatrixLayoutDestroy,
-    (void *)cs_d_cublasLtMatrixLayoutGetAttribute,
-    (void *)cs_d_cublasLtMatrixLayoutInit_internal,
-    (void *)cs_d_cublasLtMatrixLayoutSetAttribute,
-    (void *)cs_d_cublasLtMatrixTransform,
-    (void *)cs_d_cublasLtMatrixTransformDescCreate,
-    (void *)cs_d_cublasLtMatrixTransformDescDestroy,
-    (void *)cs_d_cublasLtMatrixTransformDescGetAttribute,
-    (void *)cs_d_cublasLtMatrixTransformDescInit_internal,
-    (void *)cs_d_cublasLtMatrixTransformDescSetAttribute,
-};
-static void *const via_procaddr[] = {
-    (void *)cs_g_cublasLtCreate,
-    (void *)cs_g_cublasLtDestroy,
-    (void *)cs_g_cublasLtEmulationDescCreate,
-    (void *)cs_g_cublasLtEmulationDescDestroy,
-    (void *)cs_g_cublasLtEmulationDescGetAttribute,
-    (void *)cs_g_cublasLtEmulationDescInit_internal,
-    (void *)cs_g_cublasLtEmulationDescSetAttribute,
-    (void *)cs_g_cublasLtGetCudartVersion,
-    (void *)cs_g_cublasLtGetProperty,
-    (void *)cs_g_cublasLtGetStatusName,
-    (void *)cs_g_cublasLtGetStatusString,
-    (void *)cs_g_cublasLtGetVersion,
-    (void *)cs_g_cublasLtHeuristicsCacheGetCapacity,
-    (void *)cs_g_cublasLtHeuristicsCacheSetCapacity,
-    (void *)cs_g_cublasLtLoggerForceDisable,
-    (void *)cs_g_cublasLtLoggerOpenFile,
-    (void *)cs_g_cublasLtLoggerSetCallback,
-    (void *)cs_g_cublasLtLoggerSetFile,
-    (void *)cs_g_cublasLtLoggerSetLevel,
-    (void *)cs_g_cublasLtLoggerSetMask,
-    (void *)cs_g_cublasLtMatmul,
-    (void *)cs_g_cublasLtMatmulAlgoCapGetAttribute,
-    (void *)cs_g_cublasLtMatmulAlgoCheck,
-    (void *)cs_g_cublasLtMatmulAlgoConfigGetAttribute,
-    (void *)cs_g_cublasLtMatmulAlgoConfigSetAttribute,
-    (void *)cs_g_cublasLtMatmulAlgoGetHeuristic,
-    (void *)cs_g_cublasLtMatmulAlgoGetIds,
-    (void *)cs_g_cublasLtMatmulAlgoInit,
-    (void *)cs_g_cublasLtMatmulDescCreate,
-    (void *)cs_g_cublasLtMatmulDescDestroy,
-    (void *)cs_g_cublasLtMatmulDescGetAttribute,
-    (void *)cs_g_cublasLtMatmulDescInit_internal,
-    (void *)cs_g_cublasLtMatmulDescSetAttribute,
-    (void *)cs_g_cublasLtMatmulPreferenceCreate,
-    (void *)cs_g_cublasLtMatmulPreferenceDestroy,
-    (void *)cs_g_cublasLtMatmulPreferenceGetAttribute,
-    (void *)cs_g_cublasLtMatmulPreferenceInit_internal,
-    (void *)cs_g_cublasLtMatmulPreferenceSetAttribute,
-    (void *)cs_g_cublasLtMatrixLayoutCreate,
-    (void *)cs_g_cublasLtMatrixLayoutDestroy,
-    (void *)cs_g_cublasLtMatrixLayoutGetAttribute,
-    (void *)cs_g_cublasLtMatrixLayoutInit_internal,
-    (void *)cs_g_cublasLtMatrixLayoutSetAttribute,
-    (void *)cs_g_cublasLtMatrixTransform,
-    (void *)cs_g_cublasLtMatrixTransformDescCreate,
-    (void *)cs_g_cublasLtMatrixTransformDescDestroy,
-    (void *)cs_g_cublasLtMatrixTransformDescGetAttribute,
-    (void *)cs_g_cublasLtMatrixTransformDescInit_internal,
-    (void *)cs_g_cublasLtMatrixTransformDescSetAttribute,
-};
 #if CS_FAST_ASM
 void cs_u_cublasLtDestroy(void) CS_HIDDEN;
 void cs_u_cublasLtEmulationDescCreate(void) CS_HIDDEN;
@@ -2617,41 +2514,6 @@ void cs_u_cublasLtMatrixTransformDescDestroy(void) CS_HIDDEN;
 void cs_u_cublasLtMatrixTransformDescGetAttribute(void) CS_HIDDEN;
 void cs_u_cublasLtMatrixTransformDescInit_internal(void) CS_HIDDEN;
 void cs_u_cublasLtMatrixTransformDescSetAttribute(void) CS_HIDDEN;
-static void *const unresolved[49] = {
-    [1] = (void *)cs_u_cublasLtDestroy,
-    [2] = (void *)cs_u_cublasLtEmulationDescCreate,
-    [3] = (void *)cs_u_cublasLtEmulationDescDestroy,
-    [4] = (void *)cs_u_cublasLtEmulationDescGetAttribute,
-    [5] = (void *)cs_u_cublasLtEmulationDescInit_internal,
-    [6] = (void *)cs_u_cublasLtEmulationDescSetAttribute,
-    [12] = (void *)cs_u_cublasLtHeuristicsCacheGetCapacity,
-    [13] = (void *)cs_u_cublasLtHeuristicsCacheSetCapacity,
-    [14] = (void *)cs_u_cublasLtLoggerForceDisable,
-    [15] = (void *)cs_u_cublasLtLoggerOpenFile,
-    [16] = (void *)cs_u_cublasLtLoggerSetCallback,
-    [17] = (void *)cs_u_cublasLtLoggerSetFile,
-    [18] = (void *)cs_u_cublasLtLoggerSetLevel,
-    [19] = (void *)cs_u_cublasLtLoggerSetMask,
-    [21] = (void *)cs_u_cublasLtMatmulAlgoCapGetAttribute,
-    [22] = (void *)cs_u_cublasLtMatmulAlgoCheck,
-    [23] = (void *)cs_u_cublasLtMatmulAlgoConfigGetAttribute,
-    [24] = (void *)cs_u_cublasLtMatmulAlgoConfigSetAttribute,
-    [26] = (void *)cs_u_cublasLtMatmulAlgoGetIds,
-    [27] = (void *)cs_u_cublasLtMatmulAlgoInit,
-    [30] = (void *)cs_u_cublasLtMatmulDescGetAttribute,
-    [33] = (void *)cs_u_cublasLtMatmulPreferenceCreate,
-    [34] = (void *)cs_u_cublasLtMatmulPreferenceDestroy,
-    [35] = (void *)cs_u_cublasLtMatmulPreferenceGetAttribute,
-    [36] = (void *)cs_u_cublasLtMatmulPreferenceInit_internal,
-    [37] = (void *)cs_u_cublasLtMatmulPreferenceSetAttribute,
-    [40] = (void *)cs_u_cublasLtMatrixLayoutGetAttribute,
-    [43] = (void *)cs_u_cublasLtMatrixTransform,
-    [44] = (void *)cs_u_cublasLtMatrixTransformDescCreate,
-    [45] = (void *)cs_u_cublasLtMatrixTransformDescDestroy,
-    [46] = (void *)cs_u_cublasLtMatrixTransformDescGetAttribute,
-    [47] = (void *)cs_u_cublasLtMatrixTransformDescInit_internal,
-    [48] = (void *)cs_u_cublasLtMatrixTransformDescSetAttribute,
-};
 void *_Atomic cs_call_cublasLt[49] = {
     [1] = (void *)cs_u_cublasLtDestroy,
     [2] = (void *)cs_u_cublasLtEmulationDescCreate,
@@ -2688,118 +2550,331 @@ void *_Atomic cs_call_cublasLt[49] = {
     [48] = (void *)cs_u_cublasLtMatrixTransformDescSetAttribute,
 };
 #endif
-static void *const via_linked_v12[] = {
-    (void *)cs_v12_cublasLtCreate,
-    (void *)cs_v12_cublasLtDestroy,
-    (void *)cs_v12_cublasLtEmulationDescCreate,
-    (void *)cs_v12_cublasLtEmulationDescDestroy,
-    (void *)cs_v12_cublasLtEmulationDescGetAttribute,
-    (void *)cs_v12_cublasLtEmulationDescInit_internal,
-    (void *)cs_v12_cublasLtEmulationDescSetAttribute,
-    (void *)cs_v12_cublasLtGetCudartVersion,
-    (void *)cs_v12_cublasLtGetProperty,
-    (void *)cs_v12_cublasLtGetStatusName,
-    (void *)cs_v12_cublasLtGetStatusString,
-    (void *)cs_v12_cublasLtGetVersion,
-    (void *)cs_v12_cublasLtHeuristicsCacheGetCapacity,
-    (void *)cs_v12_cublasLtHeuristicsCacheSetCapacity,
-    (void *)cs_v12_cublasLtLoggerForceDisable,
-    (void *)cs_v12_cublasLtLoggerOpenFile,
-    (void *)cs_v12_cublasLtLoggerSetCallback,
-    (void *)cs_v12_cublasLtLoggerSetFile,
-    (void *)cs_v12_cublasLtLoggerSetLevel,
-    (void *)cs_v12_cublasLtLoggerSetMask,
-    (void *)cs_v12_cublasLtMatmul,
-    (void *)cs_v12_cublasLtMatmulAlgoCapGetAttribute,
-    (void *)cs_v12_cublasLtMatmulAlgoCheck,
-    (void *)cs_v12_cublasLtMatmulAlgoConfigGetAttribute,
-    (void *)cs_v12_cublasLtMatmulAlgoConfigSetAttribute,
-    (void *)cs_v12_cublasLtMatmulAlgoGetHeuristic,
-    (void *)cs_v12_cublasLtMatmulAlgoGetIds,
-    (void *)cs_v12_cublasLtMatmulAlgoInit,
-    (void *)cs_v12_cublasLtMatmulDescCreate,
-    (void *)cs_v12_cublasLtMatmulDescDestroy,
-    (void *)cs_v12_cublasLtMatmulDescGetAttribute,
-    (void *)cs_v12_cublasLtMatmulDescInit_internal,
-    (void *)cs_v12_cublasLtMatmulDescSetAttribute,
-    (void *)cs_v12_cublasLtMatmulPreferenceCreate,
-    (void *)cs_v12_cublasLtMatmulPreferenceDestroy,
-    (void *)cs_v12_cublasLtMatmulPreferenceGetAttribute,
-    (void *)cs_v12_cublasLtMatmulPreferenceInit_internal,
-    (void *)cs_v12_cublasLtMatmulPreferenceSetAttribute,
-    (void *)cs_v12_cublasLtMatrixLayoutCreate,
-    (void *)cs_v12_cublasLtMatrixLayoutDestroy,
-    (void *)cs_v12_cublasLtMatrixLayoutGetAttribute,
-    (void *)cs_v12_cublasLtMatrixLayoutInit_internal,
-    (void *)cs_v12_cublasLtMatrixLayoutSetAttribute,
-    (void *)cs_v12_cublasLtMatrixTransform,
-    (void *)cs_v12_cublasLtMatrixTransformDescCreate,
-    (void *)cs_v12_cublasLtMatrixTransformDescDestroy,
-    (void *)cs_v12_cublasLtMatrixTransformDescGetAttribute,
-    (void *)cs_v12_cublasLtMatrixTransformDescInit_internal,
-    (void *)cs_v12_cublasLtMatrixTransformDescSetAttribute,
-};
-static void *const via_linked_v11[] = {
-    (void *)cs_v11_cublasLtCreate,
-    (void *)cs_v11_cublasLtDestroy,
-    (void *)cs_v11_cublasLtEmulationDescCreate,
-    (void *)cs_v11_cublasLtEmulationDescDestroy,
-    (void *)cs_v11_cublasLtEmulationDescGetAttribute,
-    (void *)cs_v11_cublasLtEmulationDescInit_internal,
-    (void *)cs_v11_cublasLtEmulationDescSetAttribute,
-    (void *)cs_v11_cublasLtGetCudartVersion,
-    (void *)cs_v11_cublasLtGetProperty,
-    (void *)cs_v11_cublasLtGetStatusName,
-    (void *)cs_v11_cublasLtGetStatusString,
-    (void *)cs_v11_cublasLtGetVersion,
-    (void *)cs_v11_cublasLtHeuristicsCacheGetCapacity,
-    (void *)cs_v11_cublasLtHeuristicsCacheSetCapacity,
-    (void *)cs_v11_cublasLtLoggerForceDisable,
-    (void *)cs_v11_cublasLtLoggerOpenFile,
-    (void *)cs_v11_cublasLtLoggerSetCallback,
-    (void *)cs_v11_cublasLtLoggerSetFile,
-    (void *)cs_v11_cublasLtLoggerSetLevel,
-    (void *)cs_v11_cublasLtLoggerSetMask,
-    (void *)cs_v11_cublasLtMatmul,
-    (void *)cs_v11_cublasLtMatmulAlgoCapGetAttribute,
-    (void *)cs_v11_cublasLtMatmulAlgoCheck,
-    (void *)cs_v11_cublasLtMatmulAlgoConfigGetAttribute,
-    (void *)cs_v11_cublasLtMatmulAlgoConfigSetAttribute,
-    (void *)cs_v11_cublasLtMatmulAlgoGetHeuristic,
-    (void *)cs_v11_cublasLtMatmulAlgoGetIds,
-    (void *)cs_v11_cublasLtMatmulAlgoInit,
-    (void *)cs_v11_cublasLtMatmulDescCreate,
-    (void *)cs_v11_cublasLtMatmulDescDestroy,
-    (void *)cs_v11_cublasLtMatmulDescGetAttribute,
-    (void *)cs_v11_cublasLtMatmulDescInit_internal,
-    (void *)cs_v11_cublasLtMatmulDescSetAttribute,
-    (void *)cs_v11_cublasLtMatmulPreferenceCreate,
-    (void *)cs_v11_cublasLtMatmulPreferenceDestroy,
-    (void *)cs_v11_cublasLtMatmulPreferenceGetAttribute,
-    (void *)cs_v11_cublasLtMatmulPreferenceInit_internal,
-    (void *)cs_v11_cublasLtMatmulPreferenceSetAttribute,
-    (void *)cs_v11_cublasLtMatrixLayoutCreate,
-    (void *)cs_v11_cublasLtMatrixLayoutDestroy,
-    (void *)cs_v11_cublasLtMatrixLayoutGetAttribute,
-    (void *)cs_v11_cublasLtMatrixLayoutInit_internal,
-    (void *)cs_v11_cublasLtMatrixLayoutSetAttribute,
-    (void *)cs_v11_cublasLtMatrixTransform,
-    (void *)cs_v11_cublasLtMatrixTransformDescCreate,
-    (void *)cs_v11_cublasLtMatrixTransformDescDestroy,
-    (void *)cs_v11_cublasLtMatrixTransformDescGetAttribute,
-    (void *)cs_v11_cublasLtMatrixTransformDescInit_internal,
-    (void *)cs_v11_cublasLtMatrixTransformDescSetAttribute,
-};
+extern const int32_t cs_rel_cublasLt_via_linked[] CS_HIDDEN;
+__asm__(".pushsection .rodata\n.p2align 2\n.globl cs_rel_cublasLt_via_linked\n.hidden cs_rel_cublasLt_via_linked\ncs_rel_cublasLt_via_linked:\n"
+        ".long cublasLtCreate - .\n"
+        ".long cs_l_cublasLtDestroy - .\n"
+        ".long cs_l_cublasLtEmulationDescCreate - .\n"
+        ".long cs_l_cublasLtEmulationDescDestroy - .\n"
+        ".long cs_l_cublasLtEmulationDescGetAttribute - .\n"
+        ".long cs_l_cublasLtEmulationDescInit_internal - .\n"
+        ".long cs_l_cublasLtEmulationDescSetAttribute - .\n"
+        ".long cublasLtGetCudartVersion - .\n"
+        ".long cublasLtGetProperty - .\n"
+        ".long cublasLtGetStatusName - .\n"
+        ".long cublasLtGetStatusString - .\n"
+        ".long cublasLtGetVersion - .\n"
+        ".long cs_l_cublasLtHeuristicsCacheGetCapacity - .\n"
+        ".long cs_l_cublasLtHeuristicsCacheSetCapacity - .\n"
+        ".long cs_l_cublasLtLoggerForceDisable - .\n"
+        ".long cs_l_cublasLtLoggerOpenFile - .\n"
+        ".long cs_l_cublasLtLoggerSetCallback - .\n"
+        ".long cs_l_cublasLtLoggerSetFile - .\n"
+        ".long cs_l_cublasLtLoggerSetLevel - .\n"
+        ".long cs_l_cublasLtLoggerSetMask - .\n"
+        ".long cublasLtMatmul - .\n"
+        ".long cs_l_cublasLtMatmulAlgoCapGetAttribute - .\n"
+        ".long cs_l_cublasLtMatmulAlgoCheck - .\n"
+        ".long cs_l_cublasLtMatmulAlgoConfigGetAttribute - .\n"
+        ".long cs_l_cublasLtMatmulAlgoConfigSetAttribute - .\n"
+        ".long cublasLtMatmulAlgoGetHeuristic - .\n"
+        ".long cs_l_cublasLtMatmulAlgoGetIds - .\n"
+        ".long cs_l_cublasLtMatmulAlgoInit - .\n"
+        ".long cublasLtMatmulDescCreate - .\n"
+        ".long cublasLtMatmulDescDestroy - .\n"
+        ".long cs_l_cublasLtMatmulDescGetAttribute - .\n"
+        ".long cublasLtMatmulDescInit_internal - .\n"
+        ".long cublasLtMatmulDescSetAttribute - .\n"
+        ".long cs_l_cublasLtMatmulPreferenceCreate - .\n"
+        ".long cs_l_cublasLtMatmulPreferenceDestroy - .\n"
+        ".long cs_l_cublasLtMatmulPreferenceGetAttribute - .\n"
+        ".long cs_l_cublasLtMatmulPreferenceInit_internal - .\n"
+        ".long cs_l_cublasLtMatmulPreferenceSetAttribute - .\n"
+        ".long cublasLtMatrixLayoutCreate - .\n"
+        ".long cublasLtMatrixLayoutDestroy - .\n"
+        ".long cs_l_cublasLtMatrixLayoutGetAttribute - .\n"
+        ".long cublasLtMatrixLayoutInit_internal - .\n"
+        ".long cublasLtMatrixLayoutSetAttribute - .\n"
+        ".long cs_l_cublasLtMatrixTransform - .\n"
+        ".long cs_l_cublasLtMatrixTransformDescCreate - .\n"
+        ".long cs_l_cublasLtMatrixTransformDescDestroy - .\n"
+        ".long cs_l_cublasLtMatrixTransformDescGetAttribute - .\n"
+        ".long cs_l_cublasLtMatrixTransformDescInit_internal - .\n"
+        ".long cs_l_cublasLtMatrixTransformDescSetAttribute - .\n"
+        ".popsection");
+extern const int32_t cs_rel_cublasLt_via_dlsym[] CS_HIDDEN;
+__asm__(".pushsection .rodata\n.p2align 2\n.globl cs_rel_cublasLt_via_dlsym\n.hidden cs_rel_cublasLt_via_dlsym\ncs_rel_cublasLt_via_dlsym:\n"
+        ".long cs_d_cublasLtCreate - .\n"
+        ".long cs_d_cublasLtDestroy - .\n"
+        ".long cs_d_cublasLtEmulationDescCreate - .\n"
+        ".long cs_d_cublasLtEmulationDescDestroy - .\n"
+        ".long cs_d_cublasLtEmulationDescGetAttribute - .\n"
+        ".long cs_d_cublasLtEmulationDescInit_internal - .\n"
+        ".long cs_d_cublasLtEmulationDescSetAttribute - .\n"
+        ".long cs_d_cublasLtGetCudartVersion - .\n"
+        ".long cs_d_cublasLtGetProperty - .\n"
+        ".long cs_d_cublasLtGetStatusName - .\n"
+        ".long cs_d_cublasLtGetStatusString - .\n"
+        ".long cs_d_cublasLtGetVersion - .\n"
+        ".long cs_d_cublasLtHeuristicsCacheGetCapacity - .\n"
+        ".long cs_d_cublasLtHeuristicsCacheSetCapacity - .\n"
+        ".long cs_d_cublasLtLoggerForceDisable - .\n"
+        ".long cs_d_cublasLtLoggerOpenFile - .\n"
+        ".long cs_d_cublasLtLoggerSetCallback - .\n"
+        ".long cs_d_cublasLtLoggerSetFile - .\n"
+        ".long cs_d_cublasLtLoggerSetLevel - .\n"
+        ".long cs_d_cublasLtLoggerSetMask - .\n"
+        ".long cs_d_cublasLtMatmul - .\n"
+        ".long cs_d_cublasLtMatmulAlgoCapGetAttribute - .\n"
+        ".long cs_d_cublasLtMatmulAlgoCheck - .\n"
+        ".long cs_d_cublasLtMatmulAlgoConfigGetAttribute - .\n"
+        ".long cs_d_cublasLtMatmulAlgoConfigSetAttribute - .\n"
+        ".long cs_d_cublasLtMatmulAlgoGetHeuristic - .\n"
+        ".long cs_d_cublasLtMatmulAlgoGetIds - .\n"
+        ".long cs_d_cublasLtMatmulAlgoInit - .\n"
+        ".long cs_d_cublasLtMatmulDescCreate - .\n"
+        ".long cs_d_cublasLtMatmulDescDestroy - .\n"
+        ".long cs_d_cublasLtMatmulDescGetAttribute - .\n"
+        ".long cs_d_cublasLtMatmulDescInit_internal - .\n"
+        ".long cs_d_cublasLtMatmulDescSetAttribute - .\n"
+        ".long cs_d_cublasLtMatmulPreferenceCreate - .\n"
+        ".long cs_d_cublasLtMatmulPreferenceDestroy - .\n"
+        ".long cs_d_cublasLtMatmulPreferenceGetAttribute - .\n"
+        ".long cs_d_cublasLtMatmulPreferenceInit_internal - .\n"
+        ".long cs_d_cublasLtMatmulPreferenceSetAttribute - .\n"
+        ".long cs_d_cublasLtMatrixLayoutCreate - .\n"
+        ".long cs_d_cublasLtMatrixLayoutDestroy - .\n"
+        ".long cs_d_cublasLtMatrixLayoutGetAttribute - .\n"
+        ".long cs_d_cublasLtMatrixLayoutInit_internal - .\n"
+        ".long cs_d_cublasLtMatrixLayoutSetAttribute - .\n"
+        ".long cs_d_cublasLtMatrixTransform - .\n"
+        ".long cs_d_cublasLtMatrixTransformDescCreate - .\n"
+        ".long cs_d_cublasLtMatrixTransformDescDestroy - .\n"
+        ".long cs_d_cublasLtMatrixTransformDescGetAttribute - .\n"
+        ".long cs_d_cublasLtMatrixTransformDescInit_internal - .\n"
+        ".long cs_d_cublasLtMatrixTransformDescSetAttribute - .\n"
+        ".popsection");
+extern const int32_t cs_rel_cublasLt_via_procaddr[] CS_HIDDEN;
+__asm__(".pushsection .rodata\n.p2align 2\n.globl cs_rel_cublasLt_via_procaddr\n.hidden cs_rel_cublasLt_via_procaddr\ncs_rel_cublasLt_via_procaddr:\n"
+        ".long cs_g_cublasLtCreate - .\n"
+        ".long cs_g_cublasLtDestroy - .\n"
+        ".long cs_g_cublasLtEmulationDescCreate - .\n"
+        ".long cs_g_cublasLtEmulationDescDestroy - .\n"
+        ".long cs_g_cublasLtEmulationDescGetAttribute - .\n"
+        ".long cs_g_cublasLtEmulationDescInit_internal - .\n"
+        ".long cs_g_cublasLtEmulationDescSetAttribute - .\n"
+        ".long cs_g_cublasLtGetCudartVersion - .\n"
+        ".long cs_g_cublasLtGetProperty - .\n"
+        ".long cs_g_cublasLtGetStatusName - .\n"
+        ".long cs_g_cublasLtGetStatusString - .\n"
+        ".long cs_g_cublasLtGetVersion - .\n"
+        ".long cs_g_cublasLtHeuristicsCacheGetCapacity - .\n"
+        ".long cs_g_cublasLtHeuristicsCacheSetCapacity - .\n"
+        ".long cs_g_cublasLtLoggerForceDisable - .\n"
+        ".long cs_g_cublasLtLoggerOpenFile - .\n"
+        ".long cs_g_cublasLtLoggerSetCallback - .\n"
+        ".long cs_g_cublasLtLoggerSetFile - .\n"
+        ".long cs_g_cublasLtLoggerSetLevel - .\n"
+        ".long cs_g_cublasLtLoggerSetMask - .\n"
+        ".long cs_g_cublasLtMatmul - .\n"
+        ".long cs_g_cublasLtMatmulAlgoCapGetAttribute - .\n"
+        ".long cs_g_cublasLtMatmulAlgoCheck - .\n"
+        ".long cs_g_cublasLtMatmulAlgoConfigGetAttribute - .\n"
+        ".long cs_g_cublasLtMatmulAlgoConfigSetAttribute - .\n"
+        ".long cs_g_cublasLtMatmulAlgoGetHeuristic - .\n"
+        ".long cs_g_cublasLtMatmulAlgoGetIds - .\n"
+        ".long cs_g_cublasLtMatmulAlgoInit - .\n"
+        ".long cs_g_cublasLtMatmulDescCreate - .\n"
+        ".long cs_g_cublasLtMatmulDescDestroy - .\n"
+        ".long cs_g_cublasLtMatmulDescGetAttribute - .\n"
+        ".long cs_g_cublasLtMatmulDescInit_internal - .\n"
+        ".long cs_g_cublasLtMatmulDescSetAttribute - .\n"
+        ".long cs_g_cublasLtMatmulPreferenceCreate - .\n"
+        ".long cs_g_cublasLtMatmulPreferenceDestroy - .\n"
+        ".long cs_g_cublasLtMatmulPreferenceGetAttribute - .\n"
+        ".long cs_g_cublasLtMatmulPreferenceInit_internal - .\n"
+        ".long cs_g_cublasLtMatmulPreferenceSetAttribute - .\n"
+        ".long cs_g_cublasLtMatrixLayoutCreate - .\n"
+        ".long cs_g_cublasLtMatrixLayoutDestroy - .\n"
+        ".long cs_g_cublasLtMatrixLayoutGetAttribute - .\n"
+        ".long cs_g_cublasLtMatrixLayoutInit_internal - .\n"
+        ".long cs_g_cublasLtMatrixLayoutSetAttribute - .\n"
+        ".long cs_g_cublasLtMatrixTransform - .\n"
+        ".long cs_g_cublasLtMatrixTransformDescCreate - .\n"
+        ".long cs_g_cublasLtMatrixTransformDescDestroy - .\n"
+        ".long cs_g_cublasLtMatrixTransformDescGetAttribute - .\n"
+        ".long cs_g_cublasLtMatrixTransformDescInit_internal - .\n"
+        ".long cs_g_cublasLtMatrixTransformDescSetAttribute - .\n"
+        ".popsection");
+extern const int32_t cs_rel_cublasLt_unresolved[] CS_HIDDEN;
+#if CS_FAST_ASM
+__asm__(".pushsection .rodata\n.p2align 2\n.globl cs_rel_cublasLt_unresolved\n.hidden cs_rel_cublasLt_unresolved\ncs_rel_cublasLt_unresolved:\n"
+        ".long 0\n"
+        ".long cs_u_cublasLtDestroy - .\n"
+        ".long cs_u_cublasLtEmulationDescCreate - .\n"
+        ".long cs_u_cublasLtEmulationDescDestroy - .\n"
+        ".long cs_u_cublasLtEmulationDescGetAttribute - .\n"
+        ".long cs_u_cublasLtEmulationDescInit_internal - .\n"
+        ".long cs_u_cublasLtEmulationDescSetAttribute - .\n"
+        ".long 0\n"
+        ".long 0\n"
+        ".long 0\n"
+        ".long 0\n"
+        ".long 0\n"
+        ".long cs_u_cublasLtHeuristicsCacheGetCapacity - .\n"
+        ".long cs_u_cublasLtHeuristicsCacheSetCapacity - .\n"
+        ".long cs_u_cublasLtLoggerForceDisable - .\n"
+        ".long cs_u_cublasLtLoggerOpenFile - .\n"
+        ".long cs_u_cublasLtLoggerSetCallback - .\n"
+        ".long cs_u_cublasLtLoggerSetFile - .\n"
+        ".long cs_u_cublasLtLoggerSetLevel - .\n"
+        ".long cs_u_cublasLtLoggerSetMask - .\n"
+        ".long 0\n"
+        ".long cs_u_cublasLtMatmulAlgoCapGetAttribute - .\n"
+        ".long cs_u_cublasLtMatmulAlgoCheck - .\n"
+        ".long cs_u_cublasLtMatmulAlgoConfigGetAttribute - .\n"
+        ".long cs_u_cublasLtMatmulAlgoConfigSetAttribute - .\n"
+        ".long 0\n"
+        ".long cs_u_cublasLtMatmulAlgoGetIds - .\n"
+        ".long cs_u_cublasLtMatmulAlgoInit - .\n"
+        ".long 0\n"
+        ".long 0\n"
+        ".long cs_u_cublasLtMatmulDescGetAttribute - .\n"
+        ".long 0\n"
+        ".long 0\n"
+        ".long cs_u_cublasLtMatmulPreferenceCreate - .\n"
+        ".long cs_u_cublasLtMatmulPreferenceDestroy - .\n"
+        ".long cs_u_cublasLtMatmulPreferenceGetAttribute - .\n"
+        ".long cs_u_cublasLtMatmulPreferenceInit_internal - .\n"
+        ".long cs_u_cublasLtMatmulPreferenceSetAttribute - .\n"
+        ".long 0\n"
+        ".long 0\n"
+        ".long cs_u_cublasLtMatrixLayoutGetAttribute - .\n"
+        ".long 0\n"
+        ".long 0\n"
+        ".long cs_u_cublasLtMatrixTransform - .\n"
+        ".long cs_u_cublasLtMatrixTransformDescCreate - .\n"
+        ".long cs_u_cublasLtMatrixTransformDescDestroy - .\n"
+        ".long cs_u_cublasLtMatrixTransformDescGetAttribute - .\n"
+        ".long cs_u_cublasLtMatrixTransformDescInit_internal - .\n"
+        ".long cs_u_cublasLtMatrixTransformDescSetAttribute - .\n"
+        ".popsection");
+#endif
+extern const int32_t cs_rel_cublasLt_via_linked_v12[] CS_HIDDEN;
+__asm__(".pushsection .rodata\n.p2align 2\n.globl cs_rel_cublasLt_via_linked_v12\n.hidden cs_rel_cublasLt_via_linked_v12\ncs_rel_cublasLt_via_linked_v12:\n"
+        ".long cs_v12_cublasLtCreate - .\n"
+        ".long cs_v12_cublasLtDestroy - .\n"
+        ".long cs_v12_cublasLtEmulationDescCreate - .\n"
+        ".long cs_v12_cublasLtEmulationDescDestroy - .\n"
+        ".long cs_v12_cublasLtEmulationDescGetAttribute - .\n"
+        ".long cs_v12_cublasLtEmulationDescInit_internal - .\n"
+        ".long cs_v12_cublasLtEmulationDescSetAttribute - .\n"
+        ".long cs_v12_cublasLtGetCudartVersion - .\n"
+        ".long cs_v12_cublasLtGetProperty - .\n"
+        ".long cs_v12_cublasLtGetStatusName - .\n"
+        ".long cs_v12_cublasLtGetStatusString - .\n"
+        ".long cs_v12_cublasLtGetVersion - .\n"
+        ".long cs_v12_cublasLtHeuristicsCacheGetCapacity - .\n"
+        ".long cs_v12_cublasLtHeuristicsCacheSetCapacity - .\n"
+        ".long cs_v12_cublasLtLoggerForceDisable - .\n"
+        ".long cs_v12_cublasLtLoggerOpenFile - .\n"
+        ".long cs_v12_cublasLtLoggerSetCallback - .\n"
+        ".long cs_v12_cublasLtLoggerSetFile - .\n"
+        ".long cs_v12_cublasLtLoggerSetLevel - .\n"
+        ".long cs_v12_cublasLtLoggerSetMask - .\n"
+        ".long cs_v12_cublasLtMatmul - .\n"
+        ".long cs_v12_cublasLtMatmulAlgoCapGetAttribute - .\n"
+        ".long cs_v12_cublasLtMatmulAlgoCheck - .\n"
+        ".long cs_v12_cublasLtMatmulAlgoConfigGetAttribute - .\n"
+        ".long cs_v12_cublasLtMatmulAlgoConfigSetAttribute - .\n"
+        ".long cs_v12_cublasLtMatmulAlgoGetHeuristic - .\n"
+        ".long cs_v12_cublasLtMatmulAlgoGetIds - .\n"
+        ".long cs_v12_cublasLtMatmulAlgoInit - .\n"
+        ".long cs_v12_cublasLtMatmulDescCreate - .\n"
+        ".long cs_v12_cublasLtMatmulDescDestroy - .\n"
+        ".long cs_v12_cublasLtMatmulDescGetAttribute - .\n"
+        ".long cs_v12_cublasLtMatmulDescInit_internal - .\n"
+        ".long cs_v12_cublasLtMatmulDescSetAttribute - .\n"
+        ".long cs_v12_cublasLtMatmulPreferenceCreate - .\n"
+        ".long cs_v12_cublasLtMatmulPreferenceDestroy - .\n"
+        ".long cs_v12_cublasLtMatmulPreferenceGetAttribute - .\n"
+        ".long cs_v12_cublasLtMatmulPreferenceInit_internal - .\n"
+        ".long cs_v12_cublasLtMatmulPreferenceSetAttribute - .\n"
+        ".long cs_v12_cublasLtMatrixLayoutCreate - .\n"
+        ".long cs_v12_cublasLtMatrixLayoutDestroy - .\n"
+        ".long cs_v12_cublasLtMatrixLayoutGetAttribute - .\n"
+        ".long cs_v12_cublasLtMatrixLayoutInit_internal - .\n"
+        ".long cs_v12_cublasLtMatrixLayoutSetAttribute - .\n"
+        ".long cs_v12_cublasLtMatrixTransform - .\n"
+        ".long cs_v12_cublasLtMatrixTransformDescCreate - .\n"
+        ".long cs_v12_cublasLtMatrixTransformDescDestroy - .\n"
+        ".long cs_v12_cublasLtMatrixTransformDescGetAttribute - .\n"
+        ".long cs_v12_cublasLtMatrixTransformDescInit_internal - .\n"
+        ".long cs_v12_cublasLtMatrixTransformDescSetAttribute - .\n"
+        ".popsection");
+extern const int32_t cs_rel_cublasLt_via_linked_v11[] CS_HIDDEN;
+__asm__(".pushsection .rodata\n.p2align 2\n.globl cs_rel_cublasLt_via_linked_v11\n.hidden cs_rel_cublasLt_via_linked_v11\ncs_rel_cublasLt_via_linked_v11:\n"
+        ".long cs_v11_cublasLtCreate - .\n"
+        ".long cs_v11_cublasLtDestroy - .\n"
+        ".long cs_v11_cublasLtEmulationDescCreate - .\n"
+        ".long cs_v11_cublasLtEmulationDescDestroy - .\n"
+        ".long cs_v11_cublasLtEmulationDescGetAttribute - .\n"
+        ".long cs_v11_cublasLtEmulationDescInit_internal - .\n"
+        ".long cs_v11_cublasLtEmulationDescSetAttribute - .\n"
+        ".long cs_v11_cublasLtGetCudartVersion - .\n"
+        ".long cs_v11_cublasLtGetProperty - .\n"
+        ".long cs_v11_cublasLtGetStatusName - .\n"
+        ".long cs_v11_cublasLtGetStatusString - .\n"
+        ".long cs_v11_cublasLtGetVersion - .\n"
+        ".long cs_v11_cublasLtHeuristicsCacheGetCapacity - .\n"
+        ".long cs_v11_cublasLtHeuristicsCacheSetCapacity - .\n"
+        ".long cs_v11_cublasLtLoggerForceDisable - .\n"
+        ".long cs_v11_cublasLtLoggerOpenFile - .\n"
+        ".long cs_v11_cublasLtLoggerSetCallback - .\n"
+        ".long cs_v11_cublasLtLoggerSetFile - .\n"
+        ".long cs_v11_cublasLtLoggerSetLevel - .\n"
+        ".long cs_v11_cublasLtLoggerSetMask - .\n"
+        ".long cs_v11_cublasLtMatmul - .\n"
+        ".long cs_v11_cublasLtMatmulAlgoCapGetAttribute - .\n"
+        ".long cs_v11_cublasLtMatmulAlgoCheck - .\n"
+        ".long cs_v11_cublasLtMatmulAlgoConfigGetAttribute - .\n"
+        ".long cs_v11_cublasLtMatmulAlgoConfigSetAttribute - .\n"
+        ".long cs_v11_cublasLtMatmulAlgoGetHeuristic - .\n"
+        ".long cs_v11_cublasLtMatmulAlgoGetIds - .\n"
+        ".long cs_v11_cublasLtMatmulAlgoInit - .\n"
+        ".long cs_v11_cublasLtMatmulDescCreate - .\n"
+        ".long cs_v11_cublasLtMatmulDescDestroy - .\n"
+        ".long cs_v11_cublasLtMatmulDescGetAttribute - .\n"
+        ".long cs_v11_cublasLtMatmulDescInit_internal - .\n"
+        ".long cs_v11_cublasLtMatmulDescSetAttribute - .\n"
+        ".long cs_v11_cublasLtMatmulPreferenceCreate - .\n"
+        ".long cs_v11_cublasLtMatmulPreferenceDestroy - .\n"
+        ".long cs_v11_cublasLtMatmulPreferenceGetAttribute - .\n"
+        ".long cs_v11_cublasLtMatmulPreferenceInit_internal - .\n"
+        ".long cs_v11_cublasLtMatmulPreferenceSetAttribute - .\n"
+        ".long cs_v11_cublasLtMatrixLayoutCreate - .\n"
+        ".long cs_v11_cublasLtMatrixLayoutDestroy - .\n"
+        ".long cs_v11_cublasLtMatrixLayoutGetAttribute - .\n"
+        ".long cs_v11_cublasLtMatrixLayoutInit_internal - .\n"
+        ".long cs_v11_cublasLtMatrixLayoutSetAttribute - .\n"
+        ".long cs_v11_cublasLtMatrixTransform - .\n"
+        ".long cs_v11_cublasLtMatrixTransformDescCreate - .\n"
+        ".long cs_v11_cublasLtMatrixTransformDescDestroy - .\n"
+        ".long cs_v11_cublasLtMatrixTransformDescGetAttribute - .\n"
+        ".long cs_v11_cublasLtMatrixTransformDescInit_internal - .\n"
+        ".long cs_v11_cublasLtMatrixTransformDescSetAttribute - .\n"
+        ".popsection");
 static const struct cs_node nodes[] = {
-    { "libcublasLt.so.12", via_linked_v12 },
-    { "libcublasLt.so.11", via_linked_v11 },
+    { "libcublasLt.so.12", cs_rel_cublasLt_via_linked_v12 },
+    { "libcublasLt.so.11", cs_rel_cublasLt_via_linked_v11 },
 };
 struct cs_api cs_api_cublasLt = {
     .name = "cublasLt", .soname = "libcublasLt.so.13:libcublasLt.so.12:libcublasLt.so.11", .base = CS_CUBLASLT_BASE, .count = CS_CUBLASLT_COUNT,
-    .names = names, .classes = classes, .via = { via_linked, via_dlsym, via_procaddr },
+    .names_blob = names_blob, .name_off = name_off, .classes = classes,
+    .via = { cs_rel_cublasLt_via_linked, cs_rel_cublasLt_via_dlsym, cs_rel_cublasLt_via_procaddr },
     .real = real_fns, .result_name = cs_cublasLt_result_name, .benign = 0,
 #if CS_FAST_ASM
-    .call = cs_call_cublasLt, .unresolved = unresolved,
+    .call = cs_call_cublasLt, .unresolved = cs_rel_cublasLt_unresolved,
 #endif
     .nodes = nodes, .nnodes = 2,
 };

@@ -49,11 +49,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnActivationBackwa
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnActivationBackward(CS_VIA_LINKED, handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
-static uint32_t cs_d_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnActivationBackward(CS_VIA_DLSYM, handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
-static uint32_t cs_g_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnActivationBackward(CS_VIA_PROCADDR, handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static __attribute__((used)) uint32_t cs_l_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnActivationBackward(CS_VIA_LINKED, handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static __attribute__((used)) uint32_t cs_d_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnActivationBackward(CS_VIA_DLSYM, handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static __attribute__((used)) uint32_t cs_g_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnActivationBackward(CS_VIA_PROCADDR, handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
 #endif
-static uint32_t cs_v8_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
+static __attribute__((used)) uint32_t cs_v8_cudnnActivationBackward(void * handle, void * activationDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
 {
     static void *_Atomic slot;
     return cs_w_cudnnActivationBackward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnActivationBackward, "libcudnn.so.8", &slot), handle, activationDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
@@ -99,11 +99,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnActivationForwar
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnActivationForward(CS_VIA_LINKED, handle, activationDesc, alpha, xDesc, x, beta, yDesc, y); }
-static uint32_t cs_d_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnActivationForward(CS_VIA_DLSYM, handle, activationDesc, alpha, xDesc, x, beta, yDesc, y); }
-static uint32_t cs_g_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnActivationForward(CS_VIA_PROCADDR, handle, activationDesc, alpha, xDesc, x, beta, yDesc, y); }
+static __attribute__((used)) uint32_t cs_l_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnActivationForward(CS_VIA_LINKED, handle, activationDesc, alpha, xDesc, x, beta, yDesc, y); }
+static __attribute__((used)) uint32_t cs_d_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnActivationForward(CS_VIA_DLSYM, handle, activationDesc, alpha, xDesc, x, beta, yDesc, y); }
+static __attribute__((used)) uint32_t cs_g_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnActivationForward(CS_VIA_PROCADDR, handle, activationDesc, alpha, xDesc, x, beta, yDesc, y); }
 #endif
-static uint32_t cs_v8_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
+static __attribute__((used)) uint32_t cs_v8_cudnnActivationForward(void * handle, void * activationDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
     static void *_Atomic slot;
     return cs_w_cudnnActivationForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnActivationForward, "libcudnn.so.8", &slot), handle, activationDesc, alpha, xDesc, x, beta, yDesc, y);
@@ -149,11 +149,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnAddTensor(uint8_
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_f_cudnnAddTensor(CS_VIA_LINKED, handle, alpha, aDesc, A, beta, cDesc, C); }
-static uint32_t cs_d_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_f_cudnnAddTensor(CS_VIA_DLSYM, handle, alpha, aDesc, A, beta, cDesc, C); }
-static uint32_t cs_g_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_f_cudnnAddTensor(CS_VIA_PROCADDR, handle, alpha, aDesc, A, beta, cDesc, C); }
+static __attribute__((used)) uint32_t cs_l_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_f_cudnnAddTensor(CS_VIA_LINKED, handle, alpha, aDesc, A, beta, cDesc, C); }
+static __attribute__((used)) uint32_t cs_d_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_f_cudnnAddTensor(CS_VIA_DLSYM, handle, alpha, aDesc, A, beta, cDesc, C); }
+static __attribute__((used)) uint32_t cs_g_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_f_cudnnAddTensor(CS_VIA_PROCADDR, handle, alpha, aDesc, A, beta, cDesc, C); }
 #endif
-static uint32_t cs_v8_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C)
+static __attribute__((used)) uint32_t cs_v8_cudnnAddTensor(void * handle, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C)
 {
     static void *_Atomic slot;
     return cs_w_cudnnAddTensor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnAddTensor, "libcudnn.so.8", &slot), handle, alpha, aDesc, A, beta, cDesc, C);
@@ -199,11 +199,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnAdvVersionCheck(
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnAdvVersionCheck(void) { return cs_f_cudnnAdvVersionCheck(CS_VIA_LINKED); }
-static uint32_t cs_d_cudnnAdvVersionCheck(void) { return cs_f_cudnnAdvVersionCheck(CS_VIA_DLSYM); }
-static uint32_t cs_g_cudnnAdvVersionCheck(void) { return cs_f_cudnnAdvVersionCheck(CS_VIA_PROCADDR); }
+static __attribute__((used)) uint32_t cs_l_cudnnAdvVersionCheck(void) { return cs_f_cudnnAdvVersionCheck(CS_VIA_LINKED); }
+static __attribute__((used)) uint32_t cs_d_cudnnAdvVersionCheck(void) { return cs_f_cudnnAdvVersionCheck(CS_VIA_DLSYM); }
+static __attribute__((used)) uint32_t cs_g_cudnnAdvVersionCheck(void) { return cs_f_cudnnAdvVersionCheck(CS_VIA_PROCADDR); }
 #endif
-static uint32_t cs_v8_cudnnAdvVersionCheck(void)
+static __attribute__((used)) uint32_t cs_v8_cudnnAdvVersionCheck(void)
 {
     static void *_Atomic slot;
     return cs_w_cudnnAdvVersionCheck(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnAdvVersionCheck, "libcudnn.so.8", &slot));
@@ -227,10 +227,10 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBackendCreateDescriptor(uint
     errno = saved_errno;
     return r;
 }
-static uint32_t cudnnBackendCreateDescriptor(uint32_t descriptorType, void * descriptor) { return cs_w_cudnnBackendCreateDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendCreateDescriptor), descriptorType, descriptor); }
-static uint32_t cs_d_cudnnBackendCreateDescriptor(uint32_t descriptorType, void * descriptor) { return cs_w_cudnnBackendCreateDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendCreateDescriptor), descriptorType, descriptor); }
-static uint32_t cs_g_cudnnBackendCreateDescriptor(uint32_t descriptorType, void * descriptor) { return cs_w_cudnnBackendCreateDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendCreateDescriptor), descriptorType, descriptor); }
-static uint32_t cs_v8_cudnnBackendCreateDescriptor(uint32_t descriptorType, void * descriptor)
+static __attribute__((used)) uint32_t cudnnBackendCreateDescriptor(uint32_t descriptorType, void * descriptor) { return cs_w_cudnnBackendCreateDescriptor(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendCreateDescriptor), descriptorType, descriptor); }
+static __attribute__((used)) uint32_t cs_d_cudnnBackendCreateDescriptor(uint32_t descriptorType, void * descriptor) { return cs_w_cudnnBackendCreateDescriptor(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendCreateDescriptor), descriptorType, descriptor); }
+static __attribute__((used)) uint32_t cs_g_cudnnBackendCreateDescriptor(uint32_t descriptorType, void * descriptor) { return cs_w_cudnnBackendCreateDescriptor(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendCreateDescriptor), descriptorType, descriptor); }
+static __attribute__((used)) uint32_t cs_v8_cudnnBackendCreateDescriptor(uint32_t descriptorType, void * descriptor)
 {
     static void *_Atomic slot;
     return cs_w_cudnnBackendCreateDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBackendCreateDescriptor, "libcudnn.so.8", &slot), descriptorType, descriptor);
@@ -276,11 +276,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendDestroyDe
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnBackendDestroyDescriptor(void * descriptor) { return cs_f_cudnnBackendDestroyDescriptor(CS_VIA_LINKED, descriptor); }
-static uint32_t cs_d_cudnnBackendDestroyDescriptor(void * descriptor) { return cs_f_cudnnBackendDestroyDescriptor(CS_VIA_DLSYM, descriptor); }
-static uint32_t cs_g_cudnnBackendDestroyDescriptor(void * descriptor) { return cs_f_cudnnBackendDestroyDescriptor(CS_VIA_PROCADDR, descriptor); }
+static __attribute__((used)) uint32_t cs_l_cudnnBackendDestroyDescriptor(void * descriptor) { return cs_f_cudnnBackendDestroyDescriptor(CS_VIA_LINKED, descriptor); }
+static __attribute__((used)) uint32_t cs_d_cudnnBackendDestroyDescriptor(void * descriptor) { return cs_f_cudnnBackendDestroyDescriptor(CS_VIA_DLSYM, descriptor); }
+static __attribute__((used)) uint32_t cs_g_cudnnBackendDestroyDescriptor(void * descriptor) { return cs_f_cudnnBackendDestroyDescriptor(CS_VIA_PROCADDR, descriptor); }
 #endif
-static uint32_t cs_v8_cudnnBackendDestroyDescriptor(void * descriptor)
+static __attribute__((used)) uint32_t cs_v8_cudnnBackendDestroyDescriptor(void * descriptor)
 {
     static void *_Atomic slot;
     return cs_w_cudnnBackendDestroyDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBackendDestroyDescriptor, "libcudnn.so.8", &slot), descriptor);
@@ -314,11 +314,11 @@ CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sd_cudnnBackendExecute(voi
 CS_HIDDEN uint32_t cs_g_cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack);
 CS_HIDDEN __attribute__((noinline, cold)) uint32_t cs_sg_cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack) { return cs_w_cudnnBackendExecute(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendExecute), handle, executionPlan, variantPack); }
 #else
-static uint32_t cs_l_cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack) { return cs_w_cudnnBackendExecute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendExecute), handle, executionPlan, variantPack); }
-static uint32_t cs_d_cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack) { return cs_w_cudnnBackendExecute(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendExecute), handle, executionPlan, variantPack); }
-static uint32_t cs_g_cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack) { return cs_w_cudnnBackendExecute(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendExecute), handle, executionPlan, variantPack); }
+static __attribute__((used)) uint32_t cs_l_cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack) { return cs_w_cudnnBackendExecute(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendExecute), handle, executionPlan, variantPack); }
+static __attribute__((used)) uint32_t cs_d_cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack) { return cs_w_cudnnBackendExecute(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendExecute), handle, executionPlan, variantPack); }
+static __attribute__((used)) uint32_t cs_g_cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack) { return cs_w_cudnnBackendExecute(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendExecute), handle, executionPlan, variantPack); }
 #endif
-static uint32_t cs_v8_cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack)
+static __attribute__((used)) uint32_t cs_v8_cudnnBackendExecute(void * handle, void * executionPlan, void * variantPack)
 {
     static void *_Atomic slot;
     return cs_w_cudnnBackendExecute(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBackendExecute, "libcudnn.so.8", &slot), handle, executionPlan, variantPack);
@@ -342,10 +342,10 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnBackendFinalize(uint8_t via,
     errno = saved_errno;
     return r;
 }
-static uint32_t cudnnBackendFinalize(void * descriptor) { return cs_w_cudnnBackendFinalize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendFinalize), descriptor); }
-static uint32_t cs_d_cudnnBackendFinalize(void * descriptor) { return cs_w_cudnnBackendFinalize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendFinalize), descriptor); }
-static uint32_t cs_g_cudnnBackendFinalize(void * descriptor) { return cs_w_cudnnBackendFinalize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendFinalize), descriptor); }
-static uint32_t cs_v8_cudnnBackendFinalize(void * descriptor)
+static __attribute__((used)) uint32_t cudnnBackendFinalize(void * descriptor) { return cs_w_cudnnBackendFinalize(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendFinalize), descriptor); }
+static __attribute__((used)) uint32_t cs_d_cudnnBackendFinalize(void * descriptor) { return cs_w_cudnnBackendFinalize(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendFinalize), descriptor); }
+static __attribute__((used)) uint32_t cs_g_cudnnBackendFinalize(void * descriptor) { return cs_w_cudnnBackendFinalize(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnBackendFinalize), descriptor); }
+static __attribute__((used)) uint32_t cs_v8_cudnnBackendFinalize(void * descriptor)
 {
     static void *_Atomic slot;
     return cs_w_cudnnBackendFinalize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBackendFinalize, "libcudnn.so.8", &slot), descriptor);
@@ -391,11 +391,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendGetAttrib
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements) { return cs_f_cudnnBackendGetAttribute(CS_VIA_LINKED, descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements); }
-static uint32_t cs_d_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements) { return cs_f_cudnnBackendGetAttribute(CS_VIA_DLSYM, descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements); }
-static uint32_t cs_g_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements) { return cs_f_cudnnBackendGetAttribute(CS_VIA_PROCADDR, descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements); }
+static __attribute__((used)) uint32_t cs_l_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements) { return cs_f_cudnnBackendGetAttribute(CS_VIA_LINKED, descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements); }
+static __attribute__((used)) uint32_t cs_d_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements) { return cs_f_cudnnBackendGetAttribute(CS_VIA_DLSYM, descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements); }
+static __attribute__((used)) uint32_t cs_g_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements) { return cs_f_cudnnBackendGetAttribute(CS_VIA_PROCADDR, descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements); }
 #endif
-static uint32_t cs_v8_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements)
+static __attribute__((used)) uint32_t cs_v8_cudnnBackendGetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t requestedElementCount, void * elementCount, void * arrayOfElements)
 {
     static void *_Atomic slot;
     return cs_w_cudnnBackendGetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBackendGetAttribute, "libcudnn.so.8", &slot), descriptor, attributeName, attributeType, requestedElementCount, elementCount, arrayOfElements);
@@ -441,11 +441,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendInitializ
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnBackendInitialize(void * descriptor) { return cs_f_cudnnBackendInitialize(CS_VIA_LINKED, descriptor); }
-static uint32_t cs_d_cudnnBackendInitialize(void * descriptor) { return cs_f_cudnnBackendInitialize(CS_VIA_DLSYM, descriptor); }
-static uint32_t cs_g_cudnnBackendInitialize(void * descriptor) { return cs_f_cudnnBackendInitialize(CS_VIA_PROCADDR, descriptor); }
+static __attribute__((used)) uint32_t cs_l_cudnnBackendInitialize(void * descriptor) { return cs_f_cudnnBackendInitialize(CS_VIA_LINKED, descriptor); }
+static __attribute__((used)) uint32_t cs_d_cudnnBackendInitialize(void * descriptor) { return cs_f_cudnnBackendInitialize(CS_VIA_DLSYM, descriptor); }
+static __attribute__((used)) uint32_t cs_g_cudnnBackendInitialize(void * descriptor) { return cs_f_cudnnBackendInitialize(CS_VIA_PROCADDR, descriptor); }
 #endif
-static uint32_t cs_v8_cudnnBackendInitialize(void * descriptor)
+static __attribute__((used)) uint32_t cs_v8_cudnnBackendInitialize(void * descriptor)
 {
     static void *_Atomic slot;
     return cs_w_cudnnBackendInitialize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBackendInitialize, "libcudnn.so.8", &slot), descriptor);
@@ -491,11 +491,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendPopulateC
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_f_cudnnBackendPopulateCudaGraph(CS_VIA_LINKED, handle, executionPlan, variantPack, graph); }
-static uint32_t cs_d_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_f_cudnnBackendPopulateCudaGraph(CS_VIA_DLSYM, handle, executionPlan, variantPack, graph); }
-static uint32_t cs_g_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_f_cudnnBackendPopulateCudaGraph(CS_VIA_PROCADDR, handle, executionPlan, variantPack, graph); }
+static __attribute__((used)) uint32_t cs_l_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_f_cudnnBackendPopulateCudaGraph(CS_VIA_LINKED, handle, executionPlan, variantPack, graph); }
+static __attribute__((used)) uint32_t cs_d_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_f_cudnnBackendPopulateCudaGraph(CS_VIA_DLSYM, handle, executionPlan, variantPack, graph); }
+static __attribute__((used)) uint32_t cs_g_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_f_cudnnBackendPopulateCudaGraph(CS_VIA_PROCADDR, handle, executionPlan, variantPack, graph); }
 #endif
-static uint32_t cs_v8_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph)
+static __attribute__((used)) uint32_t cs_v8_cudnnBackendPopulateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph)
 {
     static void *_Atomic slot;
     return cs_w_cudnnBackendPopulateCudaGraph(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBackendPopulateCudaGraph, "libcudnn.so.8", &slot), handle, executionPlan, variantPack, graph);
@@ -541,11 +541,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendSetAttrib
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements) { return cs_f_cudnnBackendSetAttribute(CS_VIA_LINKED, descriptor, attributeName, attributeType, elementCount, arrayOfElements); }
-static uint32_t cs_d_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements) { return cs_f_cudnnBackendSetAttribute(CS_VIA_DLSYM, descriptor, attributeName, attributeType, elementCount, arrayOfElements); }
-static uint32_t cs_g_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements) { return cs_f_cudnnBackendSetAttribute(CS_VIA_PROCADDR, descriptor, attributeName, attributeType, elementCount, arrayOfElements); }
+static __attribute__((used)) uint32_t cs_l_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements) { return cs_f_cudnnBackendSetAttribute(CS_VIA_LINKED, descriptor, attributeName, attributeType, elementCount, arrayOfElements); }
+static __attribute__((used)) uint32_t cs_d_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements) { return cs_f_cudnnBackendSetAttribute(CS_VIA_DLSYM, descriptor, attributeName, attributeType, elementCount, arrayOfElements); }
+static __attribute__((used)) uint32_t cs_g_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements) { return cs_f_cudnnBackendSetAttribute(CS_VIA_PROCADDR, descriptor, attributeName, attributeType, elementCount, arrayOfElements); }
 #endif
-static uint32_t cs_v8_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements)
+static __attribute__((used)) uint32_t cs_v8_cudnnBackendSetAttribute(void * descriptor, uint32_t attributeName, uint32_t attributeType, int64_t elementCount, void * arrayOfElements)
 {
     static void *_Atomic slot;
     return cs_w_cudnnBackendSetAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBackendSetAttribute, "libcudnn.so.8", &slot), descriptor, attributeName, attributeType, elementCount, arrayOfElements);
@@ -591,11 +591,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBackendUpdateCud
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_f_cudnnBackendUpdateCudaGraph(CS_VIA_LINKED, handle, executionPlan, variantPack, graph); }
-static uint32_t cs_d_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_f_cudnnBackendUpdateCudaGraph(CS_VIA_DLSYM, handle, executionPlan, variantPack, graph); }
-static uint32_t cs_g_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_f_cudnnBackendUpdateCudaGraph(CS_VIA_PROCADDR, handle, executionPlan, variantPack, graph); }
+static __attribute__((used)) uint32_t cs_l_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_f_cudnnBackendUpdateCudaGraph(CS_VIA_LINKED, handle, executionPlan, variantPack, graph); }
+static __attribute__((used)) uint32_t cs_d_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_f_cudnnBackendUpdateCudaGraph(CS_VIA_DLSYM, handle, executionPlan, variantPack, graph); }
+static __attribute__((used)) uint32_t cs_g_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph) { return cs_f_cudnnBackendUpdateCudaGraph(CS_VIA_PROCADDR, handle, executionPlan, variantPack, graph); }
 #endif
-static uint32_t cs_v8_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph)
+static __attribute__((used)) uint32_t cs_v8_cudnnBackendUpdateCudaGraph(void * handle, void * executionPlan, void * variantPack, void * graph)
 {
     static void *_Atomic slot;
     return cs_w_cudnnBackendUpdateCudaGraph(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBackendUpdateCudaGraph, "libcudnn.so.8", &slot), handle, executionPlan, variantPack, graph);
@@ -641,11 +641,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBatchNormalizati
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance) { return cs_f_cudnnBatchNormalizationBackward(CS_VIA_LINKED, handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance); }
-static uint32_t cs_d_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance) { return cs_f_cudnnBatchNormalizationBackward(CS_VIA_DLSYM, handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance); }
-static uint32_t cs_g_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance) { return cs_f_cudnnBatchNormalizationBackward(CS_VIA_PROCADDR, handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance); }
+static __attribute__((used)) uint32_t cs_l_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance) { return cs_f_cudnnBatchNormalizationBackward(CS_VIA_LINKED, handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance); }
+static __attribute__((used)) uint32_t cs_d_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance) { return cs_f_cudnnBatchNormalizationBackward(CS_VIA_DLSYM, handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance); }
+static __attribute__((used)) uint32_t cs_g_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance) { return cs_f_cudnnBatchNormalizationBackward(CS_VIA_PROCADDR, handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance); }
 #endif
-static uint32_t cs_v8_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance)
+static __attribute__((used)) uint32_t cs_v8_cudnnBatchNormalizationBackward(void * handle, uint32_t mode, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * x, void * dyDesc, void * dy, void * dxDesc, void * dx, void * dBnScaleBiasDesc, void * bnScale, void * dBnScaleResult, void * dBnBiasResult, double epsilon, void * savedMean, void * savedInvVariance)
 {
     static void *_Atomic slot;
     return cs_w_cudnnBatchNormalizationBackward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackward, "libcudnn.so.8", &slot), handle, mode, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, x, dyDesc, dy, dxDesc, dx, dBnScaleBiasDesc, bnScale, dBnScaleResult, dBnBiasResult, epsilon, savedMean, savedInvVariance);
@@ -691,11 +691,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBatchNormalizati
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnBatchNormalizationBackwardEx(CS_VIA_LINKED, handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
-static uint32_t cs_d_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnBatchNormalizationBackwardEx(CS_VIA_DLSYM, handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
-static uint32_t cs_g_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnBatchNormalizationBackwardEx(CS_VIA_PROCADDR, handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+static __attribute__((used)) uint32_t cs_l_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnBatchNormalizationBackwardEx(CS_VIA_LINKED, handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+static __attribute__((used)) uint32_t cs_d_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnBatchNormalizationBackwardEx(CS_VIA_DLSYM, handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+static __attribute__((used)) uint32_t cs_g_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnBatchNormalizationBackwardEx(CS_VIA_PROCADDR, handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
 #endif
-static uint32_t cs_v8_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
+static __attribute__((used)) uint32_t cs_v8_cudnnBatchNormalizationBackwardEx(void * handle, uint32_t mode, uint32_t bnOps, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dBnScaleBiasDesc, void * bnScaleData, void * bnBiasData, void * dBnScaleData, void * dBnBiasData, double epsilon, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnBatchNormalizationBackwardEx(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationBackwardEx, "libcudnn.so.8", &slot), handle, mode, bnOps, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dBnScaleBiasDesc, bnScaleData, bnBiasData, dBnScaleData, dBnBiasData, epsilon, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
@@ -741,11 +741,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBatchNormalizati
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon) { return cs_f_cudnnBatchNormalizationForwardInference(CS_VIA_LINKED, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon); }
-static uint32_t cs_d_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon) { return cs_f_cudnnBatchNormalizationForwardInference(CS_VIA_DLSYM, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon); }
-static uint32_t cs_g_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon) { return cs_f_cudnnBatchNormalizationForwardInference(CS_VIA_PROCADDR, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon); }
+static __attribute__((used)) uint32_t cs_l_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon) { return cs_f_cudnnBatchNormalizationForwardInference(CS_VIA_LINKED, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon); }
+static __attribute__((used)) uint32_t cs_d_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon) { return cs_f_cudnnBatchNormalizationForwardInference(CS_VIA_DLSYM, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon); }
+static __attribute__((used)) uint32_t cs_g_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon) { return cs_f_cudnnBatchNormalizationForwardInference(CS_VIA_PROCADDR, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon); }
 #endif
-static uint32_t cs_v8_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon)
+static __attribute__((used)) uint32_t cs_v8_cudnnBatchNormalizationForwardInference(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, void * estimatedMean, void * estimatedVariance, double epsilon)
 {
     static void *_Atomic slot;
     return cs_w_cudnnBatchNormalizationForwardInference(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardInference, "libcudnn.so.8", &slot), handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, estimatedMean, estimatedVariance, epsilon);
@@ -791,11 +791,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBatchNormalizati
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance) { return cs_f_cudnnBatchNormalizationForwardTraining(CS_VIA_LINKED, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance); }
-static uint32_t cs_d_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance) { return cs_f_cudnnBatchNormalizationForwardTraining(CS_VIA_DLSYM, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance); }
-static uint32_t cs_g_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance) { return cs_f_cudnnBatchNormalizationForwardTraining(CS_VIA_PROCADDR, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance); }
+static __attribute__((used)) uint32_t cs_l_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance) { return cs_f_cudnnBatchNormalizationForwardTraining(CS_VIA_LINKED, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance); }
+static __attribute__((used)) uint32_t cs_d_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance) { return cs_f_cudnnBatchNormalizationForwardTraining(CS_VIA_DLSYM, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance); }
+static __attribute__((used)) uint32_t cs_g_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance) { return cs_f_cudnnBatchNormalizationForwardTraining(CS_VIA_PROCADDR, handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance); }
 #endif
-static uint32_t cs_v8_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance)
+static __attribute__((used)) uint32_t cs_v8_cudnnBatchNormalizationForwardTraining(void * handle, uint32_t mode, void * alpha, void * beta, void * xDesc, void * x, void * yDesc, void * y, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance)
 {
     static void *_Atomic slot;
     return cs_w_cudnnBatchNormalizationForwardTraining(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTraining, "libcudnn.so.8", &slot), handle, mode, alpha, beta, xDesc, x, yDesc, y, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance);
@@ -841,11 +841,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBatchNormalizati
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnBatchNormalizationForwardTrainingEx(CS_VIA_LINKED, handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
-static uint32_t cs_d_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnBatchNormalizationForwardTrainingEx(CS_VIA_DLSYM, handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
-static uint32_t cs_g_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnBatchNormalizationForwardTrainingEx(CS_VIA_PROCADDR, handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+static __attribute__((used)) uint32_t cs_l_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnBatchNormalizationForwardTrainingEx(CS_VIA_LINKED, handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+static __attribute__((used)) uint32_t cs_d_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnBatchNormalizationForwardTrainingEx(CS_VIA_DLSYM, handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
+static __attribute__((used)) uint32_t cs_g_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnBatchNormalizationForwardTrainingEx(CS_VIA_PROCADDR, handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes); }
 #endif
-static uint32_t cs_v8_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
+static __attribute__((used)) uint32_t cs_v8_cudnnBatchNormalizationForwardTrainingEx(void * handle, uint32_t mode, uint32_t bnOps, void * alpha, void * beta, void * xDesc, void * xData, void * zDesc, void * zData, void * yDesc, void * yData, void * bnScaleBiasMeanVarDesc, void * bnScale, void * bnBias, double exponentialAverageFactor, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnBatchNormalizationForwardTrainingEx(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBatchNormalizationForwardTrainingEx, "libcudnn.so.8", &slot), handle, mode, bnOps, alpha, beta, xDesc, xData, zDesc, zData, yDesc, yData, bnScaleBiasMeanVarDesc, bnScale, bnBias, exponentialAverageFactor, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes);
@@ -891,11 +891,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnBuildRNNDynamic(
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch) { return cs_f_cudnnBuildRNNDynamic(CS_VIA_LINKED, handle, rnnDesc, miniBatch); }
-static uint32_t cs_d_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch) { return cs_f_cudnnBuildRNNDynamic(CS_VIA_DLSYM, handle, rnnDesc, miniBatch); }
-static uint32_t cs_g_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch) { return cs_f_cudnnBuildRNNDynamic(CS_VIA_PROCADDR, handle, rnnDesc, miniBatch); }
+static __attribute__((used)) uint32_t cs_l_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch) { return cs_f_cudnnBuildRNNDynamic(CS_VIA_LINKED, handle, rnnDesc, miniBatch); }
+static __attribute__((used)) uint32_t cs_d_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch) { return cs_f_cudnnBuildRNNDynamic(CS_VIA_DLSYM, handle, rnnDesc, miniBatch); }
+static __attribute__((used)) uint32_t cs_g_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch) { return cs_f_cudnnBuildRNNDynamic(CS_VIA_PROCADDR, handle, rnnDesc, miniBatch); }
 #endif
-static uint32_t cs_v8_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch)
+static __attribute__((used)) uint32_t cs_v8_cudnnBuildRNNDynamic(void * handle, void * rnnDesc, int32_t miniBatch)
 {
     static void *_Atomic slot;
     return cs_w_cudnnBuildRNNDynamic(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnBuildRNNDynamic, "libcudnn.so.8", &slot), handle, rnnDesc, miniBatch);
@@ -941,11 +941,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCTCLoss(uint8_t 
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnCTCLoss(CS_VIA_LINKED, handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes); }
-static uint32_t cs_d_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnCTCLoss(CS_VIA_DLSYM, handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes); }
-static uint32_t cs_g_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnCTCLoss(CS_VIA_PROCADDR, handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes); }
+static __attribute__((used)) uint32_t cs_l_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnCTCLoss(CS_VIA_LINKED, handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes); }
+static __attribute__((used)) uint32_t cs_d_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnCTCLoss(CS_VIA_DLSYM, handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes); }
+static __attribute__((used)) uint32_t cs_g_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnCTCLoss(CS_VIA_PROCADDR, handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes); }
 #endif
-static uint32_t cs_v8_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes)
+static __attribute__((used)) uint32_t cs_v8_cudnnCTCLoss(void * handle, void * probsDesc, void * probs, void * hostLabels, void * hostLabelLengths, void * hostInputLengths, void * costs, void * gradientsDesc, void * gradients, uint32_t algo, void * ctcLossDesc, void * workspace, uint64_t workSpaceSizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCTCLoss(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss, "libcudnn.so.8", &slot), handle, probsDesc, probs, hostLabels, hostLabelLengths, hostInputLengths, costs, gradientsDesc, gradients, algo, ctcLossDesc, workspace, workSpaceSizeInBytes);
@@ -991,11 +991,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCTCLoss_v8(uint8
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace) { return cs_f_cudnnCTCLoss_v8(CS_VIA_LINKED, handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace); }
-static uint32_t cs_d_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace) { return cs_f_cudnnCTCLoss_v8(CS_VIA_DLSYM, handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace); }
-static uint32_t cs_g_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace) { return cs_f_cudnnCTCLoss_v8(CS_VIA_PROCADDR, handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace); }
+static __attribute__((used)) uint32_t cs_l_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace) { return cs_f_cudnnCTCLoss_v8(CS_VIA_LINKED, handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace); }
+static __attribute__((used)) uint32_t cs_d_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace) { return cs_f_cudnnCTCLoss_v8(CS_VIA_DLSYM, handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace); }
+static __attribute__((used)) uint32_t cs_g_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace) { return cs_f_cudnnCTCLoss_v8(CS_VIA_PROCADDR, handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace); }
 #endif
-static uint32_t cs_v8_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace)
+static __attribute__((used)) uint32_t cs_v8_cudnnCTCLoss_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * probs, void * labels, void * labelLengths, void * inputLengths, void * costs, void * gradientsDesc, void * gradients, uint64_t workSpaceSizeInBytes, void * workspace)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCTCLoss_v8(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCTCLoss_v8, "libcudnn.so.8", &slot), handle, algo, ctcLossDesc, probsDesc, probs, labels, labelLengths, inputLengths, costs, gradientsDesc, gradients, workSpaceSizeInBytes, workspace);
@@ -1041,11 +1041,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCnnVersionCheck(
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnCnnVersionCheck(void) { return cs_f_cudnnCnnVersionCheck(CS_VIA_LINKED); }
-static uint32_t cs_d_cudnnCnnVersionCheck(void) { return cs_f_cudnnCnnVersionCheck(CS_VIA_DLSYM); }
-static uint32_t cs_g_cudnnCnnVersionCheck(void) { return cs_f_cudnnCnnVersionCheck(CS_VIA_PROCADDR); }
+static __attribute__((used)) uint32_t cs_l_cudnnCnnVersionCheck(void) { return cs_f_cudnnCnnVersionCheck(CS_VIA_LINKED); }
+static __attribute__((used)) uint32_t cs_d_cudnnCnnVersionCheck(void) { return cs_f_cudnnCnnVersionCheck(CS_VIA_DLSYM); }
+static __attribute__((used)) uint32_t cs_g_cudnnCnnVersionCheck(void) { return cs_f_cudnnCnnVersionCheck(CS_VIA_PROCADDR); }
 #endif
-static uint32_t cs_v8_cudnnCnnVersionCheck(void)
+static __attribute__((used)) uint32_t cs_v8_cudnnCnnVersionCheck(void)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCnnVersionCheck(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCnnVersionCheck, "libcudnn.so.8", &slot));
@@ -1091,11 +1091,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnConvolutionBackw
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db) { return cs_f_cudnnConvolutionBackwardBias(CS_VIA_LINKED, handle, alpha, dyDesc, dy, beta, dbDesc, db); }
-static uint32_t cs_d_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db) { return cs_f_cudnnConvolutionBackwardBias(CS_VIA_DLSYM, handle, alpha, dyDesc, dy, beta, dbDesc, db); }
-static uint32_t cs_g_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db) { return cs_f_cudnnConvolutionBackwardBias(CS_VIA_PROCADDR, handle, alpha, dyDesc, dy, beta, dbDesc, db); }
+static __attribute__((used)) uint32_t cs_l_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db) { return cs_f_cudnnConvolutionBackwardBias(CS_VIA_LINKED, handle, alpha, dyDesc, dy, beta, dbDesc, db); }
+static __attribute__((used)) uint32_t cs_d_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db) { return cs_f_cudnnConvolutionBackwardBias(CS_VIA_DLSYM, handle, alpha, dyDesc, dy, beta, dbDesc, db); }
+static __attribute__((used)) uint32_t cs_g_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db) { return cs_f_cudnnConvolutionBackwardBias(CS_VIA_PROCADDR, handle, alpha, dyDesc, dy, beta, dbDesc, db); }
 #endif
-static uint32_t cs_v8_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db)
+static __attribute__((used)) uint32_t cs_v8_cudnnConvolutionBackwardBias(void * handle, void * alpha, void * dyDesc, void * dy, void * beta, void * dbDesc, void * db)
 {
     static void *_Atomic slot;
     return cs_w_cudnnConvolutionBackwardBias(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardBias, "libcudnn.so.8", &slot), handle, alpha, dyDesc, dy, beta, dbDesc, db);
@@ -1141,11 +1141,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnConvolutionBackw
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnConvolutionBackwardData(CS_VIA_LINKED, handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx); }
-static uint32_t cs_d_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnConvolutionBackwardData(CS_VIA_DLSYM, handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx); }
-static uint32_t cs_g_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnConvolutionBackwardData(CS_VIA_PROCADDR, handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx); }
+static __attribute__((used)) uint32_t cs_l_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnConvolutionBackwardData(CS_VIA_LINKED, handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx); }
+static __attribute__((used)) uint32_t cs_d_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnConvolutionBackwardData(CS_VIA_DLSYM, handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx); }
+static __attribute__((used)) uint32_t cs_g_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnConvolutionBackwardData(CS_VIA_PROCADDR, handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx); }
 #endif
-static uint32_t cs_v8_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx)
+static __attribute__((used)) uint32_t cs_v8_cudnnConvolutionBackwardData(void * handle, void * alpha, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dxDesc, void * dx)
 {
     static void *_Atomic slot;
     return cs_w_cudnnConvolutionBackwardData(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardData, "libcudnn.so.8", &slot), handle, alpha, wDesc, w, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dxDesc, dx);
@@ -1191,11 +1191,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnConvolutionBackw
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw) { return cs_f_cudnnConvolutionBackwardFilter(CS_VIA_LINKED, handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw); }
-static uint32_t cs_d_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw) { return cs_f_cudnnConvolutionBackwardFilter(CS_VIA_DLSYM, handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw); }
-static uint32_t cs_g_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw) { return cs_f_cudnnConvolutionBackwardFilter(CS_VIA_PROCADDR, handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw); }
+static __attribute__((used)) uint32_t cs_l_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw) { return cs_f_cudnnConvolutionBackwardFilter(CS_VIA_LINKED, handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw); }
+static __attribute__((used)) uint32_t cs_d_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw) { return cs_f_cudnnConvolutionBackwardFilter(CS_VIA_DLSYM, handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw); }
+static __attribute__((used)) uint32_t cs_g_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw) { return cs_f_cudnnConvolutionBackwardFilter(CS_VIA_PROCADDR, handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw); }
 #endif
-static uint32_t cs_v8_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw)
+static __attribute__((used)) uint32_t cs_v8_cudnnConvolutionBackwardFilter(void * handle, void * alpha, void * xDesc, void * x, void * dyDesc, void * dy, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * dwDesc, void * dw)
 {
     static void *_Atomic slot;
     return cs_w_cudnnConvolutionBackwardFilter(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBackwardFilter, "libcudnn.so.8", &slot), handle, alpha, xDesc, x, dyDesc, dy, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, dwDesc, dw);
@@ -1241,11 +1241,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnConvolutionBiasA
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y) { return cs_f_cudnnConvolutionBiasActivationForward(CS_VIA_LINKED, handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y); }
-static uint32_t cs_d_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y) { return cs_f_cudnnConvolutionBiasActivationForward(CS_VIA_DLSYM, handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y); }
-static uint32_t cs_g_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y) { return cs_f_cudnnConvolutionBiasActivationForward(CS_VIA_PROCADDR, handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y); }
+static __attribute__((used)) uint32_t cs_l_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y) { return cs_f_cudnnConvolutionBiasActivationForward(CS_VIA_LINKED, handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y); }
+static __attribute__((used)) uint32_t cs_d_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y) { return cs_f_cudnnConvolutionBiasActivationForward(CS_VIA_DLSYM, handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y); }
+static __attribute__((used)) uint32_t cs_g_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y) { return cs_f_cudnnConvolutionBiasActivationForward(CS_VIA_PROCADDR, handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y); }
 #endif
-static uint32_t cs_v8_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y)
+static __attribute__((used)) uint32_t cs_v8_cudnnConvolutionBiasActivationForward(void * handle, void * alpha1, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * alpha2, void * zDesc, void * z, void * biasDesc, void * bias, void * activationDesc, void * yDesc, void * y)
 {
     static void *_Atomic slot;
     return cs_w_cudnnConvolutionBiasActivationForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionBiasActivationForward, "libcudnn.so.8", &slot), handle, alpha1, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, alpha2, zDesc, z, biasDesc, bias, activationDesc, yDesc, y);
@@ -1291,11 +1291,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnConvolutionForwa
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y) { return cs_f_cudnnConvolutionForward(CS_VIA_LINKED, handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y); }
-static uint32_t cs_d_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y) { return cs_f_cudnnConvolutionForward(CS_VIA_DLSYM, handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y); }
-static uint32_t cs_g_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y) { return cs_f_cudnnConvolutionForward(CS_VIA_PROCADDR, handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y); }
+static __attribute__((used)) uint32_t cs_l_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y) { return cs_f_cudnnConvolutionForward(CS_VIA_LINKED, handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y); }
+static __attribute__((used)) uint32_t cs_d_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y) { return cs_f_cudnnConvolutionForward(CS_VIA_DLSYM, handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y); }
+static __attribute__((used)) uint32_t cs_g_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y) { return cs_f_cudnnConvolutionForward(CS_VIA_PROCADDR, handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y); }
 #endif
-static uint32_t cs_v8_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y)
+static __attribute__((used)) uint32_t cs_v8_cudnnConvolutionForward(void * handle, void * alpha, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, uint32_t algo, void * workSpace, uint64_t workSpaceSizeInBytes, void * beta, void * yDesc, void * y)
 {
     static void *_Atomic slot;
     return cs_w_cudnnConvolutionForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnConvolutionForward, "libcudnn.so.8", &slot), handle, alpha, xDesc, x, wDesc, w, convDesc, algo, workSpace, workSpaceSizeInBytes, beta, yDesc, y);
@@ -1319,10 +1319,10 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnCreate(uint8_t via, void *re
     errno = saved_errno;
     return r;
 }
-static uint32_t cudnnCreate(void * handle) { return cs_w_cudnnCreate(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreate), handle); }
-static uint32_t cs_d_cudnnCreate(void * handle) { return cs_w_cudnnCreate(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreate), handle); }
-static uint32_t cs_g_cudnnCreate(void * handle) { return cs_w_cudnnCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreate), handle); }
-static uint32_t cs_v8_cudnnCreate(void * handle)
+static __attribute__((used)) uint32_t cudnnCreate(void * handle) { return cs_w_cudnnCreate(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreate), handle); }
+static __attribute__((used)) uint32_t cs_d_cudnnCreate(void * handle) { return cs_w_cudnnCreate(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreate), handle); }
+static __attribute__((used)) uint32_t cs_g_cudnnCreate(void * handle) { return cs_w_cudnnCreate(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnCreate), handle); }
+static __attribute__((used)) uint32_t cs_v8_cudnnCreate(void * handle)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreate(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreate, "libcudnn.so.8", &slot), handle);
@@ -1368,11 +1368,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateActivation
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnCreateActivationDescriptor(void * activationDesc) { return cs_f_cudnnCreateActivationDescriptor(CS_VIA_LINKED, activationDesc); }
-static uint32_t cs_d_cudnnCreateActivationDescriptor(void * activationDesc) { return cs_f_cudnnCreateActivationDescriptor(CS_VIA_DLSYM, activationDesc); }
-static uint32_t cs_g_cudnnCreateActivationDescriptor(void * activationDesc) { return cs_f_cudnnCreateActivationDescriptor(CS_VIA_PROCADDR, activationDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnCreateActivationDescriptor(void * activationDesc) { return cs_f_cudnnCreateActivationDescriptor(CS_VIA_LINKED, activationDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnCreateActivationDescriptor(void * activationDesc) { return cs_f_cudnnCreateActivationDescriptor(CS_VIA_DLSYM, activationDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnCreateActivationDescriptor(void * activationDesc) { return cs_f_cudnnCreateActivationDescriptor(CS_VIA_PROCADDR, activationDesc); }
 #endif
-static uint32_t cs_v8_cudnnCreateActivationDescriptor(void * activationDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnCreateActivationDescriptor(void * activationDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateActivationDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateActivationDescriptor, "libcudnn.so.8", &slot), activationDesc);
@@ -1418,11 +1418,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateAttnDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnCreateAttnDescriptor(void * attnDesc) { return cs_f_cudnnCreateAttnDescriptor(CS_VIA_LINKED, attnDesc); }
-static uint32_t cs_d_cudnnCreateAttnDescriptor(void * attnDesc) { return cs_f_cudnnCreateAttnDescriptor(CS_VIA_DLSYM, attnDesc); }
-static uint32_t cs_g_cudnnCreateAttnDescriptor(void * attnDesc) { return cs_f_cudnnCreateAttnDescriptor(CS_VIA_PROCADDR, attnDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnCreateAttnDescriptor(void * attnDesc) { return cs_f_cudnnCreateAttnDescriptor(CS_VIA_LINKED, attnDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnCreateAttnDescriptor(void * attnDesc) { return cs_f_cudnnCreateAttnDescriptor(CS_VIA_DLSYM, attnDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnCreateAttnDescriptor(void * attnDesc) { return cs_f_cudnnCreateAttnDescriptor(CS_VIA_PROCADDR, attnDesc); }
 #endif
-static uint32_t cs_v8_cudnnCreateAttnDescriptor(void * attnDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnCreateAttnDescriptor(void * attnDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateAttnDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateAttnDescriptor, "libcudnn.so.8", &slot), attnDesc);
@@ -1468,11 +1468,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateCTCLossDes
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnCreateCTCLossDescriptor(void * ctcLossDesc) { return cs_f_cudnnCreateCTCLossDescriptor(CS_VIA_LINKED, ctcLossDesc); }
-static uint32_t cs_d_cudnnCreateCTCLossDescriptor(void * ctcLossDesc) { return cs_f_cudnnCreateCTCLossDescriptor(CS_VIA_DLSYM, ctcLossDesc); }
-static uint32_t cs_g_cudnnCreateCTCLossDescriptor(void * ctcLossDesc) { return cs_f_cudnnCreateCTCLossDescriptor(CS_VIA_PROCADDR, ctcLossDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnCreateCTCLossDescriptor(void * ctcLossDesc) { return cs_f_cudnnCreateCTCLossDescriptor(CS_VIA_LINKED, ctcLossDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnCreateCTCLossDescriptor(void * ctcLossDesc) { return cs_f_cudnnCreateCTCLossDescriptor(CS_VIA_DLSYM, ctcLossDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnCreateCTCLossDescriptor(void * ctcLossDesc) { return cs_f_cudnnCreateCTCLossDescriptor(CS_VIA_PROCADDR, ctcLossDesc); }
 #endif
-static uint32_t cs_v8_cudnnCreateCTCLossDescriptor(void * ctcLossDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnCreateCTCLossDescriptor(void * ctcLossDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateCTCLossDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateCTCLossDescriptor, "libcudnn.so.8", &slot), ctcLossDesc);
@@ -1518,11 +1518,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateConvolutio
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnCreateConvolutionDescriptor(void * convDesc) { return cs_f_cudnnCreateConvolutionDescriptor(CS_VIA_LINKED, convDesc); }
-static uint32_t cs_d_cudnnCreateConvolutionDescriptor(void * convDesc) { return cs_f_cudnnCreateConvolutionDescriptor(CS_VIA_DLSYM, convDesc); }
-static uint32_t cs_g_cudnnCreateConvolutionDescriptor(void * convDesc) { return cs_f_cudnnCreateConvolutionDescriptor(CS_VIA_PROCADDR, convDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnCreateConvolutionDescriptor(void * convDesc) { return cs_f_cudnnCreateConvolutionDescriptor(CS_VIA_LINKED, convDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnCreateConvolutionDescriptor(void * convDesc) { return cs_f_cudnnCreateConvolutionDescriptor(CS_VIA_DLSYM, convDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnCreateConvolutionDescriptor(void * convDesc) { return cs_f_cudnnCreateConvolutionDescriptor(CS_VIA_PROCADDR, convDesc); }
 #endif
-static uint32_t cs_v8_cudnnCreateConvolutionDescriptor(void * convDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnCreateConvolutionDescriptor(void * convDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateConvolutionDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateConvolutionDescriptor, "libcudnn.so.8", &slot), convDesc);
@@ -1568,11 +1568,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateDropoutDes
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnCreateDropoutDescriptor(void * dropoutDesc) { return cs_f_cudnnCreateDropoutDescriptor(CS_VIA_LINKED, dropoutDesc); }
-static uint32_t cs_d_cudnnCreateDropoutDescriptor(void * dropoutDesc) { return cs_f_cudnnCreateDropoutDescriptor(CS_VIA_DLSYM, dropoutDesc); }
-static uint32_t cs_g_cudnnCreateDropoutDescriptor(void * dropoutDesc) { return cs_f_cudnnCreateDropoutDescriptor(CS_VIA_PROCADDR, dropoutDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnCreateDropoutDescriptor(void * dropoutDesc) { return cs_f_cudnnCreateDropoutDescriptor(CS_VIA_LINKED, dropoutDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnCreateDropoutDescriptor(void * dropoutDesc) { return cs_f_cudnnCreateDropoutDescriptor(CS_VIA_DLSYM, dropoutDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnCreateDropoutDescriptor(void * dropoutDesc) { return cs_f_cudnnCreateDropoutDescriptor(CS_VIA_PROCADDR, dropoutDesc); }
 #endif
-static uint32_t cs_v8_cudnnCreateDropoutDescriptor(void * dropoutDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnCreateDropoutDescriptor(void * dropoutDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateDropoutDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateDropoutDescriptor, "libcudnn.so.8", &slot), dropoutDesc);
@@ -1618,11 +1618,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateFilterDesc
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnCreateFilterDescriptor(void * filterDesc) { return cs_f_cudnnCreateFilterDescriptor(CS_VIA_LINKED, filterDesc); }
-static uint32_t cs_d_cudnnCreateFilterDescriptor(void * filterDesc) { return cs_f_cudnnCreateFilterDescriptor(CS_VIA_DLSYM, filterDesc); }
-static uint32_t cs_g_cudnnCreateFilterDescriptor(void * filterDesc) { return cs_f_cudnnCreateFilterDescriptor(CS_VIA_PROCADDR, filterDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnCreateFilterDescriptor(void * filterDesc) { return cs_f_cudnnCreateFilterDescriptor(CS_VIA_LINKED, filterDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnCreateFilterDescriptor(void * filterDesc) { return cs_f_cudnnCreateFilterDescriptor(CS_VIA_DLSYM, filterDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnCreateFilterDescriptor(void * filterDesc) { return cs_f_cudnnCreateFilterDescriptor(CS_VIA_PROCADDR, filterDesc); }
 #endif
-static uint32_t cs_v8_cudnnCreateFilterDescriptor(void * filterDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnCreateFilterDescriptor(void * filterDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateFilterDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateFilterDescriptor, "libcudnn.so.8", &slot), filterDesc);
@@ -1668,11 +1668,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateFusedOpsCo
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops) { return cs_f_cudnnCreateFusedOpsConstParamPack(CS_VIA_LINKED, constPack, ops); }
-static uint32_t cs_d_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops) { return cs_f_cudnnCreateFusedOpsConstParamPack(CS_VIA_DLSYM, constPack, ops); }
-static uint32_t cs_g_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops) { return cs_f_cudnnCreateFusedOpsConstParamPack(CS_VIA_PROCADDR, constPack, ops); }
+static __attribute__((used)) uint32_t cs_l_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops) { return cs_f_cudnnCreateFusedOpsConstParamPack(CS_VIA_LINKED, constPack, ops); }
+static __attribute__((used)) uint32_t cs_d_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops) { return cs_f_cudnnCreateFusedOpsConstParamPack(CS_VIA_DLSYM, constPack, ops); }
+static __attribute__((used)) uint32_t cs_g_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops) { return cs_f_cudnnCreateFusedOpsConstParamPack(CS_VIA_PROCADDR, constPack, ops); }
 #endif
-static uint32_t cs_v8_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops)
+static __attribute__((used)) uint32_t cs_v8_cudnnCreateFusedOpsConstParamPack(void * constPack, uint32_t ops)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateFusedOpsConstParamPack(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsConstParamPack, "libcudnn.so.8", &slot), constPack, ops);
@@ -1718,11 +1718,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateFusedOpsPl
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops) { return cs_f_cudnnCreateFusedOpsPlan(CS_VIA_LINKED, plan, ops); }
-static uint32_t cs_d_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops) { return cs_f_cudnnCreateFusedOpsPlan(CS_VIA_DLSYM, plan, ops); }
-static uint32_t cs_g_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops) { return cs_f_cudnnCreateFusedOpsPlan(CS_VIA_PROCADDR, plan, ops); }
+static __attribute__((used)) uint32_t cs_l_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops) { return cs_f_cudnnCreateFusedOpsPlan(CS_VIA_LINKED, plan, ops); }
+static __attribute__((used)) uint32_t cs_d_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops) { return cs_f_cudnnCreateFusedOpsPlan(CS_VIA_DLSYM, plan, ops); }
+static __attribute__((used)) uint32_t cs_g_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops) { return cs_f_cudnnCreateFusedOpsPlan(CS_VIA_PROCADDR, plan, ops); }
 #endif
-static uint32_t cs_v8_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops)
+static __attribute__((used)) uint32_t cs_v8_cudnnCreateFusedOpsPlan(void * plan, uint32_t ops)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateFusedOpsPlan(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsPlan, "libcudnn.so.8", &slot), plan, ops);
@@ -1768,11 +1768,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateFusedOpsVa
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops) { return cs_f_cudnnCreateFusedOpsVariantParamPack(CS_VIA_LINKED, varPack, ops); }
-static uint32_t cs_d_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops) { return cs_f_cudnnCreateFusedOpsVariantParamPack(CS_VIA_DLSYM, varPack, ops); }
-static uint32_t cs_g_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops) { return cs_f_cudnnCreateFusedOpsVariantParamPack(CS_VIA_PROCADDR, varPack, ops); }
+static __attribute__((used)) uint32_t cs_l_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops) { return cs_f_cudnnCreateFusedOpsVariantParamPack(CS_VIA_LINKED, varPack, ops); }
+static __attribute__((used)) uint32_t cs_d_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops) { return cs_f_cudnnCreateFusedOpsVariantParamPack(CS_VIA_DLSYM, varPack, ops); }
+static __attribute__((used)) uint32_t cs_g_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops) { return cs_f_cudnnCreateFusedOpsVariantParamPack(CS_VIA_PROCADDR, varPack, ops); }
 #endif
-static uint32_t cs_v8_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops)
+static __attribute__((used)) uint32_t cs_v8_cudnnCreateFusedOpsVariantParamPack(void * varPack, uint32_t ops)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateFusedOpsVariantParamPack(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateFusedOpsVariantParamPack, "libcudnn.so.8", &slot), varPack, ops);
@@ -1818,11 +1818,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateLRNDescrip
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnCreateLRNDescriptor(void * normDesc) { return cs_f_cudnnCreateLRNDescriptor(CS_VIA_LINKED, normDesc); }
-static uint32_t cs_d_cudnnCreateLRNDescriptor(void * normDesc) { return cs_f_cudnnCreateLRNDescriptor(CS_VIA_DLSYM, normDesc); }
-static uint32_t cs_g_cudnnCreateLRNDescriptor(void * normDesc) { return cs_f_cudnnCreateLRNDescriptor(CS_VIA_PROCADDR, normDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnCreateLRNDescriptor(void * normDesc) { return cs_f_cudnnCreateLRNDescriptor(CS_VIA_LINKED, normDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnCreateLRNDescriptor(void * normDesc) { return cs_f_cudnnCreateLRNDescriptor(CS_VIA_DLSYM, normDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnCreateLRNDescriptor(void * normDesc) { return cs_f_cudnnCreateLRNDescriptor(CS_VIA_PROCADDR, normDesc); }
 #endif
-static uint32_t cs_v8_cudnnCreateLRNDescriptor(void * normDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnCreateLRNDescriptor(void * normDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateLRNDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateLRNDescriptor, "libcudnn.so.8", &slot), normDesc);
@@ -1868,11 +1868,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateOpTensorDe
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnCreateOpTensorDescriptor(void * opTensorDesc) { return cs_f_cudnnCreateOpTensorDescriptor(CS_VIA_LINKED, opTensorDesc); }
-static uint32_t cs_d_cudnnCreateOpTensorDescriptor(void * opTensorDesc) { return cs_f_cudnnCreateOpTensorDescriptor(CS_VIA_DLSYM, opTensorDesc); }
-static uint32_t cs_g_cudnnCreateOpTensorDescriptor(void * opTensorDesc) { return cs_f_cudnnCreateOpTensorDescriptor(CS_VIA_PROCADDR, opTensorDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnCreateOpTensorDescriptor(void * opTensorDesc) { return cs_f_cudnnCreateOpTensorDescriptor(CS_VIA_LINKED, opTensorDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnCreateOpTensorDescriptor(void * opTensorDesc) { return cs_f_cudnnCreateOpTensorDescriptor(CS_VIA_DLSYM, opTensorDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnCreateOpTensorDescriptor(void * opTensorDesc) { return cs_f_cudnnCreateOpTensorDescriptor(CS_VIA_PROCADDR, opTensorDesc); }
 #endif
-static uint32_t cs_v8_cudnnCreateOpTensorDescriptor(void * opTensorDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnCreateOpTensorDescriptor(void * opTensorDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateOpTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateOpTensorDescriptor, "libcudnn.so.8", &slot), opTensorDesc);
@@ -1918,11 +1918,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreatePoolingDes
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnCreatePoolingDescriptor(void * poolingDesc) { return cs_f_cudnnCreatePoolingDescriptor(CS_VIA_LINKED, poolingDesc); }
-static uint32_t cs_d_cudnnCreatePoolingDescriptor(void * poolingDesc) { return cs_f_cudnnCreatePoolingDescriptor(CS_VIA_DLSYM, poolingDesc); }
-static uint32_t cs_g_cudnnCreatePoolingDescriptor(void * poolingDesc) { return cs_f_cudnnCreatePoolingDescriptor(CS_VIA_PROCADDR, poolingDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnCreatePoolingDescriptor(void * poolingDesc) { return cs_f_cudnnCreatePoolingDescriptor(CS_VIA_LINKED, poolingDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnCreatePoolingDescriptor(void * poolingDesc) { return cs_f_cudnnCreatePoolingDescriptor(CS_VIA_DLSYM, poolingDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnCreatePoolingDescriptor(void * poolingDesc) { return cs_f_cudnnCreatePoolingDescriptor(CS_VIA_PROCADDR, poolingDesc); }
 #endif
-static uint32_t cs_v8_cudnnCreatePoolingDescriptor(void * poolingDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnCreatePoolingDescriptor(void * poolingDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreatePoolingDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreatePoolingDescriptor, "libcudnn.so.8", &slot), poolingDesc);
@@ -1968,11 +1968,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateRNNDataDes
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnCreateRNNDataDescriptor(void * rnnDataDesc) { return cs_f_cudnnCreateRNNDataDescriptor(CS_VIA_LINKED, rnnDataDesc); }
-static uint32_t cs_d_cudnnCreateRNNDataDescriptor(void * rnnDataDesc) { return cs_f_cudnnCreateRNNDataDescriptor(CS_VIA_DLSYM, rnnDataDesc); }
-static uint32_t cs_g_cudnnCreateRNNDataDescriptor(void * rnnDataDesc) { return cs_f_cudnnCreateRNNDataDescriptor(CS_VIA_PROCADDR, rnnDataDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnCreateRNNDataDescriptor(void * rnnDataDesc) { return cs_f_cudnnCreateRNNDataDescriptor(CS_VIA_LINKED, rnnDataDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnCreateRNNDataDescriptor(void * rnnDataDesc) { return cs_f_cudnnCreateRNNDataDescriptor(CS_VIA_DLSYM, rnnDataDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnCreateRNNDataDescriptor(void * rnnDataDesc) { return cs_f_cudnnCreateRNNDataDescriptor(CS_VIA_PROCADDR, rnnDataDesc); }
 #endif
-static uint32_t cs_v8_cudnnCreateRNNDataDescriptor(void * rnnDataDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnCreateRNNDataDescriptor(void * rnnDataDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateRNNDataDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDataDescriptor, "libcudnn.so.8", &slot), rnnDataDesc);
@@ -2018,11 +2018,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateRNNDescrip
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnCreateRNNDescriptor(void * rnnDesc) { return cs_f_cudnnCreateRNNDescriptor(CS_VIA_LINKED, rnnDesc); }
-static uint32_t cs_d_cudnnCreateRNNDescriptor(void * rnnDesc) { return cs_f_cudnnCreateRNNDescriptor(CS_VIA_DLSYM, rnnDesc); }
-static uint32_t cs_g_cudnnCreateRNNDescriptor(void * rnnDesc) { return cs_f_cudnnCreateRNNDescriptor(CS_VIA_PROCADDR, rnnDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnCreateRNNDescriptor(void * rnnDesc) { return cs_f_cudnnCreateRNNDescriptor(CS_VIA_LINKED, rnnDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnCreateRNNDescriptor(void * rnnDesc) { return cs_f_cudnnCreateRNNDescriptor(CS_VIA_DLSYM, rnnDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnCreateRNNDescriptor(void * rnnDesc) { return cs_f_cudnnCreateRNNDescriptor(CS_VIA_PROCADDR, rnnDesc); }
 #endif
-static uint32_t cs_v8_cudnnCreateRNNDescriptor(void * rnnDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnCreateRNNDescriptor(void * rnnDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateRNNDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateRNNDescriptor, "libcudnn.so.8", &slot), rnnDesc);
@@ -2068,11 +2068,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateReduceTens
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc) { return cs_f_cudnnCreateReduceTensorDescriptor(CS_VIA_LINKED, reduceTensorDesc); }
-static uint32_t cs_d_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc) { return cs_f_cudnnCreateReduceTensorDescriptor(CS_VIA_DLSYM, reduceTensorDesc); }
-static uint32_t cs_g_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc) { return cs_f_cudnnCreateReduceTensorDescriptor(CS_VIA_PROCADDR, reduceTensorDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc) { return cs_f_cudnnCreateReduceTensorDescriptor(CS_VIA_LINKED, reduceTensorDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc) { return cs_f_cudnnCreateReduceTensorDescriptor(CS_VIA_DLSYM, reduceTensorDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc) { return cs_f_cudnnCreateReduceTensorDescriptor(CS_VIA_PROCADDR, reduceTensorDesc); }
 #endif
-static uint32_t cs_v8_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnCreateReduceTensorDescriptor(void * reduceTensorDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateReduceTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateReduceTensorDescriptor, "libcudnn.so.8", &slot), reduceTensorDesc);
@@ -2118,11 +2118,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateSeqDataDes
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnCreateSeqDataDescriptor(void * seqDataDesc) { return cs_f_cudnnCreateSeqDataDescriptor(CS_VIA_LINKED, seqDataDesc); }
-static uint32_t cs_d_cudnnCreateSeqDataDescriptor(void * seqDataDesc) { return cs_f_cudnnCreateSeqDataDescriptor(CS_VIA_DLSYM, seqDataDesc); }
-static uint32_t cs_g_cudnnCreateSeqDataDescriptor(void * seqDataDesc) { return cs_f_cudnnCreateSeqDataDescriptor(CS_VIA_PROCADDR, seqDataDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnCreateSeqDataDescriptor(void * seqDataDesc) { return cs_f_cudnnCreateSeqDataDescriptor(CS_VIA_LINKED, seqDataDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnCreateSeqDataDescriptor(void * seqDataDesc) { return cs_f_cudnnCreateSeqDataDescriptor(CS_VIA_DLSYM, seqDataDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnCreateSeqDataDescriptor(void * seqDataDesc) { return cs_f_cudnnCreateSeqDataDescriptor(CS_VIA_PROCADDR, seqDataDesc); }
 #endif
-static uint32_t cs_v8_cudnnCreateSeqDataDescriptor(void * seqDataDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnCreateSeqDataDescriptor(void * seqDataDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateSeqDataDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateSeqDataDescriptor, "libcudnn.so.8", &slot), seqDataDesc);
@@ -2168,11 +2168,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateSpatialTra
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnCreateSpatialTransformerDescriptor(void * stDesc) { return cs_f_cudnnCreateSpatialTransformerDescriptor(CS_VIA_LINKED, stDesc); }
-static uint32_t cs_d_cudnnCreateSpatialTransformerDescriptor(void * stDesc) { return cs_f_cudnnCreateSpatialTransformerDescriptor(CS_VIA_DLSYM, stDesc); }
-static uint32_t cs_g_cudnnCreateSpatialTransformerDescriptor(void * stDesc) { return cs_f_cudnnCreateSpatialTransformerDescriptor(CS_VIA_PROCADDR, stDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnCreateSpatialTransformerDescriptor(void * stDesc) { return cs_f_cudnnCreateSpatialTransformerDescriptor(CS_VIA_LINKED, stDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnCreateSpatialTransformerDescriptor(void * stDesc) { return cs_f_cudnnCreateSpatialTransformerDescriptor(CS_VIA_DLSYM, stDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnCreateSpatialTransformerDescriptor(void * stDesc) { return cs_f_cudnnCreateSpatialTransformerDescriptor(CS_VIA_PROCADDR, stDesc); }
 #endif
-static uint32_t cs_v8_cudnnCreateSpatialTransformerDescriptor(void * stDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnCreateSpatialTransformerDescriptor(void * stDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateSpatialTransformerDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateSpatialTransformerDescriptor, "libcudnn.so.8", &slot), stDesc);
@@ -2218,11 +2218,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateTensorDesc
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnCreateTensorDescriptor(void * tensorDesc) { return cs_f_cudnnCreateTensorDescriptor(CS_VIA_LINKED, tensorDesc); }
-static uint32_t cs_d_cudnnCreateTensorDescriptor(void * tensorDesc) { return cs_f_cudnnCreateTensorDescriptor(CS_VIA_DLSYM, tensorDesc); }
-static uint32_t cs_g_cudnnCreateTensorDescriptor(void * tensorDesc) { return cs_f_cudnnCreateTensorDescriptor(CS_VIA_PROCADDR, tensorDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnCreateTensorDescriptor(void * tensorDesc) { return cs_f_cudnnCreateTensorDescriptor(CS_VIA_LINKED, tensorDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnCreateTensorDescriptor(void * tensorDesc) { return cs_f_cudnnCreateTensorDescriptor(CS_VIA_DLSYM, tensorDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnCreateTensorDescriptor(void * tensorDesc) { return cs_f_cudnnCreateTensorDescriptor(CS_VIA_PROCADDR, tensorDesc); }
 #endif
-static uint32_t cs_v8_cudnnCreateTensorDescriptor(void * tensorDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnCreateTensorDescriptor(void * tensorDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorDescriptor, "libcudnn.so.8", &slot), tensorDesc);
@@ -2268,11 +2268,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnCreateTensorTran
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnCreateTensorTransformDescriptor(void * transformDesc) { return cs_f_cudnnCreateTensorTransformDescriptor(CS_VIA_LINKED, transformDesc); }
-static uint32_t cs_d_cudnnCreateTensorTransformDescriptor(void * transformDesc) { return cs_f_cudnnCreateTensorTransformDescriptor(CS_VIA_DLSYM, transformDesc); }
-static uint32_t cs_g_cudnnCreateTensorTransformDescriptor(void * transformDesc) { return cs_f_cudnnCreateTensorTransformDescriptor(CS_VIA_PROCADDR, transformDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnCreateTensorTransformDescriptor(void * transformDesc) { return cs_f_cudnnCreateTensorTransformDescriptor(CS_VIA_LINKED, transformDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnCreateTensorTransformDescriptor(void * transformDesc) { return cs_f_cudnnCreateTensorTransformDescriptor(CS_VIA_DLSYM, transformDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnCreateTensorTransformDescriptor(void * transformDesc) { return cs_f_cudnnCreateTensorTransformDescriptor(CS_VIA_PROCADDR, transformDesc); }
 #endif
-static uint32_t cs_v8_cudnnCreateTensorTransformDescriptor(void * transformDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnCreateTensorTransformDescriptor(void * transformDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnCreateTensorTransformDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnCreateTensorTransformDescriptor, "libcudnn.so.8", &slot), transformDesc);
@@ -2318,11 +2318,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDeriveBNTensorDe
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode) { return cs_f_cudnnDeriveBNTensorDescriptor(CS_VIA_LINKED, derivedBnDesc, xDesc, mode); }
-static uint32_t cs_d_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode) { return cs_f_cudnnDeriveBNTensorDescriptor(CS_VIA_DLSYM, derivedBnDesc, xDesc, mode); }
-static uint32_t cs_g_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode) { return cs_f_cudnnDeriveBNTensorDescriptor(CS_VIA_PROCADDR, derivedBnDesc, xDesc, mode); }
+static __attribute__((used)) uint32_t cs_l_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode) { return cs_f_cudnnDeriveBNTensorDescriptor(CS_VIA_LINKED, derivedBnDesc, xDesc, mode); }
+static __attribute__((used)) uint32_t cs_d_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode) { return cs_f_cudnnDeriveBNTensorDescriptor(CS_VIA_DLSYM, derivedBnDesc, xDesc, mode); }
+static __attribute__((used)) uint32_t cs_g_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode) { return cs_f_cudnnDeriveBNTensorDescriptor(CS_VIA_PROCADDR, derivedBnDesc, xDesc, mode); }
 #endif
-static uint32_t cs_v8_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode)
+static __attribute__((used)) uint32_t cs_v8_cudnnDeriveBNTensorDescriptor(void * derivedBnDesc, void * xDesc, uint32_t mode)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDeriveBNTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDeriveBNTensorDescriptor, "libcudnn.so.8", &slot), derivedBnDesc, xDesc, mode);
@@ -2368,11 +2368,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDeriveNormTensor
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt) { return cs_f_cudnnDeriveNormTensorDescriptor(CS_VIA_LINKED, derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt); }
-static uint32_t cs_d_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt) { return cs_f_cudnnDeriveNormTensorDescriptor(CS_VIA_DLSYM, derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt); }
-static uint32_t cs_g_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt) { return cs_f_cudnnDeriveNormTensorDescriptor(CS_VIA_PROCADDR, derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt); }
+static __attribute__((used)) uint32_t cs_l_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt) { return cs_f_cudnnDeriveNormTensorDescriptor(CS_VIA_LINKED, derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt); }
+static __attribute__((used)) uint32_t cs_d_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt) { return cs_f_cudnnDeriveNormTensorDescriptor(CS_VIA_DLSYM, derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt); }
+static __attribute__((used)) uint32_t cs_g_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt) { return cs_f_cudnnDeriveNormTensorDescriptor(CS_VIA_PROCADDR, derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt); }
 #endif
-static uint32_t cs_v8_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt)
+static __attribute__((used)) uint32_t cs_v8_cudnnDeriveNormTensorDescriptor(void * derivedNormScaleBiasDesc, void * derivedNormMeanVarDesc, void * xDesc, uint32_t mode, int32_t groupCnt)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDeriveNormTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDeriveNormTensorDescriptor, "libcudnn.so.8", &slot), derivedNormScaleBiasDesc, derivedNormMeanVarDesc, xDesc, mode, groupCnt);
@@ -2394,10 +2394,10 @@ static __attribute__((noinline)) uint32_t cs_w_cudnnDestroy(uint8_t via, void *r
     errno = saved_errno;
     return r;
 }
-static uint32_t cudnnDestroy(void * handle) { return cs_w_cudnnDestroy(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroy), handle); }
-static uint32_t cs_d_cudnnDestroy(void * handle) { return cs_w_cudnnDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroy), handle); }
-static uint32_t cs_g_cudnnDestroy(void * handle) { return cs_w_cudnnDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroy), handle); }
-static uint32_t cs_v8_cudnnDestroy(void * handle)
+static __attribute__((used)) uint32_t cudnnDestroy(void * handle) { return cs_w_cudnnDestroy(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroy), handle); }
+static __attribute__((used)) uint32_t cs_d_cudnnDestroy(void * handle) { return cs_w_cudnnDestroy(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroy), handle); }
+static __attribute__((used)) uint32_t cs_g_cudnnDestroy(void * handle) { return cs_w_cudnnDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnDestroy), handle); }
+static __attribute__((used)) uint32_t cs_v8_cudnnDestroy(void * handle)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroy(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroy, "libcudnn.so.8", &slot), handle);
@@ -2443,11 +2443,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyActivatio
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnDestroyActivationDescriptor(void * activationDesc) { return cs_f_cudnnDestroyActivationDescriptor(CS_VIA_LINKED, activationDesc); }
-static uint32_t cs_d_cudnnDestroyActivationDescriptor(void * activationDesc) { return cs_f_cudnnDestroyActivationDescriptor(CS_VIA_DLSYM, activationDesc); }
-static uint32_t cs_g_cudnnDestroyActivationDescriptor(void * activationDesc) { return cs_f_cudnnDestroyActivationDescriptor(CS_VIA_PROCADDR, activationDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnDestroyActivationDescriptor(void * activationDesc) { return cs_f_cudnnDestroyActivationDescriptor(CS_VIA_LINKED, activationDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnDestroyActivationDescriptor(void * activationDesc) { return cs_f_cudnnDestroyActivationDescriptor(CS_VIA_DLSYM, activationDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnDestroyActivationDescriptor(void * activationDesc) { return cs_f_cudnnDestroyActivationDescriptor(CS_VIA_PROCADDR, activationDesc); }
 #endif
-static uint32_t cs_v8_cudnnDestroyActivationDescriptor(void * activationDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnDestroyActivationDescriptor(void * activationDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyActivationDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyActivationDescriptor, "libcudnn.so.8", &slot), activationDesc);
@@ -2493,11 +2493,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyAttnDescr
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnDestroyAttnDescriptor(void * attnDesc) { return cs_f_cudnnDestroyAttnDescriptor(CS_VIA_LINKED, attnDesc); }
-static uint32_t cs_d_cudnnDestroyAttnDescriptor(void * attnDesc) { return cs_f_cudnnDestroyAttnDescriptor(CS_VIA_DLSYM, attnDesc); }
-static uint32_t cs_g_cudnnDestroyAttnDescriptor(void * attnDesc) { return cs_f_cudnnDestroyAttnDescriptor(CS_VIA_PROCADDR, attnDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnDestroyAttnDescriptor(void * attnDesc) { return cs_f_cudnnDestroyAttnDescriptor(CS_VIA_LINKED, attnDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnDestroyAttnDescriptor(void * attnDesc) { return cs_f_cudnnDestroyAttnDescriptor(CS_VIA_DLSYM, attnDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnDestroyAttnDescriptor(void * attnDesc) { return cs_f_cudnnDestroyAttnDescriptor(CS_VIA_PROCADDR, attnDesc); }
 #endif
-static uint32_t cs_v8_cudnnDestroyAttnDescriptor(void * attnDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnDestroyAttnDescriptor(void * attnDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyAttnDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyAttnDescriptor, "libcudnn.so.8", &slot), attnDesc);
@@ -2543,11 +2543,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyCTCLossDe
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc) { return cs_f_cudnnDestroyCTCLossDescriptor(CS_VIA_LINKED, ctcLossDesc); }
-static uint32_t cs_d_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc) { return cs_f_cudnnDestroyCTCLossDescriptor(CS_VIA_DLSYM, ctcLossDesc); }
-static uint32_t cs_g_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc) { return cs_f_cudnnDestroyCTCLossDescriptor(CS_VIA_PROCADDR, ctcLossDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc) { return cs_f_cudnnDestroyCTCLossDescriptor(CS_VIA_LINKED, ctcLossDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc) { return cs_f_cudnnDestroyCTCLossDescriptor(CS_VIA_DLSYM, ctcLossDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc) { return cs_f_cudnnDestroyCTCLossDescriptor(CS_VIA_PROCADDR, ctcLossDesc); }
 #endif
-static uint32_t cs_v8_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnDestroyCTCLossDescriptor(void * ctcLossDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyCTCLossDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyCTCLossDescriptor, "libcudnn.so.8", &slot), ctcLossDesc);
@@ -2593,11 +2593,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyConvoluti
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnDestroyConvolutionDescriptor(void * convDesc) { return cs_f_cudnnDestroyConvolutionDescriptor(CS_VIA_LINKED, convDesc); }
-static uint32_t cs_d_cudnnDestroyConvolutionDescriptor(void * convDesc) { return cs_f_cudnnDestroyConvolutionDescriptor(CS_VIA_DLSYM, convDesc); }
-static uint32_t cs_g_cudnnDestroyConvolutionDescriptor(void * convDesc) { return cs_f_cudnnDestroyConvolutionDescriptor(CS_VIA_PROCADDR, convDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnDestroyConvolutionDescriptor(void * convDesc) { return cs_f_cudnnDestroyConvolutionDescriptor(CS_VIA_LINKED, convDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnDestroyConvolutionDescriptor(void * convDesc) { return cs_f_cudnnDestroyConvolutionDescriptor(CS_VIA_DLSYM, convDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnDestroyConvolutionDescriptor(void * convDesc) { return cs_f_cudnnDestroyConvolutionDescriptor(CS_VIA_PROCADDR, convDesc); }
 #endif
-static uint32_t cs_v8_cudnnDestroyConvolutionDescriptor(void * convDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnDestroyConvolutionDescriptor(void * convDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyConvolutionDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyConvolutionDescriptor, "libcudnn.so.8", &slot), convDesc);
@@ -2643,11 +2643,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyDropoutDe
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnDestroyDropoutDescriptor(void * dropoutDesc) { return cs_f_cudnnDestroyDropoutDescriptor(CS_VIA_LINKED, dropoutDesc); }
-static uint32_t cs_d_cudnnDestroyDropoutDescriptor(void * dropoutDesc) { return cs_f_cudnnDestroyDropoutDescriptor(CS_VIA_DLSYM, dropoutDesc); }
-static uint32_t cs_g_cudnnDestroyDropoutDescriptor(void * dropoutDesc) { return cs_f_cudnnDestroyDropoutDescriptor(CS_VIA_PROCADDR, dropoutDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnDestroyDropoutDescriptor(void * dropoutDesc) { return cs_f_cudnnDestroyDropoutDescriptor(CS_VIA_LINKED, dropoutDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnDestroyDropoutDescriptor(void * dropoutDesc) { return cs_f_cudnnDestroyDropoutDescriptor(CS_VIA_DLSYM, dropoutDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnDestroyDropoutDescriptor(void * dropoutDesc) { return cs_f_cudnnDestroyDropoutDescriptor(CS_VIA_PROCADDR, dropoutDesc); }
 #endif
-static uint32_t cs_v8_cudnnDestroyDropoutDescriptor(void * dropoutDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnDestroyDropoutDescriptor(void * dropoutDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyDropoutDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyDropoutDescriptor, "libcudnn.so.8", &slot), dropoutDesc);
@@ -2693,11 +2693,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyFilterDes
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnDestroyFilterDescriptor(void * filterDesc) { return cs_f_cudnnDestroyFilterDescriptor(CS_VIA_LINKED, filterDesc); }
-static uint32_t cs_d_cudnnDestroyFilterDescriptor(void * filterDesc) { return cs_f_cudnnDestroyFilterDescriptor(CS_VIA_DLSYM, filterDesc); }
-static uint32_t cs_g_cudnnDestroyFilterDescriptor(void * filterDesc) { return cs_f_cudnnDestroyFilterDescriptor(CS_VIA_PROCADDR, filterDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnDestroyFilterDescriptor(void * filterDesc) { return cs_f_cudnnDestroyFilterDescriptor(CS_VIA_LINKED, filterDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnDestroyFilterDescriptor(void * filterDesc) { return cs_f_cudnnDestroyFilterDescriptor(CS_VIA_DLSYM, filterDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnDestroyFilterDescriptor(void * filterDesc) { return cs_f_cudnnDestroyFilterDescriptor(CS_VIA_PROCADDR, filterDesc); }
 #endif
-static uint32_t cs_v8_cudnnDestroyFilterDescriptor(void * filterDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnDestroyFilterDescriptor(void * filterDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyFilterDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFilterDescriptor, "libcudnn.so.8", &slot), filterDesc);
@@ -2743,11 +2743,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyFusedOpsC
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnDestroyFusedOpsConstParamPack(void * constPack) { return cs_f_cudnnDestroyFusedOpsConstParamPack(CS_VIA_LINKED, constPack); }
-static uint32_t cs_d_cudnnDestroyFusedOpsConstParamPack(void * constPack) { return cs_f_cudnnDestroyFusedOpsConstParamPack(CS_VIA_DLSYM, constPack); }
-static uint32_t cs_g_cudnnDestroyFusedOpsConstParamPack(void * constPack) { return cs_f_cudnnDestroyFusedOpsConstParamPack(CS_VIA_PROCADDR, constPack); }
+static __attribute__((used)) uint32_t cs_l_cudnnDestroyFusedOpsConstParamPack(void * constPack) { return cs_f_cudnnDestroyFusedOpsConstParamPack(CS_VIA_LINKED, constPack); }
+static __attribute__((used)) uint32_t cs_d_cudnnDestroyFusedOpsConstParamPack(void * constPack) { return cs_f_cudnnDestroyFusedOpsConstParamPack(CS_VIA_DLSYM, constPack); }
+static __attribute__((used)) uint32_t cs_g_cudnnDestroyFusedOpsConstParamPack(void * constPack) { return cs_f_cudnnDestroyFusedOpsConstParamPack(CS_VIA_PROCADDR, constPack); }
 #endif
-static uint32_t cs_v8_cudnnDestroyFusedOpsConstParamPack(void * constPack)
+static __attribute__((used)) uint32_t cs_v8_cudnnDestroyFusedOpsConstParamPack(void * constPack)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyFusedOpsConstParamPack(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsConstParamPack, "libcudnn.so.8", &slot), constPack);
@@ -2793,11 +2793,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyFusedOpsP
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnDestroyFusedOpsPlan(void * plan) { return cs_f_cudnnDestroyFusedOpsPlan(CS_VIA_LINKED, plan); }
-static uint32_t cs_d_cudnnDestroyFusedOpsPlan(void * plan) { return cs_f_cudnnDestroyFusedOpsPlan(CS_VIA_DLSYM, plan); }
-static uint32_t cs_g_cudnnDestroyFusedOpsPlan(void * plan) { return cs_f_cudnnDestroyFusedOpsPlan(CS_VIA_PROCADDR, plan); }
+static __attribute__((used)) uint32_t cs_l_cudnnDestroyFusedOpsPlan(void * plan) { return cs_f_cudnnDestroyFusedOpsPlan(CS_VIA_LINKED, plan); }
+static __attribute__((used)) uint32_t cs_d_cudnnDestroyFusedOpsPlan(void * plan) { return cs_f_cudnnDestroyFusedOpsPlan(CS_VIA_DLSYM, plan); }
+static __attribute__((used)) uint32_t cs_g_cudnnDestroyFusedOpsPlan(void * plan) { return cs_f_cudnnDestroyFusedOpsPlan(CS_VIA_PROCADDR, plan); }
 #endif
-static uint32_t cs_v8_cudnnDestroyFusedOpsPlan(void * plan)
+static __attribute__((used)) uint32_t cs_v8_cudnnDestroyFusedOpsPlan(void * plan)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyFusedOpsPlan(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsPlan, "libcudnn.so.8", &slot), plan);
@@ -2843,11 +2843,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyFusedOpsV
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnDestroyFusedOpsVariantParamPack(void * varPack) { return cs_f_cudnnDestroyFusedOpsVariantParamPack(CS_VIA_LINKED, varPack); }
-static uint32_t cs_d_cudnnDestroyFusedOpsVariantParamPack(void * varPack) { return cs_f_cudnnDestroyFusedOpsVariantParamPack(CS_VIA_DLSYM, varPack); }
-static uint32_t cs_g_cudnnDestroyFusedOpsVariantParamPack(void * varPack) { return cs_f_cudnnDestroyFusedOpsVariantParamPack(CS_VIA_PROCADDR, varPack); }
+static __attribute__((used)) uint32_t cs_l_cudnnDestroyFusedOpsVariantParamPack(void * varPack) { return cs_f_cudnnDestroyFusedOpsVariantParamPack(CS_VIA_LINKED, varPack); }
+static __attribute__((used)) uint32_t cs_d_cudnnDestroyFusedOpsVariantParamPack(void * varPack) { return cs_f_cudnnDestroyFusedOpsVariantParamPack(CS_VIA_DLSYM, varPack); }
+static __attribute__((used)) uint32_t cs_g_cudnnDestroyFusedOpsVariantParamPack(void * varPack) { return cs_f_cudnnDestroyFusedOpsVariantParamPack(CS_VIA_PROCADDR, varPack); }
 #endif
-static uint32_t cs_v8_cudnnDestroyFusedOpsVariantParamPack(void * varPack)
+static __attribute__((used)) uint32_t cs_v8_cudnnDestroyFusedOpsVariantParamPack(void * varPack)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyFusedOpsVariantParamPack(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyFusedOpsVariantParamPack, "libcudnn.so.8", &slot), varPack);
@@ -2893,11 +2893,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyLRNDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnDestroyLRNDescriptor(void * lrnDesc) { return cs_f_cudnnDestroyLRNDescriptor(CS_VIA_LINKED, lrnDesc); }
-static uint32_t cs_d_cudnnDestroyLRNDescriptor(void * lrnDesc) { return cs_f_cudnnDestroyLRNDescriptor(CS_VIA_DLSYM, lrnDesc); }
-static uint32_t cs_g_cudnnDestroyLRNDescriptor(void * lrnDesc) { return cs_f_cudnnDestroyLRNDescriptor(CS_VIA_PROCADDR, lrnDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnDestroyLRNDescriptor(void * lrnDesc) { return cs_f_cudnnDestroyLRNDescriptor(CS_VIA_LINKED, lrnDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnDestroyLRNDescriptor(void * lrnDesc) { return cs_f_cudnnDestroyLRNDescriptor(CS_VIA_DLSYM, lrnDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnDestroyLRNDescriptor(void * lrnDesc) { return cs_f_cudnnDestroyLRNDescriptor(CS_VIA_PROCADDR, lrnDesc); }
 #endif
-static uint32_t cs_v8_cudnnDestroyLRNDescriptor(void * lrnDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnDestroyLRNDescriptor(void * lrnDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyLRNDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyLRNDescriptor, "libcudnn.so.8", &slot), lrnDesc);
@@ -2943,11 +2943,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyOpTensorD
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnDestroyOpTensorDescriptor(void * opTensorDesc) { return cs_f_cudnnDestroyOpTensorDescriptor(CS_VIA_LINKED, opTensorDesc); }
-static uint32_t cs_d_cudnnDestroyOpTensorDescriptor(void * opTensorDesc) { return cs_f_cudnnDestroyOpTensorDescriptor(CS_VIA_DLSYM, opTensorDesc); }
-static uint32_t cs_g_cudnnDestroyOpTensorDescriptor(void * opTensorDesc) { return cs_f_cudnnDestroyOpTensorDescriptor(CS_VIA_PROCADDR, opTensorDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnDestroyOpTensorDescriptor(void * opTensorDesc) { return cs_f_cudnnDestroyOpTensorDescriptor(CS_VIA_LINKED, opTensorDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnDestroyOpTensorDescriptor(void * opTensorDesc) { return cs_f_cudnnDestroyOpTensorDescriptor(CS_VIA_DLSYM, opTensorDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnDestroyOpTensorDescriptor(void * opTensorDesc) { return cs_f_cudnnDestroyOpTensorDescriptor(CS_VIA_PROCADDR, opTensorDesc); }
 #endif
-static uint32_t cs_v8_cudnnDestroyOpTensorDescriptor(void * opTensorDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnDestroyOpTensorDescriptor(void * opTensorDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyOpTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyOpTensorDescriptor, "libcudnn.so.8", &slot), opTensorDesc);
@@ -2993,11 +2993,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyPoolingDe
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnDestroyPoolingDescriptor(void * poolingDesc) { return cs_f_cudnnDestroyPoolingDescriptor(CS_VIA_LINKED, poolingDesc); }
-static uint32_t cs_d_cudnnDestroyPoolingDescriptor(void * poolingDesc) { return cs_f_cudnnDestroyPoolingDescriptor(CS_VIA_DLSYM, poolingDesc); }
-static uint32_t cs_g_cudnnDestroyPoolingDescriptor(void * poolingDesc) { return cs_f_cudnnDestroyPoolingDescriptor(CS_VIA_PROCADDR, poolingDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnDestroyPoolingDescriptor(void * poolingDesc) { return cs_f_cudnnDestroyPoolingDescriptor(CS_VIA_LINKED, poolingDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnDestroyPoolingDescriptor(void * poolingDesc) { return cs_f_cudnnDestroyPoolingDescriptor(CS_VIA_DLSYM, poolingDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnDestroyPoolingDescriptor(void * poolingDesc) { return cs_f_cudnnDestroyPoolingDescriptor(CS_VIA_PROCADDR, poolingDesc); }
 #endif
-static uint32_t cs_v8_cudnnDestroyPoolingDescriptor(void * poolingDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnDestroyPoolingDescriptor(void * poolingDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyPoolingDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyPoolingDescriptor, "libcudnn.so.8", &slot), poolingDesc);
@@ -3043,11 +3043,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyRNNDataDe
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc) { return cs_f_cudnnDestroyRNNDataDescriptor(CS_VIA_LINKED, rnnDataDesc); }
-static uint32_t cs_d_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc) { return cs_f_cudnnDestroyRNNDataDescriptor(CS_VIA_DLSYM, rnnDataDesc); }
-static uint32_t cs_g_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc) { return cs_f_cudnnDestroyRNNDataDescriptor(CS_VIA_PROCADDR, rnnDataDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc) { return cs_f_cudnnDestroyRNNDataDescriptor(CS_VIA_LINKED, rnnDataDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc) { return cs_f_cudnnDestroyRNNDataDescriptor(CS_VIA_DLSYM, rnnDataDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc) { return cs_f_cudnnDestroyRNNDataDescriptor(CS_VIA_PROCADDR, rnnDataDesc); }
 #endif
-static uint32_t cs_v8_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnDestroyRNNDataDescriptor(void * rnnDataDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyRNNDataDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDataDescriptor, "libcudnn.so.8", &slot), rnnDataDesc);
@@ -3093,11 +3093,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyRNNDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnDestroyRNNDescriptor(void * rnnDesc) { return cs_f_cudnnDestroyRNNDescriptor(CS_VIA_LINKED, rnnDesc); }
-static uint32_t cs_d_cudnnDestroyRNNDescriptor(void * rnnDesc) { return cs_f_cudnnDestroyRNNDescriptor(CS_VIA_DLSYM, rnnDesc); }
-static uint32_t cs_g_cudnnDestroyRNNDescriptor(void * rnnDesc) { return cs_f_cudnnDestroyRNNDescriptor(CS_VIA_PROCADDR, rnnDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnDestroyRNNDescriptor(void * rnnDesc) { return cs_f_cudnnDestroyRNNDescriptor(CS_VIA_LINKED, rnnDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnDestroyRNNDescriptor(void * rnnDesc) { return cs_f_cudnnDestroyRNNDescriptor(CS_VIA_DLSYM, rnnDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnDestroyRNNDescriptor(void * rnnDesc) { return cs_f_cudnnDestroyRNNDescriptor(CS_VIA_PROCADDR, rnnDesc); }
 #endif
-static uint32_t cs_v8_cudnnDestroyRNNDescriptor(void * rnnDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnDestroyRNNDescriptor(void * rnnDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyRNNDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyRNNDescriptor, "libcudnn.so.8", &slot), rnnDesc);
@@ -3143,11 +3143,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyReduceTen
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc) { return cs_f_cudnnDestroyReduceTensorDescriptor(CS_VIA_LINKED, reduceTensorDesc); }
-static uint32_t cs_d_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc) { return cs_f_cudnnDestroyReduceTensorDescriptor(CS_VIA_DLSYM, reduceTensorDesc); }
-static uint32_t cs_g_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc) { return cs_f_cudnnDestroyReduceTensorDescriptor(CS_VIA_PROCADDR, reduceTensorDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc) { return cs_f_cudnnDestroyReduceTensorDescriptor(CS_VIA_LINKED, reduceTensorDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc) { return cs_f_cudnnDestroyReduceTensorDescriptor(CS_VIA_DLSYM, reduceTensorDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc) { return cs_f_cudnnDestroyReduceTensorDescriptor(CS_VIA_PROCADDR, reduceTensorDesc); }
 #endif
-static uint32_t cs_v8_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnDestroyReduceTensorDescriptor(void * reduceTensorDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyReduceTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyReduceTensorDescriptor, "libcudnn.so.8", &slot), reduceTensorDesc);
@@ -3193,11 +3193,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroySeqDataDe
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnDestroySeqDataDescriptor(void * seqDataDesc) { return cs_f_cudnnDestroySeqDataDescriptor(CS_VIA_LINKED, seqDataDesc); }
-static uint32_t cs_d_cudnnDestroySeqDataDescriptor(void * seqDataDesc) { return cs_f_cudnnDestroySeqDataDescriptor(CS_VIA_DLSYM, seqDataDesc); }
-static uint32_t cs_g_cudnnDestroySeqDataDescriptor(void * seqDataDesc) { return cs_f_cudnnDestroySeqDataDescriptor(CS_VIA_PROCADDR, seqDataDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnDestroySeqDataDescriptor(void * seqDataDesc) { return cs_f_cudnnDestroySeqDataDescriptor(CS_VIA_LINKED, seqDataDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnDestroySeqDataDescriptor(void * seqDataDesc) { return cs_f_cudnnDestroySeqDataDescriptor(CS_VIA_DLSYM, seqDataDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnDestroySeqDataDescriptor(void * seqDataDesc) { return cs_f_cudnnDestroySeqDataDescriptor(CS_VIA_PROCADDR, seqDataDesc); }
 #endif
-static uint32_t cs_v8_cudnnDestroySeqDataDescriptor(void * seqDataDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnDestroySeqDataDescriptor(void * seqDataDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroySeqDataDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroySeqDataDescriptor, "libcudnn.so.8", &slot), seqDataDesc);
@@ -3243,11 +3243,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroySpatialTr
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnDestroySpatialTransformerDescriptor(void * stDesc) { return cs_f_cudnnDestroySpatialTransformerDescriptor(CS_VIA_LINKED, stDesc); }
-static uint32_t cs_d_cudnnDestroySpatialTransformerDescriptor(void * stDesc) { return cs_f_cudnnDestroySpatialTransformerDescriptor(CS_VIA_DLSYM, stDesc); }
-static uint32_t cs_g_cudnnDestroySpatialTransformerDescriptor(void * stDesc) { return cs_f_cudnnDestroySpatialTransformerDescriptor(CS_VIA_PROCADDR, stDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnDestroySpatialTransformerDescriptor(void * stDesc) { return cs_f_cudnnDestroySpatialTransformerDescriptor(CS_VIA_LINKED, stDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnDestroySpatialTransformerDescriptor(void * stDesc) { return cs_f_cudnnDestroySpatialTransformerDescriptor(CS_VIA_DLSYM, stDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnDestroySpatialTransformerDescriptor(void * stDesc) { return cs_f_cudnnDestroySpatialTransformerDescriptor(CS_VIA_PROCADDR, stDesc); }
 #endif
-static uint32_t cs_v8_cudnnDestroySpatialTransformerDescriptor(void * stDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnDestroySpatialTransformerDescriptor(void * stDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroySpatialTransformerDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroySpatialTransformerDescriptor, "libcudnn.so.8", &slot), stDesc);
@@ -3293,11 +3293,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyTensorDes
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnDestroyTensorDescriptor(void * tensorDesc) { return cs_f_cudnnDestroyTensorDescriptor(CS_VIA_LINKED, tensorDesc); }
-static uint32_t cs_d_cudnnDestroyTensorDescriptor(void * tensorDesc) { return cs_f_cudnnDestroyTensorDescriptor(CS_VIA_DLSYM, tensorDesc); }
-static uint32_t cs_g_cudnnDestroyTensorDescriptor(void * tensorDesc) { return cs_f_cudnnDestroyTensorDescriptor(CS_VIA_PROCADDR, tensorDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnDestroyTensorDescriptor(void * tensorDesc) { return cs_f_cudnnDestroyTensorDescriptor(CS_VIA_LINKED, tensorDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnDestroyTensorDescriptor(void * tensorDesc) { return cs_f_cudnnDestroyTensorDescriptor(CS_VIA_DLSYM, tensorDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnDestroyTensorDescriptor(void * tensorDesc) { return cs_f_cudnnDestroyTensorDescriptor(CS_VIA_PROCADDR, tensorDesc); }
 #endif
-static uint32_t cs_v8_cudnnDestroyTensorDescriptor(void * tensorDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnDestroyTensorDescriptor(void * tensorDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorDescriptor, "libcudnn.so.8", &slot), tensorDesc);
@@ -3343,11 +3343,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDestroyTensorTra
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnDestroyTensorTransformDescriptor(void * transformDesc) { return cs_f_cudnnDestroyTensorTransformDescriptor(CS_VIA_LINKED, transformDesc); }
-static uint32_t cs_d_cudnnDestroyTensorTransformDescriptor(void * transformDesc) { return cs_f_cudnnDestroyTensorTransformDescriptor(CS_VIA_DLSYM, transformDesc); }
-static uint32_t cs_g_cudnnDestroyTensorTransformDescriptor(void * transformDesc) { return cs_f_cudnnDestroyTensorTransformDescriptor(CS_VIA_PROCADDR, transformDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnDestroyTensorTransformDescriptor(void * transformDesc) { return cs_f_cudnnDestroyTensorTransformDescriptor(CS_VIA_LINKED, transformDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnDestroyTensorTransformDescriptor(void * transformDesc) { return cs_f_cudnnDestroyTensorTransformDescriptor(CS_VIA_DLSYM, transformDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnDestroyTensorTransformDescriptor(void * transformDesc) { return cs_f_cudnnDestroyTensorTransformDescriptor(CS_VIA_PROCADDR, transformDesc); }
 #endif
-static uint32_t cs_v8_cudnnDestroyTensorTransformDescriptor(void * transformDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnDestroyTensorTransformDescriptor(void * transformDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDestroyTensorTransformDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDestroyTensorTransformDescriptor, "libcudnn.so.8", &slot), transformDesc);
@@ -3393,11 +3393,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDivisiveNormaliz
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans) { return cs_f_cudnnDivisiveNormalizationBackward(CS_VIA_LINKED, handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans); }
-static uint32_t cs_d_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans) { return cs_f_cudnnDivisiveNormalizationBackward(CS_VIA_DLSYM, handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans); }
-static uint32_t cs_g_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans) { return cs_f_cudnnDivisiveNormalizationBackward(CS_VIA_PROCADDR, handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans); }
+static __attribute__((used)) uint32_t cs_l_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans) { return cs_f_cudnnDivisiveNormalizationBackward(CS_VIA_LINKED, handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans); }
+static __attribute__((used)) uint32_t cs_d_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans) { return cs_f_cudnnDivisiveNormalizationBackward(CS_VIA_DLSYM, handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans); }
+static __attribute__((used)) uint32_t cs_g_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans) { return cs_f_cudnnDivisiveNormalizationBackward(CS_VIA_PROCADDR, handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans); }
 #endif
-static uint32_t cs_v8_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans)
+static __attribute__((used)) uint32_t cs_v8_cudnnDivisiveNormalizationBackward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * dy, void * temp, void * temp2, void * beta, void * dXdMeansDesc, void * dx, void * dMeans)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDivisiveNormalizationBackward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationBackward, "libcudnn.so.8", &slot), handle, normDesc, mode, alpha, xDesc, x, means, dy, temp, temp2, beta, dXdMeansDesc, dx, dMeans);
@@ -3443,11 +3443,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDivisiveNormaliz
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y) { return cs_f_cudnnDivisiveNormalizationForward(CS_VIA_LINKED, handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y); }
-static uint32_t cs_d_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y) { return cs_f_cudnnDivisiveNormalizationForward(CS_VIA_DLSYM, handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y); }
-static uint32_t cs_g_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y) { return cs_f_cudnnDivisiveNormalizationForward(CS_VIA_PROCADDR, handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y); }
+static __attribute__((used)) uint32_t cs_l_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y) { return cs_f_cudnnDivisiveNormalizationForward(CS_VIA_LINKED, handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y); }
+static __attribute__((used)) uint32_t cs_d_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y) { return cs_f_cudnnDivisiveNormalizationForward(CS_VIA_DLSYM, handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y); }
+static __attribute__((used)) uint32_t cs_g_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y) { return cs_f_cudnnDivisiveNormalizationForward(CS_VIA_PROCADDR, handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y); }
 #endif
-static uint32_t cs_v8_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y)
+static __attribute__((used)) uint32_t cs_v8_cudnnDivisiveNormalizationForward(void * handle, void * normDesc, uint32_t mode, void * alpha, void * xDesc, void * x, void * means, void * temp, void * temp2, void * beta, void * yDesc, void * y)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDivisiveNormalizationForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDivisiveNormalizationForward, "libcudnn.so.8", &slot), handle, normDesc, mode, alpha, xDesc, x, means, temp, temp2, beta, yDesc, y);
@@ -3493,11 +3493,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDropoutBackward(
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnDropoutBackward(CS_VIA_LINKED, handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes); }
-static uint32_t cs_d_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnDropoutBackward(CS_VIA_DLSYM, handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes); }
-static uint32_t cs_g_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnDropoutBackward(CS_VIA_PROCADDR, handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes); }
+static __attribute__((used)) uint32_t cs_l_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnDropoutBackward(CS_VIA_LINKED, handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes); }
+static __attribute__((used)) uint32_t cs_d_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnDropoutBackward(CS_VIA_DLSYM, handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes); }
+static __attribute__((used)) uint32_t cs_g_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnDropoutBackward(CS_VIA_PROCADDR, handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes); }
 #endif
-static uint32_t cs_v8_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
+static __attribute__((used)) uint32_t cs_v8_cudnnDropoutBackward(void * handle, void * dropoutDesc, void * dydesc, void * dy, void * dxdesc, void * dx, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDropoutBackward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDropoutBackward, "libcudnn.so.8", &slot), handle, dropoutDesc, dydesc, dy, dxdesc, dx, reserveSpace, reserveSpaceSizeInBytes);
@@ -3543,11 +3543,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDropoutForward(u
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnDropoutForward(CS_VIA_LINKED, handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes); }
-static uint32_t cs_d_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnDropoutForward(CS_VIA_DLSYM, handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes); }
-static uint32_t cs_g_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnDropoutForward(CS_VIA_PROCADDR, handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes); }
+static __attribute__((used)) uint32_t cs_l_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnDropoutForward(CS_VIA_LINKED, handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes); }
+static __attribute__((used)) uint32_t cs_d_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnDropoutForward(CS_VIA_DLSYM, handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes); }
+static __attribute__((used)) uint32_t cs_g_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes) { return cs_f_cudnnDropoutForward(CS_VIA_PROCADDR, handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes); }
 #endif
-static uint32_t cs_v8_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
+static __attribute__((used)) uint32_t cs_v8_cudnnDropoutForward(void * handle, void * dropoutDesc, void * xdesc, void * x, void * ydesc, void * y, void * reserveSpace, uint64_t reserveSpaceSizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDropoutForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDropoutForward, "libcudnn.so.8", &slot), handle, dropoutDesc, xdesc, x, ydesc, y, reserveSpace, reserveSpaceSizeInBytes);
@@ -3593,11 +3593,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDropoutGetReserv
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes) { return cs_f_cudnnDropoutGetReserveSpaceSize(CS_VIA_LINKED, xdesc, sizeInBytes); }
-static uint32_t cs_d_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes) { return cs_f_cudnnDropoutGetReserveSpaceSize(CS_VIA_DLSYM, xdesc, sizeInBytes); }
-static uint32_t cs_g_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes) { return cs_f_cudnnDropoutGetReserveSpaceSize(CS_VIA_PROCADDR, xdesc, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_l_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes) { return cs_f_cudnnDropoutGetReserveSpaceSize(CS_VIA_LINKED, xdesc, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_d_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes) { return cs_f_cudnnDropoutGetReserveSpaceSize(CS_VIA_DLSYM, xdesc, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_g_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes) { return cs_f_cudnnDropoutGetReserveSpaceSize(CS_VIA_PROCADDR, xdesc, sizeInBytes); }
 #endif
-static uint32_t cs_v8_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes)
+static __attribute__((used)) uint32_t cs_v8_cudnnDropoutGetReserveSpaceSize(void * xdesc, void * sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDropoutGetReserveSpaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetReserveSpaceSize, "libcudnn.so.8", &slot), xdesc, sizeInBytes);
@@ -3643,11 +3643,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnDropoutGetStates
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes) { return cs_f_cudnnDropoutGetStatesSize(CS_VIA_LINKED, handle, sizeInBytes); }
-static uint32_t cs_d_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes) { return cs_f_cudnnDropoutGetStatesSize(CS_VIA_DLSYM, handle, sizeInBytes); }
-static uint32_t cs_g_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes) { return cs_f_cudnnDropoutGetStatesSize(CS_VIA_PROCADDR, handle, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_l_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes) { return cs_f_cudnnDropoutGetStatesSize(CS_VIA_LINKED, handle, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_d_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes) { return cs_f_cudnnDropoutGetStatesSize(CS_VIA_DLSYM, handle, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_g_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes) { return cs_f_cudnnDropoutGetStatesSize(CS_VIA_PROCADDR, handle, sizeInBytes); }
 #endif
-static uint32_t cs_v8_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes)
+static __attribute__((used)) uint32_t cs_v8_cudnnDropoutGetStatesSize(void * handle, void * sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnDropoutGetStatesSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnDropoutGetStatesSize, "libcudnn.so.8", &slot), handle, sizeInBytes);
@@ -3693,11 +3693,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionB
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionBackwardDataAlgorithm(CS_VIA_LINKED, handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cs_d_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionBackwardDataAlgorithm(CS_VIA_DLSYM, handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cs_g_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionBackwardDataAlgorithm(CS_VIA_PROCADDR, handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static __attribute__((used)) uint32_t cs_l_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionBackwardDataAlgorithm(CS_VIA_LINKED, handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static __attribute__((used)) uint32_t cs_d_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionBackwardDataAlgorithm(CS_VIA_DLSYM, handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static __attribute__((used)) uint32_t cs_g_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionBackwardDataAlgorithm(CS_VIA_PROCADDR, handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 #endif
-static uint32_t cs_v8_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
+static __attribute__((used)) uint32_t cs_v8_cudnnFindConvolutionBackwardDataAlgorithm(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     static void *_Atomic slot;
     return cs_w_cudnnFindConvolutionBackwardDataAlgorithm(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithm, "libcudnn.so.8", &slot), handle, wDesc, dyDesc, convDesc, dxDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
@@ -3743,11 +3743,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionB
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionBackwardDataAlgorithmEx(CS_VIA_LINKED, handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
-static uint32_t cs_d_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionBackwardDataAlgorithmEx(CS_VIA_DLSYM, handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
-static uint32_t cs_g_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionBackwardDataAlgorithmEx(CS_VIA_PROCADDR, handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static __attribute__((used)) uint32_t cs_l_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionBackwardDataAlgorithmEx(CS_VIA_LINKED, handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static __attribute__((used)) uint32_t cs_d_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionBackwardDataAlgorithmEx(CS_VIA_DLSYM, handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static __attribute__((used)) uint32_t cs_g_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionBackwardDataAlgorithmEx(CS_VIA_PROCADDR, handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
 #endif
-static uint32_t cs_v8_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
+static __attribute__((used)) uint32_t cs_v8_cudnnFindConvolutionBackwardDataAlgorithmEx(void * handle, void * wDesc, void * w, void * dyDesc, void * dy, void * convDesc, void * dxDesc, void * dx, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnFindConvolutionBackwardDataAlgorithmEx(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardDataAlgorithmEx, "libcudnn.so.8", &slot), handle, wDesc, w, dyDesc, dy, convDesc, dxDesc, dx, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
@@ -3793,11 +3793,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionB
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionBackwardFilterAlgorithm(CS_VIA_LINKED, handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cs_d_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionBackwardFilterAlgorithm(CS_VIA_DLSYM, handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cs_g_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionBackwardFilterAlgorithm(CS_VIA_PROCADDR, handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static __attribute__((used)) uint32_t cs_l_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionBackwardFilterAlgorithm(CS_VIA_LINKED, handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static __attribute__((used)) uint32_t cs_d_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionBackwardFilterAlgorithm(CS_VIA_DLSYM, handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static __attribute__((used)) uint32_t cs_g_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionBackwardFilterAlgorithm(CS_VIA_PROCADDR, handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 #endif
-static uint32_t cs_v8_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
+static __attribute__((used)) uint32_t cs_v8_cudnnFindConvolutionBackwardFilterAlgorithm(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * dwDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     static void *_Atomic slot;
     return cs_w_cudnnFindConvolutionBackwardFilterAlgorithm(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithm, "libcudnn.so.8", &slot), handle, xDesc, dyDesc, convDesc, dwDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
@@ -3843,11 +3843,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionB
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionBackwardFilterAlgorithmEx(CS_VIA_LINKED, handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
-static uint32_t cs_d_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionBackwardFilterAlgorithmEx(CS_VIA_DLSYM, handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
-static uint32_t cs_g_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionBackwardFilterAlgorithmEx(CS_VIA_PROCADDR, handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static __attribute__((used)) uint32_t cs_l_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionBackwardFilterAlgorithmEx(CS_VIA_LINKED, handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static __attribute__((used)) uint32_t cs_d_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionBackwardFilterAlgorithmEx(CS_VIA_DLSYM, handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static __attribute__((used)) uint32_t cs_g_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionBackwardFilterAlgorithmEx(CS_VIA_PROCADDR, handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
 #endif
-static uint32_t cs_v8_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
+static __attribute__((used)) uint32_t cs_v8_cudnnFindConvolutionBackwardFilterAlgorithmEx(void * handle, void * xDesc, void * x, void * dyDesc, void * y, void * convDesc, void * dwDesc, void * dw, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnFindConvolutionBackwardFilterAlgorithmEx(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionBackwardFilterAlgorithmEx, "libcudnn.so.8", &slot), handle, xDesc, x, dyDesc, y, convDesc, dwDesc, dw, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
@@ -3893,11 +3893,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionF
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionForwardAlgorithm(CS_VIA_LINKED, handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cs_d_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionForwardAlgorithm(CS_VIA_DLSYM, handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cs_g_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionForwardAlgorithm(CS_VIA_PROCADDR, handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static __attribute__((used)) uint32_t cs_l_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionForwardAlgorithm(CS_VIA_LINKED, handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static __attribute__((used)) uint32_t cs_d_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionForwardAlgorithm(CS_VIA_DLSYM, handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static __attribute__((used)) uint32_t cs_g_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnFindConvolutionForwardAlgorithm(CS_VIA_PROCADDR, handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 #endif
-static uint32_t cs_v8_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
+static __attribute__((used)) uint32_t cs_v8_cudnnFindConvolutionForwardAlgorithm(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     static void *_Atomic slot;
     return cs_w_cudnnFindConvolutionForwardAlgorithm(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithm, "libcudnn.so.8", &slot), handle, xDesc, wDesc, convDesc, yDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
@@ -3943,11 +3943,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFindConvolutionF
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionForwardAlgorithmEx(CS_VIA_LINKED, handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
-static uint32_t cs_d_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionForwardAlgorithmEx(CS_VIA_DLSYM, handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
-static uint32_t cs_g_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionForwardAlgorithmEx(CS_VIA_PROCADDR, handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static __attribute__((used)) uint32_t cs_l_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionForwardAlgorithmEx(CS_VIA_LINKED, handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static __attribute__((used)) uint32_t cs_d_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionForwardAlgorithmEx(CS_VIA_DLSYM, handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
+static __attribute__((used)) uint32_t cs_g_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes) { return cs_f_cudnnFindConvolutionForwardAlgorithmEx(CS_VIA_PROCADDR, handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes); }
 #endif
-static uint32_t cs_v8_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
+static __attribute__((used)) uint32_t cs_v8_cudnnFindConvolutionForwardAlgorithmEx(void * handle, void * xDesc, void * x, void * wDesc, void * w, void * convDesc, void * yDesc, void * y, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults, void * workSpace, uint64_t workSpaceSizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnFindConvolutionForwardAlgorithmEx(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnFindConvolutionForwardAlgorithmEx, "libcudnn.so.8", &slot), handle, xDesc, x, wDesc, w, convDesc, yDesc, y, requestedAlgoCount, returnedAlgoCount, perfResults, workSpace, workSpaceSizeInBytes);
@@ -3993,11 +3993,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnFusedOpsExecute(
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack) { return cs_f_cudnnFusedOpsExecute(CS_VIA_LINKED, handle, plan, varPack); }
-static uint32_t cs_d_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack) { return cs_f_cudnnFusedOpsExecute(CS_VIA_DLSYM, handle, plan, varPack); }
-static uint32_t cs_g_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack) { return cs_f_cudnnFusedOpsExecute(CS_VIA_PROCADDR, handle, plan, varPack); }
+static __attribute__((used)) uint32_t cs_l_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack) { return cs_f_cudnnFusedOpsExecute(CS_VIA_LINKED, handle, plan, varPack); }
+static __attribute__((used)) uint32_t cs_d_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack) { return cs_f_cudnnFusedOpsExecute(CS_VIA_DLSYM, handle, plan, varPack); }
+static __attribute__((used)) uint32_t cs_g_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack) { return cs_f_cudnnFusedOpsExecute(CS_VIA_PROCADDR, handle, plan, varPack); }
 #endif
-static uint32_t cs_v8_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack)
+static __attribute__((used)) uint32_t cs_v8_cudnnFusedOpsExecute(void * handle, void * plan, void * varPack)
 {
     static void *_Atomic slot;
     return cs_w_cudnnFusedOpsExecute(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnFusedOpsExecute, "libcudnn.so.8", &slot), handle, plan, varPack);
@@ -4043,11 +4043,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetActivationDes
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef) { return cs_f_cudnnGetActivationDescriptor(CS_VIA_LINKED, activationDesc, mode, reluNanOpt, coef); }
-static uint32_t cs_d_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef) { return cs_f_cudnnGetActivationDescriptor(CS_VIA_DLSYM, activationDesc, mode, reluNanOpt, coef); }
-static uint32_t cs_g_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef) { return cs_f_cudnnGetActivationDescriptor(CS_VIA_PROCADDR, activationDesc, mode, reluNanOpt, coef); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef) { return cs_f_cudnnGetActivationDescriptor(CS_VIA_LINKED, activationDesc, mode, reluNanOpt, coef); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef) { return cs_f_cudnnGetActivationDescriptor(CS_VIA_DLSYM, activationDesc, mode, reluNanOpt, coef); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef) { return cs_f_cudnnGetActivationDescriptor(CS_VIA_PROCADDR, activationDesc, mode, reluNanOpt, coef); }
 #endif
-static uint32_t cs_v8_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetActivationDescriptor(void * activationDesc, void * mode, void * reluNanOpt, void * coef)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetActivationDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptor, "libcudnn.so.8", &slot), activationDesc, mode, reluNanOpt, coef);
@@ -4093,11 +4093,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetActivationDes
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta) { return cs_f_cudnnGetActivationDescriptorSwishBeta(CS_VIA_LINKED, activationDesc, swish_beta); }
-static uint32_t cs_d_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta) { return cs_f_cudnnGetActivationDescriptorSwishBeta(CS_VIA_DLSYM, activationDesc, swish_beta); }
-static uint32_t cs_g_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta) { return cs_f_cudnnGetActivationDescriptorSwishBeta(CS_VIA_PROCADDR, activationDesc, swish_beta); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta) { return cs_f_cudnnGetActivationDescriptorSwishBeta(CS_VIA_LINKED, activationDesc, swish_beta); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta) { return cs_f_cudnnGetActivationDescriptorSwishBeta(CS_VIA_DLSYM, activationDesc, swish_beta); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta) { return cs_f_cudnnGetActivationDescriptorSwishBeta(CS_VIA_PROCADDR, activationDesc, swish_beta); }
 #endif
-static uint32_t cs_v8_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetActivationDescriptorSwishBeta(void * activationDesc, void * swish_beta)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetActivationDescriptorSwishBeta(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetActivationDescriptorSwishBeta, "libcudnn.so.8", &slot), activationDesc, swish_beta);
@@ -4143,11 +4143,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetAttnDescripto
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize) { return cs_f_cudnnGetAttnDescriptor(CS_VIA_LINKED, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
-static uint32_t cs_d_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize) { return cs_f_cudnnGetAttnDescriptor(CS_VIA_DLSYM, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
-static uint32_t cs_g_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize) { return cs_f_cudnnGetAttnDescriptor(CS_VIA_PROCADDR, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize) { return cs_f_cudnnGetAttnDescriptor(CS_VIA_LINKED, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize) { return cs_f_cudnnGetAttnDescriptor(CS_VIA_DLSYM, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize) { return cs_f_cudnnGetAttnDescriptor(CS_VIA_PROCADDR, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
 #endif
-static uint32_t cs_v8_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetAttnDescriptor(void * attnDesc, void * attnMode, void * nHeads, void * smScaler, void * dataType, void * computePrec, void * mathType, void * attnDropoutDesc, void * postDropoutDesc, void * qSize, void * kSize, void * vSize, void * qProjSize, void * kProjSize, void * vProjSize, void * oProjSize, void * qoMaxSeqLength, void * kvMaxSeqLength, void * maxBatchSize, void * maxBeamSize)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetAttnDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetAttnDescriptor, "libcudnn.so.8", &slot), attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize);
@@ -4193,11 +4193,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetBatchNormaliz
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationBackwardExWorkspaceSize(CS_VIA_LINKED, handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes); }
-static uint32_t cs_d_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationBackwardExWorkspaceSize(CS_VIA_DLSYM, handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes); }
-static uint32_t cs_g_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationBackwardExWorkspaceSize(CS_VIA_PROCADDR, handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationBackwardExWorkspaceSize(CS_VIA_LINKED, handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationBackwardExWorkspaceSize(CS_VIA_DLSYM, handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationBackwardExWorkspaceSize(CS_VIA_PROCADDR, handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes); }
 #endif
-static uint32_t cs_v8_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetBatchNormalizationBackwardExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dBnScaleBiasDesc, void * activationDesc, void * sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetBatchNormalizationBackwardExWorkspaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationBackwardExWorkspaceSize, "libcudnn.so.8", &slot), handle, mode, bnOps, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dBnScaleBiasDesc, activationDesc, sizeInBytes);
@@ -4243,11 +4243,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetBatchNormaliz
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(CS_VIA_LINKED, handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes); }
-static uint32_t cs_d_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(CS_VIA_DLSYM, handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes); }
-static uint32_t cs_g_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(CS_VIA_PROCADDR, handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(CS_VIA_LINKED, handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(CS_VIA_DLSYM, handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(CS_VIA_PROCADDR, handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes); }
 #endif
-static uint32_t cs_v8_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * xDesc, void * zDesc, void * yDesc, void * bnScaleBiasMeanVarDesc, void * activationDesc, void * sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize, "libcudnn.so.8", &slot), handle, mode, bnOps, xDesc, zDesc, yDesc, bnScaleBiasMeanVarDesc, activationDesc, sizeInBytes);
@@ -4293,11 +4293,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetBatchNormaliz
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(CS_VIA_LINKED, handle, mode, bnOps, activationDesc, xDesc, sizeInBytes); }
-static uint32_t cs_d_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(CS_VIA_DLSYM, handle, mode, bnOps, activationDesc, xDesc, sizeInBytes); }
-static uint32_t cs_g_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(CS_VIA_PROCADDR, handle, mode, bnOps, activationDesc, xDesc, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(CS_VIA_LINKED, handle, mode, bnOps, activationDesc, xDesc, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(CS_VIA_DLSYM, handle, mode, bnOps, activationDesc, xDesc, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes) { return cs_f_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(CS_VIA_PROCADDR, handle, mode, bnOps, activationDesc, xDesc, sizeInBytes); }
 #endif
-static uint32_t cs_v8_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(void * handle, uint32_t mode, uint32_t bnOps, void * activationDesc, void * xDesc, void * sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetBatchNormalizationTrainingExReserveSpaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetBatchNormalizationTrainingExReserveSpaceSize, "libcudnn.so.8", &slot), handle, mode, bnOps, activationDesc, xDesc, sizeInBytes);
@@ -4343,11 +4343,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType) { return cs_f_cudnnGetCTCLossDescriptor(CS_VIA_LINKED, ctcLossDesc, compType); }
-static uint32_t cs_d_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType) { return cs_f_cudnnGetCTCLossDescriptor(CS_VIA_DLSYM, ctcLossDesc, compType); }
-static uint32_t cs_g_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType) { return cs_f_cudnnGetCTCLossDescriptor(CS_VIA_PROCADDR, ctcLossDesc, compType); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType) { return cs_f_cudnnGetCTCLossDescriptor(CS_VIA_LINKED, ctcLossDesc, compType); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType) { return cs_f_cudnnGetCTCLossDescriptor(CS_VIA_DLSYM, ctcLossDesc, compType); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType) { return cs_f_cudnnGetCTCLossDescriptor(CS_VIA_PROCADDR, ctcLossDesc, compType); }
 #endif
-static uint32_t cs_v8_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetCTCLossDescriptor(void * ctcLossDesc, void * compType)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetCTCLossDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor, "libcudnn.so.8", &slot), ctcLossDesc, compType);
@@ -4393,11 +4393,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode) { return cs_f_cudnnGetCTCLossDescriptorEx(CS_VIA_LINKED, ctcLossDesc, compType, normMode, gradMode); }
-static uint32_t cs_d_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode) { return cs_f_cudnnGetCTCLossDescriptorEx(CS_VIA_DLSYM, ctcLossDesc, compType, normMode, gradMode); }
-static uint32_t cs_g_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode) { return cs_f_cudnnGetCTCLossDescriptorEx(CS_VIA_PROCADDR, ctcLossDesc, compType, normMode, gradMode); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode) { return cs_f_cudnnGetCTCLossDescriptorEx(CS_VIA_LINKED, ctcLossDesc, compType, normMode, gradMode); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode) { return cs_f_cudnnGetCTCLossDescriptorEx(CS_VIA_DLSYM, ctcLossDesc, compType, normMode, gradMode); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode) { return cs_f_cudnnGetCTCLossDescriptorEx(CS_VIA_PROCADDR, ctcLossDesc, compType, normMode, gradMode); }
 #endif
-static uint32_t cs_v8_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetCTCLossDescriptorEx(void * ctcLossDesc, void * compType, void * normMode, void * gradMode)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetCTCLossDescriptorEx(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptorEx, "libcudnn.so.8", &slot), ctcLossDesc, compType, normMode, gradMode);
@@ -4443,11 +4443,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength) { return cs_f_cudnnGetCTCLossDescriptor_v8(CS_VIA_LINKED, ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
-static uint32_t cs_d_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength) { return cs_f_cudnnGetCTCLossDescriptor_v8(CS_VIA_DLSYM, ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
-static uint32_t cs_g_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength) { return cs_f_cudnnGetCTCLossDescriptor_v8(CS_VIA_PROCADDR, ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength) { return cs_f_cudnnGetCTCLossDescriptor_v8(CS_VIA_LINKED, ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength) { return cs_f_cudnnGetCTCLossDescriptor_v8(CS_VIA_DLSYM, ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength) { return cs_f_cudnnGetCTCLossDescriptor_v8(CS_VIA_PROCADDR, ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
 #endif
-static uint32_t cs_v8_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetCTCLossDescriptor_v8(void * ctcLossDesc, void * compType, void * normMode, void * gradMode, void * maxLabelLength)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetCTCLossDescriptor_v8(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v8, "libcudnn.so.8", &slot), ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
@@ -4493,11 +4493,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength) { return cs_f_cudnnGetCTCLossDescriptor_v9(CS_VIA_LINKED, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
-static uint32_t cs_d_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength) { return cs_f_cudnnGetCTCLossDescriptor_v9(CS_VIA_DLSYM, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
-static uint32_t cs_g_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength) { return cs_f_cudnnGetCTCLossDescriptor_v9(CS_VIA_PROCADDR, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength) { return cs_f_cudnnGetCTCLossDescriptor_v9(CS_VIA_LINKED, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength) { return cs_f_cudnnGetCTCLossDescriptor_v9(CS_VIA_DLSYM, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength) { return cs_f_cudnnGetCTCLossDescriptor_v9(CS_VIA_PROCADDR, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
 #endif
-static uint32_t cs_v8_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetCTCLossDescriptor_v9(void * ctcLossDesc, void * compType, void * normMode, void * ctcGradMode, void * maxLabelLength)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetCTCLossDescriptor_v9(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossDescriptor_v9, "libcudnn.so.8", &slot), ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength);
@@ -4543,11 +4543,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossWorksp
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes) { return cs_f_cudnnGetCTCLossWorkspaceSize(CS_VIA_LINKED, handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes); }
-static uint32_t cs_d_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes) { return cs_f_cudnnGetCTCLossWorkspaceSize(CS_VIA_DLSYM, handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes); }
-static uint32_t cs_g_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes) { return cs_f_cudnnGetCTCLossWorkspaceSize(CS_VIA_PROCADDR, handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes) { return cs_f_cudnnGetCTCLossWorkspaceSize(CS_VIA_LINKED, handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes) { return cs_f_cudnnGetCTCLossWorkspaceSize(CS_VIA_DLSYM, handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes) { return cs_f_cudnnGetCTCLossWorkspaceSize(CS_VIA_PROCADDR, handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes); }
 #endif
-static uint32_t cs_v8_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetCTCLossWorkspaceSize(void * handle, void * probsDesc, void * gradientsDesc, void * labels, void * labelLengths, void * inputLengths, uint32_t algo, void * ctcLossDesc, void * sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetCTCLossWorkspaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize, "libcudnn.so.8", &slot), handle, probsDesc, gradientsDesc, labels, labelLengths, inputLengths, algo, ctcLossDesc, sizeInBytes);
@@ -4593,11 +4593,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCTCLossWorksp
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes) { return cs_f_cudnnGetCTCLossWorkspaceSize_v8(CS_VIA_LINKED, handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes); }
-static uint32_t cs_d_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes) { return cs_f_cudnnGetCTCLossWorkspaceSize_v8(CS_VIA_DLSYM, handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes); }
-static uint32_t cs_g_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes) { return cs_f_cudnnGetCTCLossWorkspaceSize_v8(CS_VIA_PROCADDR, handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes) { return cs_f_cudnnGetCTCLossWorkspaceSize_v8(CS_VIA_LINKED, handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes) { return cs_f_cudnnGetCTCLossWorkspaceSize_v8(CS_VIA_DLSYM, handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes) { return cs_f_cudnnGetCTCLossWorkspaceSize_v8(CS_VIA_PROCADDR, handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes); }
 #endif
-static uint32_t cs_v8_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetCTCLossWorkspaceSize_v8(void * handle, uint32_t algo, void * ctcLossDesc, void * probsDesc, void * gradientsDesc, void * sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetCTCLossWorkspaceSize_v8(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetCTCLossWorkspaceSize_v8, "libcudnn.so.8", &slot), handle, algo, ctcLossDesc, probsDesc, gradientsDesc, sizeInBytes);
@@ -4643,11 +4643,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetCallback(uint
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetCallback(void * mask, void * udata, void * fptr) { return cs_f_cudnnGetCallback(CS_VIA_LINKED, mask, udata, fptr); }
-static uint32_t cs_d_cudnnGetCallback(void * mask, void * udata, void * fptr) { return cs_f_cudnnGetCallback(CS_VIA_DLSYM, mask, udata, fptr); }
-static uint32_t cs_g_cudnnGetCallback(void * mask, void * udata, void * fptr) { return cs_f_cudnnGetCallback(CS_VIA_PROCADDR, mask, udata, fptr); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetCallback(void * mask, void * udata, void * fptr) { return cs_f_cudnnGetCallback(CS_VIA_LINKED, mask, udata, fptr); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetCallback(void * mask, void * udata, void * fptr) { return cs_f_cudnnGetCallback(CS_VIA_DLSYM, mask, udata, fptr); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetCallback(void * mask, void * udata, void * fptr) { return cs_f_cudnnGetCallback(CS_VIA_PROCADDR, mask, udata, fptr); }
 #endif
-static uint32_t cs_v8_cudnnGetCallback(void * mask, void * udata, void * fptr)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetCallback(void * mask, void * udata, void * fptr)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetCallback(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetCallback, "libcudnn.so.8", &slot), mask, udata, fptr);
@@ -4693,11 +4693,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolution2d
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType) { return cs_f_cudnnGetConvolution2dDescriptor(CS_VIA_LINKED, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
-static uint32_t cs_d_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType) { return cs_f_cudnnGetConvolution2dDescriptor(CS_VIA_DLSYM, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
-static uint32_t cs_g_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType) { return cs_f_cudnnGetConvolution2dDescriptor(CS_VIA_PROCADDR, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType) { return cs_f_cudnnGetConvolution2dDescriptor(CS_VIA_LINKED, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType) { return cs_f_cudnnGetConvolution2dDescriptor(CS_VIA_DLSYM, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType) { return cs_f_cudnnGetConvolution2dDescriptor(CS_VIA_PROCADDR, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
 #endif
-static uint32_t cs_v8_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetConvolution2dDescriptor(void * convDesc, void * pad_h, void * pad_w, void * u, void * v, void * dilation_h, void * dilation_w, void * mode, void * computeType)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetConvolution2dDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dDescriptor, "libcudnn.so.8", &slot), convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
@@ -4743,11 +4743,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolution2d
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w) { return cs_f_cudnnGetConvolution2dForwardOutputDim(CS_VIA_LINKED, convDesc, inputTensorDesc, filterDesc, n, c, h, w); }
-static uint32_t cs_d_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w) { return cs_f_cudnnGetConvolution2dForwardOutputDim(CS_VIA_DLSYM, convDesc, inputTensorDesc, filterDesc, n, c, h, w); }
-static uint32_t cs_g_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w) { return cs_f_cudnnGetConvolution2dForwardOutputDim(CS_VIA_PROCADDR, convDesc, inputTensorDesc, filterDesc, n, c, h, w); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w) { return cs_f_cudnnGetConvolution2dForwardOutputDim(CS_VIA_LINKED, convDesc, inputTensorDesc, filterDesc, n, c, h, w); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w) { return cs_f_cudnnGetConvolution2dForwardOutputDim(CS_VIA_DLSYM, convDesc, inputTensorDesc, filterDesc, n, c, h, w); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w) { return cs_f_cudnnGetConvolution2dForwardOutputDim(CS_VIA_PROCADDR, convDesc, inputTensorDesc, filterDesc, n, c, h, w); }
 #endif
-static uint32_t cs_v8_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetConvolution2dForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, void * n, void * c, void * h, void * w)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetConvolution2dForwardOutputDim(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolution2dForwardOutputDim, "libcudnn.so.8", &slot), convDesc, inputTensorDesc, filterDesc, n, c, h, w);
@@ -4793,11 +4793,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBa
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(CS_VIA_LINKED, handle, count); }
-static uint32_t cs_d_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(CS_VIA_DLSYM, handle, count); }
-static uint32_t cs_g_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(CS_VIA_PROCADDR, handle, count); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(CS_VIA_LINKED, handle, count); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(CS_VIA_DLSYM, handle, count); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(CS_VIA_PROCADDR, handle, count); }
 #endif
-static uint32_t cs_v8_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(void * handle, void * count)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetConvolutionBackwardDataAlgorithmMaxCount(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithmMaxCount, "libcudnn.so.8", &slot), handle, count);
@@ -4843,11 +4843,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBa
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionBackwardDataAlgorithm_v7(CS_VIA_LINKED, handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cs_d_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionBackwardDataAlgorithm_v7(CS_VIA_DLSYM, handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cs_g_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionBackwardDataAlgorithm_v7(CS_VIA_PROCADDR, handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionBackwardDataAlgorithm_v7(CS_VIA_LINKED, handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionBackwardDataAlgorithm_v7(CS_VIA_DLSYM, handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionBackwardDataAlgorithm_v7(CS_VIA_PROCADDR, handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 #endif
-static uint32_t cs_v8_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetConvolutionBackwardDataAlgorithm_v7(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetConvolutionBackwardDataAlgorithm_v7(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataAlgorithm_v7, "libcudnn.so.8", &slot), handle, filterDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
@@ -4893,11 +4893,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBa
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionBackwardDataWorkspaceSize(CS_VIA_LINKED, handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes); }
-static uint32_t cs_d_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionBackwardDataWorkspaceSize(CS_VIA_DLSYM, handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes); }
-static uint32_t cs_g_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionBackwardDataWorkspaceSize(CS_VIA_PROCADDR, handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionBackwardDataWorkspaceSize(CS_VIA_LINKED, handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionBackwardDataWorkspaceSize(CS_VIA_DLSYM, handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionBackwardDataWorkspaceSize(CS_VIA_PROCADDR, handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes); }
 #endif
-static uint32_t cs_v8_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetConvolutionBackwardDataWorkspaceSize(void * handle, void * wDesc, void * dyDesc, void * convDesc, void * dxDesc, uint32_t algo, void * sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetConvolutionBackwardDataWorkspaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardDataWorkspaceSize, "libcudnn.so.8", &slot), handle, wDesc, dyDesc, convDesc, dxDesc, algo, sizeInBytes);
@@ -4943,11 +4943,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBa
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(CS_VIA_LINKED, handle, count); }
-static uint32_t cs_d_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(CS_VIA_DLSYM, handle, count); }
-static uint32_t cs_g_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(CS_VIA_PROCADDR, handle, count); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(CS_VIA_LINKED, handle, count); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(CS_VIA_DLSYM, handle, count); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(CS_VIA_PROCADDR, handle, count); }
 #endif
-static uint32_t cs_v8_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(void * handle, void * count)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount, "libcudnn.so.8", &slot), handle, count);
@@ -4993,11 +4993,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBa
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionBackwardFilterAlgorithm_v7(CS_VIA_LINKED, handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cs_d_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionBackwardFilterAlgorithm_v7(CS_VIA_DLSYM, handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cs_g_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionBackwardFilterAlgorithm_v7(CS_VIA_PROCADDR, handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionBackwardFilterAlgorithm_v7(CS_VIA_LINKED, handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionBackwardFilterAlgorithm_v7(CS_VIA_DLSYM, handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionBackwardFilterAlgorithm_v7(CS_VIA_PROCADDR, handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 #endif
-static uint32_t cs_v8_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetConvolutionBackwardFilterAlgorithm_v7(void * handle, void * srcDesc, void * diffDesc, void * convDesc, void * gradDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetConvolutionBackwardFilterAlgorithm_v7(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterAlgorithm_v7, "libcudnn.so.8", &slot), handle, srcDesc, diffDesc, convDesc, gradDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
@@ -5043,11 +5043,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionBa
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionBackwardFilterWorkspaceSize(CS_VIA_LINKED, handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes); }
-static uint32_t cs_d_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionBackwardFilterWorkspaceSize(CS_VIA_DLSYM, handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes); }
-static uint32_t cs_g_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionBackwardFilterWorkspaceSize(CS_VIA_PROCADDR, handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionBackwardFilterWorkspaceSize(CS_VIA_LINKED, handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionBackwardFilterWorkspaceSize(CS_VIA_DLSYM, handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionBackwardFilterWorkspaceSize(CS_VIA_PROCADDR, handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes); }
 #endif
-static uint32_t cs_v8_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetConvolutionBackwardFilterWorkspaceSize(void * handle, void * xDesc, void * dyDesc, void * convDesc, void * gradDesc, uint32_t algo, void * sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetConvolutionBackwardFilterWorkspaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionBackwardFilterWorkspaceSize, "libcudnn.so.8", &slot), handle, xDesc, dyDesc, convDesc, gradDesc, algo, sizeInBytes);
@@ -5093,11 +5093,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionFo
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionForwardAlgorithmMaxCount(CS_VIA_LINKED, handle, count); }
-static uint32_t cs_d_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionForwardAlgorithmMaxCount(CS_VIA_DLSYM, handle, count); }
-static uint32_t cs_g_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionForwardAlgorithmMaxCount(CS_VIA_PROCADDR, handle, count); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionForwardAlgorithmMaxCount(CS_VIA_LINKED, handle, count); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionForwardAlgorithmMaxCount(CS_VIA_DLSYM, handle, count); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count) { return cs_f_cudnnGetConvolutionForwardAlgorithmMaxCount(CS_VIA_PROCADDR, handle, count); }
 #endif
-static uint32_t cs_v8_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetConvolutionForwardAlgorithmMaxCount(void * handle, void * count)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetConvolutionForwardAlgorithmMaxCount(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithmMaxCount, "libcudnn.so.8", &slot), handle, count);
@@ -5143,11 +5143,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionFo
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionForwardAlgorithm_v7(CS_VIA_LINKED, handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cs_d_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionForwardAlgorithm_v7(CS_VIA_DLSYM, handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
-static uint32_t cs_g_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionForwardAlgorithm_v7(CS_VIA_PROCADDR, handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionForwardAlgorithm_v7(CS_VIA_LINKED, handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionForwardAlgorithm_v7(CS_VIA_DLSYM, handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults) { return cs_f_cudnnGetConvolutionForwardAlgorithm_v7(CS_VIA_PROCADDR, handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults); }
 #endif
-static uint32_t cs_v8_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetConvolutionForwardAlgorithm_v7(void * handle, void * srcDesc, void * filterDesc, void * convDesc, void * destDesc, int32_t requestedAlgoCount, void * returnedAlgoCount, void * perfResults)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetConvolutionForwardAlgorithm_v7(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardAlgorithm_v7, "libcudnn.so.8", &slot), handle, srcDesc, filterDesc, convDesc, destDesc, requestedAlgoCount, returnedAlgoCount, perfResults);
@@ -5193,11 +5193,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionFo
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionForwardWorkspaceSize(CS_VIA_LINKED, handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes); }
-static uint32_t cs_d_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionForwardWorkspaceSize(CS_VIA_DLSYM, handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes); }
-static uint32_t cs_g_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionForwardWorkspaceSize(CS_VIA_PROCADDR, handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionForwardWorkspaceSize(CS_VIA_LINKED, handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionForwardWorkspaceSize(CS_VIA_DLSYM, handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes) { return cs_f_cudnnGetConvolutionForwardWorkspaceSize(CS_VIA_PROCADDR, handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes); }
 #endif
-static uint32_t cs_v8_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetConvolutionForwardWorkspaceSize(void * handle, void * xDesc, void * wDesc, void * convDesc, void * yDesc, uint32_t algo, void * sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetConvolutionForwardWorkspaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionForwardWorkspaceSize, "libcudnn.so.8", &slot), handle, xDesc, wDesc, convDesc, yDesc, algo, sizeInBytes);
@@ -5243,11 +5243,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionGr
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount) { return cs_f_cudnnGetConvolutionGroupCount(CS_VIA_LINKED, convDesc, groupCount); }
-static uint32_t cs_d_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount) { return cs_f_cudnnGetConvolutionGroupCount(CS_VIA_DLSYM, convDesc, groupCount); }
-static uint32_t cs_g_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount) { return cs_f_cudnnGetConvolutionGroupCount(CS_VIA_PROCADDR, convDesc, groupCount); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount) { return cs_f_cudnnGetConvolutionGroupCount(CS_VIA_LINKED, convDesc, groupCount); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount) { return cs_f_cudnnGetConvolutionGroupCount(CS_VIA_DLSYM, convDesc, groupCount); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount) { return cs_f_cudnnGetConvolutionGroupCount(CS_VIA_PROCADDR, convDesc, groupCount); }
 #endif
-static uint32_t cs_v8_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetConvolutionGroupCount(void * convDesc, void * groupCount)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetConvolutionGroupCount(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionGroupCount, "libcudnn.so.8", &slot), convDesc, groupCount);
@@ -5293,11 +5293,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionMa
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetConvolutionMathType(void * convDesc, void * mathType) { return cs_f_cudnnGetConvolutionMathType(CS_VIA_LINKED, convDesc, mathType); }
-static uint32_t cs_d_cudnnGetConvolutionMathType(void * convDesc, void * mathType) { return cs_f_cudnnGetConvolutionMathType(CS_VIA_DLSYM, convDesc, mathType); }
-static uint32_t cs_g_cudnnGetConvolutionMathType(void * convDesc, void * mathType) { return cs_f_cudnnGetConvolutionMathType(CS_VIA_PROCADDR, convDesc, mathType); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetConvolutionMathType(void * convDesc, void * mathType) { return cs_f_cudnnGetConvolutionMathType(CS_VIA_LINKED, convDesc, mathType); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetConvolutionMathType(void * convDesc, void * mathType) { return cs_f_cudnnGetConvolutionMathType(CS_VIA_DLSYM, convDesc, mathType); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetConvolutionMathType(void * convDesc, void * mathType) { return cs_f_cudnnGetConvolutionMathType(CS_VIA_PROCADDR, convDesc, mathType); }
 #endif
-static uint32_t cs_v8_cudnnGetConvolutionMathType(void * convDesc, void * mathType)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetConvolutionMathType(void * convDesc, void * mathType)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetConvolutionMathType(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionMathType, "libcudnn.so.8", &slot), convDesc, mathType);
@@ -5343,11 +5343,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionNd
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType) { return cs_f_cudnnGetConvolutionNdDescriptor(CS_VIA_LINKED, convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType); }
-static uint32_t cs_d_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType) { return cs_f_cudnnGetConvolutionNdDescriptor(CS_VIA_DLSYM, convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType); }
-static uint32_t cs_g_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType) { return cs_f_cudnnGetConvolutionNdDescriptor(CS_VIA_PROCADDR, convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType) { return cs_f_cudnnGetConvolutionNdDescriptor(CS_VIA_LINKED, convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType) { return cs_f_cudnnGetConvolutionNdDescriptor(CS_VIA_DLSYM, convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType) { return cs_f_cudnnGetConvolutionNdDescriptor(CS_VIA_PROCADDR, convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType); }
 #endif
-static uint32_t cs_v8_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetConvolutionNdDescriptor(void * convDesc, int32_t arrayLengthRequested, void * arrayLength, void * padA, void * strideA, void * dilationA, void * mode, void * computeType)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetConvolutionNdDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdDescriptor, "libcudnn.so.8", &slot), convDesc, arrayLengthRequested, arrayLength, padA, strideA, dilationA, mode, computeType);
@@ -5393,11 +5393,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionNd
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA) { return cs_f_cudnnGetConvolutionNdForwardOutputDim(CS_VIA_LINKED, convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA); }
-static uint32_t cs_d_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA) { return cs_f_cudnnGetConvolutionNdForwardOutputDim(CS_VIA_DLSYM, convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA); }
-static uint32_t cs_g_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA) { return cs_f_cudnnGetConvolutionNdForwardOutputDim(CS_VIA_PROCADDR, convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA) { return cs_f_cudnnGetConvolutionNdForwardOutputDim(CS_VIA_LINKED, convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA) { return cs_f_cudnnGetConvolutionNdForwardOutputDim(CS_VIA_DLSYM, convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA) { return cs_f_cudnnGetConvolutionNdForwardOutputDim(CS_VIA_PROCADDR, convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA); }
 #endif
-static uint32_t cs_v8_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetConvolutionNdForwardOutputDim(void * convDesc, void * inputTensorDesc, void * filterDesc, int32_t nbDims, void * tensorOuputDimA)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetConvolutionNdForwardOutputDim(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionNdForwardOutputDim, "libcudnn.so.8", &slot), convDesc, inputTensorDesc, filterDesc, nbDims, tensorOuputDimA);
@@ -5443,11 +5443,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetConvolutionRe
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType) { return cs_f_cudnnGetConvolutionReorderType(CS_VIA_LINKED, convDesc, reorderType); }
-static uint32_t cs_d_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType) { return cs_f_cudnnGetConvolutionReorderType(CS_VIA_DLSYM, convDesc, reorderType); }
-static uint32_t cs_g_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType) { return cs_f_cudnnGetConvolutionReorderType(CS_VIA_PROCADDR, convDesc, reorderType); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType) { return cs_f_cudnnGetConvolutionReorderType(CS_VIA_LINKED, convDesc, reorderType); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType) { return cs_f_cudnnGetConvolutionReorderType(CS_VIA_DLSYM, convDesc, reorderType); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType) { return cs_f_cudnnGetConvolutionReorderType(CS_VIA_PROCADDR, convDesc, reorderType); }
 #endif
-static uint32_t cs_v8_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetConvolutionReorderType(void * convDesc, void * reorderType)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetConvolutionReorderType(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetConvolutionReorderType, "libcudnn.so.8", &slot), convDesc, reorderType);
@@ -5471,10 +5471,10 @@ static __attribute__((noinline)) uint64_t cs_w_cudnnGetCudartVersion(uint8_t via
     errno = saved_errno;
     return r;
 }
-static uint64_t cudnnGetCudartVersion(void) { return cs_w_cudnnGetCudartVersion(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCudartVersion)); }
-static uint64_t cs_d_cudnnGetCudartVersion(void) { return cs_w_cudnnGetCudartVersion(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCudartVersion)); }
-static uint64_t cs_g_cudnnGetCudartVersion(void) { return cs_w_cudnnGetCudartVersion(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCudartVersion)); }
-static uint64_t cs_v8_cudnnGetCudartVersion(void)
+static __attribute__((used)) uint64_t cudnnGetCudartVersion(void) { return cs_w_cudnnGetCudartVersion(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCudartVersion)); }
+static __attribute__((used)) uint64_t cs_d_cudnnGetCudartVersion(void) { return cs_w_cudnnGetCudartVersion(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCudartVersion)); }
+static __attribute__((used)) uint64_t cs_g_cudnnGetCudartVersion(void) { return cs_w_cudnnGetCudartVersion(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetCudartVersion)); }
+static __attribute__((used)) uint64_t cs_v8_cudnnGetCudartVersion(void)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetCudartVersion(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetCudartVersion, "libcudnn.so.8", &slot));
@@ -5520,11 +5520,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetDropoutDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed) { return cs_f_cudnnGetDropoutDescriptor(CS_VIA_LINKED, dropoutDesc, handle, dropout, states, seed); }
-static uint32_t cs_d_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed) { return cs_f_cudnnGetDropoutDescriptor(CS_VIA_DLSYM, dropoutDesc, handle, dropout, states, seed); }
-static uint32_t cs_g_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed) { return cs_f_cudnnGetDropoutDescriptor(CS_VIA_PROCADDR, dropoutDesc, handle, dropout, states, seed); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed) { return cs_f_cudnnGetDropoutDescriptor(CS_VIA_LINKED, dropoutDesc, handle, dropout, states, seed); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed) { return cs_f_cudnnGetDropoutDescriptor(CS_VIA_DLSYM, dropoutDesc, handle, dropout, states, seed); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed) { return cs_f_cudnnGetDropoutDescriptor(CS_VIA_PROCADDR, dropoutDesc, handle, dropout, states, seed); }
 #endif
-static uint32_t cs_v8_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetDropoutDescriptor(void * dropoutDesc, void * handle, void * dropout, void * states, void * seed)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetDropoutDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetDropoutDescriptor, "libcudnn.so.8", &slot), dropoutDesc, handle, dropout, states, seed);
@@ -5546,10 +5546,10 @@ static __attribute__((noinline)) void * cs_w_cudnnGetErrorString(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-static void * cudnnGetErrorString(uint32_t status) { return cs_w_cudnnGetErrorString(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetErrorString), status); }
-static void * cs_d_cudnnGetErrorString(uint32_t status) { return cs_w_cudnnGetErrorString(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetErrorString), status); }
-static void * cs_g_cudnnGetErrorString(uint32_t status) { return cs_w_cudnnGetErrorString(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetErrorString), status); }
-static void * cs_v8_cudnnGetErrorString(uint32_t status)
+static __attribute__((used)) void * cudnnGetErrorString(uint32_t status) { return cs_w_cudnnGetErrorString(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetErrorString), status); }
+static __attribute__((used)) void * cs_d_cudnnGetErrorString(uint32_t status) { return cs_w_cudnnGetErrorString(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetErrorString), status); }
+static __attribute__((used)) void * cs_g_cudnnGetErrorString(uint32_t status) { return cs_w_cudnnGetErrorString(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetErrorString), status); }
+static __attribute__((used)) void * cs_v8_cudnnGetErrorString(uint32_t status)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetErrorString(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetErrorString, "libcudnn.so.8", &slot), status);
@@ -5595,11 +5595,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFilter4dDescr
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w) { return cs_f_cudnnGetFilter4dDescriptor(CS_VIA_LINKED, filterDesc, dataType, format, k, c, h, w); }
-static uint32_t cs_d_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w) { return cs_f_cudnnGetFilter4dDescriptor(CS_VIA_DLSYM, filterDesc, dataType, format, k, c, h, w); }
-static uint32_t cs_g_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w) { return cs_f_cudnnGetFilter4dDescriptor(CS_VIA_PROCADDR, filterDesc, dataType, format, k, c, h, w); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w) { return cs_f_cudnnGetFilter4dDescriptor(CS_VIA_LINKED, filterDesc, dataType, format, k, c, h, w); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w) { return cs_f_cudnnGetFilter4dDescriptor(CS_VIA_DLSYM, filterDesc, dataType, format, k, c, h, w); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w) { return cs_f_cudnnGetFilter4dDescriptor(CS_VIA_PROCADDR, filterDesc, dataType, format, k, c, h, w); }
 #endif
-static uint32_t cs_v8_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetFilter4dDescriptor(void * filterDesc, void * dataType, void * format, void * k, void * c, void * h, void * w)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetFilter4dDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetFilter4dDescriptor, "libcudnn.so.8", &slot), filterDesc, dataType, format, k, c, h, w);
@@ -5645,11 +5645,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFilterNdDescr
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA) { return cs_f_cudnnGetFilterNdDescriptor(CS_VIA_LINKED, filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA); }
-static uint32_t cs_d_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA) { return cs_f_cudnnGetFilterNdDescriptor(CS_VIA_DLSYM, filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA); }
-static uint32_t cs_g_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA) { return cs_f_cudnnGetFilterNdDescriptor(CS_VIA_PROCADDR, filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA) { return cs_f_cudnnGetFilterNdDescriptor(CS_VIA_LINKED, filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA) { return cs_f_cudnnGetFilterNdDescriptor(CS_VIA_DLSYM, filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA) { return cs_f_cudnnGetFilterNdDescriptor(CS_VIA_PROCADDR, filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA); }
 #endif
-static uint32_t cs_v8_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetFilterNdDescriptor(void * filterDesc, int32_t nbDimsRequested, void * dataType, void * format, void * nbDims, void * filterDimA)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetFilterNdDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterNdDescriptor, "libcudnn.so.8", &slot), filterDesc, nbDimsRequested, dataType, format, nbDims, filterDimA);
@@ -5695,11 +5695,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFilterSizeInB
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetFilterSizeInBytes(void * filterDesc, void * size) { return cs_f_cudnnGetFilterSizeInBytes(CS_VIA_LINKED, filterDesc, size); }
-static uint32_t cs_d_cudnnGetFilterSizeInBytes(void * filterDesc, void * size) { return cs_f_cudnnGetFilterSizeInBytes(CS_VIA_DLSYM, filterDesc, size); }
-static uint32_t cs_g_cudnnGetFilterSizeInBytes(void * filterDesc, void * size) { return cs_f_cudnnGetFilterSizeInBytes(CS_VIA_PROCADDR, filterDesc, size); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetFilterSizeInBytes(void * filterDesc, void * size) { return cs_f_cudnnGetFilterSizeInBytes(CS_VIA_LINKED, filterDesc, size); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetFilterSizeInBytes(void * filterDesc, void * size) { return cs_f_cudnnGetFilterSizeInBytes(CS_VIA_DLSYM, filterDesc, size); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetFilterSizeInBytes(void * filterDesc, void * size) { return cs_f_cudnnGetFilterSizeInBytes(CS_VIA_PROCADDR, filterDesc, size); }
 #endif
-static uint32_t cs_v8_cudnnGetFilterSizeInBytes(void * filterDesc, void * size)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetFilterSizeInBytes(void * filterDesc, void * size)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetFilterSizeInBytes(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetFilterSizeInBytes, "libcudnn.so.8", &slot), filterDesc, size);
@@ -5745,11 +5745,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFoldedConvBac
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc) { return cs_f_cudnnGetFoldedConvBackwardDataDescriptors(CS_VIA_LINKED, handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc); }
-static uint32_t cs_d_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc) { return cs_f_cudnnGetFoldedConvBackwardDataDescriptors(CS_VIA_DLSYM, handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc); }
-static uint32_t cs_g_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc) { return cs_f_cudnnGetFoldedConvBackwardDataDescriptors(CS_VIA_PROCADDR, handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc) { return cs_f_cudnnGetFoldedConvBackwardDataDescriptors(CS_VIA_LINKED, handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc) { return cs_f_cudnnGetFoldedConvBackwardDataDescriptors(CS_VIA_DLSYM, handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc) { return cs_f_cudnnGetFoldedConvBackwardDataDescriptors(CS_VIA_PROCADDR, handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc); }
 #endif
-static uint32_t cs_v8_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetFoldedConvBackwardDataDescriptors(void * handle, void * filterDesc, void * diffDesc, void * convDesc, void * gradDesc, uint32_t transformFormat, void * foldedFilterDesc, void * paddedDiffDesc, void * foldedConvDesc, void * foldedGradDesc, void * filterFoldTransDesc, void * diffPadTransDesc, void * gradFoldTransDesc, void * gradUnfoldTransDesc)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetFoldedConvBackwardDataDescriptors(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetFoldedConvBackwardDataDescriptors, "libcudnn.so.8", &slot), handle, filterDesc, diffDesc, convDesc, gradDesc, transformFormat, foldedFilterDesc, paddedDiffDesc, foldedConvDesc, foldedGradDesc, filterFoldTransDesc, diffPadTransDesc, gradFoldTransDesc, gradUnfoldTransDesc);
@@ -5795,11 +5795,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFusedOpsConst
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL) { return cs_f_cudnnGetFusedOpsConstParamPackAttribute(CS_VIA_LINKED, constPack, paramLabel, param, isNULL); }
-static uint32_t cs_d_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL) { return cs_f_cudnnGetFusedOpsConstParamPackAttribute(CS_VIA_DLSYM, constPack, paramLabel, param, isNULL); }
-static uint32_t cs_g_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL) { return cs_f_cudnnGetFusedOpsConstParamPackAttribute(CS_VIA_PROCADDR, constPack, paramLabel, param, isNULL); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL) { return cs_f_cudnnGetFusedOpsConstParamPackAttribute(CS_VIA_LINKED, constPack, paramLabel, param, isNULL); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL) { return cs_f_cudnnGetFusedOpsConstParamPackAttribute(CS_VIA_DLSYM, constPack, paramLabel, param, isNULL); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL) { return cs_f_cudnnGetFusedOpsConstParamPackAttribute(CS_VIA_PROCADDR, constPack, paramLabel, param, isNULL); }
 #endif
-static uint32_t cs_v8_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param, void * isNULL)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetFusedOpsConstParamPackAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsConstParamPackAttribute, "libcudnn.so.8", &slot), constPack, paramLabel, param, isNULL);
@@ -5845,11 +5845,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetFusedOpsVaria
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_f_cudnnGetFusedOpsVariantParamPackAttribute(CS_VIA_LINKED, varPack, paramLabel, ptr); }
-static uint32_t cs_d_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_f_cudnnGetFusedOpsVariantParamPackAttribute(CS_VIA_DLSYM, varPack, paramLabel, ptr); }
-static uint32_t cs_g_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_f_cudnnGetFusedOpsVariantParamPackAttribute(CS_VIA_PROCADDR, varPack, paramLabel, ptr); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_f_cudnnGetFusedOpsVariantParamPackAttribute(CS_VIA_LINKED, varPack, paramLabel, ptr); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_f_cudnnGetFusedOpsVariantParamPackAttribute(CS_VIA_DLSYM, varPack, paramLabel, ptr); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_f_cudnnGetFusedOpsVariantParamPackAttribute(CS_VIA_PROCADDR, varPack, paramLabel, ptr); }
 #endif
-static uint32_t cs_v8_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetFusedOpsVariantParamPackAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetFusedOpsVariantParamPackAttribute, "libcudnn.so.8", &slot), varPack, paramLabel, ptr);
@@ -5895,11 +5895,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetLRNDescriptor
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK) { return cs_f_cudnnGetLRNDescriptor(CS_VIA_LINKED, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
-static uint32_t cs_d_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK) { return cs_f_cudnnGetLRNDescriptor(CS_VIA_DLSYM, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
-static uint32_t cs_g_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK) { return cs_f_cudnnGetLRNDescriptor(CS_VIA_PROCADDR, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK) { return cs_f_cudnnGetLRNDescriptor(CS_VIA_LINKED, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK) { return cs_f_cudnnGetLRNDescriptor(CS_VIA_DLSYM, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK) { return cs_f_cudnnGetLRNDescriptor(CS_VIA_PROCADDR, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
 #endif
-static uint32_t cs_v8_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetLRNDescriptor(void * normDesc, void * lrnN, void * lrnAlpha, void * lrnBeta, void * lrnK)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetLRNDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetLRNDescriptor, "libcudnn.so.8", &slot), normDesc, lrnN, lrnAlpha, lrnBeta, lrnK);
@@ -5921,10 +5921,10 @@ static __attribute__((noinline)) uint64_t cs_w_cudnnGetMaxDeviceVersion(uint8_t 
     errno = saved_errno;
     return r;
 }
-static uint64_t cudnnGetMaxDeviceVersion(void) { return cs_w_cudnnGetMaxDeviceVersion(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMaxDeviceVersion)); }
-static uint64_t cs_d_cudnnGetMaxDeviceVersion(void) { return cs_w_cudnnGetMaxDeviceVersion(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMaxDeviceVersion)); }
-static uint64_t cs_g_cudnnGetMaxDeviceVersion(void) { return cs_w_cudnnGetMaxDeviceVersion(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMaxDeviceVersion)); }
-static uint64_t cs_v8_cudnnGetMaxDeviceVersion(void)
+static __attribute__((used)) uint64_t cudnnGetMaxDeviceVersion(void) { return cs_w_cudnnGetMaxDeviceVersion(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMaxDeviceVersion)); }
+static __attribute__((used)) uint64_t cs_d_cudnnGetMaxDeviceVersion(void) { return cs_w_cudnnGetMaxDeviceVersion(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMaxDeviceVersion)); }
+static __attribute__((used)) uint64_t cs_g_cudnnGetMaxDeviceVersion(void) { return cs_w_cudnnGetMaxDeviceVersion(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetMaxDeviceVersion)); }
+static __attribute__((used)) uint64_t cs_v8_cudnnGetMaxDeviceVersion(void)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetMaxDeviceVersion(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetMaxDeviceVersion, "libcudnn.so.8", &slot));
@@ -5970,11 +5970,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetMultiHeadAttn
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes) { return cs_f_cudnnGetMultiHeadAttnBuffers(CS_VIA_LINKED, handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes); }
-static uint32_t cs_d_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes) { return cs_f_cudnnGetMultiHeadAttnBuffers(CS_VIA_DLSYM, handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes); }
-static uint32_t cs_g_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes) { return cs_f_cudnnGetMultiHeadAttnBuffers(CS_VIA_PROCADDR, handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes) { return cs_f_cudnnGetMultiHeadAttnBuffers(CS_VIA_LINKED, handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes) { return cs_f_cudnnGetMultiHeadAttnBuffers(CS_VIA_DLSYM, handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes) { return cs_f_cudnnGetMultiHeadAttnBuffers(CS_VIA_PROCADDR, handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes); }
 #endif
-static uint32_t cs_v8_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetMultiHeadAttnBuffers(void * handle, void * attnDesc, void * weightSizeInBytes, void * workSpaceSizeInBytes, void * reserveSpaceSizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetMultiHeadAttnBuffers(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnBuffers, "libcudnn.so.8", &slot), handle, attnDesc, weightSizeInBytes, workSpaceSizeInBytes, reserveSpaceSizeInBytes);
@@ -6020,11 +6020,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetMultiHeadAttn
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr) { return cs_f_cudnnGetMultiHeadAttnWeights(CS_VIA_LINKED, handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr); }
-static uint32_t cs_d_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr) { return cs_f_cudnnGetMultiHeadAttnWeights(CS_VIA_DLSYM, handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr); }
-static uint32_t cs_g_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr) { return cs_f_cudnnGetMultiHeadAttnWeights(CS_VIA_PROCADDR, handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr) { return cs_f_cudnnGetMultiHeadAttnWeights(CS_VIA_LINKED, handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr) { return cs_f_cudnnGetMultiHeadAttnWeights(CS_VIA_DLSYM, handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr) { return cs_f_cudnnGetMultiHeadAttnWeights(CS_VIA_PROCADDR, handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr); }
 #endif
-static uint32_t cs_v8_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetMultiHeadAttnWeights(void * handle, void * attnDesc, uint32_t wKind, uint64_t weightSizeInBytes, void * weights, void * wDesc, void * wAddr)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetMultiHeadAttnWeights(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetMultiHeadAttnWeights, "libcudnn.so.8", &slot), handle, attnDesc, wKind, weightSizeInBytes, weights, wDesc, wAddr);
@@ -6070,11 +6070,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetNormalization
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationBackwardWorkspaceSize(CS_VIA_LINKED, handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
-static uint32_t cs_d_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationBackwardWorkspaceSize(CS_VIA_DLSYM, handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
-static uint32_t cs_g_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationBackwardWorkspaceSize(CS_VIA_PROCADDR, handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationBackwardWorkspaceSize(CS_VIA_LINKED, handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationBackwardWorkspaceSize(CS_VIA_DLSYM, handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationBackwardWorkspaceSize(CS_VIA_PROCADDR, handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
 #endif
-static uint32_t cs_v8_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetNormalizationBackwardWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * yDesc, void * dyDesc, void * dzDesc, void * dxDesc, void * dNormScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetNormalizationBackwardWorkspaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationBackwardWorkspaceSize, "libcudnn.so.8", &slot), handle, mode, normOps, algo, xDesc, yDesc, dyDesc, dzDesc, dxDesc, dNormScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt);
@@ -6120,11 +6120,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetNormalization
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationForwardTrainingWorkspaceSize(CS_VIA_LINKED, handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
-static uint32_t cs_d_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationForwardTrainingWorkspaceSize(CS_VIA_DLSYM, handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
-static uint32_t cs_g_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationForwardTrainingWorkspaceSize(CS_VIA_PROCADDR, handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationForwardTrainingWorkspaceSize(CS_VIA_LINKED, handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationForwardTrainingWorkspaceSize(CS_VIA_DLSYM, handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationForwardTrainingWorkspaceSize(CS_VIA_PROCADDR, handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt); }
 #endif
-static uint32_t cs_v8_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetNormalizationForwardTrainingWorkspaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * xDesc, void * zDesc, void * yDesc, void * normScaleBiasDesc, void * activationDesc, void * normMeanVarDesc, void * sizeInBytes, int32_t groupCnt)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetNormalizationForwardTrainingWorkspaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationForwardTrainingWorkspaceSize, "libcudnn.so.8", &slot), handle, mode, normOps, algo, xDesc, zDesc, yDesc, normScaleBiasDesc, activationDesc, normMeanVarDesc, sizeInBytes, groupCnt);
@@ -6170,11 +6170,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetNormalization
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationTrainingReserveSpaceSize(CS_VIA_LINKED, handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt); }
-static uint32_t cs_d_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationTrainingReserveSpaceSize(CS_VIA_DLSYM, handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt); }
-static uint32_t cs_g_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationTrainingReserveSpaceSize(CS_VIA_PROCADDR, handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationTrainingReserveSpaceSize(CS_VIA_LINKED, handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationTrainingReserveSpaceSize(CS_VIA_DLSYM, handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt) { return cs_f_cudnnGetNormalizationTrainingReserveSpaceSize(CS_VIA_PROCADDR, handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt); }
 #endif
-static uint32_t cs_v8_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetNormalizationTrainingReserveSpaceSize(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * activationDesc, void * xDesc, void * sizeInBytes, int32_t groupCnt)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetNormalizationTrainingReserveSpaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetNormalizationTrainingReserveSpaceSize, "libcudnn.so.8", &slot), handle, mode, normOps, algo, activationDesc, xDesc, sizeInBytes, groupCnt);
@@ -6220,11 +6220,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetOpTensorDescr
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt) { return cs_f_cudnnGetOpTensorDescriptor(CS_VIA_LINKED, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
-static uint32_t cs_d_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt) { return cs_f_cudnnGetOpTensorDescriptor(CS_VIA_DLSYM, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
-static uint32_t cs_g_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt) { return cs_f_cudnnGetOpTensorDescriptor(CS_VIA_PROCADDR, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt) { return cs_f_cudnnGetOpTensorDescriptor(CS_VIA_LINKED, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt) { return cs_f_cudnnGetOpTensorDescriptor(CS_VIA_DLSYM, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt) { return cs_f_cudnnGetOpTensorDescriptor(CS_VIA_PROCADDR, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
 #endif
-static uint32_t cs_v8_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetOpTensorDescriptor(void * opTensorDesc, void * opTensorOp, void * opTensorCompType, void * opTensorNanOpt)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetOpTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetOpTensorDescriptor, "libcudnn.so.8", &slot), opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt);
@@ -6270,11 +6270,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetPooling2dDesc
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride) { return cs_f_cudnnGetPooling2dDescriptor(CS_VIA_LINKED, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
-static uint32_t cs_d_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride) { return cs_f_cudnnGetPooling2dDescriptor(CS_VIA_DLSYM, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
-static uint32_t cs_g_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride) { return cs_f_cudnnGetPooling2dDescriptor(CS_VIA_PROCADDR, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride) { return cs_f_cudnnGetPooling2dDescriptor(CS_VIA_LINKED, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride) { return cs_f_cudnnGetPooling2dDescriptor(CS_VIA_DLSYM, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride) { return cs_f_cudnnGetPooling2dDescriptor(CS_VIA_PROCADDR, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
 #endif
-static uint32_t cs_v8_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetPooling2dDescriptor(void * poolingDesc, void * mode, void * maxpoolingNanOpt, void * windowHeight, void * windowWidth, void * verticalPadding, void * horizontalPadding, void * verticalStride, void * horizontalStride)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetPooling2dDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dDescriptor, "libcudnn.so.8", &slot), poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
@@ -6320,11 +6320,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetPooling2dForw
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w) { return cs_f_cudnnGetPooling2dForwardOutputDim(CS_VIA_LINKED, poolingDesc, inputTensorDesc, n, c, h, w); }
-static uint32_t cs_d_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w) { return cs_f_cudnnGetPooling2dForwardOutputDim(CS_VIA_DLSYM, poolingDesc, inputTensorDesc, n, c, h, w); }
-static uint32_t cs_g_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w) { return cs_f_cudnnGetPooling2dForwardOutputDim(CS_VIA_PROCADDR, poolingDesc, inputTensorDesc, n, c, h, w); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w) { return cs_f_cudnnGetPooling2dForwardOutputDim(CS_VIA_LINKED, poolingDesc, inputTensorDesc, n, c, h, w); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w) { return cs_f_cudnnGetPooling2dForwardOutputDim(CS_VIA_DLSYM, poolingDesc, inputTensorDesc, n, c, h, w); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w) { return cs_f_cudnnGetPooling2dForwardOutputDim(CS_VIA_PROCADDR, poolingDesc, inputTensorDesc, n, c, h, w); }
 #endif
-static uint32_t cs_v8_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetPooling2dForwardOutputDim(void * poolingDesc, void * inputTensorDesc, void * n, void * c, void * h, void * w)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetPooling2dForwardOutputDim(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetPooling2dForwardOutputDim, "libcudnn.so.8", &slot), poolingDesc, inputTensorDesc, n, c, h, w);
@@ -6370,11 +6370,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetPoolingNdDesc
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_f_cudnnGetPoolingNdDescriptor(CS_VIA_LINKED, poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
-static uint32_t cs_d_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_f_cudnnGetPoolingNdDescriptor(CS_VIA_DLSYM, poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
-static uint32_t cs_g_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_f_cudnnGetPoolingNdDescriptor(CS_VIA_PROCADDR, poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_f_cudnnGetPoolingNdDescriptor(CS_VIA_LINKED, poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_f_cudnnGetPoolingNdDescriptor(CS_VIA_DLSYM, poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_f_cudnnGetPoolingNdDescriptor(CS_VIA_PROCADDR, poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
 #endif
-static uint32_t cs_v8_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetPoolingNdDescriptor(void * poolingDesc, int32_t nbDimsRequested, void * mode, void * maxpoolingNanOpt, void * nbDims, void * windowDimA, void * paddingA, void * strideA)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetPoolingNdDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdDescriptor, "libcudnn.so.8", &slot), poolingDesc, nbDimsRequested, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA);
@@ -6420,11 +6420,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetPoolingNdForw
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA) { return cs_f_cudnnGetPoolingNdForwardOutputDim(CS_VIA_LINKED, poolingDesc, inputTensorDesc, nbDims, outputTensorDimA); }
-static uint32_t cs_d_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA) { return cs_f_cudnnGetPoolingNdForwardOutputDim(CS_VIA_DLSYM, poolingDesc, inputTensorDesc, nbDims, outputTensorDimA); }
-static uint32_t cs_g_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA) { return cs_f_cudnnGetPoolingNdForwardOutputDim(CS_VIA_PROCADDR, poolingDesc, inputTensorDesc, nbDims, outputTensorDimA); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA) { return cs_f_cudnnGetPoolingNdForwardOutputDim(CS_VIA_LINKED, poolingDesc, inputTensorDesc, nbDims, outputTensorDimA); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA) { return cs_f_cudnnGetPoolingNdForwardOutputDim(CS_VIA_DLSYM, poolingDesc, inputTensorDesc, nbDims, outputTensorDimA); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA) { return cs_f_cudnnGetPoolingNdForwardOutputDim(CS_VIA_PROCADDR, poolingDesc, inputTensorDesc, nbDims, outputTensorDimA); }
 #endif
-static uint32_t cs_v8_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetPoolingNdForwardOutputDim(void * poolingDesc, void * inputTensorDesc, int32_t nbDims, void * outputTensorDimA)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetPoolingNdForwardOutputDim(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetPoolingNdForwardOutputDim, "libcudnn.so.8", &slot), poolingDesc, inputTensorDesc, nbDims, outputTensorDimA);
@@ -6470,11 +6470,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetProperty(uint
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetProperty(uint32_t type, void * value) { return cs_f_cudnnGetProperty(CS_VIA_LINKED, type, value); }
-static uint32_t cs_d_cudnnGetProperty(uint32_t type, void * value) { return cs_f_cudnnGetProperty(CS_VIA_DLSYM, type, value); }
-static uint32_t cs_g_cudnnGetProperty(uint32_t type, void * value) { return cs_f_cudnnGetProperty(CS_VIA_PROCADDR, type, value); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetProperty(uint32_t type, void * value) { return cs_f_cudnnGetProperty(CS_VIA_LINKED, type, value); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetProperty(uint32_t type, void * value) { return cs_f_cudnnGetProperty(CS_VIA_DLSYM, type, value); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetProperty(uint32_t type, void * value) { return cs_f_cudnnGetProperty(CS_VIA_PROCADDR, type, value); }
 #endif
-static uint32_t cs_v8_cudnnGetProperty(uint32_t type, void * value)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetProperty(uint32_t type, void * value)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetProperty(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetProperty, "libcudnn.so.8", &slot), type, value);
@@ -6520,11 +6520,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetRNNDataDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnGetRNNDataDescriptor(CS_VIA_LINKED, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill); }
-static uint32_t cs_d_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnGetRNNDataDescriptor(CS_VIA_DLSYM, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill); }
-static uint32_t cs_g_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnGetRNNDataDescriptor(CS_VIA_PROCADDR, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnGetRNNDataDescriptor(CS_VIA_LINKED, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnGetRNNDataDescriptor(CS_VIA_DLSYM, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnGetRNNDataDescriptor(CS_VIA_PROCADDR, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill); }
 #endif
-static uint32_t cs_v8_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetRNNDataDescriptor(void * rnnDataDesc, void * dataType, void * layout, void * maxSeqLength, void * batchSize, void * vectorSize, int32_t arrayLengthRequested, void * seqLengthArray, void * paddingFill)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetRNNDataDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDataDescriptor, "libcudnn.so.8", &slot), rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, arrayLengthRequested, seqLengthArray, paddingFill);
@@ -6570,11 +6570,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetRNNDescriptor
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags) { return cs_f_cudnnGetRNNDescriptor_v8(CS_VIA_LINKED, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
-static uint32_t cs_d_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags) { return cs_f_cudnnGetRNNDescriptor_v8(CS_VIA_DLSYM, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
-static uint32_t cs_g_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags) { return cs_f_cudnnGetRNNDescriptor_v8(CS_VIA_PROCADDR, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags) { return cs_f_cudnnGetRNNDescriptor_v8(CS_VIA_LINKED, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags) { return cs_f_cudnnGetRNNDescriptor_v8(CS_VIA_DLSYM, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags) { return cs_f_cudnnGetRNNDescriptor_v8(CS_VIA_PROCADDR, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
 #endif
-static uint32_t cs_v8_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetRNNDescriptor_v8(void * rnnDesc, void * algo, void * cellMode, void * biasMode, void * dirMode, void * inputMode, void * dataType, void * mathPrec, void * mathType, void * inputSize, void * hiddenSize, void * projSize, void * numLayers, void * dropoutDesc, void * auxFlags)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetRNNDescriptor_v8(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNDescriptor_v8, "libcudnn.so.8", &slot), rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags);
@@ -6620,11 +6620,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetRNNTempSpaceS
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize) { return cs_f_cudnnGetRNNTempSpaceSizes(CS_VIA_LINKED, handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize); }
-static uint32_t cs_d_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize) { return cs_f_cudnnGetRNNTempSpaceSizes(CS_VIA_DLSYM, handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize); }
-static uint32_t cs_g_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize) { return cs_f_cudnnGetRNNTempSpaceSizes(CS_VIA_PROCADDR, handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize) { return cs_f_cudnnGetRNNTempSpaceSizes(CS_VIA_LINKED, handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize) { return cs_f_cudnnGetRNNTempSpaceSizes(CS_VIA_DLSYM, handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize) { return cs_f_cudnnGetRNNTempSpaceSizes(CS_VIA_PROCADDR, handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize); }
 #endif
-static uint32_t cs_v8_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetRNNTempSpaceSizes(void * handle, void * rnnDesc, uint32_t fwdMode, void * xDesc, void * workSpaceSize, void * reserveSpaceSize)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetRNNTempSpaceSizes(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNTempSpaceSizes, "libcudnn.so.8", &slot), handle, rnnDesc, fwdMode, xDesc, workSpaceSize, reserveSpaceSize);
@@ -6670,11 +6670,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetRNNWeightPara
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr) { return cs_f_cudnnGetRNNWeightParams(CS_VIA_LINKED, handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr); }
-static uint32_t cs_d_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr) { return cs_f_cudnnGetRNNWeightParams(CS_VIA_DLSYM, handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr); }
-static uint32_t cs_g_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr) { return cs_f_cudnnGetRNNWeightParams(CS_VIA_PROCADDR, handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr) { return cs_f_cudnnGetRNNWeightParams(CS_VIA_LINKED, handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr) { return cs_f_cudnnGetRNNWeightParams(CS_VIA_DLSYM, handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr) { return cs_f_cudnnGetRNNWeightParams(CS_VIA_PROCADDR, handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr); }
 #endif
-static uint32_t cs_v8_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetRNNWeightParams(void * handle, void * rnnDesc, int32_t pseudoLayer, uint64_t weightSpaceSize, void * weightSpace, int32_t linLayerID, void * mDesc, void * mAddr, void * bDesc, void * bAddr)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetRNNWeightParams(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightParams, "libcudnn.so.8", &slot), handle, rnnDesc, pseudoLayer, weightSpaceSize, weightSpace, linLayerID, mDesc, mAddr, bDesc, bAddr);
@@ -6720,11 +6720,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetRNNWeightSpac
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize) { return cs_f_cudnnGetRNNWeightSpaceSize(CS_VIA_LINKED, handle, rnnDesc, weightSpaceSize); }
-static uint32_t cs_d_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize) { return cs_f_cudnnGetRNNWeightSpaceSize(CS_VIA_DLSYM, handle, rnnDesc, weightSpaceSize); }
-static uint32_t cs_g_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize) { return cs_f_cudnnGetRNNWeightSpaceSize(CS_VIA_PROCADDR, handle, rnnDesc, weightSpaceSize); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize) { return cs_f_cudnnGetRNNWeightSpaceSize(CS_VIA_LINKED, handle, rnnDesc, weightSpaceSize); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize) { return cs_f_cudnnGetRNNWeightSpaceSize(CS_VIA_DLSYM, handle, rnnDesc, weightSpaceSize); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize) { return cs_f_cudnnGetRNNWeightSpaceSize(CS_VIA_PROCADDR, handle, rnnDesc, weightSpaceSize); }
 #endif
-static uint32_t cs_v8_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetRNNWeightSpaceSize(void * handle, void * rnnDesc, void * weightSpaceSize)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetRNNWeightSpaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetRNNWeightSpaceSize, "libcudnn.so.8", &slot), handle, rnnDesc, weightSpaceSize);
@@ -6770,11 +6770,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetReduceTensorD
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType) { return cs_f_cudnnGetReduceTensorDescriptor(CS_VIA_LINKED, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
-static uint32_t cs_d_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType) { return cs_f_cudnnGetReduceTensorDescriptor(CS_VIA_DLSYM, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
-static uint32_t cs_g_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType) { return cs_f_cudnnGetReduceTensorDescriptor(CS_VIA_PROCADDR, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType) { return cs_f_cudnnGetReduceTensorDescriptor(CS_VIA_LINKED, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType) { return cs_f_cudnnGetReduceTensorDescriptor(CS_VIA_DLSYM, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType) { return cs_f_cudnnGetReduceTensorDescriptor(CS_VIA_PROCADDR, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
 #endif
-static uint32_t cs_v8_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetReduceTensorDescriptor(void * reduceTensorDesc, void * reduceTensorOp, void * reduceTensorCompType, void * reduceTensorNanOpt, void * reduceTensorIndices, void * reduceTensorIndicesType)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetReduceTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetReduceTensorDescriptor, "libcudnn.so.8", &slot), reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType);
@@ -6820,11 +6820,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetReductionIndi
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_f_cudnnGetReductionIndicesSize(CS_VIA_LINKED, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
-static uint32_t cs_d_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_f_cudnnGetReductionIndicesSize(CS_VIA_DLSYM, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
-static uint32_t cs_g_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_f_cudnnGetReductionIndicesSize(CS_VIA_PROCADDR, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_f_cudnnGetReductionIndicesSize(CS_VIA_LINKED, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_f_cudnnGetReductionIndicesSize(CS_VIA_DLSYM, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_f_cudnnGetReductionIndicesSize(CS_VIA_PROCADDR, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
 #endif
-static uint32_t cs_v8_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetReductionIndicesSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetReductionIndicesSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionIndicesSize, "libcudnn.so.8", &slot), handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes);
@@ -6870,11 +6870,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetReductionWork
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_f_cudnnGetReductionWorkspaceSize(CS_VIA_LINKED, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
-static uint32_t cs_d_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_f_cudnnGetReductionWorkspaceSize(CS_VIA_DLSYM, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
-static uint32_t cs_g_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_f_cudnnGetReductionWorkspaceSize(CS_VIA_PROCADDR, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_f_cudnnGetReductionWorkspaceSize(CS_VIA_LINKED, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_f_cudnnGetReductionWorkspaceSize(CS_VIA_DLSYM, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes) { return cs_f_cudnnGetReductionWorkspaceSize(CS_VIA_PROCADDR, handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes); }
 #endif
-static uint32_t cs_v8_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetReductionWorkspaceSize(void * handle, void * reduceTensorDesc, void * aDesc, void * cDesc, void * sizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetReductionWorkspaceSize(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetReductionWorkspaceSize, "libcudnn.so.8", &slot), handle, reduceTensorDesc, aDesc, cDesc, sizeInBytes);
@@ -6920,11 +6920,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetSeqDataDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnGetSeqDataDescriptor(CS_VIA_LINKED, seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill); }
-static uint32_t cs_d_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnGetSeqDataDescriptor(CS_VIA_DLSYM, seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill); }
-static uint32_t cs_g_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnGetSeqDataDescriptor(CS_VIA_PROCADDR, seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnGetSeqDataDescriptor(CS_VIA_LINKED, seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnGetSeqDataDescriptor(CS_VIA_DLSYM, seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnGetSeqDataDescriptor(CS_VIA_PROCADDR, seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill); }
 #endif
-static uint32_t cs_v8_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetSeqDataDescriptor(void * seqDataDesc, void * dataType, void * nbDims, int32_t nbDimsRequested, void * dimA, void * axes, void * seqLengthArraySize, uint64_t seqLengthSizeRequested, void * seqLengthArray, void * paddingFill)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetSeqDataDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetSeqDataDescriptor, "libcudnn.so.8", &slot), seqDataDesc, dataType, nbDims, nbDimsRequested, dimA, axes, seqLengthArraySize, seqLengthSizeRequested, seqLengthArray, paddingFill);
@@ -6970,11 +6970,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetStream(uint8_
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetStream(void * handle, void * streamId) { return cs_f_cudnnGetStream(CS_VIA_LINKED, handle, streamId); }
-static uint32_t cs_d_cudnnGetStream(void * handle, void * streamId) { return cs_f_cudnnGetStream(CS_VIA_DLSYM, handle, streamId); }
-static uint32_t cs_g_cudnnGetStream(void * handle, void * streamId) { return cs_f_cudnnGetStream(CS_VIA_PROCADDR, handle, streamId); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetStream(void * handle, void * streamId) { return cs_f_cudnnGetStream(CS_VIA_LINKED, handle, streamId); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetStream(void * handle, void * streamId) { return cs_f_cudnnGetStream(CS_VIA_DLSYM, handle, streamId); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetStream(void * handle, void * streamId) { return cs_f_cudnnGetStream(CS_VIA_PROCADDR, handle, streamId); }
 #endif
-static uint32_t cs_v8_cudnnGetStream(void * handle, void * streamId)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetStream(void * handle, void * streamId)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetStream(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetStream, "libcudnn.so.8", &slot), handle, streamId);
@@ -7020,11 +7020,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetTensor4dDescr
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride) { return cs_f_cudnnGetTensor4dDescriptor(CS_VIA_LINKED, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
-static uint32_t cs_d_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride) { return cs_f_cudnnGetTensor4dDescriptor(CS_VIA_DLSYM, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
-static uint32_t cs_g_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride) { return cs_f_cudnnGetTensor4dDescriptor(CS_VIA_PROCADDR, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride) { return cs_f_cudnnGetTensor4dDescriptor(CS_VIA_LINKED, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride) { return cs_f_cudnnGetTensor4dDescriptor(CS_VIA_DLSYM, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride) { return cs_f_cudnnGetTensor4dDescriptor(CS_VIA_PROCADDR, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
 #endif
-static uint32_t cs_v8_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetTensor4dDescriptor(void * tensorDesc, void * dataType, void * n, void * c, void * h, void * w, void * nStride, void * cStride, void * hStride, void * wStride)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetTensor4dDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetTensor4dDescriptor, "libcudnn.so.8", &slot), tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
@@ -7070,11 +7070,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetTensorNdDescr
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA) { return cs_f_cudnnGetTensorNdDescriptor(CS_VIA_LINKED, tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA); }
-static uint32_t cs_d_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA) { return cs_f_cudnnGetTensorNdDescriptor(CS_VIA_DLSYM, tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA); }
-static uint32_t cs_g_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA) { return cs_f_cudnnGetTensorNdDescriptor(CS_VIA_PROCADDR, tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA) { return cs_f_cudnnGetTensorNdDescriptor(CS_VIA_LINKED, tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA) { return cs_f_cudnnGetTensorNdDescriptor(CS_VIA_DLSYM, tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA) { return cs_f_cudnnGetTensorNdDescriptor(CS_VIA_PROCADDR, tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA); }
 #endif
-static uint32_t cs_v8_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetTensorNdDescriptor(void * tensorDesc, int32_t nbDimsRequested, void * dataType, void * nbDims, void * dimA, void * strideA)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetTensorNdDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorNdDescriptor, "libcudnn.so.8", &slot), tensorDesc, nbDimsRequested, dataType, nbDims, dimA, strideA);
@@ -7120,11 +7120,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetTensorSizeInB
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size) { return cs_f_cudnnGetTensorSizeInBytes(CS_VIA_LINKED, tensorDesc, size); }
-static uint32_t cs_d_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size) { return cs_f_cudnnGetTensorSizeInBytes(CS_VIA_DLSYM, tensorDesc, size); }
-static uint32_t cs_g_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size) { return cs_f_cudnnGetTensorSizeInBytes(CS_VIA_PROCADDR, tensorDesc, size); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size) { return cs_f_cudnnGetTensorSizeInBytes(CS_VIA_LINKED, tensorDesc, size); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size) { return cs_f_cudnnGetTensorSizeInBytes(CS_VIA_DLSYM, tensorDesc, size); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size) { return cs_f_cudnnGetTensorSizeInBytes(CS_VIA_PROCADDR, tensorDesc, size); }
 #endif
-static uint32_t cs_v8_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetTensorSizeInBytes(void * tensorDesc, void * size)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetTensorSizeInBytes(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorSizeInBytes, "libcudnn.so.8", &slot), tensorDesc, size);
@@ -7170,11 +7170,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGetTensorTransfo
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction) { return cs_f_cudnnGetTensorTransformDescriptor(CS_VIA_LINKED, transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction); }
-static uint32_t cs_d_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction) { return cs_f_cudnnGetTensorTransformDescriptor(CS_VIA_DLSYM, transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction); }
-static uint32_t cs_g_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction) { return cs_f_cudnnGetTensorTransformDescriptor(CS_VIA_PROCADDR, transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction); }
+static __attribute__((used)) uint32_t cs_l_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction) { return cs_f_cudnnGetTensorTransformDescriptor(CS_VIA_LINKED, transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction); }
+static __attribute__((used)) uint32_t cs_d_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction) { return cs_f_cudnnGetTensorTransformDescriptor(CS_VIA_DLSYM, transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction); }
+static __attribute__((used)) uint32_t cs_g_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction) { return cs_f_cudnnGetTensorTransformDescriptor(CS_VIA_PROCADDR, transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction); }
 #endif
-static uint32_t cs_v8_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction)
+static __attribute__((used)) uint32_t cs_v8_cudnnGetTensorTransformDescriptor(void * transformDesc, uint32_t nbDimsRequested, void * destFormat, void * padBeforeA, void * padAfterA, void * foldA, void * direction)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetTensorTransformDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetTensorTransformDescriptor, "libcudnn.so.8", &slot), transformDesc, nbDimsRequested, destFormat, padBeforeA, padAfterA, foldA, direction);
@@ -7198,10 +7198,10 @@ static __attribute__((noinline)) uint64_t cs_w_cudnnGetVersion(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-static uint64_t cudnnGetVersion(void) { return cs_w_cudnnGetVersion(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetVersion)); }
-static uint64_t cs_d_cudnnGetVersion(void) { return cs_w_cudnnGetVersion(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetVersion)); }
-static uint64_t cs_g_cudnnGetVersion(void) { return cs_w_cudnnGetVersion(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetVersion)); }
-static uint64_t cs_v8_cudnnGetVersion(void)
+static __attribute__((used)) uint64_t cudnnGetVersion(void) { return cs_w_cudnnGetVersion(CS_VIA_LINKED, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetVersion)); }
+static __attribute__((used)) uint64_t cs_d_cudnnGetVersion(void) { return cs_w_cudnnGetVersion(CS_VIA_DLSYM, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetVersion)); }
+static __attribute__((used)) uint64_t cs_g_cudnnGetVersion(void) { return cs_w_cudnnGetVersion(CS_VIA_PROCADDR, cs_real(&cs_api_cudnn, CS_CUDNN_cudnnGetVersion)); }
+static __attribute__((used)) uint64_t cs_v8_cudnnGetVersion(void)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGetVersion(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGetVersion, "libcudnn.so.8", &slot));
@@ -7247,11 +7247,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnGraphVersionChec
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnGraphVersionCheck(void) { return cs_f_cudnnGraphVersionCheck(CS_VIA_LINKED); }
-static uint32_t cs_d_cudnnGraphVersionCheck(void) { return cs_f_cudnnGraphVersionCheck(CS_VIA_DLSYM); }
-static uint32_t cs_g_cudnnGraphVersionCheck(void) { return cs_f_cudnnGraphVersionCheck(CS_VIA_PROCADDR); }
+static __attribute__((used)) uint32_t cs_l_cudnnGraphVersionCheck(void) { return cs_f_cudnnGraphVersionCheck(CS_VIA_LINKED); }
+static __attribute__((used)) uint32_t cs_d_cudnnGraphVersionCheck(void) { return cs_f_cudnnGraphVersionCheck(CS_VIA_DLSYM); }
+static __attribute__((used)) uint32_t cs_g_cudnnGraphVersionCheck(void) { return cs_f_cudnnGraphVersionCheck(CS_VIA_PROCADDR); }
 #endif
-static uint32_t cs_v8_cudnnGraphVersionCheck(void)
+static __attribute__((used)) uint32_t cs_v8_cudnnGraphVersionCheck(void)
 {
     static void *_Atomic slot;
     return cs_w_cudnnGraphVersionCheck(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnGraphVersionCheck, "libcudnn.so.8", &slot));
@@ -7297,11 +7297,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnIm2Col(uint8_t v
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer) { return cs_f_cudnnIm2Col(CS_VIA_LINKED, handle, xDesc, x, wDesc, convDesc, colBuffer); }
-static uint32_t cs_d_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer) { return cs_f_cudnnIm2Col(CS_VIA_DLSYM, handle, xDesc, x, wDesc, convDesc, colBuffer); }
-static uint32_t cs_g_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer) { return cs_f_cudnnIm2Col(CS_VIA_PROCADDR, handle, xDesc, x, wDesc, convDesc, colBuffer); }
+static __attribute__((used)) uint32_t cs_l_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer) { return cs_f_cudnnIm2Col(CS_VIA_LINKED, handle, xDesc, x, wDesc, convDesc, colBuffer); }
+static __attribute__((used)) uint32_t cs_d_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer) { return cs_f_cudnnIm2Col(CS_VIA_DLSYM, handle, xDesc, x, wDesc, convDesc, colBuffer); }
+static __attribute__((used)) uint32_t cs_g_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer) { return cs_f_cudnnIm2Col(CS_VIA_PROCADDR, handle, xDesc, x, wDesc, convDesc, colBuffer); }
 #endif
-static uint32_t cs_v8_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer)
+static __attribute__((used)) uint32_t cs_v8_cudnnIm2Col(void * handle, void * xDesc, void * x, void * wDesc, void * convDesc, void * colBuffer)
 {
     static void *_Atomic slot;
     return cs_w_cudnnIm2Col(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnIm2Col, "libcudnn.so.8", &slot), handle, xDesc, x, wDesc, convDesc, colBuffer);
@@ -7347,11 +7347,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnInitTransformDes
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes) { return cs_f_cudnnInitTransformDest(CS_VIA_LINKED, transformDesc, srcDesc, destDesc, destSizeInBytes); }
-static uint32_t cs_d_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes) { return cs_f_cudnnInitTransformDest(CS_VIA_DLSYM, transformDesc, srcDesc, destDesc, destSizeInBytes); }
-static uint32_t cs_g_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes) { return cs_f_cudnnInitTransformDest(CS_VIA_PROCADDR, transformDesc, srcDesc, destDesc, destSizeInBytes); }
+static __attribute__((used)) uint32_t cs_l_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes) { return cs_f_cudnnInitTransformDest(CS_VIA_LINKED, transformDesc, srcDesc, destDesc, destSizeInBytes); }
+static __attribute__((used)) uint32_t cs_d_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes) { return cs_f_cudnnInitTransformDest(CS_VIA_DLSYM, transformDesc, srcDesc, destDesc, destSizeInBytes); }
+static __attribute__((used)) uint32_t cs_g_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes) { return cs_f_cudnnInitTransformDest(CS_VIA_PROCADDR, transformDesc, srcDesc, destDesc, destSizeInBytes); }
 #endif
-static uint32_t cs_v8_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes)
+static __attribute__((used)) uint32_t cs_v8_cudnnInitTransformDest(void * transformDesc, void * srcDesc, void * destDesc, void * destSizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnInitTransformDest(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnInitTransformDest, "libcudnn.so.8", &slot), transformDesc, srcDesc, destDesc, destSizeInBytes);
@@ -7397,11 +7397,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnLRNCrossChannelB
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnLRNCrossChannelBackward(CS_VIA_LINKED, handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
-static uint32_t cs_d_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnLRNCrossChannelBackward(CS_VIA_DLSYM, handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
-static uint32_t cs_g_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnLRNCrossChannelBackward(CS_VIA_PROCADDR, handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static __attribute__((used)) uint32_t cs_l_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnLRNCrossChannelBackward(CS_VIA_LINKED, handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static __attribute__((used)) uint32_t cs_d_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnLRNCrossChannelBackward(CS_VIA_DLSYM, handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static __attribute__((used)) uint32_t cs_g_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnLRNCrossChannelBackward(CS_VIA_PROCADDR, handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
 #endif
-static uint32_t cs_v8_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
+static __attribute__((used)) uint32_t cs_v8_cudnnLRNCrossChannelBackward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
 {
     static void *_Atomic slot;
     return cs_w_cudnnLRNCrossChannelBackward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelBackward, "libcudnn.so.8", &slot), handle, normDesc, lrnMode, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
@@ -7447,11 +7447,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnLRNCrossChannelF
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnLRNCrossChannelForward(CS_VIA_LINKED, handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y); }
-static uint32_t cs_d_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnLRNCrossChannelForward(CS_VIA_DLSYM, handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y); }
-static uint32_t cs_g_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnLRNCrossChannelForward(CS_VIA_PROCADDR, handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y); }
+static __attribute__((used)) uint32_t cs_l_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnLRNCrossChannelForward(CS_VIA_LINKED, handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y); }
+static __attribute__((used)) uint32_t cs_d_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnLRNCrossChannelForward(CS_VIA_DLSYM, handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y); }
+static __attribute__((used)) uint32_t cs_g_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnLRNCrossChannelForward(CS_VIA_PROCADDR, handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y); }
 #endif
-static uint32_t cs_v8_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
+static __attribute__((used)) uint32_t cs_v8_cudnnLRNCrossChannelForward(void * handle, void * normDesc, uint32_t lrnMode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
     static void *_Atomic slot;
     return cs_w_cudnnLRNCrossChannelForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnLRNCrossChannelForward, "libcudnn.so.8", &slot), handle, normDesc, lrnMode, alpha, xDesc, x, beta, yDesc, y);
@@ -7497,11 +7497,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnMakeFusedOpsPlan
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes) { return cs_f_cudnnMakeFusedOpsPlan(CS_VIA_LINKED, handle, plan, constPack, workspaceSizeInBytes); }
-static uint32_t cs_d_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes) { return cs_f_cudnnMakeFusedOpsPlan(CS_VIA_DLSYM, handle, plan, constPack, workspaceSizeInBytes); }
-static uint32_t cs_g_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes) { return cs_f_cudnnMakeFusedOpsPlan(CS_VIA_PROCADDR, handle, plan, constPack, workspaceSizeInBytes); }
+static __attribute__((used)) uint32_t cs_l_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes) { return cs_f_cudnnMakeFusedOpsPlan(CS_VIA_LINKED, handle, plan, constPack, workspaceSizeInBytes); }
+static __attribute__((used)) uint32_t cs_d_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes) { return cs_f_cudnnMakeFusedOpsPlan(CS_VIA_DLSYM, handle, plan, constPack, workspaceSizeInBytes); }
+static __attribute__((used)) uint32_t cs_g_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes) { return cs_f_cudnnMakeFusedOpsPlan(CS_VIA_PROCADDR, handle, plan, constPack, workspaceSizeInBytes); }
 #endif
-static uint32_t cs_v8_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes)
+static __attribute__((used)) uint32_t cs_v8_cudnnMakeFusedOpsPlan(void * handle, void * plan, void * constPack, void * workspaceSizeInBytes)
 {
     static void *_Atomic slot;
     return cs_w_cudnnMakeFusedOpsPlan(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnMakeFusedOpsPlan, "libcudnn.so.8", &slot), handle, plan, constPack, workspaceSizeInBytes);
@@ -7547,11 +7547,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnMultiHeadAttnBac
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnBackwardData(CS_VIA_LINKED, handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
-static uint32_t cs_d_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnBackwardData(CS_VIA_DLSYM, handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
-static uint32_t cs_g_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnBackwardData(CS_VIA_PROCADDR, handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static __attribute__((used)) uint32_t cs_l_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnBackwardData(CS_VIA_LINKED, handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static __attribute__((used)) uint32_t cs_d_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnBackwardData(CS_VIA_DLSYM, handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static __attribute__((used)) uint32_t cs_g_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnBackwardData(CS_VIA_PROCADDR, handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
 #endif
-static uint32_t cs_v8_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
+static __attribute__((used)) uint32_t cs_v8_cudnnMultiHeadAttnBackwardData(void * handle, void * attnDesc, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsDQDO, void * devSeqLengthsDKDV, void * doDesc, void * dout, void * dqDesc, void * dqueries, void * queries, void * dkDesc, void * dkeys, void * keys, void * dvDesc, void * dvalues, void * values, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
 {
     static void *_Atomic slot;
     return cs_w_cudnnMultiHeadAttnBackwardData(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardData, "libcudnn.so.8", &slot), handle, attnDesc, loWinIdx, hiWinIdx, devSeqLengthsDQDO, devSeqLengthsDKDV, doDesc, dout, dqDesc, dqueries, queries, dkDesc, dkeys, keys, dvDesc, dvalues, values, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
@@ -7597,11 +7597,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnMultiHeadAttnBac
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnBackwardWeights(CS_VIA_LINKED, handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
-static uint32_t cs_d_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnBackwardWeights(CS_VIA_DLSYM, handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
-static uint32_t cs_g_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnBackwardWeights(CS_VIA_PROCADDR, handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static __attribute__((used)) uint32_t cs_l_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnBackwardWeights(CS_VIA_LINKED, handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static __attribute__((used)) uint32_t cs_d_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnBackwardWeights(CS_VIA_DLSYM, handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static __attribute__((used)) uint32_t cs_g_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnBackwardWeights(CS_VIA_PROCADDR, handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
 #endif
-static uint32_t cs_v8_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
+static __attribute__((used)) uint32_t cs_v8_cudnnMultiHeadAttnBackwardWeights(void * handle, void * attnDesc, uint32_t addGrad, void * qDesc, void * queries, void * kDesc, void * keys, void * vDesc, void * values, void * doDesc, void * dout, uint64_t weightSizeInBytes, void * weights, void * dweights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
 {
     static void *_Atomic slot;
     return cs_w_cudnnMultiHeadAttnBackwardWeights(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnBackwardWeights, "libcudnn.so.8", &slot), handle, attnDesc, addGrad, qDesc, queries, kDesc, keys, vDesc, values, doDesc, dout, weightSizeInBytes, weights, dweights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
@@ -7647,11 +7647,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnMultiHeadAttnFor
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnForward(CS_VIA_LINKED, handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
-static uint32_t cs_d_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnForward(CS_VIA_DLSYM, handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
-static uint32_t cs_g_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnForward(CS_VIA_PROCADDR, handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static __attribute__((used)) uint32_t cs_l_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnForward(CS_VIA_LINKED, handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static __attribute__((used)) uint32_t cs_d_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnForward(CS_VIA_DLSYM, handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
+static __attribute__((used)) uint32_t cs_g_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace) { return cs_f_cudnnMultiHeadAttnForward(CS_VIA_PROCADDR, handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace); }
 #endif
-static uint32_t cs_v8_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
+static __attribute__((used)) uint32_t cs_v8_cudnnMultiHeadAttnForward(void * handle, void * attnDesc, int32_t currIdx, void * loWinIdx, void * hiWinIdx, void * devSeqLengthsQO, void * devSeqLengthsKV, void * qDesc, void * queries, void * residuals, void * kDesc, void * keys, void * vDesc, void * values, void * oDesc, void * out, uint64_t weightSizeInBytes, void * weights, uint64_t workSpaceSizeInBytes, void * workSpace, uint64_t reserveSpaceSizeInBytes, void * reserveSpace)
 {
     static void *_Atomic slot;
     return cs_w_cudnnMultiHeadAttnForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnMultiHeadAttnForward, "libcudnn.so.8", &slot), handle, attnDesc, currIdx, loWinIdx, hiWinIdx, devSeqLengthsQO, devSeqLengthsKV, qDesc, queries, residuals, kDesc, keys, vDesc, values, oDesc, out, weightSizeInBytes, weights, workSpaceSizeInBytes, workSpace, reserveSpaceSizeInBytes, reserveSpace);
@@ -7697,11 +7697,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnNormalizationBac
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_f_cudnnNormalizationBackward(CS_VIA_LINKED, handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
-static uint32_t cs_d_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_f_cudnnNormalizationBackward(CS_VIA_DLSYM, handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
-static uint32_t cs_g_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_f_cudnnNormalizationBackward(CS_VIA_PROCADDR, handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+static __attribute__((used)) uint32_t cs_l_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_f_cudnnNormalizationBackward(CS_VIA_LINKED, handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+static __attribute__((used)) uint32_t cs_d_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_f_cudnnNormalizationBackward(CS_VIA_DLSYM, handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+static __attribute__((used)) uint32_t cs_g_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_f_cudnnNormalizationBackward(CS_VIA_PROCADDR, handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
 #endif
-static uint32_t cs_v8_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt)
+static __attribute__((used)) uint32_t cs_v8_cudnnNormalizationBackward(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alphaDataDiff, void * betaDataDiff, void * alphaParamDiff, void * betaParamDiff, void * xDesc, void * xData, void * yDesc, void * yData, void * dyDesc, void * dyData, void * dzDesc, void * dzData, void * dxDesc, void * dxData, void * dNormScaleBiasDesc, void * normScaleData, void * normBiasData, void * dNormScaleData, void * dNormBiasData, double epsilon, void * normMeanVarDesc, void * savedMean, void * savedInvVariance, void * activationDesc, void * workSpace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt)
 {
     static void *_Atomic slot;
     return cs_w_cudnnNormalizationBackward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationBackward, "libcudnn.so.8", &slot), handle, mode, normOps, algo, alphaDataDiff, betaDataDiff, alphaParamDiff, betaParamDiff, xDesc, xData, yDesc, yData, dyDesc, dyData, dzDesc, dzData, dxDesc, dxData, dNormScaleBiasDesc, normScaleData, normBiasData, dNormScaleData, dNormBiasData, epsilon, normMeanVarDesc, savedMean, savedInvVariance, activationDesc, workSpace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
@@ -7747,11 +7747,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnNormalizationFor
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt) { return cs_f_cudnnNormalizationForwardInference(CS_VIA_LINKED, handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt); }
-static uint32_t cs_d_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt) { return cs_f_cudnnNormalizationForwardInference(CS_VIA_DLSYM, handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt); }
-static uint32_t cs_g_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt) { return cs_f_cudnnNormalizationForwardInference(CS_VIA_PROCADDR, handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt); }
+static __attribute__((used)) uint32_t cs_l_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt) { return cs_f_cudnnNormalizationForwardInference(CS_VIA_LINKED, handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt); }
+static __attribute__((used)) uint32_t cs_d_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt) { return cs_f_cudnnNormalizationForwardInference(CS_VIA_DLSYM, handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt); }
+static __attribute__((used)) uint32_t cs_g_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt) { return cs_f_cudnnNormalizationForwardInference(CS_VIA_PROCADDR, handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt); }
 #endif
-static uint32_t cs_v8_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt)
+static __attribute__((used)) uint32_t cs_v8_cudnnNormalizationForwardInference(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * x, void * normScaleBiasDesc, void * normScale, void * normBias, void * normMeanVarDesc, void * estimatedMean, void * estimatedVariance, void * zDesc, void * z, void * activationDesc, void * yDesc, void * y, double epsilon, int32_t groupCnt)
 {
     static void *_Atomic slot;
     return cs_w_cudnnNormalizationForwardInference(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardInference, "libcudnn.so.8", &slot), handle, mode, normOps, algo, alpha, beta, xDesc, x, normScaleBiasDesc, normScale, normBias, normMeanVarDesc, estimatedMean, estimatedVariance, zDesc, z, activationDesc, yDesc, y, epsilon, groupCnt);
@@ -7797,11 +7797,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnNormalizationFor
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_f_cudnnNormalizationForwardTraining(CS_VIA_LINKED, handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
-static uint32_t cs_d_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_f_cudnnNormalizationForwardTraining(CS_VIA_DLSYM, handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
-static uint32_t cs_g_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_f_cudnnNormalizationForwardTraining(CS_VIA_PROCADDR, handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+static __attribute__((used)) uint32_t cs_l_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_f_cudnnNormalizationForwardTraining(CS_VIA_LINKED, handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+static __attribute__((used)) uint32_t cs_d_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_f_cudnnNormalizationForwardTraining(CS_VIA_DLSYM, handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
+static __attribute__((used)) uint32_t cs_g_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt) { return cs_f_cudnnNormalizationForwardTraining(CS_VIA_PROCADDR, handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt); }
 #endif
-static uint32_t cs_v8_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt)
+static __attribute__((used)) uint32_t cs_v8_cudnnNormalizationForwardTraining(void * handle, uint32_t mode, uint32_t normOps, uint32_t algo, void * alpha, void * beta, void * xDesc, void * xData, void * normScaleBiasDesc, void * normScale, void * normBias, double exponentialAverageFactor, void * normMeanVarDesc, void * resultRunningMean, void * resultRunningVariance, double epsilon, void * resultSaveMean, void * resultSaveInvVariance, void * activationDesc, void * zDesc, void * zData, void * yDesc, void * yData, void * workspace, uint64_t workSpaceSizeInBytes, void * reserveSpace, uint64_t reserveSpaceSizeInBytes, int32_t groupCnt)
 {
     static void *_Atomic slot;
     return cs_w_cudnnNormalizationForwardTraining(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnNormalizationForwardTraining, "libcudnn.so.8", &slot), handle, mode, normOps, algo, alpha, beta, xDesc, xData, normScaleBiasDesc, normScale, normBias, exponentialAverageFactor, normMeanVarDesc, resultRunningMean, resultRunningVariance, epsilon, resultSaveMean, resultSaveInvVariance, activationDesc, zDesc, zData, yDesc, yData, workspace, workSpaceSizeInBytes, reserveSpace, reserveSpaceSizeInBytes, groupCnt);
@@ -7847,11 +7847,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnOpTensor(uint8_t
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C) { return cs_f_cudnnOpTensor(CS_VIA_LINKED, handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C); }
-static uint32_t cs_d_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C) { return cs_f_cudnnOpTensor(CS_VIA_DLSYM, handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C); }
-static uint32_t cs_g_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C) { return cs_f_cudnnOpTensor(CS_VIA_PROCADDR, handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C); }
+static __attribute__((used)) uint32_t cs_l_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C) { return cs_f_cudnnOpTensor(CS_VIA_LINKED, handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C); }
+static __attribute__((used)) uint32_t cs_d_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C) { return cs_f_cudnnOpTensor(CS_VIA_DLSYM, handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C); }
+static __attribute__((used)) uint32_t cs_g_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C) { return cs_f_cudnnOpTensor(CS_VIA_PROCADDR, handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C); }
 #endif
-static uint32_t cs_v8_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C)
+static __attribute__((used)) uint32_t cs_v8_cudnnOpTensor(void * handle, void * opTensorDesc, void * alpha1, void * aDesc, void * A, void * alpha2, void * bDesc, void * B, void * beta, void * cDesc, void * C)
 {
     static void *_Atomic slot;
     return cs_w_cudnnOpTensor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnOpTensor, "libcudnn.so.8", &slot), handle, opTensorDesc, alpha1, aDesc, A, alpha2, bDesc, B, beta, cDesc, C);
@@ -7897,11 +7897,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnOpsVersionCheck(
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnOpsVersionCheck(void) { return cs_f_cudnnOpsVersionCheck(CS_VIA_LINKED); }
-static uint32_t cs_d_cudnnOpsVersionCheck(void) { return cs_f_cudnnOpsVersionCheck(CS_VIA_DLSYM); }
-static uint32_t cs_g_cudnnOpsVersionCheck(void) { return cs_f_cudnnOpsVersionCheck(CS_VIA_PROCADDR); }
+static __attribute__((used)) uint32_t cs_l_cudnnOpsVersionCheck(void) { return cs_f_cudnnOpsVersionCheck(CS_VIA_LINKED); }
+static __attribute__((used)) uint32_t cs_d_cudnnOpsVersionCheck(void) { return cs_f_cudnnOpsVersionCheck(CS_VIA_DLSYM); }
+static __attribute__((used)) uint32_t cs_g_cudnnOpsVersionCheck(void) { return cs_f_cudnnOpsVersionCheck(CS_VIA_PROCADDR); }
 #endif
-static uint32_t cs_v8_cudnnOpsVersionCheck(void)
+static __attribute__((used)) uint32_t cs_v8_cudnnOpsVersionCheck(void)
 {
     static void *_Atomic slot;
     return cs_w_cudnnOpsVersionCheck(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnOpsVersionCheck, "libcudnn.so.8", &slot));
@@ -7947,11 +7947,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnPoolingBackward(
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnPoolingBackward(CS_VIA_LINKED, handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
-static uint32_t cs_d_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnPoolingBackward(CS_VIA_DLSYM, handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
-static uint32_t cs_g_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnPoolingBackward(CS_VIA_PROCADDR, handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static __attribute__((used)) uint32_t cs_l_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnPoolingBackward(CS_VIA_LINKED, handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static __attribute__((used)) uint32_t cs_d_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnPoolingBackward(CS_VIA_DLSYM, handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
+static __attribute__((used)) uint32_t cs_g_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnPoolingBackward(CS_VIA_PROCADDR, handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx); }
 #endif
-static uint32_t cs_v8_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
+static __attribute__((used)) uint32_t cs_v8_cudnnPoolingBackward(void * handle, void * poolingDesc, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * xDesc, void * x, void * beta, void * dxDesc, void * dx)
 {
     static void *_Atomic slot;
     return cs_w_cudnnPoolingBackward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnPoolingBackward, "libcudnn.so.8", &slot), handle, poolingDesc, alpha, yDesc, y, dyDesc, dy, xDesc, x, beta, dxDesc, dx);
@@ -7997,11 +7997,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnPoolingForward(u
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnPoolingForward(CS_VIA_LINKED, handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y); }
-static uint32_t cs_d_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnPoolingForward(CS_VIA_DLSYM, handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y); }
-static uint32_t cs_g_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnPoolingForward(CS_VIA_PROCADDR, handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y); }
+static __attribute__((used)) uint32_t cs_l_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnPoolingForward(CS_VIA_LINKED, handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y); }
+static __attribute__((used)) uint32_t cs_d_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnPoolingForward(CS_VIA_DLSYM, handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y); }
+static __attribute__((used)) uint32_t cs_g_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnPoolingForward(CS_VIA_PROCADDR, handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y); }
 #endif
-static uint32_t cs_v8_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
+static __attribute__((used)) uint32_t cs_v8_cudnnPoolingForward(void * handle, void * poolingDesc, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
     static void *_Atomic slot;
     return cs_w_cudnnPoolingForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnPoolingForward, "libcudnn.so.8", &slot), handle, poolingDesc, alpha, xDesc, x, beta, yDesc, y);
@@ -8047,11 +8047,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnQueryRuntimeErro
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag) { return cs_f_cudnnQueryRuntimeError(CS_VIA_LINKED, handle, rstatus, mode, tag); }
-static uint32_t cs_d_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag) { return cs_f_cudnnQueryRuntimeError(CS_VIA_DLSYM, handle, rstatus, mode, tag); }
-static uint32_t cs_g_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag) { return cs_f_cudnnQueryRuntimeError(CS_VIA_PROCADDR, handle, rstatus, mode, tag); }
+static __attribute__((used)) uint32_t cs_l_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag) { return cs_f_cudnnQueryRuntimeError(CS_VIA_LINKED, handle, rstatus, mode, tag); }
+static __attribute__((used)) uint32_t cs_d_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag) { return cs_f_cudnnQueryRuntimeError(CS_VIA_DLSYM, handle, rstatus, mode, tag); }
+static __attribute__((used)) uint32_t cs_g_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag) { return cs_f_cudnnQueryRuntimeError(CS_VIA_PROCADDR, handle, rstatus, mode, tag); }
 #endif
-static uint32_t cs_v8_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag)
+static __attribute__((used)) uint32_t cs_v8_cudnnQueryRuntimeError(void * handle, void * rstatus, uint32_t mode, void * tag)
 {
     static void *_Atomic slot;
     return cs_w_cudnnQueryRuntimeError(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnQueryRuntimeError, "libcudnn.so.8", &slot), handle, rstatus, mode, tag);
@@ -8097,11 +8097,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNBackwardData_
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNBackwardData_v8(CS_VIA_LINKED, handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
-static uint32_t cs_d_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNBackwardData_v8(CS_VIA_DLSYM, handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
-static uint32_t cs_g_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNBackwardData_v8(CS_VIA_PROCADDR, handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static __attribute__((used)) uint32_t cs_l_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNBackwardData_v8(CS_VIA_LINKED, handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static __attribute__((used)) uint32_t cs_d_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNBackwardData_v8(CS_VIA_DLSYM, handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static __attribute__((used)) uint32_t cs_g_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNBackwardData_v8(CS_VIA_PROCADDR, handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
 #endif
-static uint32_t cs_v8_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
+static __attribute__((used)) uint32_t cs_v8_cudnnRNNBackwardData_v8(void * handle, void * rnnDesc, void * devSeqLengths, void * yDesc, void * y, void * dy, void * xDesc, void * dx, void * hDesc, void * hx, void * dhy, void * dhx, void * cDesc, void * cx, void * dcy, void * dcx, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
 {
     static void *_Atomic slot;
     return cs_w_cudnnRNNBackwardData_v8(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardData_v8, "libcudnn.so.8", &slot), handle, rnnDesc, devSeqLengths, yDesc, y, dy, xDesc, dx, hDesc, hx, dhy, dhx, cDesc, cx, dcy, dcx, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
@@ -8147,11 +8147,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNBackwardWeigh
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNBackwardWeights_v8(CS_VIA_LINKED, handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
-static uint32_t cs_d_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNBackwardWeights_v8(CS_VIA_DLSYM, handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
-static uint32_t cs_g_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNBackwardWeights_v8(CS_VIA_PROCADDR, handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static __attribute__((used)) uint32_t cs_l_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNBackwardWeights_v8(CS_VIA_LINKED, handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static __attribute__((used)) uint32_t cs_d_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNBackwardWeights_v8(CS_VIA_DLSYM, handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static __attribute__((used)) uint32_t cs_g_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNBackwardWeights_v8(CS_VIA_PROCADDR, handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
 #endif
-static uint32_t cs_v8_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
+static __attribute__((used)) uint32_t cs_v8_cudnnRNNBackwardWeights_v8(void * handle, void * rnnDesc, uint32_t addGrad, void * devSeqLengths, void * xDesc, void * x, void * hDesc, void * hx, void * yDesc, void * y, uint64_t weightSpaceSize, void * dweightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
 {
     static void *_Atomic slot;
     return cs_w_cudnnRNNBackwardWeights_v8(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnRNNBackwardWeights_v8, "libcudnn.so.8", &slot), handle, rnnDesc, addGrad, devSeqLengths, xDesc, x, hDesc, hx, yDesc, y, weightSpaceSize, dweightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
@@ -8197,11 +8197,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNForward(uint8
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNForward(CS_VIA_LINKED, handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
-static uint32_t cs_d_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNForward(CS_VIA_DLSYM, handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
-static uint32_t cs_g_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNForward(CS_VIA_PROCADDR, handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static __attribute__((used)) uint32_t cs_l_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNForward(CS_VIA_LINKED, handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static __attribute__((used)) uint32_t cs_d_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNForward(CS_VIA_DLSYM, handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
+static __attribute__((used)) uint32_t cs_g_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace) { return cs_f_cudnnRNNForward(CS_VIA_PROCADDR, handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace); }
 #endif
-static uint32_t cs_v8_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
+static __attribute__((used)) uint32_t cs_v8_cudnnRNNForward(void * handle, void * rnnDesc, uint32_t fwdMode, void * devSeqLengths, void * xDesc, void * x, void * yDesc, void * y, void * hDesc, void * hx, void * hy, void * cDesc, void * cx, void * cy, uint64_t weightSpaceSize, void * weightSpace, uint64_t workSpaceSize, void * workSpace, uint64_t reserveSpaceSize, void * reserveSpace)
 {
     static void *_Atomic slot;
     return cs_w_cudnnRNNForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnRNNForward, "libcudnn.so.8", &slot), handle, rnnDesc, fwdMode, devSeqLengths, xDesc, x, yDesc, y, hDesc, hx, hy, cDesc, cx, cy, weightSpaceSize, weightSpace, workSpaceSize, workSpace, reserveSpaceSize, reserveSpace);
@@ -8247,11 +8247,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNGetClip_v8(ui
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip) { return cs_f_cudnnRNNGetClip_v8(CS_VIA_LINKED, rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
-static uint32_t cs_d_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip) { return cs_f_cudnnRNNGetClip_v8(CS_VIA_DLSYM, rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
-static uint32_t cs_g_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip) { return cs_f_cudnnRNNGetClip_v8(CS_VIA_PROCADDR, rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+static __attribute__((used)) uint32_t cs_l_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip) { return cs_f_cudnnRNNGetClip_v8(CS_VIA_LINKED, rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+static __attribute__((used)) uint32_t cs_d_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip) { return cs_f_cudnnRNNGetClip_v8(CS_VIA_DLSYM, rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+static __attribute__((used)) uint32_t cs_g_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip) { return cs_f_cudnnRNNGetClip_v8(CS_VIA_PROCADDR, rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
 #endif
-static uint32_t cs_v8_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip)
+static __attribute__((used)) uint32_t cs_v8_cudnnRNNGetClip_v8(void * rnnDesc, void * clipMode, void * clipNanOpt, void * lclip, void * rclip)
 {
     static void *_Atomic slot;
     return cs_w_cudnnRNNGetClip_v8(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v8, "libcudnn.so.8", &slot), rnnDesc, clipMode, clipNanOpt, lclip, rclip);
@@ -8297,11 +8297,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNGetClip_v9(ui
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip) { return cs_f_cudnnRNNGetClip_v9(CS_VIA_LINKED, rnnDesc, clipMode, lclip, rclip); }
-static uint32_t cs_d_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip) { return cs_f_cudnnRNNGetClip_v9(CS_VIA_DLSYM, rnnDesc, clipMode, lclip, rclip); }
-static uint32_t cs_g_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip) { return cs_f_cudnnRNNGetClip_v9(CS_VIA_PROCADDR, rnnDesc, clipMode, lclip, rclip); }
+static __attribute__((used)) uint32_t cs_l_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip) { return cs_f_cudnnRNNGetClip_v9(CS_VIA_LINKED, rnnDesc, clipMode, lclip, rclip); }
+static __attribute__((used)) uint32_t cs_d_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip) { return cs_f_cudnnRNNGetClip_v9(CS_VIA_DLSYM, rnnDesc, clipMode, lclip, rclip); }
+static __attribute__((used)) uint32_t cs_g_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip) { return cs_f_cudnnRNNGetClip_v9(CS_VIA_PROCADDR, rnnDesc, clipMode, lclip, rclip); }
 #endif
-static uint32_t cs_v8_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip)
+static __attribute__((used)) uint32_t cs_v8_cudnnRNNGetClip_v9(void * rnnDesc, void * clipMode, void * lclip, void * rclip)
 {
     static void *_Atomic slot;
     return cs_w_cudnnRNNGetClip_v9(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnRNNGetClip_v9, "libcudnn.so.8", &slot), rnnDesc, clipMode, lclip, rclip);
@@ -8347,11 +8347,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNSetClip_v8(ui
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip) { return cs_f_cudnnRNNSetClip_v8(CS_VIA_LINKED, rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
-static uint32_t cs_d_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip) { return cs_f_cudnnRNNSetClip_v8(CS_VIA_DLSYM, rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
-static uint32_t cs_g_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip) { return cs_f_cudnnRNNSetClip_v8(CS_VIA_PROCADDR, rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+static __attribute__((used)) uint32_t cs_l_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip) { return cs_f_cudnnRNNSetClip_v8(CS_VIA_LINKED, rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+static __attribute__((used)) uint32_t cs_d_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip) { return cs_f_cudnnRNNSetClip_v8(CS_VIA_DLSYM, rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
+static __attribute__((used)) uint32_t cs_g_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip) { return cs_f_cudnnRNNSetClip_v8(CS_VIA_PROCADDR, rnnDesc, clipMode, clipNanOpt, lclip, rclip); }
 #endif
-static uint32_t cs_v8_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip)
+static __attribute__((used)) uint32_t cs_v8_cudnnRNNSetClip_v8(void * rnnDesc, uint32_t clipMode, uint32_t clipNanOpt, double lclip, double rclip)
 {
     static void *_Atomic slot;
     return cs_w_cudnnRNNSetClip_v8(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v8, "libcudnn.so.8", &slot), rnnDesc, clipMode, clipNanOpt, lclip, rclip);
@@ -8397,11 +8397,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRNNSetClip_v9(ui
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip) { return cs_f_cudnnRNNSetClip_v9(CS_VIA_LINKED, rnnDesc, clipMode, lclip, rclip); }
-static uint32_t cs_d_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip) { return cs_f_cudnnRNNSetClip_v9(CS_VIA_DLSYM, rnnDesc, clipMode, lclip, rclip); }
-static uint32_t cs_g_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip) { return cs_f_cudnnRNNSetClip_v9(CS_VIA_PROCADDR, rnnDesc, clipMode, lclip, rclip); }
+static __attribute__((used)) uint32_t cs_l_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip) { return cs_f_cudnnRNNSetClip_v9(CS_VIA_LINKED, rnnDesc, clipMode, lclip, rclip); }
+static __attribute__((used)) uint32_t cs_d_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip) { return cs_f_cudnnRNNSetClip_v9(CS_VIA_DLSYM, rnnDesc, clipMode, lclip, rclip); }
+static __attribute__((used)) uint32_t cs_g_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip) { return cs_f_cudnnRNNSetClip_v9(CS_VIA_PROCADDR, rnnDesc, clipMode, lclip, rclip); }
 #endif
-static uint32_t cs_v8_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip)
+static __attribute__((used)) uint32_t cs_v8_cudnnRNNSetClip_v9(void * rnnDesc, uint32_t clipMode, double lclip, double rclip)
 {
     static void *_Atomic slot;
     return cs_w_cudnnRNNSetClip_v9(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnRNNSetClip_v9, "libcudnn.so.8", &slot), rnnDesc, clipMode, lclip, rclip);
@@ -8447,11 +8447,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnReduceTensor(uin
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_f_cudnnReduceTensor(CS_VIA_LINKED, handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C); }
-static uint32_t cs_d_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_f_cudnnReduceTensor(CS_VIA_DLSYM, handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C); }
-static uint32_t cs_g_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_f_cudnnReduceTensor(CS_VIA_PROCADDR, handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C); }
+static __attribute__((used)) uint32_t cs_l_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_f_cudnnReduceTensor(CS_VIA_LINKED, handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C); }
+static __attribute__((used)) uint32_t cs_d_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_f_cudnnReduceTensor(CS_VIA_DLSYM, handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C); }
+static __attribute__((used)) uint32_t cs_g_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C) { return cs_f_cudnnReduceTensor(CS_VIA_PROCADDR, handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C); }
 #endif
-static uint32_t cs_v8_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C)
+static __attribute__((used)) uint32_t cs_v8_cudnnReduceTensor(void * handle, void * reduceTensorDesc, void * indices, uint64_t indicesSizeInBytes, void * workspace, uint64_t workspaceSizeInBytes, void * alpha, void * aDesc, void * A, void * beta, void * cDesc, void * C)
 {
     static void *_Atomic slot;
     return cs_w_cudnnReduceTensor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnReduceTensor, "libcudnn.so.8", &slot), handle, reduceTensorDesc, indices, indicesSizeInBytes, workspace, workspaceSizeInBytes, alpha, aDesc, A, beta, cDesc, C);
@@ -8497,11 +8497,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnReorderFilterAnd
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData) { return cs_f_cudnnReorderFilterAndBias(CS_VIA_LINKED, handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData); }
-static uint32_t cs_d_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData) { return cs_f_cudnnReorderFilterAndBias(CS_VIA_DLSYM, handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData); }
-static uint32_t cs_g_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData) { return cs_f_cudnnReorderFilterAndBias(CS_VIA_PROCADDR, handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData); }
+static __attribute__((used)) uint32_t cs_l_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData) { return cs_f_cudnnReorderFilterAndBias(CS_VIA_LINKED, handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData); }
+static __attribute__((used)) uint32_t cs_d_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData) { return cs_f_cudnnReorderFilterAndBias(CS_VIA_DLSYM, handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData); }
+static __attribute__((used)) uint32_t cs_g_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData) { return cs_f_cudnnReorderFilterAndBias(CS_VIA_PROCADDR, handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData); }
 #endif
-static uint32_t cs_v8_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData)
+static __attribute__((used)) uint32_t cs_v8_cudnnReorderFilterAndBias(void * handle, void * filterDesc, uint32_t reorderType, void * filterData, void * reorderedFilterData, int32_t reorderBias, void * biasData, void * reorderedBiasData)
 {
     static void *_Atomic slot;
     return cs_w_cudnnReorderFilterAndBias(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnReorderFilterAndBias, "libcudnn.so.8", &slot), handle, filterDesc, reorderType, filterData, reorderedFilterData, reorderBias, biasData, reorderedBiasData);
@@ -8547,11 +8547,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnRestoreDropoutDe
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_f_cudnnRestoreDropoutDescriptor(CS_VIA_LINKED, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
-static uint32_t cs_d_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_f_cudnnRestoreDropoutDescriptor(CS_VIA_DLSYM, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
-static uint32_t cs_g_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_f_cudnnRestoreDropoutDescriptor(CS_VIA_PROCADDR, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+static __attribute__((used)) uint32_t cs_l_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_f_cudnnRestoreDropoutDescriptor(CS_VIA_LINKED, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+static __attribute__((used)) uint32_t cs_d_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_f_cudnnRestoreDropoutDescriptor(CS_VIA_DLSYM, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+static __attribute__((used)) uint32_t cs_g_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_f_cudnnRestoreDropoutDescriptor(CS_VIA_PROCADDR, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
 #endif
-static uint32_t cs_v8_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed)
+static __attribute__((used)) uint32_t cs_v8_cudnnRestoreDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed)
 {
     static void *_Atomic slot;
     return cs_w_cudnnRestoreDropoutDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnRestoreDropoutDescriptor, "libcudnn.so.8", &slot), dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
@@ -8597,11 +8597,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnScaleTensor(uint
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha) { return cs_f_cudnnScaleTensor(CS_VIA_LINKED, handle, yDesc, y, alpha); }
-static uint32_t cs_d_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha) { return cs_f_cudnnScaleTensor(CS_VIA_DLSYM, handle, yDesc, y, alpha); }
-static uint32_t cs_g_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha) { return cs_f_cudnnScaleTensor(CS_VIA_PROCADDR, handle, yDesc, y, alpha); }
+static __attribute__((used)) uint32_t cs_l_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha) { return cs_f_cudnnScaleTensor(CS_VIA_LINKED, handle, yDesc, y, alpha); }
+static __attribute__((used)) uint32_t cs_d_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha) { return cs_f_cudnnScaleTensor(CS_VIA_DLSYM, handle, yDesc, y, alpha); }
+static __attribute__((used)) uint32_t cs_g_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha) { return cs_f_cudnnScaleTensor(CS_VIA_PROCADDR, handle, yDesc, y, alpha); }
 #endif
-static uint32_t cs_v8_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha)
+static __attribute__((used)) uint32_t cs_v8_cudnnScaleTensor(void * handle, void * yDesc, void * y, void * alpha)
 {
     static void *_Atomic slot;
     return cs_w_cudnnScaleTensor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnScaleTensor, "libcudnn.so.8", &slot), handle, yDesc, y, alpha);
@@ -8647,11 +8647,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetActivationDes
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef) { return cs_f_cudnnSetActivationDescriptor(CS_VIA_LINKED, activationDesc, mode, reluNanOpt, coef); }
-static uint32_t cs_d_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef) { return cs_f_cudnnSetActivationDescriptor(CS_VIA_DLSYM, activationDesc, mode, reluNanOpt, coef); }
-static uint32_t cs_g_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef) { return cs_f_cudnnSetActivationDescriptor(CS_VIA_PROCADDR, activationDesc, mode, reluNanOpt, coef); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef) { return cs_f_cudnnSetActivationDescriptor(CS_VIA_LINKED, activationDesc, mode, reluNanOpt, coef); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef) { return cs_f_cudnnSetActivationDescriptor(CS_VIA_DLSYM, activationDesc, mode, reluNanOpt, coef); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef) { return cs_f_cudnnSetActivationDescriptor(CS_VIA_PROCADDR, activationDesc, mode, reluNanOpt, coef); }
 #endif
-static uint32_t cs_v8_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetActivationDescriptor(void * activationDesc, uint32_t mode, uint32_t reluNanOpt, double coef)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetActivationDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptor, "libcudnn.so.8", &slot), activationDesc, mode, reluNanOpt, coef);
@@ -8697,11 +8697,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetActivationDes
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta) { return cs_f_cudnnSetActivationDescriptorSwishBeta(CS_VIA_LINKED, activationDesc, swish_beta); }
-static uint32_t cs_d_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta) { return cs_f_cudnnSetActivationDescriptorSwishBeta(CS_VIA_DLSYM, activationDesc, swish_beta); }
-static uint32_t cs_g_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta) { return cs_f_cudnnSetActivationDescriptorSwishBeta(CS_VIA_PROCADDR, activationDesc, swish_beta); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta) { return cs_f_cudnnSetActivationDescriptorSwishBeta(CS_VIA_LINKED, activationDesc, swish_beta); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta) { return cs_f_cudnnSetActivationDescriptorSwishBeta(CS_VIA_DLSYM, activationDesc, swish_beta); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta) { return cs_f_cudnnSetActivationDescriptorSwishBeta(CS_VIA_PROCADDR, activationDesc, swish_beta); }
 #endif
-static uint32_t cs_v8_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetActivationDescriptorSwishBeta(void * activationDesc, double swish_beta)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetActivationDescriptorSwishBeta(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetActivationDescriptorSwishBeta, "libcudnn.so.8", &slot), activationDesc, swish_beta);
@@ -8747,11 +8747,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetAttnDescripto
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize) { return cs_f_cudnnSetAttnDescriptor(CS_VIA_LINKED, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
-static uint32_t cs_d_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize) { return cs_f_cudnnSetAttnDescriptor(CS_VIA_DLSYM, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
-static uint32_t cs_g_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize) { return cs_f_cudnnSetAttnDescriptor(CS_VIA_PROCADDR, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize) { return cs_f_cudnnSetAttnDescriptor(CS_VIA_LINKED, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize) { return cs_f_cudnnSetAttnDescriptor(CS_VIA_DLSYM, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize) { return cs_f_cudnnSetAttnDescriptor(CS_VIA_PROCADDR, attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize); }
 #endif
-static uint32_t cs_v8_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetAttnDescriptor(void * attnDesc, uint32_t attnMode, int32_t nHeads, double smScaler, uint32_t dataType, uint32_t computePrec, uint32_t mathType, void * attnDropoutDesc, void * postDropoutDesc, int32_t qSize, int32_t kSize, int32_t vSize, int32_t qProjSize, int32_t kProjSize, int32_t vProjSize, int32_t oProjSize, int32_t qoMaxSeqLength, int32_t kvMaxSeqLength, int32_t maxBatchSize, int32_t maxBeamSize)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetAttnDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetAttnDescriptor, "libcudnn.so.8", &slot), attnDesc, attnMode, nHeads, smScaler, dataType, computePrec, mathType, attnDropoutDesc, postDropoutDesc, qSize, kSize, vSize, qProjSize, kProjSize, vProjSize, oProjSize, qoMaxSeqLength, kvMaxSeqLength, maxBatchSize, maxBeamSize);
@@ -8797,11 +8797,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetCTCLossDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType) { return cs_f_cudnnSetCTCLossDescriptor(CS_VIA_LINKED, ctcLossDesc, compType); }
-static uint32_t cs_d_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType) { return cs_f_cudnnSetCTCLossDescriptor(CS_VIA_DLSYM, ctcLossDesc, compType); }
-static uint32_t cs_g_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType) { return cs_f_cudnnSetCTCLossDescriptor(CS_VIA_PROCADDR, ctcLossDesc, compType); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType) { return cs_f_cudnnSetCTCLossDescriptor(CS_VIA_LINKED, ctcLossDesc, compType); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType) { return cs_f_cudnnSetCTCLossDescriptor(CS_VIA_DLSYM, ctcLossDesc, compType); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType) { return cs_f_cudnnSetCTCLossDescriptor(CS_VIA_PROCADDR, ctcLossDesc, compType); }
 #endif
-static uint32_t cs_v8_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetCTCLossDescriptor(void * ctcLossDesc, uint32_t compType)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetCTCLossDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor, "libcudnn.so.8", &slot), ctcLossDesc, compType);
@@ -8847,11 +8847,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetCTCLossDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode) { return cs_f_cudnnSetCTCLossDescriptorEx(CS_VIA_LINKED, ctcLossDesc, compType, normMode, gradMode); }
-static uint32_t cs_d_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode) { return cs_f_cudnnSetCTCLossDescriptorEx(CS_VIA_DLSYM, ctcLossDesc, compType, normMode, gradMode); }
-static uint32_t cs_g_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode) { return cs_f_cudnnSetCTCLossDescriptorEx(CS_VIA_PROCADDR, ctcLossDesc, compType, normMode, gradMode); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode) { return cs_f_cudnnSetCTCLossDescriptorEx(CS_VIA_LINKED, ctcLossDesc, compType, normMode, gradMode); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode) { return cs_f_cudnnSetCTCLossDescriptorEx(CS_VIA_DLSYM, ctcLossDesc, compType, normMode, gradMode); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode) { return cs_f_cudnnSetCTCLossDescriptorEx(CS_VIA_PROCADDR, ctcLossDesc, compType, normMode, gradMode); }
 #endif
-static uint32_t cs_v8_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetCTCLossDescriptorEx(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetCTCLossDescriptorEx(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptorEx, "libcudnn.so.8", &slot), ctcLossDesc, compType, normMode, gradMode);
@@ -8897,11 +8897,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetCTCLossDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength) { return cs_f_cudnnSetCTCLossDescriptor_v8(CS_VIA_LINKED, ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
-static uint32_t cs_d_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength) { return cs_f_cudnnSetCTCLossDescriptor_v8(CS_VIA_DLSYM, ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
-static uint32_t cs_g_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength) { return cs_f_cudnnSetCTCLossDescriptor_v8(CS_VIA_PROCADDR, ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength) { return cs_f_cudnnSetCTCLossDescriptor_v8(CS_VIA_LINKED, ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength) { return cs_f_cudnnSetCTCLossDescriptor_v8(CS_VIA_DLSYM, ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength) { return cs_f_cudnnSetCTCLossDescriptor_v8(CS_VIA_PROCADDR, ctcLossDesc, compType, normMode, gradMode, maxLabelLength); }
 #endif
-static uint32_t cs_v8_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetCTCLossDescriptor_v8(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t gradMode, int32_t maxLabelLength)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetCTCLossDescriptor_v8(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v8, "libcudnn.so.8", &slot), ctcLossDesc, compType, normMode, gradMode, maxLabelLength);
@@ -8947,11 +8947,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetCTCLossDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength) { return cs_f_cudnnSetCTCLossDescriptor_v9(CS_VIA_LINKED, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
-static uint32_t cs_d_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength) { return cs_f_cudnnSetCTCLossDescriptor_v9(CS_VIA_DLSYM, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
-static uint32_t cs_g_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength) { return cs_f_cudnnSetCTCLossDescriptor_v9(CS_VIA_PROCADDR, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength) { return cs_f_cudnnSetCTCLossDescriptor_v9(CS_VIA_LINKED, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength) { return cs_f_cudnnSetCTCLossDescriptor_v9(CS_VIA_DLSYM, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength) { return cs_f_cudnnSetCTCLossDescriptor_v9(CS_VIA_PROCADDR, ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength); }
 #endif
-static uint32_t cs_v8_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetCTCLossDescriptor_v9(void * ctcLossDesc, uint32_t compType, uint32_t normMode, uint32_t ctcGradMode, int32_t maxLabelLength)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetCTCLossDescriptor_v9(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetCTCLossDescriptor_v9, "libcudnn.so.8", &slot), ctcLossDesc, compType, normMode, ctcGradMode, maxLabelLength);
@@ -8997,11 +8997,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetCallback(uint
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetCallback(uint32_t mask, void * udata, void * fptr) { return cs_f_cudnnSetCallback(CS_VIA_LINKED, mask, udata, fptr); }
-static uint32_t cs_d_cudnnSetCallback(uint32_t mask, void * udata, void * fptr) { return cs_f_cudnnSetCallback(CS_VIA_DLSYM, mask, udata, fptr); }
-static uint32_t cs_g_cudnnSetCallback(uint32_t mask, void * udata, void * fptr) { return cs_f_cudnnSetCallback(CS_VIA_PROCADDR, mask, udata, fptr); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetCallback(uint32_t mask, void * udata, void * fptr) { return cs_f_cudnnSetCallback(CS_VIA_LINKED, mask, udata, fptr); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetCallback(uint32_t mask, void * udata, void * fptr) { return cs_f_cudnnSetCallback(CS_VIA_DLSYM, mask, udata, fptr); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetCallback(uint32_t mask, void * udata, void * fptr) { return cs_f_cudnnSetCallback(CS_VIA_PROCADDR, mask, udata, fptr); }
 #endif
-static uint32_t cs_v8_cudnnSetCallback(uint32_t mask, void * udata, void * fptr)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetCallback(uint32_t mask, void * udata, void * fptr)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetCallback(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetCallback, "libcudnn.so.8", &slot), mask, udata, fptr);
@@ -9047,11 +9047,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetConvolution2d
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType) { return cs_f_cudnnSetConvolution2dDescriptor(CS_VIA_LINKED, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
-static uint32_t cs_d_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType) { return cs_f_cudnnSetConvolution2dDescriptor(CS_VIA_DLSYM, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
-static uint32_t cs_g_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType) { return cs_f_cudnnSetConvolution2dDescriptor(CS_VIA_PROCADDR, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType) { return cs_f_cudnnSetConvolution2dDescriptor(CS_VIA_LINKED, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType) { return cs_f_cudnnSetConvolution2dDescriptor(CS_VIA_DLSYM, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType) { return cs_f_cudnnSetConvolution2dDescriptor(CS_VIA_PROCADDR, convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType); }
 #endif
-static uint32_t cs_v8_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetConvolution2dDescriptor(void * convDesc, int32_t pad_h, int32_t pad_w, int32_t u, int32_t v, int32_t dilation_h, int32_t dilation_w, uint32_t mode, uint32_t computeType)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetConvolution2dDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolution2dDescriptor, "libcudnn.so.8", &slot), convDesc, pad_h, pad_w, u, v, dilation_h, dilation_w, mode, computeType);
@@ -9097,11 +9097,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetConvolutionGr
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount) { return cs_f_cudnnSetConvolutionGroupCount(CS_VIA_LINKED, convDesc, groupCount); }
-static uint32_t cs_d_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount) { return cs_f_cudnnSetConvolutionGroupCount(CS_VIA_DLSYM, convDesc, groupCount); }
-static uint32_t cs_g_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount) { return cs_f_cudnnSetConvolutionGroupCount(CS_VIA_PROCADDR, convDesc, groupCount); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount) { return cs_f_cudnnSetConvolutionGroupCount(CS_VIA_LINKED, convDesc, groupCount); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount) { return cs_f_cudnnSetConvolutionGroupCount(CS_VIA_DLSYM, convDesc, groupCount); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount) { return cs_f_cudnnSetConvolutionGroupCount(CS_VIA_PROCADDR, convDesc, groupCount); }
 #endif
-static uint32_t cs_v8_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetConvolutionGroupCount(void * convDesc, int32_t groupCount)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetConvolutionGroupCount(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionGroupCount, "libcudnn.so.8", &slot), convDesc, groupCount);
@@ -9147,11 +9147,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetConvolutionMa
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType) { return cs_f_cudnnSetConvolutionMathType(CS_VIA_LINKED, convDesc, mathType); }
-static uint32_t cs_d_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType) { return cs_f_cudnnSetConvolutionMathType(CS_VIA_DLSYM, convDesc, mathType); }
-static uint32_t cs_g_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType) { return cs_f_cudnnSetConvolutionMathType(CS_VIA_PROCADDR, convDesc, mathType); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType) { return cs_f_cudnnSetConvolutionMathType(CS_VIA_LINKED, convDesc, mathType); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType) { return cs_f_cudnnSetConvolutionMathType(CS_VIA_DLSYM, convDesc, mathType); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType) { return cs_f_cudnnSetConvolutionMathType(CS_VIA_PROCADDR, convDesc, mathType); }
 #endif
-static uint32_t cs_v8_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetConvolutionMathType(void * convDesc, uint32_t mathType)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetConvolutionMathType(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionMathType, "libcudnn.so.8", &slot), convDesc, mathType);
@@ -9197,11 +9197,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetConvolutionNd
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType) { return cs_f_cudnnSetConvolutionNdDescriptor(CS_VIA_LINKED, convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType); }
-static uint32_t cs_d_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType) { return cs_f_cudnnSetConvolutionNdDescriptor(CS_VIA_DLSYM, convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType); }
-static uint32_t cs_g_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType) { return cs_f_cudnnSetConvolutionNdDescriptor(CS_VIA_PROCADDR, convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType) { return cs_f_cudnnSetConvolutionNdDescriptor(CS_VIA_LINKED, convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType) { return cs_f_cudnnSetConvolutionNdDescriptor(CS_VIA_DLSYM, convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType) { return cs_f_cudnnSetConvolutionNdDescriptor(CS_VIA_PROCADDR, convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType); }
 #endif
-static uint32_t cs_v8_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetConvolutionNdDescriptor(void * convDesc, int32_t arrayLength, void * padA, void * filterStrideA, void * dilationA, uint32_t mode, uint32_t computeType)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetConvolutionNdDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionNdDescriptor, "libcudnn.so.8", &slot), convDesc, arrayLength, padA, filterStrideA, dilationA, mode, computeType);
@@ -9247,11 +9247,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetConvolutionRe
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType) { return cs_f_cudnnSetConvolutionReorderType(CS_VIA_LINKED, convDesc, reorderType); }
-static uint32_t cs_d_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType) { return cs_f_cudnnSetConvolutionReorderType(CS_VIA_DLSYM, convDesc, reorderType); }
-static uint32_t cs_g_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType) { return cs_f_cudnnSetConvolutionReorderType(CS_VIA_PROCADDR, convDesc, reorderType); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType) { return cs_f_cudnnSetConvolutionReorderType(CS_VIA_LINKED, convDesc, reorderType); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType) { return cs_f_cudnnSetConvolutionReorderType(CS_VIA_DLSYM, convDesc, reorderType); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType) { return cs_f_cudnnSetConvolutionReorderType(CS_VIA_PROCADDR, convDesc, reorderType); }
 #endif
-static uint32_t cs_v8_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetConvolutionReorderType(void * convDesc, uint32_t reorderType)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetConvolutionReorderType(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetConvolutionReorderType, "libcudnn.so.8", &slot), convDesc, reorderType);
@@ -9297,11 +9297,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetDropoutDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_f_cudnnSetDropoutDescriptor(CS_VIA_LINKED, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
-static uint32_t cs_d_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_f_cudnnSetDropoutDescriptor(CS_VIA_DLSYM, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
-static uint32_t cs_g_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_f_cudnnSetDropoutDescriptor(CS_VIA_PROCADDR, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_f_cudnnSetDropoutDescriptor(CS_VIA_LINKED, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_f_cudnnSetDropoutDescriptor(CS_VIA_DLSYM, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed) { return cs_f_cudnnSetDropoutDescriptor(CS_VIA_PROCADDR, dropoutDesc, handle, dropout, states, stateSizeInBytes, seed); }
 #endif
-static uint32_t cs_v8_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetDropoutDescriptor(void * dropoutDesc, void * handle, float dropout, void * states, uint64_t stateSizeInBytes, uint64_t seed)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetDropoutDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetDropoutDescriptor, "libcudnn.so.8", &slot), dropoutDesc, handle, dropout, states, stateSizeInBytes, seed);
@@ -9347,11 +9347,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetFilter4dDescr
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w) { return cs_f_cudnnSetFilter4dDescriptor(CS_VIA_LINKED, filterDesc, dataType, format, k, c, h, w); }
-static uint32_t cs_d_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w) { return cs_f_cudnnSetFilter4dDescriptor(CS_VIA_DLSYM, filterDesc, dataType, format, k, c, h, w); }
-static uint32_t cs_g_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w) { return cs_f_cudnnSetFilter4dDescriptor(CS_VIA_PROCADDR, filterDesc, dataType, format, k, c, h, w); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w) { return cs_f_cudnnSetFilter4dDescriptor(CS_VIA_LINKED, filterDesc, dataType, format, k, c, h, w); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w) { return cs_f_cudnnSetFilter4dDescriptor(CS_VIA_DLSYM, filterDesc, dataType, format, k, c, h, w); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w) { return cs_f_cudnnSetFilter4dDescriptor(CS_VIA_PROCADDR, filterDesc, dataType, format, k, c, h, w); }
 #endif
-static uint32_t cs_v8_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetFilter4dDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t k, int32_t c, int32_t h, int32_t w)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetFilter4dDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetFilter4dDescriptor, "libcudnn.so.8", &slot), filterDesc, dataType, format, k, c, h, w);
@@ -9397,11 +9397,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetFilterNdDescr
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA) { return cs_f_cudnnSetFilterNdDescriptor(CS_VIA_LINKED, filterDesc, dataType, format, nbDims, filterDimA); }
-static uint32_t cs_d_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA) { return cs_f_cudnnSetFilterNdDescriptor(CS_VIA_DLSYM, filterDesc, dataType, format, nbDims, filterDimA); }
-static uint32_t cs_g_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA) { return cs_f_cudnnSetFilterNdDescriptor(CS_VIA_PROCADDR, filterDesc, dataType, format, nbDims, filterDimA); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA) { return cs_f_cudnnSetFilterNdDescriptor(CS_VIA_LINKED, filterDesc, dataType, format, nbDims, filterDimA); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA) { return cs_f_cudnnSetFilterNdDescriptor(CS_VIA_DLSYM, filterDesc, dataType, format, nbDims, filterDimA); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA) { return cs_f_cudnnSetFilterNdDescriptor(CS_VIA_PROCADDR, filterDesc, dataType, format, nbDims, filterDimA); }
 #endif
-static uint32_t cs_v8_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetFilterNdDescriptor(void * filterDesc, uint32_t dataType, uint32_t format, int32_t nbDims, void * filterDimA)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetFilterNdDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetFilterNdDescriptor, "libcudnn.so.8", &slot), filterDesc, dataType, format, nbDims, filterDimA);
@@ -9447,11 +9447,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetFusedOpsConst
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param) { return cs_f_cudnnSetFusedOpsConstParamPackAttribute(CS_VIA_LINKED, constPack, paramLabel, param); }
-static uint32_t cs_d_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param) { return cs_f_cudnnSetFusedOpsConstParamPackAttribute(CS_VIA_DLSYM, constPack, paramLabel, param); }
-static uint32_t cs_g_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param) { return cs_f_cudnnSetFusedOpsConstParamPackAttribute(CS_VIA_PROCADDR, constPack, paramLabel, param); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param) { return cs_f_cudnnSetFusedOpsConstParamPackAttribute(CS_VIA_LINKED, constPack, paramLabel, param); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param) { return cs_f_cudnnSetFusedOpsConstParamPackAttribute(CS_VIA_DLSYM, constPack, paramLabel, param); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param) { return cs_f_cudnnSetFusedOpsConstParamPackAttribute(CS_VIA_PROCADDR, constPack, paramLabel, param); }
 #endif
-static uint32_t cs_v8_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetFusedOpsConstParamPackAttribute(void * constPack, uint32_t paramLabel, void * param)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetFusedOpsConstParamPackAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsConstParamPackAttribute, "libcudnn.so.8", &slot), constPack, paramLabel, param);
@@ -9497,11 +9497,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetFusedOpsVaria
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_f_cudnnSetFusedOpsVariantParamPackAttribute(CS_VIA_LINKED, varPack, paramLabel, ptr); }
-static uint32_t cs_d_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_f_cudnnSetFusedOpsVariantParamPackAttribute(CS_VIA_DLSYM, varPack, paramLabel, ptr); }
-static uint32_t cs_g_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_f_cudnnSetFusedOpsVariantParamPackAttribute(CS_VIA_PROCADDR, varPack, paramLabel, ptr); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_f_cudnnSetFusedOpsVariantParamPackAttribute(CS_VIA_LINKED, varPack, paramLabel, ptr); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_f_cudnnSetFusedOpsVariantParamPackAttribute(CS_VIA_DLSYM, varPack, paramLabel, ptr); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr) { return cs_f_cudnnSetFusedOpsVariantParamPackAttribute(CS_VIA_PROCADDR, varPack, paramLabel, ptr); }
 #endif
-static uint32_t cs_v8_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetFusedOpsVariantParamPackAttribute(void * varPack, uint32_t paramLabel, void * ptr)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetFusedOpsVariantParamPackAttribute(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetFusedOpsVariantParamPackAttribute, "libcudnn.so.8", &slot), varPack, paramLabel, ptr);
@@ -9547,11 +9547,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetLRNDescriptor
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK) { return cs_f_cudnnSetLRNDescriptor(CS_VIA_LINKED, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
-static uint32_t cs_d_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK) { return cs_f_cudnnSetLRNDescriptor(CS_VIA_DLSYM, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
-static uint32_t cs_g_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK) { return cs_f_cudnnSetLRNDescriptor(CS_VIA_PROCADDR, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK) { return cs_f_cudnnSetLRNDescriptor(CS_VIA_LINKED, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK) { return cs_f_cudnnSetLRNDescriptor(CS_VIA_DLSYM, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK) { return cs_f_cudnnSetLRNDescriptor(CS_VIA_PROCADDR, normDesc, lrnN, lrnAlpha, lrnBeta, lrnK); }
 #endif
-static uint32_t cs_v8_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetLRNDescriptor(void * normDesc, uint32_t lrnN, double lrnAlpha, double lrnBeta, double lrnK)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetLRNDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetLRNDescriptor, "libcudnn.so.8", &slot), normDesc, lrnN, lrnAlpha, lrnBeta, lrnK);
@@ -9597,11 +9597,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetOpTensorDescr
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt) { return cs_f_cudnnSetOpTensorDescriptor(CS_VIA_LINKED, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
-static uint32_t cs_d_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt) { return cs_f_cudnnSetOpTensorDescriptor(CS_VIA_DLSYM, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
-static uint32_t cs_g_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt) { return cs_f_cudnnSetOpTensorDescriptor(CS_VIA_PROCADDR, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt) { return cs_f_cudnnSetOpTensorDescriptor(CS_VIA_LINKED, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt) { return cs_f_cudnnSetOpTensorDescriptor(CS_VIA_DLSYM, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt) { return cs_f_cudnnSetOpTensorDescriptor(CS_VIA_PROCADDR, opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt); }
 #endif
-static uint32_t cs_v8_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetOpTensorDescriptor(void * opTensorDesc, uint32_t opTensorOp, uint32_t opTensorCompType, uint32_t opTensorNanOpt)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetOpTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetOpTensorDescriptor, "libcudnn.so.8", &slot), opTensorDesc, opTensorOp, opTensorCompType, opTensorNanOpt);
@@ -9647,11 +9647,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetPooling2dDesc
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride) { return cs_f_cudnnSetPooling2dDescriptor(CS_VIA_LINKED, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
-static uint32_t cs_d_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride) { return cs_f_cudnnSetPooling2dDescriptor(CS_VIA_DLSYM, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
-static uint32_t cs_g_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride) { return cs_f_cudnnSetPooling2dDescriptor(CS_VIA_PROCADDR, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride) { return cs_f_cudnnSetPooling2dDescriptor(CS_VIA_LINKED, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride) { return cs_f_cudnnSetPooling2dDescriptor(CS_VIA_DLSYM, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride) { return cs_f_cudnnSetPooling2dDescriptor(CS_VIA_PROCADDR, poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride); }
 #endif
-static uint32_t cs_v8_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetPooling2dDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t windowHeight, int32_t windowWidth, int32_t verticalPadding, int32_t horizontalPadding, int32_t verticalStride, int32_t horizontalStride)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetPooling2dDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetPooling2dDescriptor, "libcudnn.so.8", &slot), poolingDesc, mode, maxpoolingNanOpt, windowHeight, windowWidth, verticalPadding, horizontalPadding, verticalStride, horizontalStride);
@@ -9697,11 +9697,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetPoolingNdDesc
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_f_cudnnSetPoolingNdDescriptor(CS_VIA_LINKED, poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
-static uint32_t cs_d_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_f_cudnnSetPoolingNdDescriptor(CS_VIA_DLSYM, poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
-static uint32_t cs_g_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_f_cudnnSetPoolingNdDescriptor(CS_VIA_PROCADDR, poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_f_cudnnSetPoolingNdDescriptor(CS_VIA_LINKED, poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_f_cudnnSetPoolingNdDescriptor(CS_VIA_DLSYM, poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA) { return cs_f_cudnnSetPoolingNdDescriptor(CS_VIA_PROCADDR, poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA); }
 #endif
-static uint32_t cs_v8_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetPoolingNdDescriptor(void * poolingDesc, uint32_t mode, uint32_t maxpoolingNanOpt, int32_t nbDims, void * windowDimA, void * paddingA, void * strideA)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetPoolingNdDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetPoolingNdDescriptor, "libcudnn.so.8", &slot), poolingDesc, mode, maxpoolingNanOpt, nbDims, windowDimA, paddingA, strideA);
@@ -9747,11 +9747,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetRNNDataDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnSetRNNDataDescriptor(CS_VIA_LINKED, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill); }
-static uint32_t cs_d_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnSetRNNDataDescriptor(CS_VIA_DLSYM, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill); }
-static uint32_t cs_g_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnSetRNNDataDescriptor(CS_VIA_PROCADDR, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnSetRNNDataDescriptor(CS_VIA_LINKED, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnSetRNNDataDescriptor(CS_VIA_DLSYM, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnSetRNNDataDescriptor(CS_VIA_PROCADDR, rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill); }
 #endif
-static uint32_t cs_v8_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetRNNDataDescriptor(void * rnnDataDesc, uint32_t dataType, uint32_t layout, int32_t maxSeqLength, int32_t batchSize, int32_t vectorSize, void * seqLengthArray, void * paddingFill)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetRNNDataDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDataDescriptor, "libcudnn.so.8", &slot), rnnDataDesc, dataType, layout, maxSeqLength, batchSize, vectorSize, seqLengthArray, paddingFill);
@@ -9797,11 +9797,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetRNNDescriptor
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags) { return cs_f_cudnnSetRNNDescriptor_v8(CS_VIA_LINKED, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
-static uint32_t cs_d_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags) { return cs_f_cudnnSetRNNDescriptor_v8(CS_VIA_DLSYM, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
-static uint32_t cs_g_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags) { return cs_f_cudnnSetRNNDescriptor_v8(CS_VIA_PROCADDR, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags) { return cs_f_cudnnSetRNNDescriptor_v8(CS_VIA_LINKED, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags) { return cs_f_cudnnSetRNNDescriptor_v8(CS_VIA_DLSYM, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags) { return cs_f_cudnnSetRNNDescriptor_v8(CS_VIA_PROCADDR, rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags); }
 #endif
-static uint32_t cs_v8_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetRNNDescriptor_v8(void * rnnDesc, uint32_t algo, uint32_t cellMode, uint32_t biasMode, uint32_t dirMode, uint32_t inputMode, uint32_t dataType, uint32_t mathPrec, uint32_t mathType, int32_t inputSize, int32_t hiddenSize, int32_t projSize, int32_t numLayers, void * dropoutDesc, uint32_t auxFlags)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetRNNDescriptor_v8(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetRNNDescriptor_v8, "libcudnn.so.8", &slot), rnnDesc, algo, cellMode, biasMode, dirMode, inputMode, dataType, mathPrec, mathType, inputSize, hiddenSize, projSize, numLayers, dropoutDesc, auxFlags);
@@ -9847,11 +9847,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetReduceTensorD
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType) { return cs_f_cudnnSetReduceTensorDescriptor(CS_VIA_LINKED, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
-static uint32_t cs_d_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType) { return cs_f_cudnnSetReduceTensorDescriptor(CS_VIA_DLSYM, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
-static uint32_t cs_g_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType) { return cs_f_cudnnSetReduceTensorDescriptor(CS_VIA_PROCADDR, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType) { return cs_f_cudnnSetReduceTensorDescriptor(CS_VIA_LINKED, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType) { return cs_f_cudnnSetReduceTensorDescriptor(CS_VIA_DLSYM, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType) { return cs_f_cudnnSetReduceTensorDescriptor(CS_VIA_PROCADDR, reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType); }
 #endif
-static uint32_t cs_v8_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetReduceTensorDescriptor(void * reduceTensorDesc, uint32_t reduceTensorOp, uint32_t reduceTensorCompType, uint32_t reduceTensorNanOpt, uint32_t reduceTensorIndices, uint32_t reduceTensorIndicesType)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetReduceTensorDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetReduceTensorDescriptor, "libcudnn.so.8", &slot), reduceTensorDesc, reduceTensorOp, reduceTensorCompType, reduceTensorNanOpt, reduceTensorIndices, reduceTensorIndicesType);
@@ -9897,11 +9897,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetSeqDataDescri
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnSetSeqDataDescriptor(CS_VIA_LINKED, seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill); }
-static uint32_t cs_d_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnSetSeqDataDescriptor(CS_VIA_DLSYM, seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill); }
-static uint32_t cs_g_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnSetSeqDataDescriptor(CS_VIA_PROCADDR, seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnSetSeqDataDescriptor(CS_VIA_LINKED, seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnSetSeqDataDescriptor(CS_VIA_DLSYM, seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill) { return cs_f_cudnnSetSeqDataDescriptor(CS_VIA_PROCADDR, seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill); }
 #endif
-static uint32_t cs_v8_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetSeqDataDescriptor(void * seqDataDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * axes, uint64_t seqLengthArraySize, void * seqLengthArray, void * paddingFill)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetSeqDataDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetSeqDataDescriptor, "libcudnn.so.8", &slot), seqDataDesc, dataType, nbDims, dimA, axes, seqLengthArraySize, seqLengthArray, paddingFill);
@@ -9947,11 +9947,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetSpatialTransf
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_f_cudnnSetSpatialTransformerNdDescriptor(CS_VIA_LINKED, stDesc, samplerType, dataType, nbDims, dimA); }
-static uint32_t cs_d_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_f_cudnnSetSpatialTransformerNdDescriptor(CS_VIA_DLSYM, stDesc, samplerType, dataType, nbDims, dimA); }
-static uint32_t cs_g_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_f_cudnnSetSpatialTransformerNdDescriptor(CS_VIA_PROCADDR, stDesc, samplerType, dataType, nbDims, dimA); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_f_cudnnSetSpatialTransformerNdDescriptor(CS_VIA_LINKED, stDesc, samplerType, dataType, nbDims, dimA); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_f_cudnnSetSpatialTransformerNdDescriptor(CS_VIA_DLSYM, stDesc, samplerType, dataType, nbDims, dimA); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_f_cudnnSetSpatialTransformerNdDescriptor(CS_VIA_PROCADDR, stDesc, samplerType, dataType, nbDims, dimA); }
 #endif
-static uint32_t cs_v8_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetSpatialTransformerNdDescriptor(void * stDesc, uint32_t samplerType, uint32_t dataType, int32_t nbDims, void * dimA)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetSpatialTransformerNdDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetSpatialTransformerNdDescriptor, "libcudnn.so.8", &slot), stDesc, samplerType, dataType, nbDims, dimA);
@@ -9997,11 +9997,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetStream(uint8_
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetStream(void * handle, void * streamId) { return cs_f_cudnnSetStream(CS_VIA_LINKED, handle, streamId); }
-static uint32_t cs_d_cudnnSetStream(void * handle, void * streamId) { return cs_f_cudnnSetStream(CS_VIA_DLSYM, handle, streamId); }
-static uint32_t cs_g_cudnnSetStream(void * handle, void * streamId) { return cs_f_cudnnSetStream(CS_VIA_PROCADDR, handle, streamId); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetStream(void * handle, void * streamId) { return cs_f_cudnnSetStream(CS_VIA_LINKED, handle, streamId); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetStream(void * handle, void * streamId) { return cs_f_cudnnSetStream(CS_VIA_DLSYM, handle, streamId); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetStream(void * handle, void * streamId) { return cs_f_cudnnSetStream(CS_VIA_PROCADDR, handle, streamId); }
 #endif
-static uint32_t cs_v8_cudnnSetStream(void * handle, void * streamId)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetStream(void * handle, void * streamId)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetStream(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetStream, "libcudnn.so.8", &slot), handle, streamId);
@@ -10047,11 +10047,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensor(uint8_
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr) { return cs_f_cudnnSetTensor(CS_VIA_LINKED, handle, yDesc, y, valuePtr); }
-static uint32_t cs_d_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr) { return cs_f_cudnnSetTensor(CS_VIA_DLSYM, handle, yDesc, y, valuePtr); }
-static uint32_t cs_g_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr) { return cs_f_cudnnSetTensor(CS_VIA_PROCADDR, handle, yDesc, y, valuePtr); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr) { return cs_f_cudnnSetTensor(CS_VIA_LINKED, handle, yDesc, y, valuePtr); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr) { return cs_f_cudnnSetTensor(CS_VIA_DLSYM, handle, yDesc, y, valuePtr); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr) { return cs_f_cudnnSetTensor(CS_VIA_PROCADDR, handle, yDesc, y, valuePtr); }
 #endif
-static uint32_t cs_v8_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetTensor(void * handle, void * yDesc, void * y, void * valuePtr)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetTensor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor, "libcudnn.so.8", &slot), handle, yDesc, y, valuePtr);
@@ -10097,11 +10097,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensor4dDescr
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w) { return cs_f_cudnnSetTensor4dDescriptor(CS_VIA_LINKED, tensorDesc, format, dataType, n, c, h, w); }
-static uint32_t cs_d_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w) { return cs_f_cudnnSetTensor4dDescriptor(CS_VIA_DLSYM, tensorDesc, format, dataType, n, c, h, w); }
-static uint32_t cs_g_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w) { return cs_f_cudnnSetTensor4dDescriptor(CS_VIA_PROCADDR, tensorDesc, format, dataType, n, c, h, w); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w) { return cs_f_cudnnSetTensor4dDescriptor(CS_VIA_LINKED, tensorDesc, format, dataType, n, c, h, w); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w) { return cs_f_cudnnSetTensor4dDescriptor(CS_VIA_DLSYM, tensorDesc, format, dataType, n, c, h, w); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w) { return cs_f_cudnnSetTensor4dDescriptor(CS_VIA_PROCADDR, tensorDesc, format, dataType, n, c, h, w); }
 #endif
-static uint32_t cs_v8_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetTensor4dDescriptor(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetTensor4dDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptor, "libcudnn.so.8", &slot), tensorDesc, format, dataType, n, c, h, w);
@@ -10147,11 +10147,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensor4dDescr
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride) { return cs_f_cudnnSetTensor4dDescriptorEx(CS_VIA_LINKED, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
-static uint32_t cs_d_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride) { return cs_f_cudnnSetTensor4dDescriptorEx(CS_VIA_DLSYM, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
-static uint32_t cs_g_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride) { return cs_f_cudnnSetTensor4dDescriptorEx(CS_VIA_PROCADDR, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride) { return cs_f_cudnnSetTensor4dDescriptorEx(CS_VIA_LINKED, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride) { return cs_f_cudnnSetTensor4dDescriptorEx(CS_VIA_DLSYM, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride) { return cs_f_cudnnSetTensor4dDescriptorEx(CS_VIA_PROCADDR, tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride); }
 #endif
-static uint32_t cs_v8_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetTensor4dDescriptorEx(void * tensorDesc, uint32_t dataType, int32_t n, int32_t c, int32_t h, int32_t w, int32_t nStride, int32_t cStride, int32_t hStride, int32_t wStride)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetTensor4dDescriptorEx(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetTensor4dDescriptorEx, "libcudnn.so.8", &slot), tensorDesc, dataType, n, c, h, w, nStride, cStride, hStride, wStride);
@@ -10197,11 +10197,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensorNdDescr
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA) { return cs_f_cudnnSetTensorNdDescriptor(CS_VIA_LINKED, tensorDesc, dataType, nbDims, dimA, strideA); }
-static uint32_t cs_d_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA) { return cs_f_cudnnSetTensorNdDescriptor(CS_VIA_DLSYM, tensorDesc, dataType, nbDims, dimA, strideA); }
-static uint32_t cs_g_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA) { return cs_f_cudnnSetTensorNdDescriptor(CS_VIA_PROCADDR, tensorDesc, dataType, nbDims, dimA, strideA); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA) { return cs_f_cudnnSetTensorNdDescriptor(CS_VIA_LINKED, tensorDesc, dataType, nbDims, dimA, strideA); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA) { return cs_f_cudnnSetTensorNdDescriptor(CS_VIA_DLSYM, tensorDesc, dataType, nbDims, dimA, strideA); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA) { return cs_f_cudnnSetTensorNdDescriptor(CS_VIA_PROCADDR, tensorDesc, dataType, nbDims, dimA, strideA); }
 #endif
-static uint32_t cs_v8_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetTensorNdDescriptor(void * tensorDesc, uint32_t dataType, int32_t nbDims, void * dimA, void * strideA)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetTensorNdDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptor, "libcudnn.so.8", &slot), tensorDesc, dataType, nbDims, dimA, strideA);
@@ -10247,11 +10247,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensorNdDescr
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_f_cudnnSetTensorNdDescriptorEx(CS_VIA_LINKED, tensorDesc, format, dataType, nbDims, dimA); }
-static uint32_t cs_d_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_f_cudnnSetTensorNdDescriptorEx(CS_VIA_DLSYM, tensorDesc, format, dataType, nbDims, dimA); }
-static uint32_t cs_g_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_f_cudnnSetTensorNdDescriptorEx(CS_VIA_PROCADDR, tensorDesc, format, dataType, nbDims, dimA); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_f_cudnnSetTensorNdDescriptorEx(CS_VIA_LINKED, tensorDesc, format, dataType, nbDims, dimA); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_f_cudnnSetTensorNdDescriptorEx(CS_VIA_DLSYM, tensorDesc, format, dataType, nbDims, dimA); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA) { return cs_f_cudnnSetTensorNdDescriptorEx(CS_VIA_PROCADDR, tensorDesc, format, dataType, nbDims, dimA); }
 #endif
-static uint32_t cs_v8_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetTensorNdDescriptorEx(void * tensorDesc, uint32_t format, uint32_t dataType, int32_t nbDims, void * dimA)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetTensorNdDescriptorEx(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorNdDescriptorEx, "libcudnn.so.8", &slot), tensorDesc, format, dataType, nbDims, dimA);
@@ -10297,11 +10297,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSetTensorTransfo
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction) { return cs_f_cudnnSetTensorTransformDescriptor(CS_VIA_LINKED, transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction); }
-static uint32_t cs_d_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction) { return cs_f_cudnnSetTensorTransformDescriptor(CS_VIA_DLSYM, transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction); }
-static uint32_t cs_g_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction) { return cs_f_cudnnSetTensorTransformDescriptor(CS_VIA_PROCADDR, transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction); }
+static __attribute__((used)) uint32_t cs_l_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction) { return cs_f_cudnnSetTensorTransformDescriptor(CS_VIA_LINKED, transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction); }
+static __attribute__((used)) uint32_t cs_d_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction) { return cs_f_cudnnSetTensorTransformDescriptor(CS_VIA_DLSYM, transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction); }
+static __attribute__((used)) uint32_t cs_g_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction) { return cs_f_cudnnSetTensorTransformDescriptor(CS_VIA_PROCADDR, transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction); }
 #endif
-static uint32_t cs_v8_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction)
+static __attribute__((used)) uint32_t cs_v8_cudnnSetTensorTransformDescriptor(void * transformDesc, uint32_t nbDims, uint32_t destFormat, void * padBeforeA, void * padAfterA, void * foldA, uint32_t direction)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSetTensorTransformDescriptor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSetTensorTransformDescriptor, "libcudnn.so.8", &slot), transformDesc, nbDims, destFormat, padBeforeA, padAfterA, foldA, direction);
@@ -10347,11 +10347,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSoftmaxBackward(
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnSoftmaxBackward(CS_VIA_LINKED, handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx); }
-static uint32_t cs_d_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnSoftmaxBackward(CS_VIA_DLSYM, handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx); }
-static uint32_t cs_g_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnSoftmaxBackward(CS_VIA_PROCADDR, handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx); }
+static __attribute__((used)) uint32_t cs_l_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnSoftmaxBackward(CS_VIA_LINKED, handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx); }
+static __attribute__((used)) uint32_t cs_d_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnSoftmaxBackward(CS_VIA_DLSYM, handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx); }
+static __attribute__((used)) uint32_t cs_g_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx) { return cs_f_cudnnSoftmaxBackward(CS_VIA_PROCADDR, handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx); }
 #endif
-static uint32_t cs_v8_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx)
+static __attribute__((used)) uint32_t cs_v8_cudnnSoftmaxBackward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * yDesc, void * y, void * dyDesc, void * dy, void * beta, void * dxDesc, void * dx)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSoftmaxBackward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxBackward, "libcudnn.so.8", &slot), handle, algo, mode, alpha, yDesc, y, dyDesc, dy, beta, dxDesc, dx);
@@ -10397,11 +10397,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSoftmaxForward(u
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnSoftmaxForward(CS_VIA_LINKED, handle, algo, mode, alpha, xDesc, x, beta, yDesc, y); }
-static uint32_t cs_d_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnSoftmaxForward(CS_VIA_DLSYM, handle, algo, mode, alpha, xDesc, x, beta, yDesc, y); }
-static uint32_t cs_g_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnSoftmaxForward(CS_VIA_PROCADDR, handle, algo, mode, alpha, xDesc, x, beta, yDesc, y); }
+static __attribute__((used)) uint32_t cs_l_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnSoftmaxForward(CS_VIA_LINKED, handle, algo, mode, alpha, xDesc, x, beta, yDesc, y); }
+static __attribute__((used)) uint32_t cs_d_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnSoftmaxForward(CS_VIA_DLSYM, handle, algo, mode, alpha, xDesc, x, beta, yDesc, y); }
+static __attribute__((used)) uint32_t cs_g_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnSoftmaxForward(CS_VIA_PROCADDR, handle, algo, mode, alpha, xDesc, x, beta, yDesc, y); }
 #endif
-static uint32_t cs_v8_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
+static __attribute__((used)) uint32_t cs_v8_cudnnSoftmaxForward(void * handle, uint32_t algo, uint32_t mode, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSoftmaxForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSoftmaxForward, "libcudnn.so.8", &slot), handle, algo, mode, alpha, xDesc, x, beta, yDesc, y);
@@ -10447,11 +10447,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSpatialTfGridGen
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta) { return cs_f_cudnnSpatialTfGridGeneratorBackward(CS_VIA_LINKED, handle, stDesc, dgrid, dtheta); }
-static uint32_t cs_d_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta) { return cs_f_cudnnSpatialTfGridGeneratorBackward(CS_VIA_DLSYM, handle, stDesc, dgrid, dtheta); }
-static uint32_t cs_g_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta) { return cs_f_cudnnSpatialTfGridGeneratorBackward(CS_VIA_PROCADDR, handle, stDesc, dgrid, dtheta); }
+static __attribute__((used)) uint32_t cs_l_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta) { return cs_f_cudnnSpatialTfGridGeneratorBackward(CS_VIA_LINKED, handle, stDesc, dgrid, dtheta); }
+static __attribute__((used)) uint32_t cs_d_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta) { return cs_f_cudnnSpatialTfGridGeneratorBackward(CS_VIA_DLSYM, handle, stDesc, dgrid, dtheta); }
+static __attribute__((used)) uint32_t cs_g_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta) { return cs_f_cudnnSpatialTfGridGeneratorBackward(CS_VIA_PROCADDR, handle, stDesc, dgrid, dtheta); }
 #endif
-static uint32_t cs_v8_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta)
+static __attribute__((used)) uint32_t cs_v8_cudnnSpatialTfGridGeneratorBackward(void * handle, void * stDesc, void * dgrid, void * dtheta)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSpatialTfGridGeneratorBackward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorBackward, "libcudnn.so.8", &slot), handle, stDesc, dgrid, dtheta);
@@ -10497,11 +10497,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSpatialTfGridGen
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid) { return cs_f_cudnnSpatialTfGridGeneratorForward(CS_VIA_LINKED, handle, stDesc, theta, grid); }
-static uint32_t cs_d_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid) { return cs_f_cudnnSpatialTfGridGeneratorForward(CS_VIA_DLSYM, handle, stDesc, theta, grid); }
-static uint32_t cs_g_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid) { return cs_f_cudnnSpatialTfGridGeneratorForward(CS_VIA_PROCADDR, handle, stDesc, theta, grid); }
+static __attribute__((used)) uint32_t cs_l_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid) { return cs_f_cudnnSpatialTfGridGeneratorForward(CS_VIA_LINKED, handle, stDesc, theta, grid); }
+static __attribute__((used)) uint32_t cs_d_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid) { return cs_f_cudnnSpatialTfGridGeneratorForward(CS_VIA_DLSYM, handle, stDesc, theta, grid); }
+static __attribute__((used)) uint32_t cs_g_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid) { return cs_f_cudnnSpatialTfGridGeneratorForward(CS_VIA_PROCADDR, handle, stDesc, theta, grid); }
 #endif
-static uint32_t cs_v8_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid)
+static __attribute__((used)) uint32_t cs_v8_cudnnSpatialTfGridGeneratorForward(void * handle, void * stDesc, void * theta, void * grid)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSpatialTfGridGeneratorForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfGridGeneratorForward, "libcudnn.so.8", &slot), handle, stDesc, theta, grid);
@@ -10547,11 +10547,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSpatialTfSampler
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid) { return cs_f_cudnnSpatialTfSamplerBackward(CS_VIA_LINKED, handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid); }
-static uint32_t cs_d_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid) { return cs_f_cudnnSpatialTfSamplerBackward(CS_VIA_DLSYM, handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid); }
-static uint32_t cs_g_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid) { return cs_f_cudnnSpatialTfSamplerBackward(CS_VIA_PROCADDR, handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid); }
+static __attribute__((used)) uint32_t cs_l_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid) { return cs_f_cudnnSpatialTfSamplerBackward(CS_VIA_LINKED, handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid); }
+static __attribute__((used)) uint32_t cs_d_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid) { return cs_f_cudnnSpatialTfSamplerBackward(CS_VIA_DLSYM, handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid); }
+static __attribute__((used)) uint32_t cs_g_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid) { return cs_f_cudnnSpatialTfSamplerBackward(CS_VIA_PROCADDR, handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid); }
 #endif
-static uint32_t cs_v8_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid)
+static __attribute__((used)) uint32_t cs_v8_cudnnSpatialTfSamplerBackward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * beta, void * dxDesc, void * dx, void * alphaDgrid, void * dyDesc, void * dy, void * grid, void * betaDgrid, void * dgrid)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSpatialTfSamplerBackward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerBackward, "libcudnn.so.8", &slot), handle, stDesc, alpha, xDesc, x, beta, dxDesc, dx, alphaDgrid, dyDesc, dy, grid, betaDgrid, dgrid);
@@ -10597,11 +10597,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnSpatialTfSampler
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y) { return cs_f_cudnnSpatialTfSamplerForward(CS_VIA_LINKED, handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y); }
-static uint32_t cs_d_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y) { return cs_f_cudnnSpatialTfSamplerForward(CS_VIA_DLSYM, handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y); }
-static uint32_t cs_g_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y) { return cs_f_cudnnSpatialTfSamplerForward(CS_VIA_PROCADDR, handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y); }
+static __attribute__((used)) uint32_t cs_l_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y) { return cs_f_cudnnSpatialTfSamplerForward(CS_VIA_LINKED, handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y); }
+static __attribute__((used)) uint32_t cs_d_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y) { return cs_f_cudnnSpatialTfSamplerForward(CS_VIA_DLSYM, handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y); }
+static __attribute__((used)) uint32_t cs_g_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y) { return cs_f_cudnnSpatialTfSamplerForward(CS_VIA_PROCADDR, handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y); }
 #endif
-static uint32_t cs_v8_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y)
+static __attribute__((used)) uint32_t cs_v8_cudnnSpatialTfSamplerForward(void * handle, void * stDesc, void * alpha, void * xDesc, void * x, void * grid, void * beta, void * yDesc, void * y)
 {
     static void *_Atomic slot;
     return cs_w_cudnnSpatialTfSamplerForward(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnSpatialTfSamplerForward, "libcudnn.so.8", &slot), handle, stDesc, alpha, xDesc, x, grid, beta, yDesc, y);
@@ -10647,11 +10647,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnTransformFilter(
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_f_cudnnTransformFilter(CS_VIA_LINKED, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
-static uint32_t cs_d_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_f_cudnnTransformFilter(CS_VIA_DLSYM, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
-static uint32_t cs_g_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_f_cudnnTransformFilter(CS_VIA_PROCADDR, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+static __attribute__((used)) uint32_t cs_l_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_f_cudnnTransformFilter(CS_VIA_LINKED, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+static __attribute__((used)) uint32_t cs_d_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_f_cudnnTransformFilter(CS_VIA_DLSYM, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+static __attribute__((used)) uint32_t cs_g_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_f_cudnnTransformFilter(CS_VIA_PROCADDR, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
 #endif
-static uint32_t cs_v8_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData)
+static __attribute__((used)) uint32_t cs_v8_cudnnTransformFilter(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData)
 {
     static void *_Atomic slot;
     return cs_w_cudnnTransformFilter(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnTransformFilter, "libcudnn.so.8", &slot), handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
@@ -10697,11 +10697,11 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnTransformTensor(
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnTransformTensor(CS_VIA_LINKED, handle, alpha, xDesc, x, beta, yDesc, y); }
-static uint32_t cs_d_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnTransformTensor(CS_VIA_DLSYM, handle, alpha, xDesc, x, beta, yDesc, y); }
-static uint32_t cs_g_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnTransformTensor(CS_VIA_PROCADDR, handle, alpha, xDesc, x, beta, yDesc, y); }
+static __attribute__((used)) uint32_t cs_l_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnTransformTensor(CS_VIA_LINKED, handle, alpha, xDesc, x, beta, yDesc, y); }
+static __attribute__((used)) uint32_t cs_d_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnTransformTensor(CS_VIA_DLSYM, handle, alpha, xDesc, x, beta, yDesc, y); }
+static __attribute__((used)) uint32_t cs_g_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y) { return cs_f_cudnnTransformTensor(CS_VIA_PROCADDR, handle, alpha, xDesc, x, beta, yDesc, y); }
 #endif
-static uint32_t cs_v8_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
+static __attribute__((used)) uint32_t cs_v8_cudnnTransformTensor(void * handle, void * alpha, void * xDesc, void * x, void * beta, void * yDesc, void * y)
 {
     static void *_Atomic slot;
     return cs_w_cudnnTransformTensor(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensor, "libcudnn.so.8", &slot), handle, alpha, xDesc, x, beta, yDesc, y);
@@ -10747,236 +10747,456 @@ static inline __attribute__((always_inline)) uint32_t cs_f_cudnnTransformTensorE
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_f_cudnnTransformTensorEx(CS_VIA_LINKED, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
-static uint32_t cs_d_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_f_cudnnTransformTensorEx(CS_VIA_DLSYM, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
-static uint32_t cs_g_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_f_cudnnTransformTensorEx(CS_VIA_PROCADDR, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+static __attribute__((used)) uint32_t cs_l_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_f_cudnnTransformTensorEx(CS_VIA_LINKED, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+static __attribute__((used)) uint32_t cs_d_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_f_cudnnTransformTensorEx(CS_VIA_DLSYM, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
+static __attribute__((used)) uint32_t cs_g_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData) { return cs_f_cudnnTransformTensorEx(CS_VIA_PROCADDR, handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData); }
 #endif
-static uint32_t cs_v8_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData)
+static __attribute__((used)) uint32_t cs_v8_cudnnTransformTensorEx(void * handle, void * transDesc, void * alpha, void * srcDesc, void * srcData, void * beta, void * destDesc, void * destData)
 {
     static void *_Atomic slot;
     return cs_w_cudnnTransformTensorEx(CS_VIA_LINKED, cs_real_in(&cs_api_cudnn, CS_CUDNN_cudnnTransformTensorEx, "libcudnn.so.8", &slot), handle, transDesc, alpha, srcDesc, srcData, beta, destDesc, destData);
 }
 
-static const char *const names[] = {
-    "cudnnActivationBackward",
-    "cudnnActivationForward",
-    "cudnnAddTensor",
-    "cudnnAdvVersionCheck",
-    "cudnnBackendCreateDescriptor",
-    "cudnnBackendDestroyDescriptor",
-    "cudnnBackendExecute",
-    "cudnnBackendFinalize",
-    "cudnnBackendGetAttribute",
-    "cudnnBackendInitialize",
-    "cudnnBackendPopulateCudaGraph",
-    "cudnnBackendSetAttribute",
-    "cudnnBackendUpdateCudaGraph",
-    "cudnnBatchNormalizationBackward",
-    "cudnnBatchNormalizationBackwardEx",
-    "cudnnBatchNormalizationForwardInference",
-    "cudnnBatchNormalizationForwardTraining",
-    "cudnnBatchNormalizationForwardTrainingEx",
-    "cudnnBuildRNNDynamic",
-    "cudnnCTCLoss",
-    "cudnnCTCLoss_v8",
-    "cudnnCnnVersionCheck",
-    "cudnnConvolutionBackwardBias",
-    "cudnnConvolutionBackwardData",
-    "cudnnConvolutionBackwardFilter",
-    "cudnnConvolutionBiasActivationForward",
-    "cudnnConvolutionForward",
-    "cudnnCreate",
-    "cudnnCreateActivationDescriptor",
-    "cudnnCreateAttnDescriptor",
-    "cudnnCreateCTCLossDescriptor",
-    "cudnnCreateConvolutionDescriptor",
-    "cudnnCreateDropoutDescriptor",
-    "cudnnCreateFilterDescriptor",
-    "cudnnCreateFusedOpsConstParamPack",
-    "cudnnCreateFusedOpsPlan",
-    "cudnnCreateFusedOpsVariantParamPack",
-    "cudnnCreateLRNDescriptor",
-    "cudnnCreateOpTensorDescriptor",
-    "cudnnCreatePoolingDescriptor",
-    "cudnnCreateRNNDataDescriptor",
-    "cudnnCreateRNNDescriptor",
-    "cudnnCreateReduceTensorDescriptor",
-    "cudnnCreateSeqDataDescriptor",
-    "cudnnCreateSpatialTransformerDescriptor",
-    "cudnnCreateTensorDescriptor",
-    "cudnnCreateTensorTransformDescriptor",
-    "cudnnDeriveBNTensorDescriptor",
-    "cudnnDeriveNormTensorDescriptor",
-    "cudnnDestroy",
-    "cudnnDestroyActivationDescriptor",
-    "cudnnDestroyAttnDescriptor",
-    "cudnnDestroyCTCLossDescriptor",
-    "cudnnDestroyConvolutionDescriptor",
-    "cudnnDestroyDropoutDescriptor",
-    "cudnnDestroyFilterDescriptor",
-    "cudnnDestroyFusedOpsConstParamPack",
-    "cudnnDestroyFusedOpsPlan",
-    "cudnnDestroyFusedOpsVariantParamPack",
-    "cudnnDestroyLRNDescriptor",
-    "cudnnDestroyOpTensorDescriptor",
-    "cudnnDestroyPoolingDescriptor",
-    "cudnnDestroyRNNDataDescriptor",
-    "cudnnDestroyRNNDescriptor",
-    "cudnnDestroyReduceTensorDescriptor",
-    "cudnnDestroySeqDataDescriptor",
-    "cudnnDestroySpatialTransformerDescriptor",
-    "cudnnDestroyTensorDescriptor",
-    "cudnnDestroyTensorTransformDescriptor",
-    "cudnnDivisiveNormalizationBackward",
-    "cudnnDivisiveNormalizationForward",
-    "cudnnDropoutBackward",
-    "cudnnDropoutForward",
-    "cudnnDropoutGetReserveSpaceSize",
-    "cudnnDropoutGetStatesSize",
-    "cudnnFindConvolutionBackwardDataAlgorithm",
-    "cudnnFindConvolutionBackwardDataAlgorithmEx",
-    "cudnnFindConvolutionBackwardFilterAlgorithm",
-    "cudnnFindConvolutionBackwardFilterAlgorithmEx",
-    "cudnnFindConvolutionForwardAlgorithm",
-    "cudnnFindConvolutionForwardAlgorithmEx",
-    "cudnnFusedOpsExecute",
-    "cudnnGetActivationDescriptor",
-    "cudnnGetActivationDescriptorSwishBeta",
-    "cudnnGetAttnDescriptor",
-    "cudnnGetBatchNormalizationBackwardExWorkspaceSize",
-    "cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize",
-    "cudnnGetBatchNormalizationTrainingExReserveSpaceSize",
-    "cudnnGetCTCLossDescriptor",
-    "cudnnGetCTCLossDescriptorEx",
-    "cudnnGetCTCLossDescriptor_v8",
-    "cudnnGetCTCLossDescriptor_v9",
-    "cudnnGetCTCLossWorkspaceSize",
-    "cudnnGetCTCLossWorkspaceSize_v8",
-    "cudnnGetCallback",
-    "cudnnGetConvolution2dDescriptor",
-    "cudnnGetConvolution2dForwardOutputDim",
-    "cudnnGetConvolutionBackwardDataAlgorithmMaxCount",
-    "cudnnGetConvolutionBackwardDataAlgorithm_v7",
-    "cudnnGetConvolutionBackwardDataWorkspaceSize",
-    "cudnnGetConvolutionBackwardFilterAlgorithmMaxCount",
-    "cudnnGetConvolutionBackwardFilterAlgorithm_v7",
-    "cudnnGetConvolutionBackwardFilterWorkspaceSize",
-    "cudnnGetConvolutionForwardAlgorithmMaxCount",
-    "cudnnGetConvolutionForwardAlgorithm_v7",
-    "cudnnGetConvolutionForwardWorkspaceSize",
-    "cudnnGetConvolutionGroupCount",
-    "cudnnGetConvolutionMathType",
-    "cudnnGetConvolutionNdDescriptor",
-    "cudnnGetConvolutionNdForwardOutputDim",
-    "cudnnGetConvolutionReorderType",
-    "cudnnGetCudartVersion",
-    "cudnnGetDropoutDescriptor",
-    "cudnnGetErrorString",
-    "cudnnGetFilter4dDescriptor",
-    "cudnnGetFilterNdDescriptor",
-    "cudnnGetFilterSizeInBytes",
-    "cudnnGetFoldedConvBackwardDataDescriptors",
-    "cudnnGetFusedOpsConstParamPackAttribute",
-    "cudnnGetFusedOpsVariantParamPackAttribute",
-    "cudnnGetLRNDescriptor",
-    "cudnnGetMaxDeviceVersion",
-    "cudnnGetMultiHeadAttnBuffers",
-    "cudnnGetMultiHeadAttnWeights",
-    "cudnnGetNormalizationBackwardWorkspaceSize",
-    "cudnnGetNormalizationForwardTrainingWorkspaceSize",
-    "cudnnGetNormalizationTrainingReserveSpaceSize",
-    "cudnnGetOpTensorDescriptor",
-    "cudnnGetPooling2dDescriptor",
-    "cudnnGetPooling2dForwardOutputDim",
-    "cudnnGetPoolingNdDescriptor",
-    "cudnnGetPoolingNdForwardOutputDim",
-    "cudnnGetProperty",
-    "cudnnGetRNNDataDescriptor",
-    "cudnnGetRNNDescriptor_v8",
-    "cudnnGetRNNTempSpaceSizes",
-    "cudnnGetRNNWeightParams",
-    "cudnnGetRNNWeightSpaceSize",
-    "cudnnGetReduceTensorDescriptor",
-    "cudnnGetReductionIndicesSize",
-    "cudnnGetReductionWorkspaceSize",
-    "cudnnGetSeqDataDescriptor",
-    "cudnnGetStream",
-    "cudnnGetTensor4dDescriptor",
-    "cudnnGetTensorNdDescriptor",
-    "cudnnGetTensorSizeInBytes",
-    "cudnnGetTensorTransformDescriptor",
-    "cudnnGetVersion",
-    "cudnnGraphVersionCheck",
-    "cudnnIm2Col",
-    "cudnnInitTransformDest",
-    "cudnnLRNCrossChannelBackward",
-    "cudnnLRNCrossChannelForward",
-    "cudnnMakeFusedOpsPlan",
-    "cudnnMultiHeadAttnBackwardData",
-    "cudnnMultiHeadAttnBackwardWeights",
-    "cudnnMultiHeadAttnForward",
-    "cudnnNormalizationBackward",
-    "cudnnNormalizationForwardInference",
-    "cudnnNormalizationForwardTraining",
-    "cudnnOpTensor",
-    "cudnnOpsVersionCheck",
-    "cudnnPoolingBackward",
-    "cudnnPoolingForward",
-    "cudnnQueryRuntimeError",
-    "cudnnRNNBackwardData_v8",
-    "cudnnRNNBackwardWeights_v8",
-    "cudnnRNNForward",
-    "cudnnRNNGetClip_v8",
-    "cudnnRNNGetClip_v9",
-    "cudnnRNNSetClip_v8",
-    "cudnnRNNSetClip_v9",
-    "cudnnReduceTensor",
-    "cudnnReorderFilterAndBias",
-    "cudnnRestoreDropoutDescriptor",
-    "cudnnScaleTensor",
-    "cudnnSetActivationDescriptor",
-    "cudnnSetActivationDescriptorSwishBeta",
-    "cudnnSetAttnDescriptor",
-    "cudnnSetCTCLossDescriptor",
-    "cudnnSetCTCLossDescriptorEx",
-    "cudnnSetCTCLossDescriptor_v8",
-    "cudnnSetCTCLossDescriptor_v9",
-    "cudnnSetCallback",
-    "cudnnSetConvolution2dDescriptor",
-    "cudnnSetConvolutionGroupCount",
-    "cudnnSetConvolutionMathType",
-    "cudnnSetConvolutionNdDescriptor",
-    "cudnnSetConvolutionReorderType",
-    "cudnnSetDropoutDescriptor",
-    "cudnnSetFilter4dDescriptor",
-    "cudnnSetFilterNdDescriptor",
-    "cudnnSetFusedOpsConstParamPackAttribute",
-    "cudnnSetFusedOpsVariantParamPackAttribute",
-    "cudnnSetLRNDescriptor",
-    "cudnnSetOpTensorDescriptor",
-    "cudnnSetPooling2dDescriptor",
-    "cudnnSetPoolingNdDescriptor",
-    "cudnnSetRNNDataDescriptor",
-    "cudnnSetRNNDescriptor_v8",
-    "cudnnSetReduceTensorDescriptor",
-    "cudnnSetSeqDataDescriptor",
-    "cudnnSetSpatialTransformerNdDescriptor",
-    "cudnnSetStream",
-    "cudnnSetTensor",
-    "cudnnSetTensor4dDescriptor",
-    "cudnnSetTensor4dDescriptorEx",
-    "cudnnSetTensorNdDescriptor",
-    "cudnnSetTensorNdDescriptorEx",
-    "cudnnSetTensorTransformDescriptor",
-    "cudnnSoftmaxBackward",
-    "cudnnSoftmaxForward",
-    "cudnnSpatialTfGridGeneratorBackward",
-    "cudnnSpatialTfGridGeneratorForward",
-    "cudnnSpatialTfSamplerBackward",
-    "cudnnSpatialTfSamplerForward",
-    "cudnnTransformFilter",
-    "cudnnTransformTensor",
-    "cudnnTransformTensorEx",
+static const char names_blob[] =
+    "cudnnActivationBackward\0"
+    "cudnnActivationForward\0"
+    "cudnnAddTensor\0"
+    "cudnnAdvVersionCheck\0"
+    "cudnnBackendCreateDescriptor\0"
+    "cudnnBackendDestroyDescriptor\0"
+    "cudnnBackendExecute\0"
+    "cudnnBackendFinalize\0"
+    "cudnnBackendGetAttribute\0"
+    "cudnnBackendInitialize\0"
+    "cudnnBackendPopulateCudaGraph\0"
+    "cudnnBackendSetAttribute\0"
+    "cudnnBackendUpdateCudaGraph\0"
+    "cudnnBatchNormalizationBackward\0"
+    "cudnnBatchNormalizationBackwardEx\0"
+    "cudnnBatchNormalizationForwardInference\0"
+    "cudnnBatchNormalizationForwardTraining\0"
+    "cudnnBatchNormalizationForwardTrainingEx\0"
+    "cudnnBuildRNNDynamic\0"
+    "cudnnCTCLoss\0"
+    "cudnnCTCLoss_v8\0"
+    "cudnnCnnVersionCheck\0"
+    "cudnnConvolutionBackwardBias\0"
+    "cudnnConvolutionBackwardData\0"
+    "cudnnConvolutionBackwardFilter\0"
+    "cudnnConvolutionBiasActivationForward\0"
+    "cudnnConvolutionForward\0"
+    "cudnnCreate\0"
+    "cudnnCreateActivationDescriptor\0"
+    "cudnnCreateAttnDescriptor\0"
+    "cudnnCreateCTCLossDescriptor\0"
+    "cudnnCreateConvolutionDescriptor\0"
+    "cudnnCreateDropoutDescriptor\0"
+    "cudnnCreateFilterDescriptor\0"
+    "cudnnCreateFusedOpsConstParamPack\0"
+    "cudnnCreateFusedOpsPlan\0"
+    "cudnnCreateFusedOpsVariantParamPack\0"
+    "cudnnCreateLRNDescriptor\0"
+    "cudnnCreateOpTensorDescriptor\0"
+    "cudnnCreatePoolingDescriptor\0"
+    "cudnnCreateRNNDataDescriptor\0"
+    "cudnnCreateRNNDescriptor\0"
+    "cudnnCreateReduceTensorDescriptor\0"
+    "cudnnCreateSeqDataDescriptor\0"
+    "cudnnCreateSpatialTransformerDescriptor\0"
+    "cudnnCreateTensorDescriptor\0"
+    "cudnnCreateTensorTransformDescriptor\0"
+    "cudnnDeriveBNTensorDescriptor\0"
+    "cudnnDeriveNormTensorDescriptor\0"
+    "cudnnDestroy\0"
+    "cudnnDestroyActivationDescriptor\0"
+    "cudnnDestroyAttnDescriptor\0"
+    "cudnnDestroyCTCLossDescriptor\0"
+    "cudnnDestroyConvolutionDescriptor\0"
+    "cudnnDestroyDropoutDescriptor\0"
+    "cudnnDestroyFilterDescriptor\0"
+    "cudnnDestroyFusedOpsConstParamPack\0"
+    "cudnnDestroyFusedOpsPlan\0"
+    "cudnnDestroyFusedOpsVariantParamPack\0"
+    "cudnnDestroyLRNDescriptor\0"
+    "cudnnDestroyOpTensorDescriptor\0"
+    "cudnnDestroyPoolingDescriptor\0"
+    "cudnnDestroyRNNDataDescriptor\0"
+    "cudnnDestroyRNNDescriptor\0"
+    "cudnnDestroyReduceTensorDescriptor\0"
+    "cudnnDestroySeqDataDescriptor\0"
+    "cudnnDestroySpatialTransformerDescriptor\0"
+    "cudnnDestroyTensorDescriptor\0"
+    "cudnnDestroyTensorTransformDescriptor\0"
+    "cudnnDivisiveNormalizationBackward\0"
+    "cudnnDivisiveNormalizationForward\0"
+    "cudnnDropoutBackward\0"
+    "cudnnDropoutForward\0"
+    "cudnnDropoutGetReserveSpaceSize\0"
+    "cudnnDropoutGetStatesSize\0"
+    "cudnnFindConvolutionBackwardDataAlgorithm\0"
+    "cudnnFindConvolutionBackwardDataAlgorithmEx\0"
+    "cudnnFindConvolutionBackwardFilterAlgorithm\0"
+    "cudnnFindConvolutionBackwardFilterAlgorithmEx\0"
+    "cudnnFindConvolutionForwardAlgorithm\0"
+    "cudnnFindConvolutionForwardAlgorithmEx\0"
+    "cudnnFusedOpsExecute\0"
+    "cudnnGetActivationDescriptor\0"
+    "cudnnGetActivationDescriptorSwishBeta\0"
+    "cudnnGetAttnDescriptor\0"
+    "cudnnGetBatchNormalizationBackwardExWorkspaceSize\0"
+    "cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize\0"
+    "cudnnGetBatchNormalizationTrainingExReserveSpaceSize\0"
+    "cudnnGetCTCLossDescriptor\0"
+    "cudnnGetCTCLossDescriptorEx\0"
+    "cudnnGetCTCLossDescriptor_v8\0"
+    "cudnnGetCTCLossDescriptor_v9\0"
+    "cudnnGetCTCLossWorkspaceSize\0"
+    "cudnnGetCTCLossWorkspaceSize_v8\0"
+    "cudnnGetCallback\0"
+    "cudnnGetConvolution2dDescriptor\0"
+    "cudnnGetConvolution2dForwardOutputDim\0"
+    "cudnnGetConvolutionBackwardDataAlgorithmMaxCount\0"
+    "cudnnGetConvolutionBackwardDataAlgorithm_v7\0"
+    "cudnnGetConvolutionBackwardDataWorkspaceSize\0"
+    "cudnnGetConvolutionBackwardFilterAlgorithmMaxCount\0"
+    "cudnnGetConvolutionBackwardFilterAlgorithm_v7\0"
+    "cudnnGetConvolutionBackwardFilterWorkspaceSize\0"
+    "cudnnGetConvolutionForwardAlgorithmMaxCount\0"
+    "cudnnGetConvolutionForwardAlgorithm_v7\0"
+    "cudnnGetConvolutionForwardWorkspaceSize\0"
+    "cudnnGetConvolutionGroupCount\0"
+    "cudnnGetConvolutionMathType\0"
+    "cudnnGetConvolutionNdDescriptor\0"
+    "cudnnGetConvolutionNdForwardOutputDim\0"
+    "cudnnGetConvolutionReorderType\0"
+    "cudnnGetCudartVersion\0"
+    "cudnnGetDropoutDescriptor\0"
+    "cudnnGetErrorString\0"
+    "cudnnGetFilter4dDescriptor\0"
+    "cudnnGetFilterNdDescriptor\0"
+    "cudnnGetFilterSizeInBytes\0"
+    "cudnnGetFoldedConvBackwardDataDescriptors\0"
+    "cudnnGetFusedOpsConstParamPackAttribute\0"
+    "cudnnGetFusedOpsVariantParamPackAttribute\0"
+    "cudnnGetLRNDescriptor\0"
+    "cudnnGetMaxDeviceVersion\0"
+    "cudnnGetMultiHeadAttnBuffers\0"
+    "cudnnGetMultiHeadAttnWeights\0"
+    "cudnnGetNormalizationBackwardWorkspaceSize\0"
+    "cudnnGetNormalizationForwardTrainingWorkspaceSize\0"
+    "cudnnGetNormalizationTrainingReserveSpaceSize\0"
+    "cudnnGetOpTensorDescriptor\0"
+    "cudnnGetPooling2dDescriptor\0"
+    "cudnnGetPooling2dForwardOutputDim\0"
+    "cudnnGetPoolingNdDescriptor\0"
+    "cudnnGetPoolingNdForwardOutputDim\0"
+    "cudnnGetProperty\0"
+    "cudnnGetRNNDataDescriptor\0"
+    "cudnnGetRNNDescriptor_v8\0"
+    "cudnnGetRNNTempSpaceSizes\0"
+    "cudnnGetRNNWeightParams\0"
+    "cudnnGetRNNWeightSpaceSize\0"
+    "cudnnGetReduceTensorDescriptor\0"
+    "cudnnGetReductionIndicesSize\0"
+    "cudnnGetReductionWorkspaceSize\0"
+    "cudnnGetSeqDataDescriptor\0"
+    "cudnnGetStream\0"
+    "cudnnGetTensor4dDescriptor\0"
+    "cudnnGetTensorNdDescriptor\0"
+    "cudnnGetTensorSizeInBytes\0"
+    "cudnnGetTensorTransformDescriptor\0"
+    "cudnnGetVersion\0"
+    "cudnnGraphVersionCheck\0"
+    "cudnnIm2Col\0"
+    "cudnnInitTransformDest\0"
+    "cudnnLRNCrossChannelBackward\0"
+    "cudnnLRNCrossChannelForward\0"
+    "cudnnMakeFusedOpsPlan\0"
+    "cudnnMultiHeadAttnBackwardData\0"
+    "cudnnMultiHeadAttnBackwardWeights\0"
+    "cudnnMultiHeadAttnForward\0"
+    "cudnnNormalizationBackward\0"
+    "cudnnNormalizationForwardInference\0"
+    "cudnnNormalizationForwardTraining\0"
+    "cudnnOpTensor\0"
+    "cudnnOpsVersionCheck\0"
+    "cudnnPoolingBackward\0"
+    "cudnnPoolingForward\0"
+    "cudnnQueryRuntimeError\0"
+    "cudnnRNNBackwardData_v8\0"
+    "cudnnRNNBackwardWeights_v8\0"
+    "cudnnRNNForward\0"
+    "cudnnRNNGetClip_v8\0"
+    "cudnnRNNGetClip_v9\0"
+    "cudnnRNNSetClip_v8\0"
+    "cudnnRNNSetClip_v9\0"
+    "cudnnReduceTensor\0"
+    "cudnnReorderFilterAndBias\0"
+    "cudnnRestoreDropoutDescriptor\0"
+    "cudnnScaleTensor\0"
+    "cudnnSetActivationDescriptor\0"
+    "cudnnSetActivationDescriptorSwishBeta\0"
+    "cudnnSetAttnDescriptor\0"
+    "cudnnSetCTCLossDescriptor\0"
+    "cudnnSetCTCLossDescriptorEx\0"
+    "cudnnSetCTCLossDescriptor_v8\0"
+    "cudnnSetCTCLossDescriptor_v9\0"
+    "cudnnSetCallback\0"
+    "cudnnSetConvolution2dDescriptor\0"
+    "cudnnSetConvolutionGroupCount\0"
+    "cudnnSetConvolutionMathType\0"
+    "cudnnSetConvolutionNdDescriptor\0"
+    "cudnnSetConvolutionReorderType\0"
+    "cudnnSetDropoutDescriptor\0"
+    "cudnnSetFilter4dDescriptor\0"
+    "cudnnSetFilterNdDescriptor\0"
+    "cudnnSetFusedOpsConstParamPackAttribute\0"
+    "cudnnSetFusedOpsVariantParamPackAttribute\0"
+    "cudnnSetLRNDescriptor\0"
+    "cudnnSetOpTensorDescriptor\0"
+    "cudnnSetPooling2dDescriptor\0"
+    "cudnnSetPoolingNdDescriptor\0"
+    "cudnnSetRNNDataDescriptor\0"
+    "cudnnSetRNNDescriptor_v8\0"
+    "cudnnSetReduceTensorDescriptor\0"
+    "cudnnSetSeqDataDescriptor\0"
+    "cudnnSetSpatialTransformerNdDescriptor\0"
+    "cudnnSetStream\0"
+    "cudnnSetTensor\0"
+    "cudnnSetTensor4dDescriptor\0"
+    "cudnnSetTensor4dDescriptorEx\0"
+    "cudnnSetTensorNdDescriptor\0"
+    "cudnnSetTensorNdDescriptorEx\0"
+    "cudnnSetTensorTransformDescriptor\0"
+    "cudnnSoftmaxBackward\0"
+    "cudnnSoftmaxForward\0"
+    "cudnnSpatialTfGridGeneratorBackward\0"
+    "cudnnSpatialTfGridGeneratorForward\0"
+    "cudnnSpatialTfSamplerBackward\0"
+    "cudnnSpatialTfSamplerForward\0"
+    "cudnnTransformFilter\0"
+    "cudnnTransformTensor\0"
+    "cudnnTransformTensorEx";
+static const uint32_t name_off[] = {
+    0,
+    24,
+    47,
+    62,
+    83,
+    112,
+    142,
+    162,
+    183,
+    208,
+    231,
+    261,
+    286,
+    314,
+    346,
+    380,
+    420,
+    459,
+    500,
+    521,
+    534,
+    550,
+    571,
+    600,
+    629,
+    660,
+    698,
+    722,
+    734,
+    766,
+    792,
+    821,
+    854,
+    883,
+    911,
+    945,
+    969,
+    1005,
+    1030,
+    1060,
+    1089,
+    1118,
+    1143,
+    1177,
+    1206,
+    1246,
+    1274,
+    1311,
+    1341,
+    1373,
+    1386,
+    1419,
+    1446,
+    1476,
+    1510,
+    1540,
+    1569,
+    1604,
+    1629,
+    1666,
+    1692,
+    1723,
+    1753,
+    1783,
+    1809,
+    1844,
+    1874,
+    1915,
+    1944,
+    1982,
+    2017,
+    2051,
+    2072,
+    2092,
+    2124,
+    2150,
+    2192,
+    2236,
+    2280,
+    2326,
+    2363,
+    2402,
+    2423,
+    2452,
+    2490,
+    2513,
+    2563,
+    2620,
+    2673,
+    2699,
+    2727,
+    2756,
+    2785,
+    2814,
+    2846,
+    2863,
+    2895,
+    2933,
+    2982,
+    3026,
+    3071,
+    3122,
+    3168,
+    3215,
+    3259,
+    3298,
+    3338,
+    3368,
+    3396,
+    3428,
+    3466,
+    3497,
+    3519,
+    3545,
+    3565,
+    3592,
+    3619,
+    3645,
+    3687,
+    3727,
+    3769,
+    3791,
+    3816,
+    3845,
+    3874,
+    3917,
+    3967,
+    4013,
+    4040,
+    4068,
+    4102,
+    4130,
+    4164,
+    4181,
+    4207,
+    4232,
+    4258,
+    4282,
+    4309,
+    4340,
+    4369,
+    4400,
+    4426,
+    4441,
+    4468,
+    4495,
+    4521,
+    4555,
+    4571,
+    4594,
+    4606,
+    4629,
+    4658,
+    4686,
+    4708,
+    4739,
+    4773,
+    4799,
+    4826,
+    4861,
+    4895,
+    4909,
+    4930,
+    4951,
+    4971,
+    4994,
+    5018,
+    5045,
+    5061,
+    5080,
+    5099,
+    5118,
+    5137,
+    5155,
+    5181,
+    5211,
+    5228,
+    5257,
+    5295,
+    5318,
+    5344,
+    5372,
+    5401,
+    5430,
+    5447,
+    5479,
+    5509,
+    5537,
+    5569,
+    5600,
+    5626,
+    5653,
+    5680,
+    5720,
+    5762,
+    5784,
+    5811,
+    5839,
+    5867,
+    5893,
+    5918,
+    5949,
+    5975,
+    6014,
+    6029,
+    6044,
+    6071,
+    6100,
+    6127,
+    6156,
+    6190,
+    6211,
+    6231,
+    6267,
+    6302,
+    6332,
+    6361,
+    6382,
+    6403,
 };
 static const uint8_t classes[] = {
     0,
@@ -11199,669 +11419,6 @@ static const uint8_t classes[] = {
     0,
     0,
 };
-static void *const via_linked[] = {
-    (void *)cs_l_cudnnActivationBackward,
-    (void *)cs_l_cudnnActivationForward,
-    (void *)cs_l_cudnnAddTensor,
-    (void *)cs_l_cudnnAdvVersionCheck,
-    (void *)cudnnBackendCreateDescriptor,
-    (void *)cs_l_cudnnBackendDestroyDescriptor,
-    (void *)cs_l_cudnnBackendExecute,
-    (void *)cudnnBackendFinalize,
-    (void *)cs_l_cudnnBackendGetAttribute,
-    (void *)cs_l_cudnnBackendInitialize,
-    (void *)cs_l_cudnnBackendPopulateCudaGraph,
-    (void *)cs_l_cudnnBackendSetAttribute,
-    (void *)cs_l_cudnnBackendUpdateCudaGraph,
-    (void *)cs_l_cudnnBatchNormalizationBackward,
-    (void *)cs_l_cudnnBatchNormalizationBackwardEx,
-    (void *)cs_l_cudnnBatchNormalizationForwardInference,
-    (void *)cs_l_cudnnBatchNormalizationForwardTraining,
-    (void *)cs_l_cudnnBatchNormalizationForwardTrainingEx,
-    (void *)cs_l_cudnnBuildRNNDynamic,
-    (void *)cs_l_cudnnCTCLoss,
-    (void *)cs_l_cudnnCTCLoss_v8,
-    (void *)cs_l_cudnnCnnVersionCheck,
-    (void *)cs_l_cudnnConvolutionBackwardBias,
-    (void *)cs_l_cudnnConvolutionBackwardData,
-    (void *)cs_l_cudnnConvolutionBackwardFilter,
-    (void *)cs_l_cudnnConvolutionBiasActivationForward,
-    (void *)cs_l_cudnnConvolutionForward,
-    (void *)cudnnCreate,
-    (void *)cs_l_cudnnCreateActivationDescriptor,
-    (void *)cs_l_cudnnCreateAttnDescriptor,
-    (void *)cs_l_cudnnCreateCTCLossDescriptor,
-    (void *)cs_l_cudnnCreateConvolutionDescriptor,
-    (void *)cs_l_cudnnCreateDropoutDescriptor,
-    (void *)cs_l_cudnnCreateFilterDescriptor,
-    (void *)cs_l_cudnnCreateFusedOpsConstParamPack,
-    (void *)cs_l_cudnnCreateFusedOpsPlan,
-    (void *)cs_l_cudnnCreateFusedOpsVariantParamPack,
-    (void *)cs_l_cudnnCreateLRNDescriptor,
-    (void *)cs_l_cudnnCreateOpTensorDescriptor,
-    (void *)cs_l_cudnnCreatePoolingDescriptor,
-    (void *)cs_l_cudnnCreateRNNDataDescriptor,
-    (void *)cs_l_cudnnCreateRNNDescriptor,
-    (void *)cs_l_cudnnCreateReduceTensorDescriptor,
-    (void *)cs_l_cudnnCreateSeqDataDescriptor,
-    (void *)cs_l_cudnnCreateSpatialTransformerDescriptor,
-    (void *)cs_l_cudnnCreateTensorDescriptor,
-    (void *)cs_l_cudnnCreateTensorTransformDescriptor,
-    (void *)cs_l_cudnnDeriveBNTensorDescriptor,
-    (void *)cs_l_cudnnDeriveNormTensorDescriptor,
-    (void *)cudnnDestroy,
-    (void *)cs_l_cudnnDestroyActivationDescriptor,
-    (void *)cs_l_cudnnDestroyAttnDescriptor,
-    (void *)cs_l_cudnnDestroyCTCLossDescriptor,
-    (void *)cs_l_cudnnDestroyConvolutionDescriptor,
-    (void *)cs_l_cudnnDestroyDropoutDescriptor,
-    (void *)cs_l_cudnnDestroyFilterDescriptor,
-    (void *)cs_l_cudnnDestroyFusedOpsConstParamPack,
-    (void *)cs_l_cudnnDestroyFusedOpsPlan,
-    (void *)cs_l_cudnnDestroyFusedOpsVariantParamPack,
-    (void *)cs_l_cudnnDestroyLRNDescriptor,
-    (void *)cs_l_cudnnDestroyOpTensorDescriptor,
-    (void *)cs_l_cudnnDestroyPoolingDescriptor,
-    (void *)cs_l_cudnnDestroyRNNDataDescriptor,
-    (void *)cs_l_cudnnDestroyRNNDescriptor,
-    (void *)cs_l_cudnnDestroyReduceTensorDescriptor,
-    (void *)cs_l_cudnnDestroySeqDataDescriptor,
-    (void *)cs_l_cudnnDestroySpatialTransformerDescriptor,
-    (void *)cs_l_cudnnDestroyTensorDescriptor,
-    (void *)cs_l_cudnnDestroyTensorTransformDescriptor,
-    (void *)cs_l_cudnnDivisiveNormalizationBackward,
-    (void *)cs_l_cudnnDivisiveNormalizationForward,
-    (void *)cs_l_cudnnDropoutBackward,
-    (void *)cs_l_cudnnDropoutForward,
-    (void *)cs_l_cudnnDropoutGetReserveSpaceSize,
-    (void *)cs_l_cudnnDropoutGetStatesSize,
-    (void *)cs_l_cudnnFindConvolutionBackwardDataAlgorithm,
-    (void *)cs_l_cudnnFindConvolutionBackwardDataAlgorithmEx,
-    (void *)cs_l_cudnnFindConvolutionBackwardFilterAlgorithm,
-    (void *)cs_l_cudnnFindConvolutionBackwardFilterAlgorithmEx,
-    (void *)cs_l_cudnnFindConvolutionForwardAlgorithm,
-    (void *)cs_l_cudnnFindConvolutionForwardAlgorithmEx,
-    (void *)cs_l_cudnnFusedOpsExecute,
-    (void *)cs_l_cudnnGetActivationDescriptor,
-    (void *)cs_l_cudnnGetActivationDescriptorSwishBeta,
-    (void *)cs_l_cudnnGetAttnDescriptor,
-    (void *)cs_l_cudnnGetBatchNormalizationBackwardExWorkspaceSize,
-    (void *)cs_l_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize,
-    (void *)cs_l_cudnnGetBatchNormalizationTrainingExReserveSpaceSize,
-    (void *)cs_l_cudnnGetCTCLossDescriptor,
-    (void *)cs_l_cudnnGetCTCLossDescriptorEx,
-    (void *)cs_l_cudnnGetCTCLossDescriptor_v8,
-    (void *)cs_l_cudnnGetCTCLossDescriptor_v9,
-    (void *)cs_l_cudnnGetCTCLossWorkspaceSize,
-    (void *)cs_l_cudnnGetCTCLossWorkspaceSize_v8,
-    (void *)cs_l_cudnnGetCallback,
-    (void *)cs_l_cudnnGetConvolution2dDescriptor,
-    (void *)cs_l_cudnnGetConvolution2dForwardOutputDim,
-    (void *)cs_l_cudnnGetConvolutionBackwardDataAlgorithmMaxCount,
-    (void *)cs_l_cudnnGetConvolutionBackwardDataAlgorithm_v7,
-    (void *)cs_l_cudnnGetConvolutionBackwardDataWorkspaceSize,
-    (void *)cs_l_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount,
-    (void *)cs_l_cudnnGetConvolutionBackwardFilterAlgorithm_v7,
-    (void *)cs_l_cudnnGetConvolutionBackwardFilterWorkspaceSize,
-    (void *)cs_l_cudnnGetConvolutionForwardAlgorithmMaxCount,
-    (void *)cs_l_cudnnGetConvolutionForwardAlgorithm_v7,
-    (void *)cs_l_cudnnGetConvolutionForwardWorkspaceSize,
-    (void *)cs_l_cudnnGetConvolutionGroupCount,
-    (void *)cs_l_cudnnGetConvolutionMathType,
-    (void *)cs_l_cudnnGetConvolutionNdDescriptor,
-    (void *)cs_l_cudnnGetConvolutionNdForwardOutputDim,
-    (void *)cs_l_cudnnGetConvolutionReorderType,
-    (void *)cudnnGetCudartVersion,
-    (void *)cs_l_cudnnGetDropoutDescriptor,
-    (void *)cudnnGetErrorString,
-    (void *)cs_l_cudnnGetFilter4dDescriptor,
-    (void *)cs_l_cudnnGetFilterNdDescriptor,
-    (void *)cs_l_cudnnGetFilterSizeInBytes,
-    (void *)cs_l_cudnnGetFoldedConvBackwardDataDescriptors,
-    (void *)cs_l_cudnnGetFusedOpsConstParamPackAttribute,
-    (void *)cs_l_cudnnGetFusedOpsVariantParamPackAttribute,
-    (void *)cs_l_cudnnGetLRNDescriptor,
-    (void *)cudnnGetMaxDeviceVersion,
-    (void *)cs_l_cudnnGetMultiHeadAttnBuffers,
-    (void *)cs_l_cudnnGetMultiHeadAttnWeights,
-    (void *)cs_l_cudnnGetNormalizationBackwardWorkspaceSize,
-    (void *)cs_l_cudnnGetNormalizationForwardTrainingWorkspaceSize,
-    (void *)cs_l_cudnnGetNormalizationTrainingReserveSpaceSize,
-    (void *)cs_l_cudnnGetOpTensorDescriptor,
-    (void *)cs_l_cudnnGetPooling2dDescriptor,
-    (void *)cs_l_cudnnGetPooling2dForwardOutputDim,
-    (void *)cs_l_cudnnGetPoolingNdDescriptor,
-    (void *)cs_l_cudnnGetPoolingNdForwardOutputDim,
-    (void *)cs_l_cudnnGetProperty,
-    (void *)cs_l_cudnnGetRNNDataDescriptor,
-    (void *)cs_l_cudnnGetRNNDescriptor_v8,
-    (void *)cs_l_cudnnGetRNNTempSpaceSizes,
-    (void *)cs_l_cudnnGetRNNWeightParams,
-    (void *)cs_l_cudnnGetRNNWeightSpaceSize,
-    (void *)cs_l_cudnnGetReduceTensorDescriptor,
-    (void *)cs_l_cudnnGetReductionIndicesSize,
-    (void *)cs_l_cudnnGetReductionWorkspaceSize,
-    (void *)cs_l_cudnnGetSeqDataDescriptor,
-    (void *)cs_l_cudnnGetStream,
-    (void *)cs_l_cudnnGetTensor4dDescriptor,
-    (void *)cs_l_cudnnGetTensorNdDescriptor,
-    (void *)cs_l_cudnnGetTensorSizeInBytes,
-    (void *)cs_l_cudnnGetTensorTransformDescriptor,
-    (void *)cudnnGetVersion,
-    (void *)cs_l_cudnnGraphVersionCheck,
-    (void *)cs_l_cudnnIm2Col,
-    (void *)cs_l_cudnnInitTransformDest,
-    (void *)cs_l_cudnnLRNCrossChannelBackward,
-    (void *)cs_l_cudnnLRNCrossChannelForward,
-    (void *)cs_l_cudnnMakeFusedOpsPlan,
-    (void *)cs_l_cudnnMultiHeadAttnBackwardData,
-    (void *)cs_l_cudnnMultiHeadAttnBackwardWeights,
-    (void *)cs_l_cudnnMultiHeadAttnForward,
-    (void *)cs_l_cudnnNormalizationBackward,
-    (void *)cs_l_cudnnNormalizationForwardInference,
-    (void *)cs_l_cudnnNormalizationForwardTraining,
-    (void *)cs_l_cudnnOpTensor,
-    (void *)cs_l_cudnnOpsVersionCheck,
-    (void *)cs_l_cudnnPoolingBackward,
-    (void *)cs_l_cudnnPoolingForward,
-    (void *)cs_l_cudnnQueryRuntimeError,
-    (void *)cs_l_cudnnRNNBackwardData_v8,
-    (void *)cs_l_cudnnRNNBackwardWeights_v8,
-    (void *)cs_l_cudnnRNNForward,
-    (void *)cs_l_cudnnRNNGetClip_v8,
-    (void *)cs_l_cudnnRNNGetClip_v9,
-    (void *)cs_l_cudnnRNNSetClip_v8,
-    (void *)cs_l_cudnnRNNSetClip_v9,
-    (void *)cs_l_cudnnReduceTensor,
-    (void *)cs_l_cudnnReorderFilterAndBias,
-    (void *)cs_l_cudnnRestoreDropoutDescriptor,
-    (void *)cs_l_cudnnScaleTensor,
-    (void *)cs_l_cudnnSetActivationDescriptor,
-    (void *)cs_l_cudnnSetActivationDescriptorSwishBeta,
-    (void *)cs_l_cudnnSetAttnDescriptor,
-    (void *)cs_l_cudnnSetCTCLossDescriptor,
-    (void *)cs_l_cudnnSetCTCLossDescriptorEx,
-    (void *)cs_l_cudnnSetCTCLossDescriptor_v8,
-    (void *)cs_l_cudnnSetCTCLossDescriptor_v9,
-    (void *)cs_l_cudnnSetCallback,
-    (void *)cs_l_cudnnSetConvolution2dDescriptor,
-    (void *)cs_l_cudnnSetConvolutionGroupCount,
-    (void *)cs_l_cudnnSetConvolutionMathType,
-    (void *)cs_l_cudnnSetConvolutionNdDescriptor,
-    (void *)cs_l_cudnnSetConvolutionReorderType,
-    (void *)cs_l_cudnnSetDropoutDescriptor,
-    (void *)cs_l_cudnnSetFilter4dDescriptor,
-    (void *)cs_l_cudnnSetFilterNdDescriptor,
-    (void *)cs_l_cudnnSetFusedOpsConstParamPackAttribute,
-    (void *)cs_l_cudnnSetFusedOpsVariantParamPackAttribute,
-    (void *)cs_l_cudnnSetLRNDescriptor,
-    (void *)cs_l_cudnnSetOpTensorDescriptor,
-    (void *)cs_l_cudnnSetPooling2dDescriptor,
-    (void *)cs_l_cudnnSetPoolingNdDescriptor,
-    (void *)cs_l_cudnnSetRNNDataDescriptor,
-    (void *)cs_l_cudnnSetRNNDescriptor_v8,
-    (void *)cs_l_cudnnSetReduceTensorDescriptor,
-    (void *)cs_l_cudnnSetSeqDataDescriptor,
-    (void *)cs_l_cudnnSetSpatialTransformerNdDescriptor,
-    (void *)cs_l_cudnnSetStream,
-    (void *)cs_l_cudnnSetTensor,
-    (void *)cs_l_cudnnSetTensor4dDescriptor,
-    (void *)cs_l_cudnnSetTensor4dDescriptorEx,
-    (void *)cs_l_cudnnSetTensorNdDescriptor,
-    (void *)cs_l_cudnnSetTensorNdDescriptorEx,
-    (void *)cs_l_cudnnSetTensorTransformDescriptor,
-    (void *)cs_l_cudnnSoftmaxBackward,
-    (void *)cs_l_cudnnSoftmaxForward,
-    (void *)cs_l_cudnnSpatialTfGridGeneratorBackward,
-    (void *)cs_l_cudnnSpatialTfGridGeneratorForward,
-    (void *)cs_l_cudnnSpatialTfSamplerBackward,
-    (void *)cs_l_cudnnSpatialTfSamplerForward,
-    (void *)cs_l_cudnnTransformFilter,
-    (void *)cs_l_cudnnTransformTensor,
-    (void *)cs_l_cudnnTransformTensorEx,
-};
-static void *const via_dlsym[] = {
-    (void *)cs_d_cudnnActivationBackward,
-    (void *)cs_d_cudnnActivationForward,
-    (void *)cs_d_cudnnAddTensor,
-    (void *)cs_d_cudnnAdvVersionCheck,
-    (void *)cs_d_cudnnBackendCreateDescriptor,
-    (void *)cs_d_cudnnBackendDestroyDescriptor,
-    (void *)cs_d_cudnnBackendExecute,
-    (void *)cs_d_cudnnBackendFinalize,
-    (void *)cs_d_cudnnBackendGetAttribute,
-    (void *)cs_d_cudnnBackendInitialize,
-    (void *)cs_d_cudnnBackendPopulateCudaGraph,
-    (void *)cs_d_cudnnBackendSetAttribute,
-    (void *)cs_d_cudnnBackendUpdateCudaGraph,
-    (void *)cs_d_cudnnBatchNormalizationBackward,
-    (void *)cs_d_cudnnBatchNormalizationBackwardEx,
-    (void *)cs_d_cudnnBatchNormalizationForwardInference,
-    (void *)cs_d_cudnnBatchNormalizationForwardTraining,
-    (void *)cs_d_cudnnBatchNormalizationForwardTrainingEx,
-    (void *)cs_d_cudnnBuildRNNDynamic,
-    (void *)cs_d_cudnnCTCLoss,
-    (void *)cs_d_cudnnCTCLoss_v8,
-    (void *)cs_d_cudnnCnnVersionCheck,
-    (void *)cs_d_cudnnConvolutionBackwardBias,
-    (void *)cs_d_cudnnConvolutionBackwardData,
-    (void *)cs_d_cudnnConvolutionBackwardFilter,
-    (void *)cs_d_cudnnConvolutionBiasActivationForward,
-    (void *)cs_d_cudnnConvolutionForward,
-    (void *)cs_d_cudnnCreate,
-    (void *)cs_d_cudnnCreateActivationDescriptor,
-    (void *)cs_d_cudnnCreateAttnDescriptor,
-    (void *)cs_d_cudnnCreateCTCLossDescriptor,
-    (void *)cs_d_cudnnCreateConvolutionDescriptor,
-    (void *)cs_d_cudnnCreateDropoutDescriptor,
-    (void *)cs_d_cudnnCreateFilterDescriptor,
-    (void *)cs_d_cudnnCreateFusedOpsConstParamPack,
-    (void *)cs_d_cudnnCreateFusedOpsPlan,
-    (void *)cs_d_cudnnCreateFusedOpsVariantParamPack,
-    (void *)cs_d_cudnnCreateLRNDescriptor,
-    (void *)cs_d_cudnnCreateOpTensorDescriptor,
-    (void *)cs_d_cudnnCreatePoolingDescriptor,
-    (void *)cs_d_cudnnCreateRNNDataDescriptor,
-    (void *)cs_d_cudnnCreateRNNDescriptor,
-    (void *)cs_d_cudnnCreateReduceTensorDescriptor,
-    (void *)cs_d_cudnnCreateSeqDataDescriptor,
-    (void *)cs_d_cudnnCreateSpatialTransformerDescriptor,
-    (void *)cs_d_cudnnCreateTensorDescriptor,
-    (void *)cs_d_cudnnCreateTensorTransformDescriptor,
-    (void *)cs_d_cudnnDeriveBNTensorDescriptor,
-    (void *)cs_d_cudnnDeriveNormTensorDescriptor,
-    (void *)cs_d_cudnnDestroy,
-    (void *)cs_d_cudnnDestroyActivationDescriptor,
-    (void *)cs_d_cudnnDestroyAttnDescriptor,
-    (void *)cs_d_cudnnDestroyCTCLossDescriptor,
-    (void *)cs_d_cudnnDestroyConvolutionDescriptor,
-    (void *)cs_d_cudnnDestroyDropoutDescriptor,
-    (void *)cs_d_cudnnDestroyFilterDescriptor,
-    (void *)cs_d_cudnnDestroyFusedOpsConstParamPack,
-    (void *)cs_d_cudnnDestroyFusedOpsPlan,
-    (void *)cs_d_cudnnDestroyFusedOpsVariantParamPack,
-    (void *)cs_d_cudnnDestroyLRNDescriptor,
-    (void *)cs_d_cudnnDestroyOpTensorDescriptor,
-    (void *)cs_d_cudnnDestroyPoolingDescriptor,
-    (void *)cs_d_cudnnDestroyRNNDataDescriptor,
-    (void *)cs_d_cudnnDestroyRNNDescriptor,
-    (void *)cs_d_cudnnDestroyReduceTensorDescriptor,
-    (void *)cs_d_cudnnDestroySeqDataDescriptor,
-    (void *)cs_d_cudnnDestroySpatialTransformerDescriptor,
-    (void *)cs_d_cudnnDestroyTensorDescriptor,
-    (void *)cs_d_cudnnDestroyTensorTransformDescriptor,
-    (void *)cs_d_cudnnDivisiveNormalizationBackward,
-    (void *)cs_d_cudnnDivisiveNormalizationForward,
-    (void *)cs_d_cudnnDropoutBackward,
-    (void *)cs_d_cudnnDropoutForward,
-    (void *)cs_d_cudnnDropoutGetReserveSpaceSize,
-    (void *)cs_d_cudnnDropoutGetStatesSize,
-    (void *)cs_d_cudnnFindConvolutionBackwardDataAlgorithm,
-    (void *)cs_d_cudnnFindConvolutionBackwardDataAlgorithmEx,
-    (void *)cs_d_cudnnFindConvolutionBackwardFilterAlgorithm,
-    (void *)cs_d_cudnnFindConvolutionBackwardFilterAlgorithmEx,
-    (void *)cs_d_cudnnFindConvolutionForwardAlgorithm,
-    (void *)cs_d_cudnnFindConvolutionForwardAlgorithmEx,
-    (void *)cs_d_cudnnFusedOpsExecute,
-    (void *)cs_d_cudnnGetActivationDescriptor,
-    (void *)cs_d_cudnnGetActivationDescriptorSwishBeta,
-    (void *)cs_d_cudnnGetAttnDescriptor,
-    (void *)cs_d_cudnnGetBatchNormalizationBackwardExWorkspaceSize,
-    (void *)cs_d_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize,
-    (void *)cs_d_cudnnGetBatchNormalizationTrainingExReserveSpaceSize,
-    (void *)cs_d_cudnnGetCTCLossDescriptor,
-    (void *)cs_d_cudnnGetCTCLossDescriptorEx,
-    (void *)cs_d_cudnnGetCTCLossDescriptor_v8,
-    (void *)cs_d_cudnnGetCTCLossDescriptor_v9,
-    (void *)cs_d_cudnnGetCTCLossWorkspaceSize,
-    (void *)cs_d_cudnnGetCTCLossWorkspaceSize_v8,
-    (void *)cs_d_cudnnGetCallback,
-    (void *)cs_d_cudnnGetConvolution2dDescriptor,
-    (void *)cs_d_cudnnGetConvolution2dForwardOutputDim,
-    (void *)cs_d_cudnnGetConvolutionBackwardDataAlgorithmMaxCount,
-    (void *)cs_d_cudnnGetConvolutionBackwardDataAlgorithm_v7,
-    (void *)cs_d_cudnnGetConvolutionBackwardDataWorkspaceSize,
-    (void *)cs_d_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount,
-    (void *)cs_d_cudnnGetConvolutionBackwardFilterAlgorithm_v7,
-    (void *)cs_d_cudnnGetConvolutionBackwardFilterWorkspaceSize,
-    (void *)cs_d_cudnnGetConvolutionForwardAlgorithmMaxCount,
-    (void *)cs_d_cudnnGetConvolutionForwardAlgorithm_v7,
-    (void *)cs_d_cudnnGetConvolutionForwardWorkspaceSize,
-    (void *)cs_d_cudnnGetConvolutionGroupCount,
-    (void *)cs_d_cudnnGetConvolutionMathType,
-    (void *)cs_d_cudnnGetConvolutionNdDescriptor,
-    (void *)cs_d_cudnnGetConvolutionNdForwardOutputDim,
-    (void *)cs_d_cudnnGetConvolutionReorderType,
-    (void *)cs_d_cudnnGetCudartVersion,
-    (void *)cs_d_cudnnGetDropoutDescriptor,
-    (void *)cs_d_cudnnGetErrorString,
-    (void *)cs_d_cudnnGetFilter4dDescriptor,
-    (void *)cs_d_cudnnGetFilterNdDescriptor,
-    (void *)cs_d_cudnnGetFilterSizeInBytes,
-    (void *)cs_d_cudnnGetFoldedConvBackwardDataDescriptors,
-    (void *)cs_d_cudnnGetFusedOpsConstParamPackAttribute,
-    (void *)cs_d_cudnnGetFusedOpsVariantParamPackAttribute,
-    (void *)cs_d_cudnnGetLRNDescriptor,
-    (void *)cs_d_cudnnGetMaxDeviceVersion,
-    (void *)cs_d_cudnnGetMultiHeadAttnBuffers,
-    (void *)cs_d_cudnnGetMultiHeadAttnWeights,
-    (void *)cs_d_cudnnGetNormalizationBackwardWorkspaceSize,
-    (void *)cs_d_cudnnGetNormalizationForwardTrainingWorkspaceSize,
-    (void *)cs_d_cudnnGetNormalizationTrainingReserveSpaceSize,
-    (void *)cs_d_cudnnGetOpTensorDescriptor,
-    (void *)cs_d_cudnnGetPooling2dDescriptor,
-    (void *)cs_d_cudnnGetPooling2dForwardOutputDim,
-    (void *)cs_d_cudnnGetPoolingNdDescriptor,
-    (void *)cs_d_cudnnGetPoolingNdForwardOutputDim,
-    (void *)cs_d_cudnnGetProperty,
-    (void *)cs_d_cudnnGetRNNDataDescriptor,
-    (void *)cs_d_cudnnGetRNNDescriptor_v8,
-    (void *)cs_d_cudnnGetRNNTempSpaceSizes,
-    (void *)cs_d_cudnnGetRNNWeightParams,
-    (void *)cs_d_cudnnGetRNNWeightSpaceSize,
-    (void *)cs_d_cudnnGetReduceTensorDescriptor,
-    (void *)cs_d_cudnnGetReductionIndicesSize,
-    (void *)cs_d_cudnnGetReductionWorkspaceSize,
-    (void *)cs_d_cudnnGetSeqDataDescriptor,
-    (void *)cs_d_cudnnGetStream,
-    (void *)cs_d_cudnnGetTensor4dDescriptor,
-    (void *)cs_d_cudnnGetTensorNdDescriptor,
-    (void *)cs_d_cudnnGetTensorSizeInBytes,
-    (void *)cs_d_cudnnGetTensorTransformDescriptor,
-    (void *)cs_d_cudnnGetVersion,
-    (void *)cs_d_cudnnGraphVersionCheck,
-    (void *)cs_d_cudnnIm2Col,
-    (void *)cs_d_cudnnInitTransformDest,
-    (void *)cs_d_cudnnLRNCrossChannelBackward,
-    (void *)cs_d_cudnnLRNCrossChannelForward,
-    (void *)cs_d_cudnnMakeFusedOpsPlan,
-    (void *)cs_d_cudnnMultiHeadAttnBackwardData,
-    (void *)cs_d_cudnnMultiHeadAttnBackwardWeights,
-    (void *)cs_d_cudnnMultiHeadAttnForward,
-    (void *)cs_d_cudnnNormalizationBackward,
-    (void *)cs_d_cudnnNormalizationForwardInference,
-    (void *)cs_d_cudnnNormalizationForwardTraining,
-    (void *)cs_d_cudnnOpTensor,
-    (void *)cs_d_cudnnOpsVersionCheck,
-    (void *)cs_d_cudnnPoolingBackward,
-    (void *)cs_d_cudnnPoolingForward,
-    (void *)cs_d_cudnnQueryRuntimeError,
-    (void *)cs_d_cudnnRNNBackwardData_v8,
-    (void *)cs_d_cudnnRNNBackwardWeights_v8,
-    (void *)cs_d_cudnnRNNForward,
-    (void *)cs_d_cudnnRNNGetClip_v8,
-    (void *)cs_d_cudnnRNNGetClip_v9,
-    (void *)cs_d_cudnnRNNSetClip_v8,
-    (void *)cs_d_cudnnRNNSetClip_v9,
-    (void *)cs_d_cudnnReduceTensor,
-    (void *)cs_d_cudnnReorderFilterAndBias,
-    (void *)cs_d_cudnnRestoreDropoutDescriptor,
-    (void *)cs_d_cudnnScaleTensor,
-    (void *)cs_d_cudnnSetActivationDescriptor,
-    (void *)cs_d_cudnnSetActivationDescriptorSwishBeta,
-    (void *)cs_d_cudnnSetAttnDescriptor,
-    (void *)cs_d_cudnnSetCTCLossDescriptor,
-    (void *)cs_d_cudnnSetCTCLossDescriptorEx,
-    (void *)cs_d_cudnnSetCTCLossDescriptor_v8,
-    (void *)cs_d_cudnnSetCTCLossDescriptor_v9,
-    (void *)cs_d_cudnnSetCallback,
-    (void *)cs_d_cudnnSetConvolution2dDescriptor,
-    (void *)cs_d_cudnnSetConvolutionGroupCount,
-    (void *)cs_d_cudnnSetConvolutionMathType,
-    (void *)cs_d_cudnnSetConvolutionNdDescriptor,
-    (void *)cs_d_cudnnSetConvolutionReorderType,
-    (void *)cs_d_cudnnSetDropoutDescriptor,
-    (void *)cs_d_cudnnSetFilter4dDescriptor,
-    (void *)cs_d_cudnnSetFilterNdDescriptor,
-    (void *)cs_d_cudnnSetFusedOpsConstParamPackAttribute,
-    (void *)cs_d_cudnnSetFusedOpsVariantParamPackAttribute,
-    (void *)cs_d_cudnnSetLRNDescriptor,
-    (void *)cs_d_cudnnSetOpTensorDescriptor,
-    (void *)cs_d_cudnnSetPooling2dDescriptor,
-    (void *)cs_d_cudnnSetPoolingNdDescriptor,
-    (void *)cs_d_cudnnSetRNNDataDescriptor,
-    (void *)cs_d_cudnnSetRNNDescriptor_v8,
-    (void *)cs_d_cudnnSetReduceTensorDescriptor,
-    (void *)cs_d_cudnnSetSeqDataDescriptor,
-    (void *)cs_d_cudnnSetSpatialTransformerNdDescriptor,
-    (void *)cs_d_cudnnSetStream,
-    (void *)cs_d_cudnnSetTensor,
-    (void *)cs_d_cudnnSetTensor4dDescriptor,
-    (void *)cs_d_cudnnSetTensor4dDescriptorEx,
-    (void *)cs_d_cudnnSetTensorNdDescriptor,
-    (void *)cs_d_cudnnSetTensorNdDescriptorEx,
-    (void *)cs_d_cudnnSetTensorTransformDescriptor,
-    (void *)cs_d_cudnnSoftmaxBackward,
-    (void *)cs_d_cudnnSoftmaxForward,
-    (void *)cs_d_cudnnSpatialTfGridGeneratorBackward,
-    (void *)cs_d_cudnnSpatialTfGridGeneratorForward,
-    (void *)cs_d_cudnnSpatialTfSamplerBackward,
-    (void *)cs_d_cudnnSpatialTfSamplerForward,
-    (void *)cs_d_cudnnTransformFilter,
-    (void *)cs_d_cudnnTransformTensor,
-    (void *)cs_d_cudnnTransformTensorEx,
-};
-static void *const via_procaddr[] = {
-    (void *)cs_g_cudnnActivationBackward,
-    (void *)cs_g_cudnnActivationForward,
-    (void *)cs_g_cudnnAddTensor,
-    (void *)cs_g_cudnnAdvVersionCheck,
-    (void *)cs_g_cudnnBackendCreateDescriptor,
-    (void *)cs_g_cudnnBackendDestroyDescriptor,
-    (void *)cs_g_cudnnBackendExecute,
-    (void *)cs_g_cudnnBackendFinalize,
-    (void *)cs_g_cudnnBackendGetAttribute,
-    (void *)cs_g_cudnnBackendInitialize,
-    (void *)cs_g_cudnnBackendPopulateCudaGraph,
-    (void *)cs_g_cudnnBackendSetAttribute,
-    (void *)cs_g_cudnnBackendUpdateCudaGraph,
-    (void *)cs_g_cudnnBatchNormalizationBackward,
-    (void *)cs_g_cudnnBatchNormalizationBackwardEx,
-    (void *)cs_g_cudnnBatchNormalizationForwardInference,
-    (void *)cs_g_cudnnBatchNormalizationForwardTraining,
-    (void *)cs_g_cudnnBatchNormalizationForwardTrainingEx,
-    (void *)cs_g_cudnnBuildRNNDynamic,
-    (void *)cs_g_cudnnCTCLoss,
-    (void *)cs_g_cudnnCTCLoss_v8,
-    (void *)cs_g_cudnnCnnVersionCheck,
-    (void *)cs_g_cudnnConvolutionBackwardBias,
-    (void *)cs_g_cudnnConvolutionBackwardData,
-    (void *)cs_g_cudnnConvolutionBackwardFilter,
-    (void *)cs_g_cudnnConvolutionBiasActivationForward,
-    (void *)cs_g_cudnnConvolutionForward,
-    (void *)cs_g_cudnnCreate,
-    (void *)cs_g_cudnnCreateActivationDescriptor,
-    (void *)cs_g_cudnnCreateAttnDescriptor,
-    (void *)cs_g_cudnnCreateCTCLossDescriptor,
-    (void *)cs_g_cudnnCreateConvolutionDescriptor,
-    (void *)cs_g_cudnnCreateDropoutDescriptor,
-    (void *)cs_g_cudnnCreateFilterDescriptor,
-    (void *)cs_g_cudnnCreateFusedOpsConstParamPack,
-    (void *)cs_g_cudnnCreateFusedOpsPlan,
-    (void *)cs_g_cudnnCreateFusedOpsVariantParamPack,
-    (void *)cs_g_cudnnCreateLRNDescriptor,
-    (void *)cs_g_cudnnCreateOpTensorDescriptor,
-    (void *)cs_g_cudnnCreatePoolingDescriptor,
-    (void *)cs_g_cudnnCreateRNNDataDescriptor,
-    (void *)cs_g_cudnnCreateRNNDescriptor,
-    (void *)cs_g_cudnnCreateReduceTensorDescriptor,
-    (void *)cs_g_cudnnCreateSeqDataDescriptor,
-    (void *)cs_g_cudnnCreateSpatialTransformerDescriptor,
-    (void *)cs_g_cudnnCreateTensorDescriptor,
-    (void *)cs_g_cudnnCreateTensorTransformDescriptor,
-    (void *)cs_g_cudnnDeriveBNTensorDescriptor,
-    (void *)cs_g_cudnnDeriveNormTensorDescriptor,
-    (void *)cs_g_cudnnDestroy,
-    (void *)cs_g_cudnnDestroyActivationDescriptor,
-    (void *)cs_g_cudnnDestroyAttnDescriptor,
-    (void *)cs_g_cudnnDestroyCTCLossDescriptor,
-    (void *)cs_g_cudnnDestroyConvolutionDescriptor,
-    (void *)cs_g_cudnnDestroyDropoutDescriptor,
-    (void *)cs_g_cudnnDestroyFilterDescriptor,
-    (void *)cs_g_cudnnDestroyFusedOpsConstParamPack,
-    (void *)cs_g_cudnnDestroyFusedOpsPlan,
-    (void *)cs_g_cudnnDestroyFusedOpsVariantParamPack,
-    (void *)cs_g_cudnnDestroyLRNDescriptor,
-    (void *)cs_g_cudnnDestroyOpTensorDescriptor,
-    (void *)cs_g_cudnnDestroyPoolingDescriptor,
-    (void *)cs_g_cudnnDestroyRNNDataDescriptor,
-    (void *)cs_g_cudnnDestroyRNNDescriptor,
-    (void *)cs_g_cudnnDestroyReduceTensorDescriptor,
-    (void *)cs_g_cudnnDestroySeqDataDescriptor,
-    (void *)cs_g_cudnnDestroySpatialTransformerDescriptor,
-    (void *)cs_g_cudnnDestroyTensorDescriptor,
-    (void *)cs_g_cudnnDestroyTensorTransformDescriptor,
-    (void *)cs_g_cudnnDivisiveNormalizationBackward,
-    (void *)cs_g_cudnnDivisiveNormalizationForward,
-    (void *)cs_g_cudnnDropoutBackward,
-    (void *)cs_g_cudnnDropoutForward,
-    (void *)cs_g_cudnnDropoutGetReserveSpaceSize,
-    (void *)cs_g_cudnnDropoutGetStatesSize,
-    (void *)cs_g_cudnnFindConvolutionBackwardDataAlgorithm,
-    (void *)cs_g_cudnnFindConvolutionBackwardDataAlgorithmEx,
-    (void *)cs_g_cudnnFindConvolutionBackwardFilterAlgorithm,
-    (void *)cs_g_cudnnFindConvolutionBackwardFilterAlgorithmEx,
-    (void *)cs_g_cudnnFindConvolutionForwardAlgorithm,
-    (void *)cs_g_cudnnFindConvolutionForwardAlgorithmEx,
-    (void *)cs_g_cudnnFusedOpsExecute,
-    (void *)cs_g_cudnnGetActivationDescriptor,
-    (void *)cs_g_cudnnGetActivationDescriptorSwishBeta,
-    (void *)cs_g_cudnnGetAttnDescriptor,
-    (void *)cs_g_cudnnGetBatchNormalizationBackwardExWorkspaceSize,
-    (void *)cs_g_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize,
-    (void *)cs_g_cudnnGetBatchNormalizationTrainingExReserveSpaceSize,
-    (void *)cs_g_cudnnGetCTCLossDescriptor,
-    (void *)cs_g_cudnnGetCTCLossDescriptorEx,
-    (void *)cs_g_cudnnGetCTCLossDescriptor_v8,
-    (void *)cs_g_cudnnGetCTCLossDescriptor_v9,
-    (void *)cs_g_cudnnGetCTCLossWorkspaceSize,
-    (void *)cs_g_cudnnGetCTCLossWorkspaceSize_v8,
-    (void *)cs_g_cudnnGetCallback,
-    (void *)cs_g_cudnnGetConvolution2dDescriptor,
-    (void *)cs_g_cudnnGetConvolution2dForwardOutputDim,
-    (void *)cs_g_cudnnGetConvolutionBackwardDataAlgorithmMaxCount,
-    (void *)cs_g_cudnnGetConvolutionBackwardDataAlgorithm_v7,
-    (void *)cs_g_cudnnGetConvolutionBackwardDataWorkspaceSize,
-    (void *)cs_g_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount,
-    (void *)cs_g_cudnnGetConvolutionBackwardFilterAlgorithm_v7,
-    (void *)cs_g_cudnnGetConvolutionBackwardFilterWorkspaceSize,
-    (void *)cs_g_cudnnGetConvolutionForwardAlgorithmMaxCount,
-    (void *)cs_g_cudnnGetConvolutionForwardAlgorithm_v7,
-    (void *)cs_g_cudnnGetConvolutionForwardWorkspaceSize,
-    (void *)cs_g_cudnnGetConvolutionGroupCount,
-    (void *)cs_g_cudnnGetConvolutionMathType,
-    (void *)cs_g_cudnnGetConvolutionNdDescriptor,
-    (void *)cs_g_cudnnGetConvolutionNdForwardOutputDim,
-    (void *)cs_g_cudnnGetConvolutionReorderType,
-    (void *)cs_g_cudnnGetCudartVersion,
-    (void *)cs_g_cudnnGetDropoutDescriptor,
-    (void *)cs_g_cudnnGetErrorString,
-    (void *)cs_g_cudnnGetFilter4dDescriptor,
-    (void *)cs_g_cudnnGetFilterNdDescriptor,
-    (void *)cs_g_cudnnGetFilterSizeInBytes,
-    (void *)cs_g_cudnnGetFoldedConvBackwardDataDescriptors,
-    (void *)cs_g_cudnnGetFusedOpsConstParamPackAttribute,
-    (void *)cs_g_cudnnGetFusedOpsVariantParamPackAttribute,
-    (void *)cs_g_cudnnGetLRNDescriptor,
-    (void *)cs_g_cudnnGetMaxDeviceVersion,
-    (void *)cs_g_cudnnGetMultiHeadAttnBuffers,
-    (void *)cs_g_cudnnGetMultiHeadAttnWeights,
-    (void *)cs_g_cudnnGetNormalizationBackwardWorkspaceSize,
-    (void *)cs_g_cudnnGetNormalizationForwardTrainingWorkspaceSize,
-    (void *)cs_g_cudnnGetNormalizationTrainingReserveSpaceSize,
-    (void *)cs_g_cudnnGetOpTensorDescriptor,
-    (void *)cs_g_cudnnGetPooling2dDescriptor,
-    (void *)cs_g_cudnnGetPooling2dForwardOutputDim,
-    (void *)cs_g_cudnnGetPoolingNdDescriptor,
-    (void *)cs_g_cudnnGetPoolingNdForwardOutputDim,
-    (void *)cs_g_cudnnGetProperty,
-    (void *)cs_g_cudnnGetRNNDataDescriptor,
-    (void *)cs_g_cudnnGetRNNDescriptor_v8,
-    (void *)cs_g_cudnnGetRNNTempSpaceSizes,
-    (void *)cs_g_cudnnGetRNNWeightParams,
-    (void *)cs_g_cudnnGetRNNWeightSpaceSize,
-    (void *)cs_g_cudnnGetReduceTensorDescriptor,
-    (void *)cs_g_cudnnGetReductionIndicesSize,
-    (void *)cs_g_cudnnGetReductionWorkspaceSize,
-    (void *)cs_g_cudnnGetSeqDataDescriptor,
-    (void *)cs_g_cudnnGetStream,
-    (void *)cs_g_cudnnGetTensor4dDescriptor,
-    (void *)cs_g_cudnnGetTensorNdDescriptor,
-    (void *)cs_g_cudnnGetTensorSizeInBytes,
-    (void *)cs_g_cudnnGetTensorTransformDescriptor,
-    (void *)cs_g_cudnnGetVersion,
-    (void *)cs_g_cudnnGraphVersionCheck,
-    (void *)cs_g_cudnnIm2Col,
-    (void *)cs_g_cudnnInitTransformDest,
-    (void *)cs_g_cudnnLRNCrossChannelBackward,
-    (void *)cs_g_cudnnLRNCrossChannelForward,
-    (void *)cs_g_cudnnMakeFusedOpsPlan,
-    (void *)cs_g_cudnnMultiHeadAttnBackwardData,
-    (void *)cs_g_cudnnMultiHeadAttnBackwardWeights,
-    (void *)cs_g_cudnnMultiHeadAttnForward,
-    (void *)cs_g_cudnnNormalizationBackward,
-    (void *)cs_g_cudnnNormalizationForwardInference,
-    (void *)cs_g_cudnnNormalizationForwardTraining,
-    (void *)cs_g_cudnnOpTensor,
-    (void *)cs_g_cudnnOpsVersionCheck,
-    (void *)cs_g_cudnnPoolingBackward,
-    (void *)cs_g_cudnnPoolingForward,
-    (void *)cs_g_cudnnQueryRuntimeError,
-    (void *)cs_g_cudnnRNNBackwardData_v8,
-    (void *)cs_g_cudnnRNNBackwardWeights_v8,
-    (void *)cs_g_cudnnRNNForward,
-    (void *)cs_g_cudnnRNNGetClip_v8,
-    (void *)cs_g_cudnnRNNGetClip_v9,
-    (void *)cs_g_cudnnRNNSetClip_v8,
-    (void *)cs_g_cudnnRNNSetClip_v9,
-    (void *)cs_g_cudnnReduceTensor,
-    (void *)cs_g_cudnnReorderFilterAndBias,
-    (void *)cs_g_cudnnRestoreDropoutDescriptor,
-    (void *)cs_g_cudnnScaleTensor,
-    (void *)cs_g_cudnnSetActivationDescriptor,
-    (void *)cs_g_cudnnSetActivationDescriptorSwishBeta,
-    (void *)cs_g_cudnnSetAttnDescriptor,
-    (void *)cs_g_cudnnSetCTCLossDescriptor,
-    (void *)cs_g_cudnnSetCTCLossDescriptorEx,
-    (void *)cs_g_cudnnSetCTCLossDescriptor_v8,
-    (void *)cs_g_cudnnSetCTCLossDescriptor_v9,
-    (void *)cs_g_cudnnSetCallback,
-    (void *)cs_g_cudnnSetConvolution2dDescriptor,
-    (void *)cs_g_cudnnSetConvolutionGroupCount,
-    (void *)cs_g_cudnnSetConvolutionMathType,
-    (void *)cs_g_cudnnSetConvolutionNdDescriptor,
-    (void *)cs_g_cudnnSetConvolutionReorderType,
-    (void *)cs_g_cudnnSetDropoutDescriptor,
-    (void *)cs_g_cudnnSetFilter4dDescriptor,
-    (void *)cs_g_cudnnSetFilterNdDescriptor,
-    (void *)cs_g_cudnnSetFusedOpsConstParamPackAttribute,
-    (void *)cs_g_cudnnSetFusedOpsVariantParamPackAttribute,
-    (void *)cs_g_cudnnSetLRNDescriptor,
-    (void *)cs_g_cudnnSetOpTensorDescriptor,
-    (void *)cs_g_cudnnSetPooling2dDescriptor,
-    (void *)cs_g_cudnnSetPoolingNdDescriptor,
-    (void *)cs_g_cudnnSetRNNDataDescriptor,
-    (void *)cs_g_cudnnSetRNNDescriptor_v8,
-    (void *)cs_g_cudnnSetReduceTensorDescriptor,
-    (void *)cs_g_cudnnSetSeqDataDescriptor,
-    (void *)cs_g_cudnnSetSpatialTransformerNdDescriptor,
-    (void *)cs_g_cudnnSetStream,
-    (void *)cs_g_cudnnSetTensor,
-    (void *)cs_g_cudnnSetTensor4dDescriptor,
-    (void *)cs_g_cudnnSetTensor4dDescriptorEx,
-    (void *)cs_g_cudnnSetTensorNdDescriptor,
-    (void *)cs_g_cudnnSetTensorNdDescriptorEx,
-    (void *)cs_g_cudnnSetTensorTransformDescriptor,
-    (void *)cs_g_cudnnSoftmaxBackward,
-    (void *)cs_g_cudnnSoftmaxForward,
-    (void *)cs_g_cudnnSpatialTfGridGeneratorBackward,
-    (void *)cs_g_cudnnSpatialTfGridGeneratorForward,
-    (void *)cs_g_cudnnSpatialTfSamplerBackward,
-    (void *)cs_g_cudnnSpatialTfSamplerForward,
-    (void *)cs_g_cudnnTransformFilter,
-    (void *)cs_g_cudnnTransformTensor,
-    (void *)cs_g_cudnnTransformTensorEx,
-};
 #if CS_FAST_ASM
 void cs_u_cudnnActivationBackward(void) CS_HIDDEN;
 void cs_u_cudnnActivationForward(void) CS_HIDDEN;
@@ -12074,219 +11631,6 @@ void cs_u_cudnnSpatialTfSamplerForward(void) CS_HIDDEN;
 void cs_u_cudnnTransformFilter(void) CS_HIDDEN;
 void cs_u_cudnnTransformTensor(void) CS_HIDDEN;
 void cs_u_cudnnTransformTensorEx(void) CS_HIDDEN;
-static void *const unresolved[219] = {
-    [0] = (void *)cs_u_cudnnActivationBackward,
-    [1] = (void *)cs_u_cudnnActivationForward,
-    [2] = (void *)cs_u_cudnnAddTensor,
-    [3] = (void *)cs_u_cudnnAdvVersionCheck,
-    [5] = (void *)cs_u_cudnnBackendDestroyDescriptor,
-    [6] = (void *)cs_u_cudnnBackendExecute,
-    [8] = (void *)cs_u_cudnnBackendGetAttribute,
-    [9] = (void *)cs_u_cudnnBackendInitialize,
-    [10] = (void *)cs_u_cudnnBackendPopulateCudaGraph,
-    [11] = (void *)cs_u_cudnnBackendSetAttribute,
-    [12] = (void *)cs_u_cudnnBackendUpdateCudaGraph,
-    [13] = (void *)cs_u_cudnnBatchNormalizationBackward,
-    [14] = (void *)cs_u_cudnnBatchNormalizationBackwardEx,
-    [15] = (void *)cs_u_cudnnBatchNormalizationForwardInference,
-    [16] = (void *)cs_u_cudnnBatchNormalizationForwardTraining,
-    [17] = (void *)cs_u_cudnnBatchNormalizationForwardTrainingEx,
-    [18] = (void *)cs_u_cudnnBuildRNNDynamic,
-    [19] = (void *)cs_u_cudnnCTCLoss,
-    [20] = (void *)cs_u_cudnnCTCLoss_v8,
-    [21] = (void *)cs_u_cudnnCnnVersionCheck,
-    [22] = (void *)cs_u_cudnnConvolutionBackwardBias,
-    [23] = (void *)cs_u_cudnnConvolutionBackwardData,
-    [24] = (void *)cs_u_cudnnConvolutionBackwardFilter,
-    [25] = (void *)cs_u_cudnnConvolutionBiasActivationForward,
-    [26] = (void *)cs_u_cudnnConvolutionForward,
-    [28] = (void *)cs_u_cudnnCreateActivationDescriptor,
-    [29] = (void *)cs_u_cudnnCreateAttnDescriptor,
-    [30] = (void *)cs_u_cudnnCreateCTCLossDescriptor,
-    [31] = (void *)cs_u_cudnnCreateConvolutionDescriptor,
-    [32] = (void *)cs_u_cudnnCreateDropoutDescriptor,
-    [33] = (void *)cs_u_cudnnCreateFilterDescriptor,
-    [34] = (void *)cs_u_cudnnCreateFusedOpsConstParamPack,
-    [35] = (void *)cs_u_cudnnCreateFusedOpsPlan,
-    [36] = (void *)cs_u_cudnnCreateFusedOpsVariantParamPack,
-    [37] = (void *)cs_u_cudnnCreateLRNDescriptor,
-    [38] = (void *)cs_u_cudnnCreateOpTensorDescriptor,
-    [39] = (void *)cs_u_cudnnCreatePoolingDescriptor,
-    [40] = (void *)cs_u_cudnnCreateRNNDataDescriptor,
-    [41] = (void *)cs_u_cudnnCreateRNNDescriptor,
-    [42] = (void *)cs_u_cudnnCreateReduceTensorDescriptor,
-    [43] = (void *)cs_u_cudnnCreateSeqDataDescriptor,
-    [44] = (void *)cs_u_cudnnCreateSpatialTransformerDescriptor,
-    [45] = (void *)cs_u_cudnnCreateTensorDescriptor,
-    [46] = (void *)cs_u_cudnnCreateTensorTransformDescriptor,
-    [47] = (void *)cs_u_cudnnDeriveBNTensorDescriptor,
-    [48] = (void *)cs_u_cudnnDeriveNormTensorDescriptor,
-    [50] = (void *)cs_u_cudnnDestroyActivationDescriptor,
-    [51] = (void *)cs_u_cudnnDestroyAttnDescriptor,
-    [52] = (void *)cs_u_cudnnDestroyCTCLossDescriptor,
-    [53] = (void *)cs_u_cudnnDestroyConvolutionDescriptor,
-    [54] = (void *)cs_u_cudnnDestroyDropoutDescriptor,
-    [55] = (void *)cs_u_cudnnDestroyFilterDescriptor,
-    [56] = (void *)cs_u_cudnnDestroyFusedOpsConstParamPack,
-    [57] = (void *)cs_u_cudnnDestroyFusedOpsPlan,
-    [58] = (void *)cs_u_cudnnDestroyFusedOpsVariantParamPack,
-    [59] = (void *)cs_u_cudnnDestroyLRNDescriptor,
-    [60] = (void *)cs_u_cudnnDestroyOpTensorDescriptor,
-    [61] = (void *)cs_u_cudnnDestroyPoolingDescriptor,
-    [62] = (void *)cs_u_cudnnDestroyRNNDataDescriptor,
-    [63] = (void *)cs_u_cudnnDestroyRNNDescriptor,
-    [64] = (void *)cs_u_cudnnDestroyReduceTensorDescriptor,
-    [65] = (void *)cs_u_cudnnDestroySeqDataDescriptor,
-    [66] = (void *)cs_u_cudnnDestroySpatialTransformerDescriptor,
-    [67] = (void *)cs_u_cudnnDestroyTensorDescriptor,
-    [68] = (void *)cs_u_cudnnDestroyTensorTransformDescriptor,
-    [69] = (void *)cs_u_cudnnDivisiveNormalizationBackward,
-    [70] = (void *)cs_u_cudnnDivisiveNormalizationForward,
-    [71] = (void *)cs_u_cudnnDropoutBackward,
-    [72] = (void *)cs_u_cudnnDropoutForward,
-    [73] = (void *)cs_u_cudnnDropoutGetReserveSpaceSize,
-    [74] = (void *)cs_u_cudnnDropoutGetStatesSize,
-    [75] = (void *)cs_u_cudnnFindConvolutionBackwardDataAlgorithm,
-    [76] = (void *)cs_u_cudnnFindConvolutionBackwardDataAlgorithmEx,
-    [77] = (void *)cs_u_cudnnFindConvolutionBackwardFilterAlgorithm,
-    [78] = (void *)cs_u_cudnnFindConvolutionBackwardFilterAlgorithmEx,
-    [79] = (void *)cs_u_cudnnFindConvolutionForwardAlgorithm,
-    [80] = (void *)cs_u_cudnnFindConvolutionForwardAlgorithmEx,
-    [81] = (void *)cs_u_cudnnFusedOpsExecute,
-    [82] = (void *)cs_u_cudnnGetActivationDescriptor,
-    [83] = (void *)cs_u_cudnnGetActivationDescriptorSwishBeta,
-    [84] = (void *)cs_u_cudnnGetAttnDescriptor,
-    [85] = (void *)cs_u_cudnnGetBatchNormalizationBackwardExWorkspaceSize,
-    [86] = (void *)cs_u_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize,
-    [87] = (void *)cs_u_cudnnGetBatchNormalizationTrainingExReserveSpaceSize,
-    [88] = (void *)cs_u_cudnnGetCTCLossDescriptor,
-    [89] = (void *)cs_u_cudnnGetCTCLossDescriptorEx,
-    [90] = (void *)cs_u_cudnnGetCTCLossDescriptor_v8,
-    [91] = (void *)cs_u_cudnnGetCTCLossDescriptor_v9,
-    [92] = (void *)cs_u_cudnnGetCTCLossWorkspaceSize,
-    [93] = (void *)cs_u_cudnnGetCTCLossWorkspaceSize_v8,
-    [94] = (void *)cs_u_cudnnGetCallback,
-    [95] = (void *)cs_u_cudnnGetConvolution2dDescriptor,
-    [96] = (void *)cs_u_cudnnGetConvolution2dForwardOutputDim,
-    [97] = (void *)cs_u_cudnnGetConvolutionBackwardDataAlgorithmMaxCount,
-    [98] = (void *)cs_u_cudnnGetConvolutionBackwardDataAlgorithm_v7,
-    [99] = (void *)cs_u_cudnnGetConvolutionBackwardDataWorkspaceSize,
-    [100] = (void *)cs_u_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount,
-    [101] = (void *)cs_u_cudnnGetConvolutionBackwardFilterAlgorithm_v7,
-    [102] = (void *)cs_u_cudnnGetConvolutionBackwardFilterWorkspaceSize,
-    [103] = (void *)cs_u_cudnnGetConvolutionForwardAlgorithmMaxCount,
-    [104] = (void *)cs_u_cudnnGetConvolutionForwardAlgorithm_v7,
-    [105] = (void *)cs_u_cudnnGetConvolutionForwardWorkspaceSize,
-    [106] = (void *)cs_u_cudnnGetConvolutionGroupCount,
-    [107] = (void *)cs_u_cudnnGetConvolutionMathType,
-    [108] = (void *)cs_u_cudnnGetConvolutionNdDescriptor,
-    [109] = (void *)cs_u_cudnnGetConvolutionNdForwardOutputDim,
-    [110] = (void *)cs_u_cudnnGetConvolutionReorderType,
-    [112] = (void *)cs_u_cudnnGetDropoutDescriptor,
-    [114] = (void *)cs_u_cudnnGetFilter4dDescriptor,
-    [115] = (void *)cs_u_cudnnGetFilterNdDescriptor,
-    [116] = (void *)cs_u_cudnnGetFilterSizeInBytes,
-    [117] = (void *)cs_u_cudnnGetFoldedConvBackwardDataDescriptors,
-    [118] = (void *)cs_u_cudnnGetFusedOpsConstParamPackAttribute,
-    [119] = (void *)cs_u_cudnnGetFusedOpsVariantParamPackAttribute,
-    [120] = (void *)cs_u_cudnnGetLRNDescriptor,
-    [122] = (void *)cs_u_cudnnGetMultiHeadAttnBuffers,
-    [123] = (void *)cs_u_cudnnGetMultiHeadAttnWeights,
-    [124] = (void *)cs_u_cudnnGetNormalizationBackwardWorkspaceSize,
-    [125] = (void *)cs_u_cudnnGetNormalizationForwardTrainingWorkspaceSize,
-    [126] = (void *)cs_u_cudnnGetNormalizationTrainingReserveSpaceSize,
-    [127] = (void *)cs_u_cudnnGetOpTensorDescriptor,
-    [128] = (void *)cs_u_cudnnGetPooling2dDescriptor,
-    [129] = (void *)cs_u_cudnnGetPooling2dForwardOutputDim,
-    [130] = (void *)cs_u_cudnnGetPoolingNdDescriptor,
-    [131] = (void *)cs_u_cudnnGetPoolingNdForwardOutputDim,
-    [132] = (void *)cs_u_cudnnGetProperty,
-    [133] = (void *)cs_u_cudnnGetRNNDataDescriptor,
-    [134] = (void *)cs_u_cudnnGetRNNDescriptor_v8,
-    [135] = (void *)cs_u_cudnnGetRNNTempSpaceSizes,
-    [136] = (void *)cs_u_cudnnGetRNNWeightParams,
-    [137] = (void *)cs_u_cudnnGetRNNWeightSpaceSize,
-    [138] = (void *)cs_u_cudnnGetReduceTensorDescriptor,
-    [139] = (void *)cs_u_cudnnGetReductionIndicesSize,
-    [140] = (void *)cs_u_cudnnGetReductionWorkspaceSize,
-    [141] = (void *)cs_u_cudnnGetSeqDataDescriptor,
-    [142] = (void *)cs_u_cudnnGetStream,
-    [143] = (void *)cs_u_cudnnGetTensor4dDescriptor,
-    [144] = (void *)cs_u_cudnnGetTensorNdDescriptor,
-    [145] = (void *)cs_u_cudnnGetTensorSizeInBytes,
-    [146] = (void *)cs_u_cudnnGetTensorTransformDescriptor,
-    [148] = (void *)cs_u_cudnnGraphVersionCheck,
-    [149] = (void *)cs_u_cudnnIm2Col,
-    [150] = (void *)cs_u_cudnnInitTransformDest,
-    [151] = (void *)cs_u_cudnnLRNCrossChannelBackward,
-    [152] = (void *)cs_u_cudnnLRNCrossChannelForward,
-    [153] = (void *)cs_u_cudnnMakeFusedOpsPlan,
-    [154] = (void *)cs_u_cudnnMultiHeadAttnBackwardData,
-    [155] = (void *)cs_u_cudnnMultiHeadAttnBackwardWeights,
-    [156] = (void *)cs_u_cudnnMultiHeadAttnForward,
-    [157] = (void *)cs_u_cudnnNormalizationBackward,
-    [158] = (void *)cs_u_cudnnNormalizationForwardInference,
-    [159] = (void *)cs_u_cudnnNormalizationForwardTraining,
-    [160] = (void *)cs_u_cudnnOpTensor,
-    [161] = (void *)cs_u_cudnnOpsVersionCheck,
-    [162] = (void *)cs_u_cudnnPoolingBackward,
-    [163] = (void *)cs_u_cudnnPoolingForward,
-    [164] = (void *)cs_u_cudnnQueryRuntimeError,
-    [165] = (void *)cs_u_cudnnRNNBackwardData_v8,
-    [166] = (void *)cs_u_cudnnRNNBackwardWeights_v8,
-    [167] = (void *)cs_u_cudnnRNNForward,
-    [168] = (void *)cs_u_cudnnRNNGetClip_v8,
-    [169] = (void *)cs_u_cudnnRNNGetClip_v9,
-    [170] = (void *)cs_u_cudnnRNNSetClip_v8,
-    [171] = (void *)cs_u_cudnnRNNSetClip_v9,
-    [172] = (void *)cs_u_cudnnReduceTensor,
-    [173] = (void *)cs_u_cudnnReorderFilterAndBias,
-    [174] = (void *)cs_u_cudnnRestoreDropoutDescriptor,
-    [175] = (void *)cs_u_cudnnScaleTensor,
-    [176] = (void *)cs_u_cudnnSetActivationDescriptor,
-    [177] = (void *)cs_u_cudnnSetActivationDescriptorSwishBeta,
-    [178] = (void *)cs_u_cudnnSetAttnDescriptor,
-    [179] = (void *)cs_u_cudnnSetCTCLossDescriptor,
-    [180] = (void *)cs_u_cudnnSetCTCLossDescriptorEx,
-    [181] = (void *)cs_u_cudnnSetCTCLossDescriptor_v8,
-    [182] = (void *)cs_u_cudnnSetCTCLossDescriptor_v9,
-    [183] = (void *)cs_u_cudnnSetCallback,
-    [184] = (void *)cs_u_cudnnSetConvolution2dDescriptor,
-    [185] = (void *)cs_u_cudnnSetConvolutionGroupCount,
-    [186] = (void *)cs_u_cudnnSetConvolutionMathType,
-    [187] = (void *)cs_u_cudnnSetConvolutionNdDescriptor,
-    [188] = (void *)cs_u_cudnnSetConvolutionReorderType,
-    [189] = (void *)cs_u_cudnnSetDropoutDescriptor,
-    [190] = (void *)cs_u_cudnnSetFilter4dDescriptor,
-    [191] = (void *)cs_u_cudnnSetFilterNdDescriptor,
-    [192] = (void *)cs_u_cudnnSetFusedOpsConstParamPackAttribute,
-    [193] = (void *)cs_u_cudnnSetFusedOpsVariantParamPackAttribute,
-    [194] = (void *)cs_u_cudnnSetLRNDescriptor,
-    [195] = (void *)cs_u_cudnnSetOpTensorDescriptor,
-    [196] = (void *)cs_u_cudnnSetPooling2dDescriptor,
-    [197] = (void *)cs_u_cudnnSetPoolingNdDescriptor,
-    [198] = (void *)cs_u_cudnnSetRNNDataDescriptor,
-    [199] = (void *)cs_u_cudnnSetRNNDescriptor_v8,
-    [200] = (void *)cs_u_cudnnSetReduceTensorDescriptor,
-    [201] = (void *)cs_u_cudnnSetSeqDataDescriptor,
-    [202] = (void *)cs_u_cudnnSetSpatialTransformerNdDescriptor,
-    [203] = (void *)cs_u_cudnnSetStream,
-    [204] = (void *)cs_u_cudnnSetTensor,
-    [205] = (void *)cs_u_cudnnSetTensor4dDescriptor,
-    [206] = (void *)cs_u_cudnnSetTensor4dDescriptorEx,
-    [207] = (void *)cs_u_cudnnSetTensorNdDescriptor,
-    [208] = (void *)cs_u_cudnnSetTensorNdDescriptorEx,
-    [209] = (void *)cs_u_cudnnSetTensorTransformDescriptor,
-    [210] = (void *)cs_u_cudnnSoftmaxBackward,
-    [211] = (void *)cs_u_cudnnSoftmaxForward,
-    [212] = (void *)cs_u_cudnnSpatialTfGridGeneratorBackward,
-    [213] = (void *)cs_u_cudnnSpatialTfGridGeneratorForward,
-    [214] = (void *)cs_u_cudnnSpatialTfSamplerBackward,
-    [215] = (void *)cs_u_cudnnSpatialTfSamplerForward,
-    [216] = (void *)cs_u_cudnnTransformFilter,
-    [217] = (void *)cs_u_cudnnTransformTensor,
-    [218] = (void *)cs_u_cudnnTransformTensorEx,
-};
 void *_Atomic cs_call_cudnn[219] = {
     [0] = (void *)cs_u_cudnnActivationBackward,
     [1] = (void *)cs_u_cudnnActivationForward,
@@ -12501,236 +11845,1128 @@ void *_Atomic cs_call_cudnn[219] = {
     [218] = (void *)cs_u_cudnnTransformTensorEx,
 };
 #endif
-static void *const via_linked_v8[] = {
-    (void *)cs_v8_cudnnActivationBackward,
-    (void *)cs_v8_cudnnActivationForward,
-    (void *)cs_v8_cudnnAddTensor,
-    (void *)cs_v8_cudnnAdvVersionCheck,
-    (void *)cs_v8_cudnnBackendCreateDescriptor,
-    (void *)cs_v8_cudnnBackendDestroyDescriptor,
-    (void *)cs_v8_cudnnBackendExecute,
-    (void *)cs_v8_cudnnBackendFinalize,
-    (void *)cs_v8_cudnnBackendGetAttribute,
-    (void *)cs_v8_cudnnBackendInitialize,
-    (void *)cs_v8_cudnnBackendPopulateCudaGraph,
-    (void *)cs_v8_cudnnBackendSetAttribute,
-    (void *)cs_v8_cudnnBackendUpdateCudaGraph,
-    (void *)cs_v8_cudnnBatchNormalizationBackward,
-    (void *)cs_v8_cudnnBatchNormalizationBackwardEx,
-    (void *)cs_v8_cudnnBatchNormalizationForwardInference,
-    (void *)cs_v8_cudnnBatchNormalizationForwardTraining,
-    (void *)cs_v8_cudnnBatchNormalizationForwardTrainingEx,
-    (void *)cs_v8_cudnnBuildRNNDynamic,
-    (void *)cs_v8_cudnnCTCLoss,
-    (void *)cs_v8_cudnnCTCLoss_v8,
-    (void *)cs_v8_cudnnCnnVersionCheck,
-    (void *)cs_v8_cudnnConvolutionBackwardBias,
-    (void *)cs_v8_cudnnConvolutionBackwardData,
-    (void *)cs_v8_cudnnConvolutionBackwardFilter,
-    (void *)cs_v8_cudnnConvolutionBiasActivationForward,
-    (void *)cs_v8_cudnnConvolutionForward,
-    (void *)cs_v8_cudnnCreate,
-    (void *)cs_v8_cudnnCreateActivationDescriptor,
-    (void *)cs_v8_cudnnCreateAttnDescriptor,
-    (void *)cs_v8_cudnnCreateCTCLossDescriptor,
-    (void *)cs_v8_cudnnCreateConvolutionDescriptor,
-    (void *)cs_v8_cudnnCreateDropoutDescriptor,
-    (void *)cs_v8_cudnnCreateFilterDescriptor,
-    (void *)cs_v8_cudnnCreateFusedOpsConstParamPack,
-    (void *)cs_v8_cudnnCreateFusedOpsPlan,
-    (void *)cs_v8_cudnnCreateFusedOpsVariantParamPack,
-    (void *)cs_v8_cudnnCreateLRNDescriptor,
-    (void *)cs_v8_cudnnCreateOpTensorDescriptor,
-    (void *)cs_v8_cudnnCreatePoolingDescriptor,
-    (void *)cs_v8_cudnnCreateRNNDataDescriptor,
-    (void *)cs_v8_cudnnCreateRNNDescriptor,
-    (void *)cs_v8_cudnnCreateReduceTensorDescriptor,
-    (void *)cs_v8_cudnnCreateSeqDataDescriptor,
-    (void *)cs_v8_cudnnCreateSpatialTransformerDescriptor,
-    (void *)cs_v8_cudnnCreateTensorDescriptor,
-    (void *)cs_v8_cudnnCreateTensorTransformDescriptor,
-    (void *)cs_v8_cudnnDeriveBNTensorDescriptor,
-    (void *)cs_v8_cudnnDeriveNormTensorDescriptor,
-    (void *)cs_v8_cudnnDestroy,
-    (void *)cs_v8_cudnnDestroyActivationDescriptor,
-    (void *)cs_v8_cudnnDestroyAttnDescriptor,
-    (void *)cs_v8_cudnnDestroyCTCLossDescriptor,
-    (void *)cs_v8_cudnnDestroyConvolutionDescriptor,
-    (void *)cs_v8_cudnnDestroyDropoutDescriptor,
-    (void *)cs_v8_cudnnDestroyFilterDescriptor,
-    (void *)cs_v8_cudnnDestroyFusedOpsConstParamPack,
-    (void *)cs_v8_cudnnDestroyFusedOpsPlan,
-    (void *)cs_v8_cudnnDestroyFusedOpsVariantParamPack,
-    (void *)cs_v8_cudnnDestroyLRNDescriptor,
-    (void *)cs_v8_cudnnDestroyOpTensorDescriptor,
-    (void *)cs_v8_cudnnDestroyPoolingDescriptor,
-    (void *)cs_v8_cudnnDestroyRNNDataDescriptor,
-    (void *)cs_v8_cudnnDestroyRNNDescriptor,
-    (void *)cs_v8_cudnnDestroyReduceTensorDescriptor,
-    (void *)cs_v8_cudnnDestroySeqDataDescriptor,
-    (void *)cs_v8_cudnnDestroySpatialTransformerDescriptor,
-    (void *)cs_v8_cudnnDestroyTensorDescriptor,
-    (void *)cs_v8_cudnnDestroyTensorTransformDescriptor,
-    (void *)cs_v8_cudnnDivisiveNormalizationBackward,
-    (void *)cs_v8_cudnnDivisiveNormalizationForward,
-    (void *)cs_v8_cudnnDropoutBackward,
-    (void *)cs_v8_cudnnDropoutForward,
-    (void *)cs_v8_cudnnDropoutGetReserveSpaceSize,
-    (void *)cs_v8_cudnnDropoutGetStatesSize,
-    (void *)cs_v8_cudnnFindConvolutionBackwardDataAlgorithm,
-    (void *)cs_v8_cudnnFindConvolutionBackwardDataAlgorithmEx,
-    (void *)cs_v8_cudnnFindConvolutionBackwardFilterAlgorithm,
-    (void *)cs_v8_cudnnFindConvolutionBackwardFilterAlgorithmEx,
-    (void *)cs_v8_cudnnFindConvolutionForwardAlgorithm,
-    (void *)cs_v8_cudnnFindConvolutionForwardAlgorithmEx,
-    (void *)cs_v8_cudnnFusedOpsExecute,
-    (void *)cs_v8_cudnnGetActivationDescriptor,
-    (void *)cs_v8_cudnnGetActivationDescriptorSwishBeta,
-    (void *)cs_v8_cudnnGetAttnDescriptor,
-    (void *)cs_v8_cudnnGetBatchNormalizationBackwardExWorkspaceSize,
-    (void *)cs_v8_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize,
-    (void *)cs_v8_cudnnGetBatchNormalizationTrainingExReserveSpaceSize,
-    (void *)cs_v8_cudnnGetCTCLossDescriptor,
-    (void *)cs_v8_cudnnGetCTCLossDescriptorEx,
-    (void *)cs_v8_cudnnGetCTCLossDescriptor_v8,
-    (void *)cs_v8_cudnnGetCTCLossDescriptor_v9,
-    (void *)cs_v8_cudnnGetCTCLossWorkspaceSize,
-    (void *)cs_v8_cudnnGetCTCLossWorkspaceSize_v8,
-    (void *)cs_v8_cudnnGetCallback,
-    (void *)cs_v8_cudnnGetConvolution2dDescriptor,
-    (void *)cs_v8_cudnnGetConvolution2dForwardOutputDim,
-    (void *)cs_v8_cudnnGetConvolutionBackwardDataAlgorithmMaxCount,
-    (void *)cs_v8_cudnnGetConvolutionBackwardDataAlgorithm_v7,
-    (void *)cs_v8_cudnnGetConvolutionBackwardDataWorkspaceSize,
-    (void *)cs_v8_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount,
-    (void *)cs_v8_cudnnGetConvolutionBackwardFilterAlgorithm_v7,
-    (void *)cs_v8_cudnnGetConvolutionBackwardFilterWorkspaceSize,
-    (void *)cs_v8_cudnnGetConvolutionForwardAlgorithmMaxCount,
-    (void *)cs_v8_cudnnGetConvolutionForwardAlgorithm_v7,
-    (void *)cs_v8_cudnnGetConvolutionForwardWorkspaceSize,
-    (void *)cs_v8_cudnnGetConvolutionGroupCount,
-    (void *)cs_v8_cudnnGetConvolutionMathType,
-    (void *)cs_v8_cudnnGetConvolutionNdDescriptor,
-    (void *)cs_v8_cudnnGetConvolutionNdForwardOutputDim,
-    (void *)cs_v8_cudnnGetConvolutionReorderType,
-    (void *)cs_v8_cudnnGetCudartVersion,
-    (void *)cs_v8_cudnnGetDropoutDescriptor,
-    (void *)cs_v8_cudnnGetErrorString,
-    (void *)cs_v8_cudnnGetFilter4dDescriptor,
-    (void *)cs_v8_cudnnGetFilterNdDescriptor,
-    (void *)cs_v8_cudnnGetFilterSizeInBytes,
-    (void *)cs_v8_cudnnGetFoldedConvBackwardDataDescriptors,
-    (void *)cs_v8_cudnnGetFusedOpsConstParamPackAttribute,
-    (void *)cs_v8_cudnnGetFusedOpsVariantParamPackAttribute,
-    (void *)cs_v8_cudnnGetLRNDescriptor,
-    (void *)cs_v8_cudnnGetMaxDeviceVersion,
-    (void *)cs_v8_cudnnGetMultiHeadAttnBuffers,
-    (void *)cs_v8_cudnnGetMultiHeadAttnWeights,
-    (void *)cs_v8_cudnnGetNormalizationBackwardWorkspaceSize,
-    (void *)cs_v8_cudnnGetNormalizationForwardTrainingWorkspaceSize,
-    (void *)cs_v8_cudnnGetNormalizationTrainingReserveSpaceSize,
-    (void *)cs_v8_cudnnGetOpTensorDescriptor,
-    (void *)cs_v8_cudnnGetPooling2dDescriptor,
-    (void *)cs_v8_cudnnGetPooling2dForwardOutputDim,
-    (void *)cs_v8_cudnnGetPoolingNdDescriptor,
-    (void *)cs_v8_cudnnGetPoolingNdForwardOutputDim,
-    (void *)cs_v8_cudnnGetProperty,
-    (void *)cs_v8_cudnnGetRNNDataDescriptor,
-    (void *)cs_v8_cudnnGetRNNDescriptor_v8,
-    (void *)cs_v8_cudnnGetRNNTempSpaceSizes,
-    (void *)cs_v8_cudnnGetRNNWeightParams,
-    (void *)cs_v8_cudnnGetRNNWeightSpaceSize,
-    (void *)cs_v8_cudnnGetReduceTensorDescriptor,
-    (void *)cs_v8_cudnnGetReductionIndicesSize,
-    (void *)cs_v8_cudnnGetReductionWorkspaceSize,
-    (void *)cs_v8_cudnnGetSeqDataDescriptor,
-    (void *)cs_v8_cudnnGetStream,
-    (void *)cs_v8_cudnnGetTensor4dDescriptor,
-    (void *)cs_v8_cudnnGetTensorNdDescriptor,
-    (void *)cs_v8_cudnnGetTensorSizeInBytes,
-    (void *)cs_v8_cudnnGetTensorTransformDescriptor,
-    (void *)cs_v8_cudnnGetVersion,
-    (void *)cs_v8_cudnnGraphVersionCheck,
-    (void *)cs_v8_cudnnIm2Col,
-    (void *)cs_v8_cudnnInitTransformDest,
-    (void *)cs_v8_cudnnLRNCrossChannelBackward,
-    (void *)cs_v8_cudnnLRNCrossChannelForward,
-    (void *)cs_v8_cudnnMakeFusedOpsPlan,
-    (void *)cs_v8_cudnnMultiHeadAttnBackwardData,
-    (void *)cs_v8_cudnnMultiHeadAttnBackwardWeights,
-    (void *)cs_v8_cudnnMultiHeadAttnForward,
-    (void *)cs_v8_cudnnNormalizationBackward,
-    (void *)cs_v8_cudnnNormalizationForwardInference,
-    (void *)cs_v8_cudnnNormalizationForwardTraining,
-    (void *)cs_v8_cudnnOpTensor,
-    (void *)cs_v8_cudnnOpsVersionCheck,
-    (void *)cs_v8_cudnnPoolingBackward,
-    (void *)cs_v8_cudnnPoolingForward,
-    (void *)cs_v8_cudnnQueryRuntimeError,
-    (void *)cs_v8_cudnnRNNBackwardData_v8,
-    (void *)cs_v8_cudnnRNNBackwardWeights_v8,
-    (void *)cs_v8_cudnnRNNForward,
-    (void *)cs_v8_cudnnRNNGetClip_v8,
-    (void *)cs_v8_cudnnRNNGetClip_v9,
-    (void *)cs_v8_cudnnRNNSetClip_v8,
-    (void *)cs_v8_cudnnRNNSetClip_v9,
-    (void *)cs_v8_cudnnReduceTensor,
-    (void *)cs_v8_cudnnReorderFilterAndBias,
-    (void *)cs_v8_cudnnRestoreDropoutDescriptor,
-    (void *)cs_v8_cudnnScaleTensor,
-    (void *)cs_v8_cudnnSetActivationDescriptor,
-    (void *)cs_v8_cudnnSetActivationDescriptorSwishBeta,
-    (void *)cs_v8_cudnnSetAttnDescriptor,
-    (void *)cs_v8_cudnnSetCTCLossDescriptor,
-    (void *)cs_v8_cudnnSetCTCLossDescriptorEx,
-    (void *)cs_v8_cudnnSetCTCLossDescriptor_v8,
-    (void *)cs_v8_cudnnSetCTCLossDescriptor_v9,
-    (void *)cs_v8_cudnnSetCallback,
-    (void *)cs_v8_cudnnSetConvolution2dDescriptor,
-    (void *)cs_v8_cudnnSetConvolutionGroupCount,
-    (void *)cs_v8_cudnnSetConvolutionMathType,
-    (void *)cs_v8_cudnnSetConvolutionNdDescriptor,
-    (void *)cs_v8_cudnnSetConvolutionReorderType,
-    (void *)cs_v8_cudnnSetDropoutDescriptor,
-    (void *)cs_v8_cudnnSetFilter4dDescriptor,
-    (void *)cs_v8_cudnnSetFilterNdDescriptor,
-    (void *)cs_v8_cudnnSetFusedOpsConstParamPackAttribute,
-    (void *)cs_v8_cudnnSetFusedOpsVariantParamPackAttribute,
-    (void *)cs_v8_cudnnSetLRNDescriptor,
-    (void *)cs_v8_cudnnSetOpTensorDescriptor,
-    (void *)cs_v8_cudnnSetPooling2dDescriptor,
-    (void *)cs_v8_cudnnSetPoolingNdDescriptor,
-    (void *)cs_v8_cudnnSetRNNDataDescriptor,
-    (void *)cs_v8_cudnnSetRNNDescriptor_v8,
-    (void *)cs_v8_cudnnSetReduceTensorDescriptor,
-    (void *)cs_v8_cudnnSetSeqDataDescriptor,
-    (void *)cs_v8_cudnnSetSpatialTransformerNdDescriptor,
-    (void *)cs_v8_cudnnSetStream,
-    (void *)cs_v8_cudnnSetTensor,
-    (void *)cs_v8_cudnnSetTensor4dDescriptor,
-    (void *)cs_v8_cudnnSetTensor4dDescriptorEx,
-    (void *)cs_v8_cudnnSetTensorNdDescriptor,
-    (void *)cs_v8_cudnnSetTensorNdDescriptorEx,
-    (void *)cs_v8_cudnnSetTensorTransformDescriptor,
-    (void *)cs_v8_cudnnSoftmaxBackward,
-    (void *)cs_v8_cudnnSoftmaxForward,
-    (void *)cs_v8_cudnnSpatialTfGridGeneratorBackward,
-    (void *)cs_v8_cudnnSpatialTfGridGeneratorForward,
-    (void *)cs_v8_cudnnSpatialTfSamplerBackward,
-    (void *)cs_v8_cudnnSpatialTfSamplerForward,
-    (void *)cs_v8_cudnnTransformFilter,
-    (void *)cs_v8_cudnnTransformTensor,
-    (void *)cs_v8_cudnnTransformTensorEx,
-};
+extern const int32_t cs_rel_cudnn_via_linked[] CS_HIDDEN;
+__asm__(".pushsection .rodata\n.p2align 2\n.globl cs_rel_cudnn_via_linked\n.hidden cs_rel_cudnn_via_linked\ncs_rel_cudnn_via_linked:\n"
+        ".long cs_l_cudnnActivationBackward - .\n"
+        ".long cs_l_cudnnActivationForward - .\n"
+        ".long cs_l_cudnnAddTensor - .\n"
+        ".long cs_l_cudnnAdvVersionCheck - .\n"
+        ".long cudnnBackendCreateDescriptor - .\n"
+        ".long cs_l_cudnnBackendDestroyDescriptor - .\n"
+        ".long cs_l_cudnnBackendExecute - .\n"
+        ".long cudnnBackendFinalize - .\n"
+        ".long cs_l_cudnnBackendGetAttribute - .\n"
+        ".long cs_l_cudnnBackendInitialize - .\n"
+        ".long cs_l_cudnnBackendPopulateCudaGraph - .\n"
+        ".long cs_l_cudnnBackendSetAttribute - .\n"
+        ".long cs_l_cudnnBackendUpdateCudaGraph - .\n"
+        ".long cs_l_cudnnBatchNormalizationBackward - .\n"
+        ".long cs_l_cudnnBatchNormalizationBackwardEx - .\n"
+        ".long cs_l_cudnnBatchNormalizationForwardInference - .\n"
+        ".long cs_l_cudnnBatchNormalizationForwardTraining - .\n"
+        ".long cs_l_cudnnBatchNormalizationForwardTrainingEx - .\n"
+        ".long cs_l_cudnnBuildRNNDynamic - .\n"
+        ".long cs_l_cudnnCTCLoss - .\n"
+        ".long cs_l_cudnnCTCLoss_v8 - .\n"
+        ".long cs_l_cudnnCnnVersionCheck - .\n"
+        ".long cs_l_cudnnConvolutionBackwardBias - .\n"
+        ".long cs_l_cudnnConvolutionBackwardData - .\n"
+        ".long cs_l_cudnnConvolutionBackwardFilter - .\n"
+        ".long cs_l_cudnnConvolutionBiasActivationForward - .\n"
+        ".long cs_l_cudnnConvolutionForward - .\n"
+        ".long cudnnCreate - .\n"
+        ".long cs_l_cudnnCreateActivationDescriptor - .\n"
+        ".long cs_l_cudnnCreateAttnDescriptor - .\n"
+        ".long cs_l_cudnnCreateCTCLossDescriptor - .\n"
+        ".long cs_l_cudnnCreateConvolutionDescriptor - .\n"
+        ".long cs_l_cudnnCreateDropoutDescriptor - .\n"
+        ".long cs_l_cudnnCreateFilterDescriptor - .\n"
+        ".long cs_l_cudnnCreateFusedOpsConstParamPack - .\n"
+        ".long cs_l_cudnnCreateFusedOpsPlan - .\n"
+        ".long cs_l_cudnnCreateFusedOpsVariantParamPack - .\n"
+        ".long cs_l_cudnnCreateLRNDescriptor - .\n"
+        ".long cs_l_cudnnCreateOpTensorDescriptor - .\n"
+        ".long cs_l_cudnnCreatePoolingDescriptor - .\n"
+        ".long cs_l_cudnnCreateRNNDataDescriptor - .\n"
+        ".long cs_l_cudnnCreateRNNDescriptor - .\n"
+        ".long cs_l_cudnnCreateReduceTensorDescriptor - .\n"
+        ".long cs_l_cudnnCreateSeqDataDescriptor - .\n"
+        ".long cs_l_cudnnCreateSpatialTransformerDescriptor - .\n"
+        ".long cs_l_cudnnCreateTensorDescriptor - .\n"
+        ".long cs_l_cudnnCreateTensorTransformDescriptor - .\n"
+        ".long cs_l_cudnnDeriveBNTensorDescriptor - .\n"
+        ".long cs_l_cudnnDeriveNormTensorDescriptor - .\n"
+        ".long cudnnDestroy - .\n"
+        ".long cs_l_cudnnDestroyActivationDescriptor - .\n"
+        ".long cs_l_cudnnDestroyAttnDescriptor - .\n"
+        ".long cs_l_cudnnDestroyCTCLossDescriptor - .\n"
+        ".long cs_l_cudnnDestroyConvolutionDescriptor - .\n"
+        ".long cs_l_cudnnDestroyDropoutDescriptor - .\n"
+        ".long cs_l_cudnnDestroyFilterDescriptor - .\n"
+        ".long cs_l_cudnnDestroyFusedOpsConstParamPack - .\n"
+        ".long cs_l_cudnnDestroyFusedOpsPlan - .\n"
+        ".long cs_l_cudnnDestroyFusedOpsVariantParamPack - .\n"
+        ".long cs_l_cudnnDestroyLRNDescriptor - .\n"
+        ".long cs_l_cudnnDestroyOpTensorDescriptor - .\n"
+        ".long cs_l_cudnnDestroyPoolingDescriptor - .\n"
+        ".long cs_l_cudnnDestroyRNNDataDescriptor - .\n"
+        ".long cs_l_cudnnDestroyRNNDescriptor - .\n"
+        ".long cs_l_cudnnDestroyReduceTensorDescriptor - .\n"
+        ".long cs_l_cudnnDestroySeqDataDescriptor - .\n"
+        ".long cs_l_cudnnDestroySpatialTransformerDescriptor - .\n"
+        ".long cs_l_cudnnDestroyTensorDescriptor - .\n"
+        ".long cs_l_cudnnDestroyTensorTransformDescriptor - .\n"
+        ".long cs_l_cudnnDivisiveNormalizationBackward - .\n"
+        ".long cs_l_cudnnDivisiveNormalizationForward - .\n"
+        ".long cs_l_cudnnDropoutBackward - .\n"
+        ".long cs_l_cudnnDropoutForward - .\n"
+        ".long cs_l_cudnnDropoutGetReserveSpaceSize - .\n"
+        ".long cs_l_cudnnDropoutGetStatesSize - .\n"
+        ".long cs_l_cudnnFindConvolutionBackwardDataAlgorithm - .\n"
+        ".long cs_l_cudnnFindConvolutionBackwardDataAlgorithmEx - .\n"
+        ".long cs_l_cudnnFindConvolutionBackwardFilterAlgorithm - .\n"
+        ".long cs_l_cudnnFindConvolutionBackwardFilterAlgorithmEx - .\n"
+        ".long cs_l_cudnnFindConvolutionForwardAlgorithm - .\n"
+        ".long cs_l_cudnnFindConvolutionForwardAlgorithmEx - .\n"
+        ".long cs_l_cudnnFusedOpsExecute - .\n"
+        ".long cs_l_cudnnGetActivationDescriptor - .\n"
+        ".long cs_l_cudnnGetActivationDescriptorSwishBeta - .\n"
+        ".long cs_l_cudnnGetAttnDescriptor - .\n"
+        ".long cs_l_cudnnGetBatchNormalizationBackwardExWorkspaceSize - .\n"
+        ".long cs_l_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize - .\n"
+        ".long cs_l_cudnnGetBatchNormalizationTrainingExReserveSpaceSize - .\n"
+        ".long cs_l_cudnnGetCTCLossDescriptor - .\n"
+        ".long cs_l_cudnnGetCTCLossDescriptorEx - .\n"
+        ".long cs_l_cudnnGetCTCLossDescriptor_v8 - .\n"
+        ".long cs_l_cudnnGetCTCLossDescriptor_v9 - .\n"
+        ".long cs_l_cudnnGetCTCLossWorkspaceSize - .\n"
+        ".long cs_l_cudnnGetCTCLossWorkspaceSize_v8 - .\n"
+        ".long cs_l_cudnnGetCallback - .\n"
+        ".long cs_l_cudnnGetConvolution2dDescriptor - .\n"
+        ".long cs_l_cudnnGetConvolution2dForwardOutputDim - .\n"
+        ".long cs_l_cudnnGetConvolutionBackwardDataAlgorithmMaxCount - .\n"
+        ".long cs_l_cudnnGetConvolutionBackwardDataAlgorithm_v7 - .\n"
+        ".long cs_l_cudnnGetConvolutionBackwardDataWorkspaceSize - .\n"
+        ".long cs_l_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount - .\n"
+        ".long cs_l_cudnnGetConvolutionBackwardFilterAlgorithm_v7 - .\n"
+        ".long cs_l_cudnnGetConvolutionBackwardFilterWorkspaceSize - .\n"
+        ".long cs_l_cudnnGetConvolutionForwardAlgorithmMaxCount - .\n"
+        ".long cs_l_cudnnGetConvolutionForwardAlgorithm_v7 - .\n"
+        ".long cs_l_cudnnGetConvolutionForwardWorkspaceSize - .\n"
+        ".long cs_l_cudnnGetConvolutionGroupCount - .\n"
+        ".long cs_l_cudnnGetConvolutionMathType - .\n"
+        ".long cs_l_cudnnGetConvolutionNdDescriptor - .\n"
+        ".long cs_l_cudnnGetConvolutionNdForwardOutputDim - .\n"
+        ".long cs_l_cudnnGetConvolutionReorderType - .\n"
+        ".long cudnnGetCudartVersion - .\n"
+        ".long cs_l_cudnnGetDropoutDescriptor - .\n"
+        ".long cudnnGetErrorString - .\n"
+        ".long cs_l_cudnnGetFilter4dDescriptor - .\n"
+        ".long cs_l_cudnnGetFilterNdDescriptor - .\n"
+        ".long cs_l_cudnnGetFilterSizeInBytes - .\n"
+        ".long cs_l_cudnnGetFoldedConvBackwardDataDescriptors - .\n"
+        ".long cs_l_cudnnGetFusedOpsConstParamPackAttribute - .\n"
+        ".long cs_l_cudnnGetFusedOpsVariantParamPackAttribute - .\n"
+        ".long cs_l_cudnnGetLRNDescriptor - .\n"
+        ".long cudnnGetMaxDeviceVersion - .\n"
+        ".long cs_l_cudnnGetMultiHeadAttnBuffers - .\n"
+        ".long cs_l_cudnnGetMultiHeadAttnWeights - .\n"
+        ".long cs_l_cudnnGetNormalizationBackwardWorkspaceSize - .\n"
+        ".long cs_l_cudnnGetNormalizationForwardTrainingWorkspaceSize - .\n"
+        ".long cs_l_cudnnGetNormalizationTrainingReserveSpaceSize - .\n"
+        ".long cs_l_cudnnGetOpTensorDescriptor - .\n"
+        ".long cs_l_cudnnGetPooling2dDescriptor - .\n"
+        ".long cs_l_cudnnGetPooling2dForwardOutputDim - .\n"
+        ".long cs_l_cudnnGetPoolingNdDescriptor - .\n"
+        ".long cs_l_cudnnGetPoolingNdForwardOutputDim - .\n"
+        ".long cs_l_cudnnGetProperty - .\n"
+        ".long cs_l_cudnnGetRNNDataDescriptor - .\n"
+        ".long cs_l_cudnnGetRNNDescriptor_v8 - .\n"
+        ".long cs_l_cudnnGetRNNTempSpaceSizes - .\n"
+        ".long cs_l_cudnnGetRNNWeightParams - .\n"
+        ".long cs_l_cudnnGetRNNWeightSpaceSize - .\n"
+        ".long cs_l_cudnnGetReduceTensorDescriptor - .\n"
+        ".long cs_l_cudnnGetReductionIndicesSize - .\n"
+        ".long cs_l_cudnnGetReductionWorkspaceSize - .\n"
+        ".long cs_l_cudnnGetSeqDataDescriptor - .\n"
+        ".long cs_l_cudnnGetStream - .\n"
+        ".long cs_l_cudnnGetTensor4dDescriptor - .\n"
+        ".long cs_l_cudnnGetTensorNdDescriptor - .\n"
+        ".long cs_l_cudnnGetTensorSizeInBytes - .\n"
+        ".long cs_l_cudnnGetTensorTransformDescriptor - .\n"
+        ".long cudnnGetVersion - .\n"
+        ".long cs_l_cudnnGraphVersionCheck - .\n"
+        ".long cs_l_cudnnIm2Col - .\n"
+        ".long cs_l_cudnnInitTransformDest - .\n"
+        ".long cs_l_cudnnLRNCrossChannelBackward - .\n"
+        ".long cs_l_cudnnLRNCrossChannelForward - .\n"
+        ".long cs_l_cudnnMakeFusedOpsPlan - .\n"
+        ".long cs_l_cudnnMultiHeadAttnBackwardData - .\n"
+        ".long cs_l_cudnnMultiHeadAttnBackwardWeights - .\n"
+        ".long cs_l_cudnnMultiHeadAttnForward - .\n"
+        ".long cs_l_cudnnNormalizationBackward - .\n"
+        ".long cs_l_cudnnNormalizationForwardInference - .\n"
+        ".long cs_l_cudnnNormalizationForwardTraining - .\n"
+        ".long cs_l_cudnnOpTensor - .\n"
+        ".long cs_l_cudnnOpsVersionCheck - .\n"
+        ".long cs_l_cudnnPoolingBackward - .\n"
+        ".long cs_l_cudnnPoolingForward - .\n"
+        ".long cs_l_cudnnQueryRuntimeError - .\n"
+        ".long cs_l_cudnnRNNBackwardData_v8 - .\n"
+        ".long cs_l_cudnnRNNBackwardWeights_v8 - .\n"
+        ".long cs_l_cudnnRNNForward - .\n"
+        ".long cs_l_cudnnRNNGetClip_v8 - .\n"
+        ".long cs_l_cudnnRNNGetClip_v9 - .\n"
+        ".long cs_l_cudnnRNNSetClip_v8 - .\n"
+        ".long cs_l_cudnnRNNSetClip_v9 - .\n"
+        ".long cs_l_cudnnReduceTensor - .\n"
+        ".long cs_l_cudnnReorderFilterAndBias - .\n"
+        ".long cs_l_cudnnRestoreDropoutDescriptor - .\n"
+        ".long cs_l_cudnnScaleTensor - .\n"
+        ".long cs_l_cudnnSetActivationDescriptor - .\n"
+        ".long cs_l_cudnnSetActivationDescriptorSwishBeta - .\n"
+        ".long cs_l_cudnnSetAttnDescriptor - .\n"
+        ".long cs_l_cudnnSetCTCLossDescriptor - .\n"
+        ".long cs_l_cudnnSetCTCLossDescriptorEx - .\n"
+        ".long cs_l_cudnnSetCTCLossDescriptor_v8 - .\n"
+        ".long cs_l_cudnnSetCTCLossDescriptor_v9 - .\n"
+        ".long cs_l_cudnnSetCallback - .\n"
+        ".long cs_l_cudnnSetConvolution2dDescriptor - .\n"
+        ".long cs_l_cudnnSetConvolutionGroupCount - .\n"
+        ".long cs_l_cudnnSetConvolutionMathType - .\n"
+        ".long cs_l_cudnnSetConvolutionNdDescriptor - .\n"
+        ".long cs_l_cudnnSetConvolutionReorderType - .\n"
+        ".long cs_l_cudnnSetDropoutDescriptor - .\n"
+        ".long cs_l_cudnnSetFilter4dDescriptor - .\n"
+        ".long cs_l_cudnnSetFilterNdDescriptor - .\n"
+        ".long cs_l_cudnnSetFusedOpsConstParamPackAttribute - .\n"
+        ".long cs_l_cudnnSetFusedOpsVariantParamPackAttribute - .\n"
+        ".long cs_l_cudnnSetLRNDescriptor - .\n"
+        ".long cs_l_cudnnSetOpTensorDescriptor - .\n"
+        ".long cs_l_cudnnSetPooling2dDescriptor - .\n"
+        ".long cs_l_cudnnSetPoolingNdDescriptor - .\n"
+        ".long cs_l_cudnnSetRNNDataDescriptor - .\n"
+        ".long cs_l_cudnnSetRNNDescriptor_v8 - .\n"
+        ".long cs_l_cudnnSetReduceTensorDescriptor - .\n"
+        ".long cs_l_cudnnSetSeqDataDescriptor - .\n"
+        ".long cs_l_cudnnSetSpatialTransformerNdDescriptor - .\n"
+        ".long cs_l_cudnnSetStream - .\n"
+        ".long cs_l_cudnnSetTensor - .\n"
+        ".long cs_l_cudnnSetTensor4dDescriptor - .\n"
+        ".long cs_l_cudnnSetTensor4dDescriptorEx - .\n"
+        ".long cs_l_cudnnSetTensorNdDescriptor - .\n"
+        ".long cs_l_cudnnSetTensorNdDescriptorEx - .\n"
+        ".long cs_l_cudnnSetTensorTransformDescriptor - .\n"
+        ".long cs_l_cudnnSoftmaxBackward - .\n"
+        ".long cs_l_cudnnSoftmaxForward - .\n"
+        ".long cs_l_cudnnSpatialTfGridGeneratorBackward - .\n"
+        ".long cs_l_cudnnSpatialTfGridGeneratorForward - .\n"
+        ".long cs_l_cudnnSpatialTfSamplerBackward - .\n"
+        ".long cs_l_cudnnSpatialTfSamplerForward - .\n"
+        ".long cs_l_cudnnTransformFilter - .\n"
+        ".long cs_l_cudnnTransformTensor - .\n"
+        ".long cs_l_cudnnTransformTensorEx - .\n"
+        ".popsection");
+extern const int32_t cs_rel_cudnn_via_dlsym[] CS_HIDDEN;
+__asm__(".pushsection .rodata\n.p2align 2\n.globl cs_rel_cudnn_via_dlsym\n.hidden cs_rel_cudnn_via_dlsym\ncs_rel_cudnn_via_dlsym:\n"
+        ".long cs_d_cudnnActivationBackward - .\n"
+        ".long cs_d_cudnnActivationForward - .\n"
+        ".long cs_d_cudnnAddTensor - .\n"
+        ".long cs_d_cudnnAdvVersionCheck - .\n"
+        ".long cs_d_cudnnBackendCreateDescriptor - .\n"
+        ".long cs_d_cudnnBackendDestroyDescriptor - .\n"
+        ".long cs_d_cudnnBackendExecute - .\n"
+        ".long cs_d_cudnnBackendFinalize - .\n"
+        ".long cs_d_cudnnBackendGetAttribute - .\n"
+        ".long cs_d_cudnnBackendInitialize - .\n"
+        ".long cs_d_cudnnBackendPopulateCudaGraph - .\n"
+        ".long cs_d_cudnnBackendSetAttribute - .\n"
+        ".long cs_d_cudnnBackendUpdateCudaGraph - .\n"
+        ".long cs_d_cudnnBatchNormalizationBackward - .\n"
+        ".long cs_d_cudnnBatchNormalizationBackwardEx - .\n"
+        ".long cs_d_cudnnBatchNormalizationForwardInference - .\n"
+        ".long cs_d_cudnnBatchNormalizationForwardTraining - .\n"
+        ".long cs_d_cudnnBatchNormalizationForwardTrainingEx - .\n"
+        ".long cs_d_cudnnBuildRNNDynamic - .\n"
+        ".long cs_d_cudnnCTCLoss - .\n"
+        ".long cs_d_cudnnCTCLoss_v8 - .\n"
+        ".long cs_d_cudnnCnnVersionCheck - .\n"
+        ".long cs_d_cudnnConvolutionBackwardBias - .\n"
+        ".long cs_d_cudnnConvolutionBackwardData - .\n"
+        ".long cs_d_cudnnConvolutionBackwardFilter - .\n"
+        ".long cs_d_cudnnConvolutionBiasActivationForward - .\n"
+        ".long cs_d_cudnnConvolutionForward - .\n"
+        ".long cs_d_cudnnCreate - .\n"
+        ".long cs_d_cudnnCreateActivationDescriptor - .\n"
+        ".long cs_d_cudnnCreateAttnDescriptor - .\n"
+        ".long cs_d_cudnnCreateCTCLossDescriptor - .\n"
+        ".long cs_d_cudnnCreateConvolutionDescriptor - .\n"
+        ".long cs_d_cudnnCreateDropoutDescriptor - .\n"
+        ".long cs_d_cudnnCreateFilterDescriptor - .\n"
+        ".long cs_d_cudnnCreateFusedOpsConstParamPack - .\n"
+        ".long cs_d_cudnnCreateFusedOpsPlan - .\n"
+        ".long cs_d_cudnnCreateFusedOpsVariantParamPack - .\n"
+        ".long cs_d_cudnnCreateLRNDescriptor - .\n"
+        ".long cs_d_cudnnCreateOpTensorDescriptor - .\n"
+        ".long cs_d_cudnnCreatePoolingDescriptor - .\n"
+        ".long cs_d_cudnnCreateRNNDataDescriptor - .\n"
+        ".long cs_d_cudnnCreateRNNDescriptor - .\n"
+        ".long cs_d_cudnnCreateReduceTensorDescriptor - .\n"
+        ".long cs_d_cudnnCreateSeqDataDescriptor - .\n"
+        ".long cs_d_cudnnCreateSpatialTransformerDescriptor - .\n"
+        ".long cs_d_cudnnCreateTensorDescriptor - .\n"
+        ".long cs_d_cudnnCreateTensorTransformDescriptor - .\n"
+        ".long cs_d_cudnnDeriveBNTensorDescriptor - .\n"
+        ".long cs_d_cudnnDeriveNormTensorDescriptor - .\n"
+        ".long cs_d_cudnnDestroy - .\n"
+        ".long cs_d_cudnnDestroyActivationDescriptor - .\n"
+        ".long cs_d_cudnnDestroyAttnDescriptor - .\n"
+        ".long cs_d_cudnnDestroyCTCLossDescriptor - .\n"
+        ".long cs_d_cudnnDestroyConvolutionDescriptor - .\n"
+        ".long cs_d_cudnnDestroyDropoutDescriptor - .\n"
+        ".long cs_d_cudnnDestroyFilterDescriptor - .\n"
+        ".long cs_d_cudnnDestroyFusedOpsConstParamPack - .\n"
+        ".long cs_d_cudnnDestroyFusedOpsPlan - .\n"
+        ".long cs_d_cudnnDestroyFusedOpsVariantParamPack - .\n"
+        ".long cs_d_cudnnDestroyLRNDescriptor - .\n"
+        ".long cs_d_cudnnDestroyOpTensorDescriptor - .\n"
+        ".long cs_d_cudnnDestroyPoolingDescriptor - .\n"
+        ".long cs_d_cudnnDestroyRNNDataDescriptor - .\n"
+        ".long cs_d_cudnnDestroyRNNDescriptor - .\n"
+        ".long cs_d_cudnnDestroyReduceTensorDescriptor - .\n"
+        ".long cs_d_cudnnDestroySeqDataDescriptor - .\n"
+        ".long cs_d_cudnnDestroySpatialTransformerDescriptor - .\n"
+        ".long cs_d_cudnnDestroyTensorDescriptor - .\n"
+        ".long cs_d_cudnnDestroyTensorTransformDescriptor - .\n"
+        ".long cs_d_cudnnDivisiveNormalizationBackward - .\n"
+        ".long cs_d_cudnnDivisiveNormalizationForward - .\n"
+        ".long cs_d_cudnnDropoutBackward - .\n"
+        ".long cs_d_cudnnDropoutForward - .\n"
+        ".long cs_d_cudnnDropoutGetReserveSpaceSize - .\n"
+        ".long cs_d_cudnnDropoutGetStatesSize - .\n"
+        ".long cs_d_cudnnFindConvolutionBackwardDataAlgorithm - .\n"
+        ".long cs_d_cudnnFindConvolutionBackwardDataAlgorithmEx - .\n"
+        ".long cs_d_cudnnFindConvolutionBackwardFilterAlgorithm - .\n"
+        ".long cs_d_cudnnFindConvolutionBackwardFilterAlgorithmEx - .\n"
+        ".long cs_d_cudnnFindConvolutionForwardAlgorithm - .\n"
+        ".long cs_d_cudnnFindConvolutionForwardAlgorithmEx - .\n"
+        ".long cs_d_cudnnFusedOpsExecute - .\n"
+        ".long cs_d_cudnnGetActivationDescriptor - .\n"
+        ".long cs_d_cudnnGetActivationDescriptorSwishBeta - .\n"
+        ".long cs_d_cudnnGetAttnDescriptor - .\n"
+        ".long cs_d_cudnnGetBatchNormalizationBackwardExWorkspaceSize - .\n"
+        ".long cs_d_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize - .\n"
+        ".long cs_d_cudnnGetBatchNormalizationTrainingExReserveSpaceSize - .\n"
+        ".long cs_d_cudnnGetCTCLossDescriptor - .\n"
+        ".long cs_d_cudnnGetCTCLossDescriptorEx - .\n"
+        ".long cs_d_cudnnGetCTCLossDescriptor_v8 - .\n"
+        ".long cs_d_cudnnGetCTCLossDescriptor_v9 - .\n"
+        ".long cs_d_cudnnGetCTCLossWorkspaceSize - .\n"
+        ".long cs_d_cudnnGetCTCLossWorkspaceSize_v8 - .\n"
+        ".long cs_d_cudnnGetCallback - .\n"
+        ".long cs_d_cudnnGetConvolution2dDescriptor - .\n"
+        ".long cs_d_cudnnGetConvolution2dForwardOutputDim - .\n"
+        ".long cs_d_cudnnGetConvolutionBackwardDataAlgorithmMaxCount - .\n"
+        ".long cs_d_cudnnGetConvolutionBackwardDataAlgorithm_v7 - .\n"
+        ".long cs_d_cudnnGetConvolutionBackwardDataWorkspaceSize - .\n"
+        ".long cs_d_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount - .\n"
+        ".long cs_d_cudnnGetConvolutionBackwardFilterAlgorithm_v7 - .\n"
+        ".long cs_d_cudnnGetConvolutionBackwardFilterWorkspaceSize - .\n"
+        ".long cs_d_cudnnGetConvolutionForwardAlgorithmMaxCount - .\n"
+        ".long cs_d_cudnnGetConvolutionForwardAlgorithm_v7 - .\n"
+        ".long cs_d_cudnnGetConvolutionForwardWorkspaceSize - .\n"
+        ".long cs_d_cudnnGetConvolutionGroupCount - .\n"
+        ".long cs_d_cudnnGetConvolutionMathType - .\n"
+        ".long cs_d_cudnnGetConvolutionNdDescriptor - .\n"
+        ".long cs_d_cudnnGetConvolutionNdForwardOutputDim - .\n"
+        ".long cs_d_cudnnGetConvolutionReorderType - .\n"
+        ".long cs_d_cudnnGetCudartVersion - .\n"
+        ".long cs_d_cudnnGetDropoutDescriptor - .\n"
+        ".long cs_d_cudnnGetErrorString - .\n"
+        ".long cs_d_cudnnGetFilter4dDescriptor - .\n"
+        ".long cs_d_cudnnGetFilterNdDescriptor - .\n"
+        ".long cs_d_cudnnGetFilterSizeInBytes - .\n"
+        ".long cs_d_cudnnGetFoldedConvBackwardDataDescriptors - .\n"
+        ".long cs_d_cudnnGetFusedOpsConstParamPackAttribute - .\n"
+        ".long cs_d_cudnnGetFusedOpsVariantParamPackAttribute - .\n"
+        ".long cs_d_cudnnGetLRNDescriptor - .\n"
+        ".long cs_d_cudnnGetMaxDeviceVersion - .\n"
+        ".long cs_d_cudnnGetMultiHeadAttnBuffers - .\n"
+        ".long cs_d_cudnnGetMultiHeadAttnWeights - .\n"
+        ".long cs_d_cudnnGetNormalizationBackwardWorkspaceSize - .\n"
+        ".long cs_d_cudnnGetNormalizationForwardTrainingWorkspaceSize - .\n"
+        ".long cs_d_cudnnGetNormalizationTrainingReserveSpaceSize - .\n"
+        ".long cs_d_cudnnGetOpTensorDescriptor - .\n"
+        ".long cs_d_cudnnGetPooling2dDescriptor - .\n"
+        ".long cs_d_cudnnGetPooling2dForwardOutputDim - .\n"
+        ".long cs_d_cudnnGetPoolingNdDescriptor - .\n"
+        ".long cs_d_cudnnGetPoolingNdForwardOutputDim - .\n"
+        ".long cs_d_cudnnGetProperty - .\n"
+        ".long cs_d_cudnnGetRNNDataDescriptor - .\n"
+        ".long cs_d_cudnnGetRNNDescriptor_v8 - .\n"
+        ".long cs_d_cudnnGetRNNTempSpaceSizes - .\n"
+        ".long cs_d_cudnnGetRNNWeightParams - .\n"
+        ".long cs_d_cudnnGetRNNWeightSpaceSize - .\n"
+        ".long cs_d_cudnnGetReduceTensorDescriptor - .\n"
+        ".long cs_d_cudnnGetReductionIndicesSize - .\n"
+        ".long cs_d_cudnnGetReductionWorkspaceSize - .\n"
+        ".long cs_d_cudnnGetSeqDataDescriptor - .\n"
+        ".long cs_d_cudnnGetStream - .\n"
+        ".long cs_d_cudnnGetTensor4dDescriptor - .\n"
+        ".long cs_d_cudnnGetTensorNdDescriptor - .\n"
+        ".long cs_d_cudnnGetTensorSizeInBytes - .\n"
+        ".long cs_d_cudnnGetTensorTransformDescriptor - .\n"
+        ".long cs_d_cudnnGetVersion - .\n"
+        ".long cs_d_cudnnGraphVersionCheck - .\n"
+        ".long cs_d_cudnnIm2Col - .\n"
+        ".long cs_d_cudnnInitTransformDest - .\n"
+        ".long cs_d_cudnnLRNCrossChannelBackward - .\n"
+        ".long cs_d_cudnnLRNCrossChannelForward - .\n"
+        ".long cs_d_cudnnMakeFusedOpsPlan - .\n"
+        ".long cs_d_cudnnMultiHeadAttnBackwardData - .\n"
+        ".long cs_d_cudnnMultiHeadAttnBackwardWeights - .\n"
+        ".long cs_d_cudnnMultiHeadAttnForward - .\n"
+        ".long cs_d_cudnnNormalizationBackward - .\n"
+        ".long cs_d_cudnnNormalizationForwardInference - .\n"
+        ".long cs_d_cudnnNormalizationForwardTraining - .\n"
+        ".long cs_d_cudnnOpTensor - .\n"
+        ".long cs_d_cudnnOpsVersionCheck - .\n"
+        ".long cs_d_cudnnPoolingBackward - .\n"
+        ".long cs_d_cudnnPoolingForward - .\n"
+        ".long cs_d_cudnnQueryRuntimeError - .\n"
+        ".long cs_d_cudnnRNNBackwardData_v8 - .\n"
+        ".long cs_d_cudnnRNNBackwardWeights_v8 - .\n"
+        ".long cs_d_cudnnRNNForward - .\n"
+        ".long cs_d_cudnnRNNGetClip_v8 - .\n"
+        ".long cs_d_cudnnRNNGetClip_v9 - .\n"
+        ".long cs_d_cudnnRNNSetClip_v8 - .\n"
+        ".long cs_d_cudnnRNNSetClip_v9 - .\n"
+        ".long cs_d_cudnnReduceTensor - .\n"
+        ".long cs_d_cudnnReorderFilterAndBias - .\n"
+        ".long cs_d_cudnnRestoreDropoutDescriptor - .\n"
+        ".long cs_d_cudnnScaleTensor - .\n"
+        ".long cs_d_cudnnSetActivationDescriptor - .\n"
+        ".long cs_d_cudnnSetActivationDescriptorSwishBeta - .\n"
+        ".long cs_d_cudnnSetAttnDescriptor - .\n"
+        ".long cs_d_cudnnSetCTCLossDescriptor - .\n"
+        ".long cs_d_cudnnSetCTCLossDescriptorEx - .\n"
+        ".long cs_d_cudnnSetCTCLossDescriptor_v8 - .\n"
+        ".long cs_d_cudnnSetCTCLossDescriptor_v9 - .\n"
+        ".long cs_d_cudnnSetCallback - .\n"
+        ".long cs_d_cudnnSetConvolution2dDescriptor - .\n"
+        ".long cs_d_cudnnSetConvolutionGroupCount - .\n"
+        ".long cs_d_cudnnSetConvolutionMathType - .\n"
+        ".long cs_d_cudnnSetConvolutionNdDescriptor - .\n"
+        ".long cs_d_cudnnSetConvolutionReorderType - .\n"
+        ".long cs_d_cudnnSetDropoutDescriptor - .\n"
+        ".long cs_d_cudnnSetFilter4dDescriptor - .\n"
+        ".long cs_d_cudnnSetFilterNdDescriptor - .\n"
+        ".long cs_d_cudnnSetFusedOpsConstParamPackAttribute - .\n"
+        ".long cs_d_cudnnSetFusedOpsVariantParamPackAttribute - .\n"
+        ".long cs_d_cudnnSetLRNDescriptor - .\n"
+        ".long cs_d_cudnnSetOpTensorDescriptor - .\n"
+        ".long cs_d_cudnnSetPooling2dDescriptor - .\n"
+        ".long cs_d_cudnnSetPoolingNdDescriptor - .\n"
+        ".long cs_d_cudnnSetRNNDataDescriptor - .\n"
+        ".long cs_d_cudnnSetRNNDescriptor_v8 - .\n"
+        ".long cs_d_cudnnSetReduceTensorDescriptor - .\n"
+        ".long cs_d_cudnnSetSeqDataDescriptor - .\n"
+        ".long cs_d_cudnnSetSpatialTransformerNdDescriptor - .\n"
+        ".long cs_d_cudnnSetStream - .\n"
+        ".long cs_d_cudnnSetTensor - .\n"
+        ".long cs_d_cudnnSetTensor4dDescriptor - .\n"
+        ".long cs_d_cudnnSetTensor4dDescriptorEx - .\n"
+        ".long cs_d_cudnnSetTensorNdDescriptor - .\n"
+        ".long cs_d_cudnnSetTensorNdDescriptorEx - .\n"
+        ".long cs_d_cudnnSetTensorTransformDescriptor - .\n"
+        ".long cs_d_cudnnSoftmaxBackward - .\n"
+        ".long cs_d_cudnnSoftmaxForward - .\n"
+        ".long cs_d_cudnnSpatialTfGridGeneratorBackward - .\n"
+        ".long cs_d_cudnnSpatialTfGridGeneratorForward - .\n"
+        ".long cs_d_cudnnSpatialTfSamplerBackward - .\n"
+        ".long cs_d_cudnnSpatialTfSamplerForward - .\n"
+        ".long cs_d_cudnnTransformFilter - .\n"
+        ".long cs_d_cudnnTransformTensor - .\n"
+        ".long cs_d_cudnnTransformTensorEx - .\n"
+        ".popsection");
+extern const int32_t cs_rel_cudnn_via_procaddr[] CS_HIDDEN;
+__asm__(".pushsection .rodata\n.p2align 2\n.globl cs_rel_cudnn_via_procaddr\n.hidden cs_rel_cudnn_via_procaddr\ncs_rel_cudnn_via_procaddr:\n"
+        ".long cs_g_cudnnActivationBackward - .\n"
+        ".long cs_g_cudnnActivationForward - .\n"
+        ".long cs_g_cudnnAddTensor - .\n"
+        ".long cs_g_cudnnAdvVersionCheck - .\n"
+        ".long cs_g_cudnnBackendCreateDescriptor - .\n"
+        ".long cs_g_cudnnBackendDestroyDescriptor - .\n"
+        ".long cs_g_cudnnBackendExecute - .\n"
+        ".long cs_g_cudnnBackendFinalize - .\n"
+        ".long cs_g_cudnnBackendGetAttribute - .\n"
+        ".long cs_g_cudnnBackendInitialize - .\n"
+        ".long cs_g_cudnnBackendPopulateCudaGraph - .\n"
+        ".long cs_g_cudnnBackendSetAttribute - .\n"
+        ".long cs_g_cudnnBackendUpdateCudaGraph - .\n"
+        ".long cs_g_cudnnBatchNormalizationBackward - .\n"
+        ".long cs_g_cudnnBatchNormalizationBackwardEx - .\n"
+        ".long cs_g_cudnnBatchNormalizationForwardInference - .\n"
+        ".long cs_g_cudnnBatchNormalizationForwardTraining - .\n"
+        ".long cs_g_cudnnBatchNormalizationForwardTrainingEx - .\n"
+        ".long cs_g_cudnnBuildRNNDynamic - .\n"
+        ".long cs_g_cudnnCTCLoss - .\n"
+        ".long cs_g_cudnnCTCLoss_v8 - .\n"
+        ".long cs_g_cudnnCnnVersionCheck - .\n"
+        ".long cs_g_cudnnConvolutionBackwardBias - .\n"
+        ".long cs_g_cudnnConvolutionBackwardData - .\n"
+        ".long cs_g_cudnnConvolutionBackwardFilter - .\n"
+        ".long cs_g_cudnnConvolutionBiasActivationForward - .\n"
+        ".long cs_g_cudnnConvolutionForward - .\n"
+        ".long cs_g_cudnnCreate - .\n"
+        ".long cs_g_cudnnCreateActivationDescriptor - .\n"
+        ".long cs_g_cudnnCreateAttnDescriptor - .\n"
+        ".long cs_g_cudnnCreateCTCLossDescriptor - .\n"
+        ".long cs_g_cudnnCreateConvolutionDescriptor - .\n"
+        ".long cs_g_cudnnCreateDropoutDescriptor - .\n"
+        ".long cs_g_cudnnCreateFilterDescriptor - .\n"
+        ".long cs_g_cudnnCreateFusedOpsConstParamPack - .\n"
+        ".long cs_g_cudnnCreateFusedOpsPlan - .\n"
+        ".long cs_g_cudnnCreateFusedOpsVariantParamPack - .\n"
+        ".long cs_g_cudnnCreateLRNDescriptor - .\n"
+        ".long cs_g_cudnnCreateOpTensorDescriptor - .\n"
+        ".long cs_g_cudnnCreatePoolingDescriptor - .\n"
+        ".long cs_g_cudnnCreateRNNDataDescriptor - .\n"
+        ".long cs_g_cudnnCreateRNNDescriptor - .\n"
+        ".long cs_g_cudnnCreateReduceTensorDescriptor - .\n"
+        ".long cs_g_cudnnCreateSeqDataDescriptor - .\n"
+        ".long cs_g_cudnnCreateSpatialTransformerDescriptor - .\n"
+        ".long cs_g_cudnnCreateTensorDescriptor - .\n"
+        ".long cs_g_cudnnCreateTensorTransformDescriptor - .\n"
+        ".long cs_g_cudnnDeriveBNTensorDescriptor - .\n"
+        ".long cs_g_cudnnDeriveNormTensorDescriptor - .\n"
+        ".long cs_g_cudnnDestroy - .\n"
+        ".long cs_g_cudnnDestroyActivationDescriptor - .\n"
+        ".long cs_g_cudnnDestroyAttnDescriptor - .\n"
+        ".long cs_g_cudnnDestroyCTCLossDescriptor - .\n"
+        ".long cs_g_cudnnDestroyConvolutionDescriptor - .\n"
+        ".long cs_g_cudnnDestroyDropoutDescriptor - .\n"
+        ".long cs_g_cudnnDestroyFilterDescriptor - .\n"
+        ".long cs_g_cudnnDestroyFusedOpsConstParamPack - .\n"
+        ".long cs_g_cudnnDestroyFusedOpsPlan - .\n"
+        ".long cs_g_cudnnDestroyFusedOpsVariantParamPack - .\n"
+        ".long cs_g_cudnnDestroyLRNDescriptor - .\n"
+        ".long cs_g_cudnnDestroyOpTensorDescriptor - .\n"
+        ".long cs_g_cudnnDestroyPoolingDescriptor - .\n"
+        ".long cs_g_cudnnDestroyRNNDataDescriptor - .\n"
+        ".long cs_g_cudnnDestroyRNNDescriptor - .\n"
+        ".long cs_g_cudnnDestroyReduceTensorDescriptor - .\n"
+        ".long cs_g_cudnnDestroySeqDataDescriptor - .\n"
+        ".long cs_g_cudnnDestroySpatialTransformerDescriptor - .\n"
+        ".long cs_g_cudnnDestroyTensorDescriptor - .\n"
+        ".long cs_g_cudnnDestroyTensorTransformDescriptor - .\n"
+        ".long cs_g_cudnnDivisiveNormalizationBackward - .\n"
+        ".long cs_g_cudnnDivisiveNormalizationForward - .\n"
+        ".long cs_g_cudnnDropoutBackward - .\n"
+        ".long cs_g_cudnnDropoutForward - .\n"
+        ".long cs_g_cudnnDropoutGetReserveSpaceSize - .\n"
+        ".long cs_g_cudnnDropoutGetStatesSize - .\n"
+        ".long cs_g_cudnnFindConvolutionBackwardDataAlgorithm - .\n"
+        ".long cs_g_cudnnFindConvolutionBackwardDataAlgorithmEx - .\n"
+        ".long cs_g_cudnnFindConvolutionBackwardFilterAlgorithm - .\n"
+        ".long cs_g_cudnnFindConvolutionBackwardFilterAlgorithmEx - .\n"
+        ".long cs_g_cudnnFindConvolutionForwardAlgorithm - .\n"
+        ".long cs_g_cudnnFindConvolutionForwardAlgorithmEx - .\n"
+        ".long cs_g_cudnnFusedOpsExecute - .\n"
+        ".long cs_g_cudnnGetActivationDescriptor - .\n"
+        ".long cs_g_cudnnGetActivationDescriptorSwishBeta - .\n"
+        ".long cs_g_cudnnGetAttnDescriptor - .\n"
+        ".long cs_g_cudnnGetBatchNormalizationBackwardExWorkspaceSize - .\n"
+        ".long cs_g_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize - .\n"
+        ".long cs_g_cudnnGetBatchNormalizationTrainingExReserveSpaceSize - .\n"
+        ".long cs_g_cudnnGetCTCLossDescriptor - .\n"
+        ".long cs_g_cudnnGetCTCLossDescriptorEx - .\n"
+        ".long cs_g_cudnnGetCTCLossDescriptor_v8 - .\n"
+        ".long cs_g_cudnnGetCTCLossDescriptor_v9 - .\n"
+        ".long cs_g_cudnnGetCTCLossWorkspaceSize - .\n"
+        ".long cs_g_cudnnGetCTCLossWorkspaceSize_v8 - .\n"
+        ".long cs_g_cudnnGetCallback - .\n"
+        ".long cs_g_cudnnGetConvolution2dDescriptor - .\n"
+        ".long cs_g_cudnnGetConvolution2dForwardOutputDim - .\n"
+        ".long cs_g_cudnnGetConvolutionBackwardDataAlgorithmMaxCount - .\n"
+        ".long cs_g_cudnnGetConvolutionBackwardDataAlgorithm_v7 - .\n"
+        ".long cs_g_cudnnGetConvolutionBackwardDataWorkspaceSize - .\n"
+        ".long cs_g_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount - .\n"
+        ".long cs_g_cudnnGetConvolutionBackwardFilterAlgorithm_v7 - .\n"
+        ".long cs_g_cudnnGetConvolutionBackwardFilterWorkspaceSize - .\n"
+        ".long cs_g_cudnnGetConvolutionForwardAlgorithmMaxCount - .\n"
+        ".long cs_g_cudnnGetConvolutionForwardAlgorithm_v7 - .\n"
+        ".long cs_g_cudnnGetConvolutionForwardWorkspaceSize - .\n"
+        ".long cs_g_cudnnGetConvolutionGroupCount - .\n"
+        ".long cs_g_cudnnGetConvolutionMathType - .\n"
+        ".long cs_g_cudnnGetConvolutionNdDescriptor - .\n"
+        ".long cs_g_cudnnGetConvolutionNdForwardOutputDim - .\n"
+        ".long cs_g_cudnnGetConvolutionReorderType - .\n"
+        ".long cs_g_cudnnGetCudartVersion - .\n"
+        ".long cs_g_cudnnGetDropoutDescriptor - .\n"
+        ".long cs_g_cudnnGetErrorString - .\n"
+        ".long cs_g_cudnnGetFilter4dDescriptor - .\n"
+        ".long cs_g_cudnnGetFilterNdDescriptor - .\n"
+        ".long cs_g_cudnnGetFilterSizeInBytes - .\n"
+        ".long cs_g_cudnnGetFoldedConvBackwardDataDescriptors - .\n"
+        ".long cs_g_cudnnGetFusedOpsConstParamPackAttribute - .\n"
+        ".long cs_g_cudnnGetFusedOpsVariantParamPackAttribute - .\n"
+        ".long cs_g_cudnnGetLRNDescriptor - .\n"
+        ".long cs_g_cudnnGetMaxDeviceVersion - .\n"
+        ".long cs_g_cudnnGetMultiHeadAttnBuffers - .\n"
+        ".long cs_g_cudnnGetMultiHeadAttnWeights - .\n"
+        ".long cs_g_cudnnGetNormalizationBackwardWorkspaceSize - .\n"
+        ".long cs_g_cudnnGetNormalizationForwardTrainingWorkspaceSize - .\n"
+        ".long cs_g_cudnnGetNormalizationTrainingReserveSpaceSize - .\n"
+        ".long cs_g_cudnnGetOpTensorDescriptor - .\n"
+        ".long cs_g_cudnnGetPooling2dDescriptor - .\n"
+        ".long cs_g_cudnnGetPooling2dForwardOutputDim - .\n"
+        ".long cs_g_cudnnGetPoolingNdDescriptor - .\n"
+        ".long cs_g_cudnnGetPoolingNdForwardOutputDim - .\n"
+        ".long cs_g_cudnnGetProperty - .\n"
+        ".long cs_g_cudnnGetRNNDataDescriptor - .\n"
+        ".long cs_g_cudnnGetRNNDescriptor_v8 - .\n"
+        ".long cs_g_cudnnGetRNNTempSpaceSizes - .\n"
+        ".long cs_g_cudnnGetRNNWeightParams - .\n"
+        ".long cs_g_cudnnGetRNNWeightSpaceSize - .\n"
+        ".long cs_g_cudnnGetReduceTensorDescriptor - .\n"
+        ".long cs_g_cudnnGetReductionIndicesSize - .\n"
+        ".long cs_g_cudnnGetReductionWorkspaceSize - .\n"
+        ".long cs_g_cudnnGetSeqDataDescriptor - .\n"
+        ".long cs_g_cudnnGetStream - .\n"
+        ".long cs_g_cudnnGetTensor4dDescriptor - .\n"
+        ".long cs_g_cudnnGetTensorNdDescriptor - .\n"
+        ".long cs_g_cudnnGetTensorSizeInBytes - .\n"
+        ".long cs_g_cudnnGetTensorTransformDescriptor - .\n"
+        ".long cs_g_cudnnGetVersion - .\n"
+        ".long cs_g_cudnnGraphVersionCheck - .\n"
+        ".long cs_g_cudnnIm2Col - .\n"
+        ".long cs_g_cudnnInitTransformDest - .\n"
+        ".long cs_g_cudnnLRNCrossChannelBackward - .\n"
+        ".long cs_g_cudnnLRNCrossChannelForward - .\n"
+        ".long cs_g_cudnnMakeFusedOpsPlan - .\n"
+        ".long cs_g_cudnnMultiHeadAttnBackwardData - .\n"
+        ".long cs_g_cudnnMultiHeadAttnBackwardWeights - .\n"
+        ".long cs_g_cudnnMultiHeadAttnForward - .\n"
+        ".long cs_g_cudnnNormalizationBackward - .\n"
+        ".long cs_g_cudnnNormalizationForwardInference - .\n"
+        ".long cs_g_cudnnNormalizationForwardTraining - .\n"
+        ".long cs_g_cudnnOpTensor - .\n"
+        ".long cs_g_cudnnOpsVersionCheck - .\n"
+        ".long cs_g_cudnnPoolingBackward - .\n"
+        ".long cs_g_cudnnPoolingForward - .\n"
+        ".long cs_g_cudnnQueryRuntimeError - .\n"
+        ".long cs_g_cudnnRNNBackwardData_v8 - .\n"
+        ".long cs_g_cudnnRNNBackwardWeights_v8 - .\n"
+        ".long cs_g_cudnnRNNForward - .\n"
+        ".long cs_g_cudnnRNNGetClip_v8 - .\n"
+        ".long cs_g_cudnnRNNGetClip_v9 - .\n"
+        ".long cs_g_cudnnRNNSetClip_v8 - .\n"
+        ".long cs_g_cudnnRNNSetClip_v9 - .\n"
+        ".long cs_g_cudnnReduceTensor - .\n"
+        ".long cs_g_cudnnReorderFilterAndBias - .\n"
+        ".long cs_g_cudnnRestoreDropoutDescriptor - .\n"
+        ".long cs_g_cudnnScaleTensor - .\n"
+        ".long cs_g_cudnnSetActivationDescriptor - .\n"
+        ".long cs_g_cudnnSetActivationDescriptorSwishBeta - .\n"
+        ".long cs_g_cudnnSetAttnDescriptor - .\n"
+        ".long cs_g_cudnnSetCTCLossDescriptor - .\n"
+        ".long cs_g_cudnnSetCTCLossDescriptorEx - .\n"
+        ".long cs_g_cudnnSetCTCLossDescriptor_v8 - .\n"
+        ".long cs_g_cudnnSetCTCLossDescriptor_v9 - .\n"
+        ".long cs_g_cudnnSetCallback - .\n"
+        ".long cs_g_cudnnSetConvolution2dDescriptor - .\n"
+        ".long cs_g_cudnnSetConvolutionGroupCount - .\n"
+        ".long cs_g_cudnnSetConvolutionMathType - .\n"
+        ".long cs_g_cudnnSetConvolutionNdDescriptor - .\n"
+        ".long cs_g_cudnnSetConvolutionReorderType - .\n"
+        ".long cs_g_cudnnSetDropoutDescriptor - .\n"
+        ".long cs_g_cudnnSetFilter4dDescriptor - .\n"
+        ".long cs_g_cudnnSetFilterNdDescriptor - .\n"
+        ".long cs_g_cudnnSetFusedOpsConstParamPackAttribute - .\n"
+        ".long cs_g_cudnnSetFusedOpsVariantParamPackAttribute - .\n"
+        ".long cs_g_cudnnSetLRNDescriptor - .\n"
+        ".long cs_g_cudnnSetOpTensorDescriptor - .\n"
+        ".long cs_g_cudnnSetPooling2dDescriptor - .\n"
+        ".long cs_g_cudnnSetPoolingNdDescriptor - .\n"
+        ".long cs_g_cudnnSetRNNDataDescriptor - .\n"
+        ".long cs_g_cudnnSetRNNDescriptor_v8 - .\n"
+        ".long cs_g_cudnnSetReduceTensorDescriptor - .\n"
+        ".long cs_g_cudnnSetSeqDataDescriptor - .\n"
+        ".long cs_g_cudnnSetSpatialTransformerNdDescriptor - .\n"
+        ".long cs_g_cudnnSetStream - .\n"
+        ".long cs_g_cudnnSetTensor - .\n"
+        ".long cs_g_cudnnSetTensor4dDescriptor - .\n"
+        ".long cs_g_cudnnSetTensor4dDescriptorEx - .\n"
+        ".long cs_g_cudnnSetTensorNdDescriptor - .\n"
+        ".long cs_g_cudnnSetTensorNdDescriptorEx - .\n"
+        ".long cs_g_cudnnSetTensorTransformDescriptor - .\n"
+        ".long cs_g_cudnnSoftmaxBackward - .\n"
+        ".long cs_g_cudnnSoftmaxForward - .\n"
+        ".long cs_g_cudnnSpatialTfGridGeneratorBackward - .\n"
+        ".long cs_g_cudnnSpatialTfGridGeneratorForward - .\n"
+        ".long cs_g_cudnnSpatialTfSamplerBackward - .\n"
+        ".long cs_g_cudnnSpatialTfSamplerForward - .\n"
+        ".long cs_g_cudnnTransformFilter - .\n"
+        ".long cs_g_cudnnTransformTensor - .\n"
+        ".long cs_g_cudnnTransformTensorEx - .\n"
+        ".popsection");
+extern const int32_t cs_rel_cudnn_unresolved[] CS_HIDDEN;
+#if CS_FAST_ASM
+__asm__(".pushsection .rodata\n.p2align 2\n.globl cs_rel_cudnn_unresolved\n.hidden cs_rel_cudnn_unresolved\ncs_rel_cudnn_unresolved:\n"
+        ".long cs_u_cudnnActivationBackward - .\n"
+        ".long cs_u_cudnnActivationForward - .\n"
+        ".long cs_u_cudnnAddTensor - .\n"
+        ".long cs_u_cudnnAdvVersionCheck - .\n"
+        ".long 0\n"
+        ".long cs_u_cudnnBackendDestroyDescriptor - .\n"
+        ".long cs_u_cudnnBackendExecute - .\n"
+        ".long 0\n"
+        ".long cs_u_cudnnBackendGetAttribute - .\n"
+        ".long cs_u_cudnnBackendInitialize - .\n"
+        ".long cs_u_cudnnBackendPopulateCudaGraph - .\n"
+        ".long cs_u_cudnnBackendSetAttribute - .\n"
+        ".long cs_u_cudnnBackendUpdateCudaGraph - .\n"
+        ".long cs_u_cudnnBatchNormalizationBackward - .\n"
+        ".long cs_u_cudnnBatchNormalizationBackwardEx - .\n"
+        ".long cs_u_cudnnBatchNormalizationForwardInference - .\n"
+        ".long cs_u_cudnnBatchNormalizationForwardTraining - .\n"
+        ".long cs_u_cudnnBatchNormalizationForwardTrainingEx - .\n"
+        ".long cs_u_cudnnBuildRNNDynamic - .\n"
+        ".long cs_u_cudnnCTCLoss - .\n"
+        ".long cs_u_cudnnCTCLoss_v8 - .\n"
+        ".long cs_u_cudnnCnnVersionCheck - .\n"
+        ".long cs_u_cudnnConvolutionBackwardBias - .\n"
+        ".long cs_u_cudnnConvolutionBackwardData - .\n"
+        ".long cs_u_cudnnConvolutionBackwardFilter - .\n"
+        ".long cs_u_cudnnConvolutionBiasActivationForward - .\n"
+        ".long cs_u_cudnnConvolutionForward - .\n"
+        ".long 0\n"
+        ".long cs_u_cudnnCreateActivationDescriptor - .\n"
+        ".long cs_u_cudnnCreateAttnDescriptor - .\n"
+        ".long cs_u_cudnnCreateCTCLossDescriptor - .\n"
+        ".long cs_u_cudnnCreateConvolutionDescriptor - .\n"
+        ".long cs_u_cudnnCreateDropoutDescriptor - .\n"
+        ".long cs_u_cudnnCreateFilterDescriptor - .\n"
+        ".long cs_u_cudnnCreateFusedOpsConstParamPack - .\n"
+        ".long cs_u_cudnnCreateFusedOpsPlan - .\n"
+        ".long cs_u_cudnnCreateFusedOpsVariantParamPack - .\n"
+        ".long cs_u_cudnnCreateLRNDescriptor - .\n"
+        ".long cs_u_cudnnCreateOpTensorDescriptor - .\n"
+        ".long cs_u_cudnnCreatePoolingDescriptor - .\n"
+        ".long cs_u_cudnnCreateRNNDataDescriptor - .\n"
+        ".long cs_u_cudnnCreateRNNDescriptor - .\n"
+        ".long cs_u_cudnnCreateReduceTensorDescriptor - .\n"
+        ".long cs_u_cudnnCreateSeqDataDescriptor - .\n"
+        ".long cs_u_cudnnCreateSpatialTransformerDescriptor - .\n"
+        ".long cs_u_cudnnCreateTensorDescriptor - .\n"
+        ".long cs_u_cudnnCreateTensorTransformDescriptor - .\n"
+        ".long cs_u_cudnnDeriveBNTensorDescriptor - .\n"
+        ".long cs_u_cudnnDeriveNormTensorDescriptor - .\n"
+        ".long 0\n"
+        ".long cs_u_cudnnDestroyActivationDescriptor - .\n"
+        ".long cs_u_cudnnDestroyAttnDescriptor - .\n"
+        ".long cs_u_cudnnDestroyCTCLossDescriptor - .\n"
+        ".long cs_u_cudnnDestroyConvolutionDescriptor - .\n"
+        ".long cs_u_cudnnDestroyDropoutDescriptor - .\n"
+        ".long cs_u_cudnnDestroyFilterDescriptor - .\n"
+        ".long cs_u_cudnnDestroyFusedOpsConstParamPack - .\n"
+        ".long cs_u_cudnnDestroyFusedOpsPlan - .\n"
+        ".long cs_u_cudnnDestroyFusedOpsVariantParamPack - .\n"
+        ".long cs_u_cudnnDestroyLRNDescriptor - .\n"
+        ".long cs_u_cudnnDestroyOpTensorDescriptor - .\n"
+        ".long cs_u_cudnnDestroyPoolingDescriptor - .\n"
+        ".long cs_u_cudnnDestroyRNNDataDescriptor - .\n"
+        ".long cs_u_cudnnDestroyRNNDescriptor - .\n"
+        ".long cs_u_cudnnDestroyReduceTensorDescriptor - .\n"
+        ".long cs_u_cudnnDestroySeqDataDescriptor - .\n"
+        ".long cs_u_cudnnDestroySpatialTransformerDescriptor - .\n"
+        ".long cs_u_cudnnDestroyTensorDescriptor - .\n"
+        ".long cs_u_cudnnDestroyTensorTransformDescriptor - .\n"
+        ".long cs_u_cudnnDivisiveNormalizationBackward - .\n"
+        ".long cs_u_cudnnDivisiveNormalizationForward - .\n"
+        ".long cs_u_cudnnDropoutBackward - .\n"
+        ".long cs_u_cudnnDropoutForward - .\n"
+        ".long cs_u_cudnnDropoutGetReserveSpaceSize - .\n"
+        ".long cs_u_cudnnDropoutGetStatesSize - .\n"
+        ".long cs_u_cudnnFindConvolutionBackwardDataAlgorithm - .\n"
+        ".long cs_u_cudnnFindConvolutionBackwardDataAlgorithmEx - .\n"
+        ".long cs_u_cudnnFindConvolutionBackwardFilterAlgorithm - .\n"
+        ".long cs_u_cudnnFindConvolutionBackwardFilterAlgorithmEx - .\n"
+        ".long cs_u_cudnnFindConvolutionForwardAlgorithm - .\n"
+        ".long cs_u_cudnnFindConvolutionForwardAlgorithmEx - .\n"
+        ".long cs_u_cudnnFusedOpsExecute - .\n"
+        ".long cs_u_cudnnGetActivationDescriptor - .\n"
+        ".long cs_u_cudnnGetActivationDescriptorSwishBeta - .\n"
+        ".long cs_u_cudnnGetAttnDescriptor - .\n"
+        ".long cs_u_cudnnGetBatchNormalizationBackwardExWorkspaceSize - .\n"
+        ".long cs_u_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize - .\n"
+        ".long cs_u_cudnnGetBatchNormalizationTrainingExReserveSpaceSize - .\n"
+        ".long cs_u_cudnnGetCTCLossDescriptor - .\n"
+        ".long cs_u_cudnnGetCTCLossDescriptorEx - .\n"
+        ".long cs_u_cudnnGetCTCLossDescriptor_v8 - .\n"
+        ".long cs_u_cudnnGetCTCLossDescriptor_v9 - .\n"
+        ".long cs_u_cudnnGetCTCLossWorkspaceSize - .\n"
+        ".long cs_u_cudnnGetCTCLossWorkspaceSize_v8 - .\n"
+        ".long cs_u_cudnnGetCallback - .\n"
+        ".long cs_u_cudnnGetConvolution2dDescriptor - .\n"
+        ".long cs_u_cudnnGetConvolution2dForwardOutputDim - .\n"
+        ".long cs_u_cudnnGetConvolutionBackwardDataAlgorithmMaxCount - .\n"
+        ".long cs_u_cudnnGetConvolutionBackwardDataAlgorithm_v7 - .\n"
+        ".long cs_u_cudnnGetConvolutionBackwardDataWorkspaceSize - .\n"
+        ".long cs_u_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount - .\n"
+        ".long cs_u_cudnnGetConvolutionBackwardFilterAlgorithm_v7 - .\n"
+        ".long cs_u_cudnnGetConvolutionBackwardFilterWorkspaceSize - .\n"
+        ".long cs_u_cudnnGetConvolutionForwardAlgorithmMaxCount - .\n"
+        ".long cs_u_cudnnGetConvolutionForwardAlgorithm_v7 - .\n"
+        ".long cs_u_cudnnGetConvolutionForwardWorkspaceSize - .\n"
+        ".long cs_u_cudnnGetConvolutionGroupCount - .\n"
+        ".long cs_u_cudnnGetConvolutionMathType - .\n"
+        ".long cs_u_cudnnGetConvolutionNdDescriptor - .\n"
+        ".long cs_u_cudnnGetConvolutionNdForwardOutputDim - .\n"
+        ".long cs_u_cudnnGetConvolutionReorderType - .\n"
+        ".long 0\n"
+        ".long cs_u_cudnnGetDropoutDescriptor - .\n"
+        ".long 0\n"
+        ".long cs_u_cudnnGetFilter4dDescriptor - .\n"
+        ".long cs_u_cudnnGetFilterNdDescriptor - .\n"
+        ".long cs_u_cudnnGetFilterSizeInBytes - .\n"
+        ".long cs_u_cudnnGetFoldedConvBackwardDataDescriptors - .\n"
+        ".long cs_u_cudnnGetFusedOpsConstParamPackAttribute - .\n"
+        ".long cs_u_cudnnGetFusedOpsVariantParamPackAttribute - .\n"
+        ".long cs_u_cudnnGetLRNDescriptor - .\n"
+        ".long 0\n"
+        ".long cs_u_cudnnGetMultiHeadAttnBuffers - .\n"
+        ".long cs_u_cudnnGetMultiHeadAttnWeights - .\n"
+        ".long cs_u_cudnnGetNormalizationBackwardWorkspaceSize - .\n"
+        ".long cs_u_cudnnGetNormalizationForwardTrainingWorkspaceSize - .\n"
+        ".long cs_u_cudnnGetNormalizationTrainingReserveSpaceSize - .\n"
+        ".long cs_u_cudnnGetOpTensorDescriptor - .\n"
+        ".long cs_u_cudnnGetPooling2dDescriptor - .\n"
+        ".long cs_u_cudnnGetPooling2dForwardOutputDim - .\n"
+        ".long cs_u_cudnnGetPoolingNdDescriptor - .\n"
+        ".long cs_u_cudnnGetPoolingNdForwardOutputDim - .\n"
+        ".long cs_u_cudnnGetProperty - .\n"
+        ".long cs_u_cudnnGetRNNDataDescriptor - .\n"
+        ".long cs_u_cudnnGetRNNDescriptor_v8 - .\n"
+        ".long cs_u_cudnnGetRNNTempSpaceSizes - .\n"
+        ".long cs_u_cudnnGetRNNWeightParams - .\n"
+        ".long cs_u_cudnnGetRNNWeightSpaceSize - .\n"
+        ".long cs_u_cudnnGetReduceTensorDescriptor - .\n"
+        ".long cs_u_cudnnGetReductionIndicesSize - .\n"
+        ".long cs_u_cudnnGetReductionWorkspaceSize - .\n"
+        ".long cs_u_cudnnGetSeqDataDescriptor - .\n"
+        ".long cs_u_cudnnGetStream - .\n"
+        ".long cs_u_cudnnGetTensor4dDescriptor - .\n"
+        ".long cs_u_cudnnGetTensorNdDescriptor - .\n"
+        ".long cs_u_cudnnGetTensorSizeInBytes - .\n"
+        ".long cs_u_cudnnGetTensorTransformDescriptor - .\n"
+        ".long 0\n"
+        ".long cs_u_cudnnGraphVersionCheck - .\n"
+        ".long cs_u_cudnnIm2Col - .\n"
+        ".long cs_u_cudnnInitTransformDest - .\n"
+        ".long cs_u_cudnnLRNCrossChannelBackward - .\n"
+        ".long cs_u_cudnnLRNCrossChannelForward - .\n"
+        ".long cs_u_cudnnMakeFusedOpsPlan - .\n"
+        ".long cs_u_cudnnMultiHeadAttnBackwardData - .\n"
+        ".long cs_u_cudnnMultiHeadAttnBackwardWeights - .\n"
+        ".long cs_u_cudnnMultiHeadAttnForward - .\n"
+        ".long cs_u_cudnnNormalizationBackward - .\n"
+        ".long cs_u_cudnnNormalizationForwardInference - .\n"
+        ".long cs_u_cudnnNormalizationForwardTraining - .\n"
+        ".long cs_u_cudnnOpTensor - .\n"
+        ".long cs_u_cudnnOpsVersionCheck - .\n"
+        ".long cs_u_cudnnPoolingBackward - .\n"
+        ".long cs_u_cudnnPoolingForward - .\n"
+        ".long cs_u_cudnnQueryRuntimeError - .\n"
+        ".long cs_u_cudnnRNNBackwardData_v8 - .\n"
+        ".long cs_u_cudnnRNNBackwardWeights_v8 - .\n"
+        ".long cs_u_cudnnRNNForward - .\n"
+        ".long cs_u_cudnnRNNGetClip_v8 - .\n"
+        ".long cs_u_cudnnRNNGetClip_v9 - .\n"
+        ".long cs_u_cudnnRNNSetClip_v8 - .\n"
+        ".long cs_u_cudnnRNNSetClip_v9 - .\n"
+        ".long cs_u_cudnnReduceTensor - .\n"
+        ".long cs_u_cudnnReorderFilterAndBias - .\n"
+        ".long cs_u_cudnnRestoreDropoutDescriptor - .\n"
+        ".long cs_u_cudnnScaleTensor - .\n"
+        ".long cs_u_cudnnSetActivationDescriptor - .\n"
+        ".long cs_u_cudnnSetActivationDescriptorSwishBeta - .\n"
+        ".long cs_u_cudnnSetAttnDescriptor - .\n"
+        ".long cs_u_cudnnSetCTCLossDescriptor - .\n"
+        ".long cs_u_cudnnSetCTCLossDescriptorEx - .\n"
+        ".long cs_u_cudnnSetCTCLossDescriptor_v8 - .\n"
+        ".long cs_u_cudnnSetCTCLossDescriptor_v9 - .\n"
+        ".long cs_u_cudnnSetCallback - .\n"
+        ".long cs_u_cudnnSetConvolution2dDescriptor - .\n"
+        ".long cs_u_cudnnSetConvolutionGroupCount - .\n"
+        ".long cs_u_cudnnSetConvolutionMathType - .\n"
+        ".long cs_u_cudnnSetConvolutionNdDescriptor - .\n"
+        ".long cs_u_cudnnSetConvolutionReorderType - .\n"
+        ".long cs_u_cudnnSetDropoutDescriptor - .\n"
+        ".long cs_u_cudnnSetFilter4dDescriptor - .\n"
+        ".long cs_u_cudnnSetFilterNdDescriptor - .\n"
+        ".long cs_u_cudnnSetFusedOpsConstParamPackAttribute - .\n"
+        ".long cs_u_cudnnSetFusedOpsVariantParamPackAttribute - .\n"
+        ".long cs_u_cudnnSetLRNDescriptor - .\n"
+        ".long cs_u_cudnnSetOpTensorDescriptor - .\n"
+        ".long cs_u_cudnnSetPooling2dDescriptor - .\n"
+        ".long cs_u_cudnnSetPoolingNdDescriptor - .\n"
+        ".long cs_u_cudnnSetRNNDataDescriptor - .\n"
+        ".long cs_u_cudnnSetRNNDescriptor_v8 - .\n"
+        ".long cs_u_cudnnSetReduceTensorDescriptor - .\n"
+        ".long cs_u_cudnnSetSeqDataDescriptor - .\n"
+        ".long cs_u_cudnnSetSpatialTransformerNdDescriptor - .\n"
+        ".long cs_u_cudnnSetStream - .\n"
+        ".long cs_u_cudnnSetTensor - .\n"
+        ".long cs_u_cudnnSetTensor4dDescriptor - .\n"
+        ".long cs_u_cudnnSetTensor4dDescriptorEx - .\n"
+        ".long cs_u_cudnnSetTensorNdDescriptor - .\n"
+        ".long cs_u_cudnnSetTensorNdDescriptorEx - .\n"
+        ".long cs_u_cudnnSetTensorTransformDescriptor - .\n"
+        ".long cs_u_cudnnSoftmaxBackward - .\n"
+        ".long cs_u_cudnnSoftmaxForward - .\n"
+        ".long cs_u_cudnnSpatialTfGridGeneratorBackward - .\n"
+        ".long cs_u_cudnnSpatialTfGridGeneratorForward - .\n"
+        ".long cs_u_cudnnSpatialTfSamplerBackward - .\n"
+        ".long cs_u_cudnnSpatialTfSamplerForward - .\n"
+        ".long cs_u_cudnnTransformFilter - .\n"
+        ".long cs_u_cudnnTransformTensor - .\n"
+        ".long cs_u_cudnnTransformTensorEx - .\n"
+        ".popsection");
+#endif
+extern const int32_t cs_rel_cudnn_via_linked_v8[] CS_HIDDEN;
+__asm__(".pushsection .rodata\n.p2align 2\n.globl cs_rel_cudnn_via_linked_v8\n.hidden cs_rel_cudnn_via_linked_v8\ncs_rel_cudnn_via_linked_v8:\n"
+        ".long cs_v8_cudnnActivationBackward - .\n"
+        ".long cs_v8_cudnnActivationForward - .\n"
+        ".long cs_v8_cudnnAddTensor - .\n"
+        ".long cs_v8_cudnnAdvVersionCheck - .\n"
+        ".long cs_v8_cudnnBackendCreateDescriptor - .\n"
+        ".long cs_v8_cudnnBackendDestroyDescriptor - .\n"
+        ".long cs_v8_cudnnBackendExecute - .\n"
+        ".long cs_v8_cudnnBackendFinalize - .\n"
+        ".long cs_v8_cudnnBackendGetAttribute - .\n"
+        ".long cs_v8_cudnnBackendInitialize - .\n"
+        ".long cs_v8_cudnnBackendPopulateCudaGraph - .\n"
+        ".long cs_v8_cudnnBackendSetAttribute - .\n"
+        ".long cs_v8_cudnnBackendUpdateCudaGraph - .\n"
+        ".long cs_v8_cudnnBatchNormalizationBackward - .\n"
+        ".long cs_v8_cudnnBatchNormalizationBackwardEx - .\n"
+        ".long cs_v8_cudnnBatchNormalizationForwardInference - .\n"
+        ".long cs_v8_cudnnBatchNormalizationForwardTraining - .\n"
+        ".long cs_v8_cudnnBatchNormalizationForwardTrainingEx - .\n"
+        ".long cs_v8_cudnnBuildRNNDynamic - .\n"
+        ".long cs_v8_cudnnCTCLoss - .\n"
+        ".long cs_v8_cudnnCTCLoss_v8 - .\n"
+        ".long cs_v8_cudnnCnnVersionCheck - .\n"
+        ".long cs_v8_cudnnConvolutionBackwardBias - .\n"
+        ".long cs_v8_cudnnConvolutionBackwardData - .\n"
+        ".long cs_v8_cudnnConvolutionBackwardFilter - .\n"
+        ".long cs_v8_cudnnConvolutionBiasActivationForward - .\n"
+        ".long cs_v8_cudnnConvolutionForward - .\n"
+        ".long cs_v8_cudnnCreate - .\n"
+        ".long cs_v8_cudnnCreateActivationDescriptor - .\n"
+        ".long cs_v8_cudnnCreateAttnDescriptor - .\n"
+        ".long cs_v8_cudnnCreateCTCLossDescriptor - .\n"
+        ".long cs_v8_cudnnCreateConvolutionDescriptor - .\n"
+        ".long cs_v8_cudnnCreateDropoutDescriptor - .\n"
+        ".long cs_v8_cudnnCreateFilterDescriptor - .\n"
+        ".long cs_v8_cudnnCreateFusedOpsConstParamPack - .\n"
+        ".long cs_v8_cudnnCreateFusedOpsPlan - .\n"
+        ".long cs_v8_cudnnCreateFusedOpsVariantParamPack - .\n"
+        ".long cs_v8_cudnnCreateLRNDescriptor - .\n"
+        ".long cs_v8_cudnnCreateOpTensorDescriptor - .\n"
+        ".long cs_v8_cudnnCreatePoolingDescriptor - .\n"
+        ".long cs_v8_cudnnCreateRNNDataDescriptor - .\n"
+        ".long cs_v8_cudnnCreateRNNDescriptor - .\n"
+        ".long cs_v8_cudnnCreateReduceTensorDescriptor - .\n"
+        ".long cs_v8_cudnnCreateSeqDataDescriptor - .\n"
+        ".long cs_v8_cudnnCreateSpatialTransformerDescriptor - .\n"
+        ".long cs_v8_cudnnCreateTensorDescriptor - .\n"
+        ".long cs_v8_cudnnCreateTensorTransformDescriptor - .\n"
+        ".long cs_v8_cudnnDeriveBNTensorDescriptor - .\n"
+        ".long cs_v8_cudnnDeriveNormTensorDescriptor - .\n"
+        ".long cs_v8_cudnnDestroy - .\n"
+        ".long cs_v8_cudnnDestroyActivationDescriptor - .\n"
+        ".long cs_v8_cudnnDestroyAttnDescriptor - .\n"
+        ".long cs_v8_cudnnDestroyCTCLossDescriptor - .\n"
+        ".long cs_v8_cudnnDestroyConvolutionDescriptor - .\n"
+        ".long cs_v8_cudnnDestroyDropoutDescriptor - .\n"
+        ".long cs_v8_cudnnDestroyFilterDescriptor - .\n"
+        ".long cs_v8_cudnnDestroyFusedOpsConstParamPack - .\n"
+        ".long cs_v8_cudnnDestroyFusedOpsPlan - .\n"
+        ".long cs_v8_cudnnDestroyFusedOpsVariantParamPack - .\n"
+        ".long cs_v8_cudnnDestroyLRNDescriptor - .\n"
+        ".long cs_v8_cudnnDestroyOpTensorDescriptor - .\n"
+        ".long cs_v8_cudnnDestroyPoolingDescriptor - .\n"
+        ".long cs_v8_cudnnDestroyRNNDataDescriptor - .\n"
+        ".long cs_v8_cudnnDestroyRNNDescriptor - .\n"
+        ".long cs_v8_cudnnDestroyReduceTensorDescriptor - .\n"
+        ".long cs_v8_cudnnDestroySeqDataDescriptor - .\n"
+        ".long cs_v8_cudnnDestroySpatialTransformerDescriptor - .\n"
+        ".long cs_v8_cudnnDestroyTensorDescriptor - .\n"
+        ".long cs_v8_cudnnDestroyTensorTransformDescriptor - .\n"
+        ".long cs_v8_cudnnDivisiveNormalizationBackward - .\n"
+        ".long cs_v8_cudnnDivisiveNormalizationForward - .\n"
+        ".long cs_v8_cudnnDropoutBackward - .\n"
+        ".long cs_v8_cudnnDropoutForward - .\n"
+        ".long cs_v8_cudnnDropoutGetReserveSpaceSize - .\n"
+        ".long cs_v8_cudnnDropoutGetStatesSize - .\n"
+        ".long cs_v8_cudnnFindConvolutionBackwardDataAlgorithm - .\n"
+        ".long cs_v8_cudnnFindConvolutionBackwardDataAlgorithmEx - .\n"
+        ".long cs_v8_cudnnFindConvolutionBackwardFilterAlgorithm - .\n"
+        ".long cs_v8_cudnnFindConvolutionBackwardFilterAlgorithmEx - .\n"
+        ".long cs_v8_cudnnFindConvolutionForwardAlgorithm - .\n"
+        ".long cs_v8_cudnnFindConvolutionForwardAlgorithmEx - .\n"
+        ".long cs_v8_cudnnFusedOpsExecute - .\n"
+        ".long cs_v8_cudnnGetActivationDescriptor - .\n"
+        ".long cs_v8_cudnnGetActivationDescriptorSwishBeta - .\n"
+        ".long cs_v8_cudnnGetAttnDescriptor - .\n"
+        ".long cs_v8_cudnnGetBatchNormalizationBackwardExWorkspaceSize - .\n"
+        ".long cs_v8_cudnnGetBatchNormalizationForwardTrainingExWorkspaceSize - .\n"
+        ".long cs_v8_cudnnGetBatchNormalizationTrainingExReserveSpaceSize - .\n"
+        ".long cs_v8_cudnnGetCTCLossDescriptor - .\n"
+        ".long cs_v8_cudnnGetCTCLossDescriptorEx - .\n"
+        ".long cs_v8_cudnnGetCTCLossDescriptor_v8 - .\n"
+        ".long cs_v8_cudnnGetCTCLossDescriptor_v9 - .\n"
+        ".long cs_v8_cudnnGetCTCLossWorkspaceSize - .\n"
+        ".long cs_v8_cudnnGetCTCLossWorkspaceSize_v8 - .\n"
+        ".long cs_v8_cudnnGetCallback - .\n"
+        ".long cs_v8_cudnnGetConvolution2dDescriptor - .\n"
+        ".long cs_v8_cudnnGetConvolution2dForwardOutputDim - .\n"
+        ".long cs_v8_cudnnGetConvolutionBackwardDataAlgorithmMaxCount - .\n"
+        ".long cs_v8_cudnnGetConvolutionBackwardDataAlgorithm_v7 - .\n"
+        ".long cs_v8_cudnnGetConvolutionBackwardDataWorkspaceSize - .\n"
+        ".long cs_v8_cudnnGetConvolutionBackwardFilterAlgorithmMaxCount - .\n"
+        ".long cs_v8_cudnnGetConvolutionBackwardFilterAlgorithm_v7 - .\n"
+        ".long cs_v8_cudnnGetConvolutionBackwardFilterWorkspaceSize - .\n"
+        ".long cs_v8_cudnnGetConvolutionForwardAlgorithmMaxCount - .\n"
+        ".long cs_v8_cudnnGetConvolutionForwardAlgorithm_v7 - .\n"
+        ".long cs_v8_cudnnGetConvolutionForwardWorkspaceSize - .\n"
+        ".long cs_v8_cudnnGetConvolutionGroupCount - .\n"
+        ".long cs_v8_cudnnGetConvolutionMathType - .\n"
+        ".long cs_v8_cudnnGetConvolutionNdDescriptor - .\n"
+        ".long cs_v8_cudnnGetConvolutionNdForwardOutputDim - .\n"
+        ".long cs_v8_cudnnGetConvolutionReorderType - .\n"
+        ".long cs_v8_cudnnGetCudartVersion - .\n"
+        ".long cs_v8_cudnnGetDropoutDescriptor - .\n"
+        ".long cs_v8_cudnnGetErrorString - .\n"
+        ".long cs_v8_cudnnGetFilter4dDescriptor - .\n"
+        ".long cs_v8_cudnnGetFilterNdDescriptor - .\n"
+        ".long cs_v8_cudnnGetFilterSizeInBytes - .\n"
+        ".long cs_v8_cudnnGetFoldedConvBackwardDataDescriptors - .\n"
+        ".long cs_v8_cudnnGetFusedOpsConstParamPackAttribute - .\n"
+        ".long cs_v8_cudnnGetFusedOpsVariantParamPackAttribute - .\n"
+        ".long cs_v8_cudnnGetLRNDescriptor - .\n"
+        ".long cs_v8_cudnnGetMaxDeviceVersion - .\n"
+        ".long cs_v8_cudnnGetMultiHeadAttnBuffers - .\n"
+        ".long cs_v8_cudnnGetMultiHeadAttnWeights - .\n"
+        ".long cs_v8_cudnnGetNormalizationBackwardWorkspaceSize - .\n"
+        ".long cs_v8_cudnnGetNormalizationForwardTrainingWorkspaceSize - .\n"
+        ".long cs_v8_cudnnGetNormalizationTrainingReserveSpaceSize - .\n"
+        ".long cs_v8_cudnnGetOpTensorDescriptor - .\n"
+        ".long cs_v8_cudnnGetPooling2dDescriptor - .\n"
+        ".long cs_v8_cudnnGetPooling2dForwardOutputDim - .\n"
+        ".long cs_v8_cudnnGetPoolingNdDescriptor - .\n"
+        ".long cs_v8_cudnnGetPoolingNdForwardOutputDim - .\n"
+        ".long cs_v8_cudnnGetProperty - .\n"
+        ".long cs_v8_cudnnGetRNNDataDescriptor - .\n"
+        ".long cs_v8_cudnnGetRNNDescriptor_v8 - .\n"
+        ".long cs_v8_cudnnGetRNNTempSpaceSizes - .\n"
+        ".long cs_v8_cudnnGetRNNWeightParams - .\n"
+        ".long cs_v8_cudnnGetRNNWeightSpaceSize - .\n"
+        ".long cs_v8_cudnnGetReduceTensorDescriptor - .\n"
+        ".long cs_v8_cudnnGetReductionIndicesSize - .\n"
+        ".long cs_v8_cudnnGetReductionWorkspaceSize - .\n"
+        ".long cs_v8_cudnnGetSeqDataDescriptor - .\n"
+        ".long cs_v8_cudnnGetStream - .\n"
+        ".long cs_v8_cudnnGetTensor4dDescriptor - .\n"
+        ".long cs_v8_cudnnGetTensorNdDescriptor - .\n"
+        ".long cs_v8_cudnnGetTensorSizeInBytes - .\n"
+        ".long cs_v8_cudnnGetTensorTransformDescriptor - .\n"
+        ".long cs_v8_cudnnGetVersion - .\n"
+        ".long cs_v8_cudnnGraphVersionCheck - .\n"
+        ".long cs_v8_cudnnIm2Col - .\n"
+        ".long cs_v8_cudnnInitTransformDest - .\n"
+        ".long cs_v8_cudnnLRNCrossChannelBackward - .\n"
+        ".long cs_v8_cudnnLRNCrossChannelForward - .\n"
+        ".long cs_v8_cudnnMakeFusedOpsPlan - .\n"
+        ".long cs_v8_cudnnMultiHeadAttnBackwardData - .\n"
+        ".long cs_v8_cudnnMultiHeadAttnBackwardWeights - .\n"
+        ".long cs_v8_cudnnMultiHeadAttnForward - .\n"
+        ".long cs_v8_cudnnNormalizationBackward - .\n"
+        ".long cs_v8_cudnnNormalizationForwardInference - .\n"
+        ".long cs_v8_cudnnNormalizationForwardTraining - .\n"
+        ".long cs_v8_cudnnOpTensor - .\n"
+        ".long cs_v8_cudnnOpsVersionCheck - .\n"
+        ".long cs_v8_cudnnPoolingBackward - .\n"
+        ".long cs_v8_cudnnPoolingForward - .\n"
+        ".long cs_v8_cudnnQueryRuntimeError - .\n"
+        ".long cs_v8_cudnnRNNBackwardData_v8 - .\n"
+        ".long cs_v8_cudnnRNNBackwardWeights_v8 - .\n"
+        ".long cs_v8_cudnnRNNForward - .\n"
+        ".long cs_v8_cudnnRNNGetClip_v8 - .\n"
+        ".long cs_v8_cudnnRNNGetClip_v9 - .\n"
+        ".long cs_v8_cudnnRNNSetClip_v8 - .\n"
+        ".long cs_v8_cudnnRNNSetClip_v9 - .\n"
+        ".long cs_v8_cudnnReduceTensor - .\n"
+        ".long cs_v8_cudnnReorderFilterAndBias - .\n"
+        ".long cs_v8_cudnnRestoreDropoutDescriptor - .\n"
+        ".long cs_v8_cudnnScaleTensor - .\n"
+        ".long cs_v8_cudnnSetActivationDescriptor - .\n"
+        ".long cs_v8_cudnnSetActivationDescriptorSwishBeta - .\n"
+        ".long cs_v8_cudnnSetAttnDescriptor - .\n"
+        ".long cs_v8_cudnnSetCTCLossDescriptor - .\n"
+        ".long cs_v8_cudnnSetCTCLossDescriptorEx - .\n"
+        ".long cs_v8_cudnnSetCTCLossDescriptor_v8 - .\n"
+        ".long cs_v8_cudnnSetCTCLossDescriptor_v9 - .\n"
+        ".long cs_v8_cudnnSetCallback - .\n"
+        ".long cs_v8_cudnnSetConvolution2dDescriptor - .\n"
+        ".long cs_v8_cudnnSetConvolutionGroupCount - .\n"
+        ".long cs_v8_cudnnSetConvolutionMathType - .\n"
+        ".long cs_v8_cudnnSetConvolutionNdDescriptor - .\n"
+        ".long cs_v8_cudnnSetConvolutionReorderType - .\n"
+        ".long cs_v8_cudnnSetDropoutDescriptor - .\n"
+        ".long cs_v8_cudnnSetFilter4dDescriptor - .\n"
+        ".long cs_v8_cudnnSetFilterNdDescriptor - .\n"
+        ".long cs_v8_cudnnSetFusedOpsConstParamPackAttribute - .\n"
+        ".long cs_v8_cudnnSetFusedOpsVariantParamPackAttribute - .\n"
+        ".long cs_v8_cudnnSetLRNDescriptor - .\n"
+        ".long cs_v8_cudnnSetOpTensorDescriptor - .\n"
+        ".long cs_v8_cudnnSetPooling2dDescriptor - .\n"
+        ".long cs_v8_cudnnSetPoolingNdDescriptor - .\n"
+        ".long cs_v8_cudnnSetRNNDataDescriptor - .\n"
+        ".long cs_v8_cudnnSetRNNDescriptor_v8 - .\n"
+        ".long cs_v8_cudnnSetReduceTensorDescriptor - .\n"
+        ".long cs_v8_cudnnSetSeqDataDescriptor - .\n"
+        ".long cs_v8_cudnnSetSpatialTransformerNdDescriptor - .\n"
+        ".long cs_v8_cudnnSetStream - .\n"
+        ".long cs_v8_cudnnSetTensor - .\n"
+        ".long cs_v8_cudnnSetTensor4dDescriptor - .\n"
+        ".long cs_v8_cudnnSetTensor4dDescriptorEx - .\n"
+        ".long cs_v8_cudnnSetTensorNdDescriptor - .\n"
+        ".long cs_v8_cudnnSetTensorNdDescriptorEx - .\n"
+        ".long cs_v8_cudnnSetTensorTransformDescriptor - .\n"
+        ".long cs_v8_cudnnSoftmaxBackward - .\n"
+        ".long cs_v8_cudnnSoftmaxForward - .\n"
+        ".long cs_v8_cudnnSpatialTfGridGeneratorBackward - .\n"
+        ".long cs_v8_cudnnSpatialTfGridGeneratorForward - .\n"
+        ".long cs_v8_cudnnSpatialTfSamplerBackward - .\n"
+        ".long cs_v8_cudnnSpatialTfSamplerForward - .\n"
+        ".long cs_v8_cudnnTransformFilter - .\n"
+        ".long cs_v8_cudnnTransformTensor - .\n"
+        ".long cs_v8_cudnnTransformTensorEx - .\n"
+        ".popsection");
 static const struct cs_node nodes[] = {
-    { "libcudnn.so.8", via_linked_v8 },
+    { "libcudnn.so.8", cs_rel_cudnn_via_linked_v8 },
 };
 struct cs_api cs_api_cudnn = {
     .name = "cudnn", .soname = "libcudnn.so.9:libcudnn.so.8", .base = CS_CUDNN_BASE, .count = CS_CUDNN_COUNT,
-    .names = names, .classes = classes, .via = { via_linked, via_dlsym, via_procaddr },
+    .names_blob = names_blob, .name_off = name_off, .classes = classes,
+    .via = { cs_rel_cudnn_via_linked, cs_rel_cudnn_via_dlsym, cs_rel_cudnn_via_procaddr },
     .real = real_fns, .result_name = cs_cudnn_result_name, .benign = 0,
 #if CS_FAST_ASM
-    .call = cs_call_cudnn, .unresolved = unresolved,
+    .call = cs_call_cudnn, .unresolved = cs_rel_cudnn_unresolved,
 #endif
     .nodes = nodes, .nnodes = 1,
 };

@@ -28,9 +28,9 @@ static __attribute__((noinline)) uint32_t cs_w_ncclAllGather(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAllGather(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclAllGather), sendbuff, recvbuff, sendcount, datatype, comm, stream); }
-static uint32_t cs_d_ncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAllGather(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclAllGather), sendbuff, recvbuff, sendcount, datatype, comm, stream); }
-static uint32_t cs_g_ncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAllGather(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclAllGather), sendbuff, recvbuff, sendcount, datatype, comm, stream); }
+static __attribute__((used)) uint32_t ncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAllGather(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclAllGather), sendbuff, recvbuff, sendcount, datatype, comm, stream); }
+static __attribute__((used)) uint32_t cs_d_ncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAllGather(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclAllGather), sendbuff, recvbuff, sendcount, datatype, comm, stream); }
+static __attribute__((used)) uint32_t cs_g_ncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_ncclAllGather(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclAllGather), sendbuff, recvbuff, sendcount, datatype, comm, stream); }
 
 void cs_hook_ncclAllReduce(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, uint32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_ncclAllReduce(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream)
@@ -50,9 +50,9 @@ static __attribute__((noinline)) uint32_t cs_w_ncclAllReduce(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclAllReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_ncclAllReduce(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclAllReduce), sendbuff, recvbuff, count, datatype, op, comm, stream); }
-static uint32_t cs_d_ncclAllReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_ncclAllReduce(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclAllReduce), sendbuff, recvbuff, count, datatype, op, comm, stream); }
-static uint32_t cs_g_ncclAllReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_ncclAllReduce(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclAllReduce), sendbuff, recvbuff, count, datatype, op, comm, stream); }
+static __attribute__((used)) uint32_t ncclAllReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_ncclAllReduce(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclAllReduce), sendbuff, recvbuff, count, datatype, op, comm, stream); }
+static __attribute__((used)) uint32_t cs_d_ncclAllReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_ncclAllReduce(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclAllReduce), sendbuff, recvbuff, count, datatype, op, comm, stream); }
+static __attribute__((used)) uint32_t cs_g_ncclAllReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_ncclAllReduce(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclAllReduce), sendbuff, recvbuff, count, datatype, op, comm, stream); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclAlltoAll(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream)
 {
@@ -94,9 +94,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclAlltoAll(uint8_t 
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_f_ncclAlltoAll(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, comm, stream); }
-static uint32_t cs_d_ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_f_ncclAlltoAll(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, comm, stream); }
-static uint32_t cs_g_ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_f_ncclAlltoAll(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, comm, stream); }
+static __attribute__((used)) uint32_t cs_l_ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_f_ncclAlltoAll(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, comm, stream); }
+static __attribute__((used)) uint32_t cs_d_ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_f_ncclAlltoAll(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, comm, stream); }
+static __attribute__((used)) uint32_t cs_g_ncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_f_ncclAlltoAll(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, comm, stream); }
 #endif
 
 static __attribute__((noinline)) uint32_t cs_w_ncclBcast(uint8_t via, void *realp, void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
@@ -139,9 +139,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclBcast(uint8_t via
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclBcast(CS_VIA_LINKED, buff, count, datatype, root, comm, stream); }
-static uint32_t cs_d_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclBcast(CS_VIA_DLSYM, buff, count, datatype, root, comm, stream); }
-static uint32_t cs_g_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclBcast(CS_VIA_PROCADDR, buff, count, datatype, root, comm, stream); }
+static __attribute__((used)) uint32_t cs_l_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclBcast(CS_VIA_LINKED, buff, count, datatype, root, comm, stream); }
+static __attribute__((used)) uint32_t cs_d_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclBcast(CS_VIA_DLSYM, buff, count, datatype, root, comm, stream); }
+static __attribute__((used)) uint32_t cs_g_ncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclBcast(CS_VIA_PROCADDR, buff, count, datatype, root, comm, stream); }
 #endif
 
 void cs_hook_ncclBroadcast(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, int32_t, void *, void *);
@@ -162,9 +162,9 @@ static __attribute__((noinline)) uint32_t cs_w_ncclBroadcast(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBroadcast(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclBroadcast), sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_d_ncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBroadcast(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclBroadcast), sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_g_ncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBroadcast(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclBroadcast), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static __attribute__((used)) uint32_t ncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBroadcast(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclBroadcast), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static __attribute__((used)) uint32_t cs_d_ncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBroadcast(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclBroadcast), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static __attribute__((used)) uint32_t cs_g_ncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_ncclBroadcast(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclBroadcast), sendbuff, recvbuff, count, datatype, root, comm, stream); }
 
 void cs_hook_ncclCommEnd(struct cs_thread *t, struct cs_event *ev, void *);
 static __attribute__((noinline)) uint32_t cs_w_ncclCommAbort(uint8_t via, void *realp, void * comm)
@@ -184,9 +184,9 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommAbort(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclCommAbort(void * comm) { return cs_w_ncclCommAbort(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommAbort), comm); }
-static uint32_t cs_d_ncclCommAbort(void * comm) { return cs_w_ncclCommAbort(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommAbort), comm); }
-static uint32_t cs_g_ncclCommAbort(void * comm) { return cs_w_ncclCommAbort(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommAbort), comm); }
+static __attribute__((used)) uint32_t ncclCommAbort(void * comm) { return cs_w_ncclCommAbort(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommAbort), comm); }
+static __attribute__((used)) uint32_t cs_d_ncclCommAbort(void * comm) { return cs_w_ncclCommAbort(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommAbort), comm); }
+static __attribute__((used)) uint32_t cs_g_ncclCommAbort(void * comm) { return cs_w_ncclCommAbort(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommAbort), comm); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclCommCount(uint8_t via, void *realp, void * comm, void * count)
 {
@@ -228,9 +228,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommCount(uint8_t
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_ncclCommCount(void * comm, void * count) { return cs_f_ncclCommCount(CS_VIA_LINKED, comm, count); }
-static uint32_t cs_d_ncclCommCount(void * comm, void * count) { return cs_f_ncclCommCount(CS_VIA_DLSYM, comm, count); }
-static uint32_t cs_g_ncclCommCount(void * comm, void * count) { return cs_f_ncclCommCount(CS_VIA_PROCADDR, comm, count); }
+static __attribute__((used)) uint32_t cs_l_ncclCommCount(void * comm, void * count) { return cs_f_ncclCommCount(CS_VIA_LINKED, comm, count); }
+static __attribute__((used)) uint32_t cs_d_ncclCommCount(void * comm, void * count) { return cs_f_ncclCommCount(CS_VIA_DLSYM, comm, count); }
+static __attribute__((used)) uint32_t cs_g_ncclCommCount(void * comm, void * count) { return cs_f_ncclCommCount(CS_VIA_PROCADDR, comm, count); }
 #endif
 
 static __attribute__((noinline)) uint32_t cs_w_ncclCommCuDevice(uint8_t via, void *realp, void * comm, void * device)
@@ -273,9 +273,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommCuDevice(uint
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_ncclCommCuDevice(void * comm, void * device) { return cs_f_ncclCommCuDevice(CS_VIA_LINKED, comm, device); }
-static uint32_t cs_d_ncclCommCuDevice(void * comm, void * device) { return cs_f_ncclCommCuDevice(CS_VIA_DLSYM, comm, device); }
-static uint32_t cs_g_ncclCommCuDevice(void * comm, void * device) { return cs_f_ncclCommCuDevice(CS_VIA_PROCADDR, comm, device); }
+static __attribute__((used)) uint32_t cs_l_ncclCommCuDevice(void * comm, void * device) { return cs_f_ncclCommCuDevice(CS_VIA_LINKED, comm, device); }
+static __attribute__((used)) uint32_t cs_d_ncclCommCuDevice(void * comm, void * device) { return cs_f_ncclCommCuDevice(CS_VIA_DLSYM, comm, device); }
+static __attribute__((used)) uint32_t cs_g_ncclCommCuDevice(void * comm, void * device) { return cs_f_ncclCommCuDevice(CS_VIA_PROCADDR, comm, device); }
 #endif
 
 static __attribute__((noinline)) uint32_t cs_w_ncclCommDeregister(uint8_t via, void *realp, void * comm, void * handle)
@@ -318,9 +318,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommDeregister(ui
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_ncclCommDeregister(void * comm, void * handle) { return cs_f_ncclCommDeregister(CS_VIA_LINKED, comm, handle); }
-static uint32_t cs_d_ncclCommDeregister(void * comm, void * handle) { return cs_f_ncclCommDeregister(CS_VIA_DLSYM, comm, handle); }
-static uint32_t cs_g_ncclCommDeregister(void * comm, void * handle) { return cs_f_ncclCommDeregister(CS_VIA_PROCADDR, comm, handle); }
+static __attribute__((used)) uint32_t cs_l_ncclCommDeregister(void * comm, void * handle) { return cs_f_ncclCommDeregister(CS_VIA_LINKED, comm, handle); }
+static __attribute__((used)) uint32_t cs_d_ncclCommDeregister(void * comm, void * handle) { return cs_f_ncclCommDeregister(CS_VIA_DLSYM, comm, handle); }
+static __attribute__((used)) uint32_t cs_g_ncclCommDeregister(void * comm, void * handle) { return cs_f_ncclCommDeregister(CS_VIA_PROCADDR, comm, handle); }
 #endif
 
 void cs_hook_ncclCommEnd(struct cs_thread *t, struct cs_event *ev, void *);
@@ -341,9 +341,9 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommDestroy(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclCommDestroy(void * comm) { return cs_w_ncclCommDestroy(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommDestroy), comm); }
-static uint32_t cs_d_ncclCommDestroy(void * comm) { return cs_w_ncclCommDestroy(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommDestroy), comm); }
-static uint32_t cs_g_ncclCommDestroy(void * comm) { return cs_w_ncclCommDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommDestroy), comm); }
+static __attribute__((used)) uint32_t ncclCommDestroy(void * comm) { return cs_w_ncclCommDestroy(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommDestroy), comm); }
+static __attribute__((used)) uint32_t cs_d_ncclCommDestroy(void * comm) { return cs_w_ncclCommDestroy(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommDestroy), comm); }
+static __attribute__((used)) uint32_t cs_g_ncclCommDestroy(void * comm) { return cs_w_ncclCommDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommDestroy), comm); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclCommFinalize(uint8_t via, void *realp, void * comm)
 {
@@ -361,9 +361,9 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommFinalize(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclCommFinalize(void * comm) { return cs_w_ncclCommFinalize(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommFinalize), comm); }
-static uint32_t cs_d_ncclCommFinalize(void * comm) { return cs_w_ncclCommFinalize(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommFinalize), comm); }
-static uint32_t cs_g_ncclCommFinalize(void * comm) { return cs_w_ncclCommFinalize(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommFinalize), comm); }
+static __attribute__((used)) uint32_t ncclCommFinalize(void * comm) { return cs_w_ncclCommFinalize(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommFinalize), comm); }
+static __attribute__((used)) uint32_t cs_d_ncclCommFinalize(void * comm) { return cs_w_ncclCommFinalize(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommFinalize), comm); }
+static __attribute__((used)) uint32_t cs_g_ncclCommFinalize(void * comm) { return cs_w_ncclCommFinalize(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommFinalize), comm); }
 
 void cs_hook_ncclCommGetAsyncError(struct cs_thread *t, struct cs_event *ev, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_ncclCommGetAsyncError(uint8_t via, void *realp, void * comm, void * asyncError)
@@ -383,9 +383,9 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommGetAsyncError(uint8_t via
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclCommGetAsyncError(void * comm, void * asyncError) { return cs_w_ncclCommGetAsyncError(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommGetAsyncError), comm, asyncError); }
-static uint32_t cs_d_ncclCommGetAsyncError(void * comm, void * asyncError) { return cs_w_ncclCommGetAsyncError(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommGetAsyncError), comm, asyncError); }
-static uint32_t cs_g_ncclCommGetAsyncError(void * comm, void * asyncError) { return cs_w_ncclCommGetAsyncError(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommGetAsyncError), comm, asyncError); }
+static __attribute__((used)) uint32_t ncclCommGetAsyncError(void * comm, void * asyncError) { return cs_w_ncclCommGetAsyncError(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommGetAsyncError), comm, asyncError); }
+static __attribute__((used)) uint32_t cs_d_ncclCommGetAsyncError(void * comm, void * asyncError) { return cs_w_ncclCommGetAsyncError(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommGetAsyncError), comm, asyncError); }
+static __attribute__((used)) uint32_t cs_g_ncclCommGetAsyncError(void * comm, void * asyncError) { return cs_w_ncclCommGetAsyncError(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommGetAsyncError), comm, asyncError); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclCommInitAll(uint8_t via, void *realp, void * comm, int32_t ndev, void * devlist)
 {
@@ -403,9 +403,9 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommInitAll(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_ncclCommInitAll(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitAll), comm, ndev, devlist); }
-static uint32_t cs_d_ncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_ncclCommInitAll(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitAll), comm, ndev, devlist); }
-static uint32_t cs_g_ncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_ncclCommInitAll(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitAll), comm, ndev, devlist); }
+static __attribute__((used)) uint32_t ncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_ncclCommInitAll(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitAll), comm, ndev, devlist); }
+static __attribute__((used)) uint32_t cs_d_ncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_ncclCommInitAll(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitAll), comm, ndev, devlist); }
+static __attribute__((used)) uint32_t cs_g_ncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_ncclCommInitAll(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitAll), comm, ndev, devlist); }
 
 void cs_hook_ncclCommInitRank(struct cs_thread *t, struct cs_event *ev, void *, int32_t, struct cs_blob_128_1, int32_t);
 static __attribute__((noinline)) uint32_t cs_w_ncclCommInitRank(uint8_t via, void *realp, void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank)
@@ -425,9 +425,9 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommInitRank(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_ncclCommInitRank(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRank), comm, nranks, commId, rank); }
-static uint32_t cs_d_ncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_ncclCommInitRank(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRank), comm, nranks, commId, rank); }
-static uint32_t cs_g_ncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_ncclCommInitRank(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRank), comm, nranks, commId, rank); }
+static __attribute__((used)) uint32_t ncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_ncclCommInitRank(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRank), comm, nranks, commId, rank); }
+static __attribute__((used)) uint32_t cs_d_ncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_ncclCommInitRank(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRank), comm, nranks, commId, rank); }
+static __attribute__((used)) uint32_t cs_g_ncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_ncclCommInitRank(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRank), comm, nranks, commId, rank); }
 
 void cs_hook_ncclCommInitRankConfig(struct cs_thread *t, struct cs_event *ev, void *, int32_t, struct cs_blob_128_1, int32_t, void *);
 static __attribute__((noinline)) uint32_t cs_w_ncclCommInitRankConfig(uint8_t via, void *realp, void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config)
@@ -447,9 +447,9 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommInitRankConfig(uint8_t vi
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclCommInitRankConfig(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config) { return cs_w_ncclCommInitRankConfig(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRankConfig), comm, nranks, commId, rank, config); }
-static uint32_t cs_d_ncclCommInitRankConfig(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config) { return cs_w_ncclCommInitRankConfig(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRankConfig), comm, nranks, commId, rank, config); }
-static uint32_t cs_g_ncclCommInitRankConfig(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config) { return cs_w_ncclCommInitRankConfig(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRankConfig), comm, nranks, commId, rank, config); }
+static __attribute__((used)) uint32_t ncclCommInitRankConfig(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config) { return cs_w_ncclCommInitRankConfig(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRankConfig), comm, nranks, commId, rank, config); }
+static __attribute__((used)) uint32_t cs_d_ncclCommInitRankConfig(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config) { return cs_w_ncclCommInitRankConfig(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRankConfig), comm, nranks, commId, rank, config); }
+static __attribute__((used)) uint32_t cs_g_ncclCommInitRankConfig(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config) { return cs_w_ncclCommInitRankConfig(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRankConfig), comm, nranks, commId, rank, config); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclCommInitRankScalable(uint8_t via, void *realp, void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config)
 {
@@ -467,9 +467,9 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommInitRankScalable(uint8_t 
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclCommInitRankScalable(void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config) { return cs_w_ncclCommInitRankScalable(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRankScalable), newcomm, nranks, myrank, nId, commIds, config); }
-static uint32_t cs_d_ncclCommInitRankScalable(void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config) { return cs_w_ncclCommInitRankScalable(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRankScalable), newcomm, nranks, myrank, nId, commIds, config); }
-static uint32_t cs_g_ncclCommInitRankScalable(void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config) { return cs_w_ncclCommInitRankScalable(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRankScalable), newcomm, nranks, myrank, nId, commIds, config); }
+static __attribute__((used)) uint32_t ncclCommInitRankScalable(void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config) { return cs_w_ncclCommInitRankScalable(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRankScalable), newcomm, nranks, myrank, nId, commIds, config); }
+static __attribute__((used)) uint32_t cs_d_ncclCommInitRankScalable(void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config) { return cs_w_ncclCommInitRankScalable(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRankScalable), newcomm, nranks, myrank, nId, commIds, config); }
+static __attribute__((used)) uint32_t cs_g_ncclCommInitRankScalable(void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config) { return cs_w_ncclCommInitRankScalable(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommInitRankScalable), newcomm, nranks, myrank, nId, commIds, config); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclCommRegister(uint8_t via, void *realp, void * comm, void * buff, uint64_t size, void * handle)
 {
@@ -511,9 +511,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommRegister(uint
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_f_ncclCommRegister(CS_VIA_LINKED, comm, buff, size, handle); }
-static uint32_t cs_d_ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_f_ncclCommRegister(CS_VIA_DLSYM, comm, buff, size, handle); }
-static uint32_t cs_g_ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_f_ncclCommRegister(CS_VIA_PROCADDR, comm, buff, size, handle); }
+static __attribute__((used)) uint32_t cs_l_ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_f_ncclCommRegister(CS_VIA_LINKED, comm, buff, size, handle); }
+static __attribute__((used)) uint32_t cs_d_ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_f_ncclCommRegister(CS_VIA_DLSYM, comm, buff, size, handle); }
+static __attribute__((used)) uint32_t cs_g_ncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_f_ncclCommRegister(CS_VIA_PROCADDR, comm, buff, size, handle); }
 #endif
 
 static __attribute__((noinline)) uint32_t cs_w_ncclCommRevoke(uint8_t via, void *realp, void * comm, int32_t revokeFlags)
@@ -556,9 +556,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommRevoke(uint8_
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_ncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_f_ncclCommRevoke(CS_VIA_LINKED, comm, revokeFlags); }
-static uint32_t cs_d_ncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_f_ncclCommRevoke(CS_VIA_DLSYM, comm, revokeFlags); }
-static uint32_t cs_g_ncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_f_ncclCommRevoke(CS_VIA_PROCADDR, comm, revokeFlags); }
+static __attribute__((used)) uint32_t cs_l_ncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_f_ncclCommRevoke(CS_VIA_LINKED, comm, revokeFlags); }
+static __attribute__((used)) uint32_t cs_d_ncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_f_ncclCommRevoke(CS_VIA_DLSYM, comm, revokeFlags); }
+static __attribute__((used)) uint32_t cs_g_ncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_f_ncclCommRevoke(CS_VIA_PROCADDR, comm, revokeFlags); }
 #endif
 
 static __attribute__((noinline)) uint32_t cs_w_ncclCommShrink(uint8_t via, void *realp, void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags)
@@ -601,9 +601,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommShrink(uint8_
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_f_ncclCommShrink(CS_VIA_LINKED, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
-static uint32_t cs_d_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_f_ncclCommShrink(CS_VIA_DLSYM, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
-static uint32_t cs_g_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_f_ncclCommShrink(CS_VIA_PROCADDR, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+static __attribute__((used)) uint32_t cs_l_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_f_ncclCommShrink(CS_VIA_LINKED, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+static __attribute__((used)) uint32_t cs_d_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_f_ncclCommShrink(CS_VIA_DLSYM, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+static __attribute__((used)) uint32_t cs_g_ncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_f_ncclCommShrink(CS_VIA_PROCADDR, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
 #endif
 
 void cs_hook_ncclCommSplit(struct cs_thread *t, struct cs_event *ev, void *, int32_t, int32_t, void *, void *);
@@ -624,9 +624,9 @@ static __attribute__((noinline)) uint32_t cs_w_ncclCommSplit(uint8_t via, void *
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclCommSplit(void * comm, int32_t color, int32_t key, void * newcomm, void * config) { return cs_w_ncclCommSplit(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommSplit), comm, color, key, newcomm, config); }
-static uint32_t cs_d_ncclCommSplit(void * comm, int32_t color, int32_t key, void * newcomm, void * config) { return cs_w_ncclCommSplit(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommSplit), comm, color, key, newcomm, config); }
-static uint32_t cs_g_ncclCommSplit(void * comm, int32_t color, int32_t key, void * newcomm, void * config) { return cs_w_ncclCommSplit(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommSplit), comm, color, key, newcomm, config); }
+static __attribute__((used)) uint32_t ncclCommSplit(void * comm, int32_t color, int32_t key, void * newcomm, void * config) { return cs_w_ncclCommSplit(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclCommSplit), comm, color, key, newcomm, config); }
+static __attribute__((used)) uint32_t cs_d_ncclCommSplit(void * comm, int32_t color, int32_t key, void * newcomm, void * config) { return cs_w_ncclCommSplit(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclCommSplit), comm, color, key, newcomm, config); }
+static __attribute__((used)) uint32_t cs_g_ncclCommSplit(void * comm, int32_t color, int32_t key, void * newcomm, void * config) { return cs_w_ncclCommSplit(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclCommSplit), comm, color, key, newcomm, config); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclCommUserRank(uint8_t via, void *realp, void * comm, void * rank)
 {
@@ -668,9 +668,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommUserRank(uint
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_ncclCommUserRank(void * comm, void * rank) { return cs_f_ncclCommUserRank(CS_VIA_LINKED, comm, rank); }
-static uint32_t cs_d_ncclCommUserRank(void * comm, void * rank) { return cs_f_ncclCommUserRank(CS_VIA_DLSYM, comm, rank); }
-static uint32_t cs_g_ncclCommUserRank(void * comm, void * rank) { return cs_f_ncclCommUserRank(CS_VIA_PROCADDR, comm, rank); }
+static __attribute__((used)) uint32_t cs_l_ncclCommUserRank(void * comm, void * rank) { return cs_f_ncclCommUserRank(CS_VIA_LINKED, comm, rank); }
+static __attribute__((used)) uint32_t cs_d_ncclCommUserRank(void * comm, void * rank) { return cs_f_ncclCommUserRank(CS_VIA_DLSYM, comm, rank); }
+static __attribute__((used)) uint32_t cs_g_ncclCommUserRank(void * comm, void * rank) { return cs_f_ncclCommUserRank(CS_VIA_PROCADDR, comm, rank); }
 #endif
 
 static __attribute__((noinline)) uint32_t cs_w_ncclCommWindowDeregister(uint8_t via, void *realp, void * comm, void * win)
@@ -713,9 +713,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommWindowDeregis
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_ncclCommWindowDeregister(void * comm, void * win) { return cs_f_ncclCommWindowDeregister(CS_VIA_LINKED, comm, win); }
-static uint32_t cs_d_ncclCommWindowDeregister(void * comm, void * win) { return cs_f_ncclCommWindowDeregister(CS_VIA_DLSYM, comm, win); }
-static uint32_t cs_g_ncclCommWindowDeregister(void * comm, void * win) { return cs_f_ncclCommWindowDeregister(CS_VIA_PROCADDR, comm, win); }
+static __attribute__((used)) uint32_t cs_l_ncclCommWindowDeregister(void * comm, void * win) { return cs_f_ncclCommWindowDeregister(CS_VIA_LINKED, comm, win); }
+static __attribute__((used)) uint32_t cs_d_ncclCommWindowDeregister(void * comm, void * win) { return cs_f_ncclCommWindowDeregister(CS_VIA_DLSYM, comm, win); }
+static __attribute__((used)) uint32_t cs_g_ncclCommWindowDeregister(void * comm, void * win) { return cs_f_ncclCommWindowDeregister(CS_VIA_PROCADDR, comm, win); }
 #endif
 
 static __attribute__((noinline)) uint32_t cs_w_ncclCommWindowRegister(uint8_t via, void *realp, void * comm, void * buff, uint64_t size, void * win, int32_t winFlags)
@@ -758,9 +758,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclCommWindowRegiste
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_f_ncclCommWindowRegister(CS_VIA_LINKED, comm, buff, size, win, winFlags); }
-static uint32_t cs_d_ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_f_ncclCommWindowRegister(CS_VIA_DLSYM, comm, buff, size, win, winFlags); }
-static uint32_t cs_g_ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_f_ncclCommWindowRegister(CS_VIA_PROCADDR, comm, buff, size, win, winFlags); }
+static __attribute__((used)) uint32_t cs_l_ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_f_ncclCommWindowRegister(CS_VIA_LINKED, comm, buff, size, win, winFlags); }
+static __attribute__((used)) uint32_t cs_d_ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_f_ncclCommWindowRegister(CS_VIA_DLSYM, comm, buff, size, win, winFlags); }
+static __attribute__((used)) uint32_t cs_g_ncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_f_ncclCommWindowRegister(CS_VIA_PROCADDR, comm, buff, size, win, winFlags); }
 #endif
 
 static __attribute__((noinline)) uint32_t cs_w_ncclGather(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
@@ -803,9 +803,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclGather(uint8_t vi
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclGather(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_d_ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclGather(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_g_ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclGather(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static __attribute__((used)) uint32_t cs_l_ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclGather(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static __attribute__((used)) uint32_t cs_d_ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclGather(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static __attribute__((used)) uint32_t cs_g_ncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclGather(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, root, comm, stream); }
 #endif
 
 static __attribute__((noinline)) void * cs_w_ncclGetErrorString(uint8_t via, void *realp, uint32_t result)
@@ -824,9 +824,9 @@ static __attribute__((noinline)) void * cs_w_ncclGetErrorString(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-static void * ncclGetErrorString(uint32_t result) { return cs_w_ncclGetErrorString(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGetErrorString), result); }
-static void * cs_d_ncclGetErrorString(uint32_t result) { return cs_w_ncclGetErrorString(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclGetErrorString), result); }
-static void * cs_g_ncclGetErrorString(uint32_t result) { return cs_w_ncclGetErrorString(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclGetErrorString), result); }
+static __attribute__((used)) void * ncclGetErrorString(uint32_t result) { return cs_w_ncclGetErrorString(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGetErrorString), result); }
+static __attribute__((used)) void * cs_d_ncclGetErrorString(uint32_t result) { return cs_w_ncclGetErrorString(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclGetErrorString), result); }
+static __attribute__((used)) void * cs_g_ncclGetErrorString(uint32_t result) { return cs_w_ncclGetErrorString(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclGetErrorString), result); }
 
 static __attribute__((noinline)) void * cs_w_ncclGetLastError(uint8_t via, void *realp, void * comm)
 {
@@ -844,9 +844,9 @@ static __attribute__((noinline)) void * cs_w_ncclGetLastError(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-static void * ncclGetLastError(void * comm) { return cs_w_ncclGetLastError(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGetLastError), comm); }
-static void * cs_d_ncclGetLastError(void * comm) { return cs_w_ncclGetLastError(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclGetLastError), comm); }
-static void * cs_g_ncclGetLastError(void * comm) { return cs_w_ncclGetLastError(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclGetLastError), comm); }
+static __attribute__((used)) void * ncclGetLastError(void * comm) { return cs_w_ncclGetLastError(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGetLastError), comm); }
+static __attribute__((used)) void * cs_d_ncclGetLastError(void * comm) { return cs_w_ncclGetLastError(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclGetLastError), comm); }
+static __attribute__((used)) void * cs_g_ncclGetLastError(void * comm) { return cs_w_ncclGetLastError(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclGetLastError), comm); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclGetUniqueId(uint8_t via, void *realp, void * uniqueId)
 {
@@ -864,9 +864,9 @@ static __attribute__((noinline)) uint32_t cs_w_ncclGetUniqueId(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclGetUniqueId(void * uniqueId) { return cs_w_ncclGetUniqueId(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGetUniqueId), uniqueId); }
-static uint32_t cs_d_ncclGetUniqueId(void * uniqueId) { return cs_w_ncclGetUniqueId(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclGetUniqueId), uniqueId); }
-static uint32_t cs_g_ncclGetUniqueId(void * uniqueId) { return cs_w_ncclGetUniqueId(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclGetUniqueId), uniqueId); }
+static __attribute__((used)) uint32_t ncclGetUniqueId(void * uniqueId) { return cs_w_ncclGetUniqueId(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclGetUniqueId), uniqueId); }
+static __attribute__((used)) uint32_t cs_d_ncclGetUniqueId(void * uniqueId) { return cs_w_ncclGetUniqueId(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclGetUniqueId), uniqueId); }
+static __attribute__((used)) uint32_t cs_g_ncclGetUniqueId(void * uniqueId) { return cs_w_ncclGetUniqueId(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclGetUniqueId), uniqueId); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclGetVersion(uint8_t via, void *realp, void * version)
 {
@@ -908,9 +908,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclGetVersion(uint8_
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_ncclGetVersion(void * version) { return cs_f_ncclGetVersion(CS_VIA_LINKED, version); }
-static uint32_t cs_d_ncclGetVersion(void * version) { return cs_f_ncclGetVersion(CS_VIA_DLSYM, version); }
-static uint32_t cs_g_ncclGetVersion(void * version) { return cs_f_ncclGetVersion(CS_VIA_PROCADDR, version); }
+static __attribute__((used)) uint32_t cs_l_ncclGetVersion(void * version) { return cs_f_ncclGetVersion(CS_VIA_LINKED, version); }
+static __attribute__((used)) uint32_t cs_d_ncclGetVersion(void * version) { return cs_f_ncclGetVersion(CS_VIA_DLSYM, version); }
+static __attribute__((used)) uint32_t cs_g_ncclGetVersion(void * version) { return cs_f_ncclGetVersion(CS_VIA_PROCADDR, version); }
 #endif
 
 static __attribute__((noinline)) uint32_t cs_w_ncclGroupEnd(uint8_t via, void *realp)
@@ -953,9 +953,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclGroupEnd(uint8_t 
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_ncclGroupEnd(void) { return cs_f_ncclGroupEnd(CS_VIA_LINKED); }
-static uint32_t cs_d_ncclGroupEnd(void) { return cs_f_ncclGroupEnd(CS_VIA_DLSYM); }
-static uint32_t cs_g_ncclGroupEnd(void) { return cs_f_ncclGroupEnd(CS_VIA_PROCADDR); }
+static __attribute__((used)) uint32_t cs_l_ncclGroupEnd(void) { return cs_f_ncclGroupEnd(CS_VIA_LINKED); }
+static __attribute__((used)) uint32_t cs_d_ncclGroupEnd(void) { return cs_f_ncclGroupEnd(CS_VIA_DLSYM); }
+static __attribute__((used)) uint32_t cs_g_ncclGroupEnd(void) { return cs_f_ncclGroupEnd(CS_VIA_PROCADDR); }
 #endif
 
 static __attribute__((noinline)) uint32_t cs_w_ncclGroupSimulateEnd(uint8_t via, void *realp, void * simInfo)
@@ -998,9 +998,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclGroupSimulateEnd(
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_ncclGroupSimulateEnd(void * simInfo) { return cs_f_ncclGroupSimulateEnd(CS_VIA_LINKED, simInfo); }
-static uint32_t cs_d_ncclGroupSimulateEnd(void * simInfo) { return cs_f_ncclGroupSimulateEnd(CS_VIA_DLSYM, simInfo); }
-static uint32_t cs_g_ncclGroupSimulateEnd(void * simInfo) { return cs_f_ncclGroupSimulateEnd(CS_VIA_PROCADDR, simInfo); }
+static __attribute__((used)) uint32_t cs_l_ncclGroupSimulateEnd(void * simInfo) { return cs_f_ncclGroupSimulateEnd(CS_VIA_LINKED, simInfo); }
+static __attribute__((used)) uint32_t cs_d_ncclGroupSimulateEnd(void * simInfo) { return cs_f_ncclGroupSimulateEnd(CS_VIA_DLSYM, simInfo); }
+static __attribute__((used)) uint32_t cs_g_ncclGroupSimulateEnd(void * simInfo) { return cs_f_ncclGroupSimulateEnd(CS_VIA_PROCADDR, simInfo); }
 #endif
 
 static __attribute__((noinline)) uint32_t cs_w_ncclGroupStart(uint8_t via, void *realp)
@@ -1043,9 +1043,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclGroupStart(uint8_
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_ncclGroupStart(void) { return cs_f_ncclGroupStart(CS_VIA_LINKED); }
-static uint32_t cs_d_ncclGroupStart(void) { return cs_f_ncclGroupStart(CS_VIA_DLSYM); }
-static uint32_t cs_g_ncclGroupStart(void) { return cs_f_ncclGroupStart(CS_VIA_PROCADDR); }
+static __attribute__((used)) uint32_t cs_l_ncclGroupStart(void) { return cs_f_ncclGroupStart(CS_VIA_LINKED); }
+static __attribute__((used)) uint32_t cs_d_ncclGroupStart(void) { return cs_f_ncclGroupStart(CS_VIA_DLSYM); }
+static __attribute__((used)) uint32_t cs_g_ncclGroupStart(void) { return cs_f_ncclGroupStart(CS_VIA_PROCADDR); }
 #endif
 
 static __attribute__((noinline)) uint32_t cs_w_ncclMemAlloc(uint8_t via, void *realp, void * ptr, uint64_t size)
@@ -1088,9 +1088,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclMemAlloc(uint8_t 
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_ncclMemAlloc(void * ptr, uint64_t size) { return cs_f_ncclMemAlloc(CS_VIA_LINKED, ptr, size); }
-static uint32_t cs_d_ncclMemAlloc(void * ptr, uint64_t size) { return cs_f_ncclMemAlloc(CS_VIA_DLSYM, ptr, size); }
-static uint32_t cs_g_ncclMemAlloc(void * ptr, uint64_t size) { return cs_f_ncclMemAlloc(CS_VIA_PROCADDR, ptr, size); }
+static __attribute__((used)) uint32_t cs_l_ncclMemAlloc(void * ptr, uint64_t size) { return cs_f_ncclMemAlloc(CS_VIA_LINKED, ptr, size); }
+static __attribute__((used)) uint32_t cs_d_ncclMemAlloc(void * ptr, uint64_t size) { return cs_f_ncclMemAlloc(CS_VIA_DLSYM, ptr, size); }
+static __attribute__((used)) uint32_t cs_g_ncclMemAlloc(void * ptr, uint64_t size) { return cs_f_ncclMemAlloc(CS_VIA_PROCADDR, ptr, size); }
 #endif
 
 static __attribute__((noinline)) uint32_t cs_w_ncclMemFree(uint8_t via, void *realp, void * ptr)
@@ -1133,9 +1133,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclMemFree(uint8_t v
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_ncclMemFree(void * ptr) { return cs_f_ncclMemFree(CS_VIA_LINKED, ptr); }
-static uint32_t cs_d_ncclMemFree(void * ptr) { return cs_f_ncclMemFree(CS_VIA_DLSYM, ptr); }
-static uint32_t cs_g_ncclMemFree(void * ptr) { return cs_f_ncclMemFree(CS_VIA_PROCADDR, ptr); }
+static __attribute__((used)) uint32_t cs_l_ncclMemFree(void * ptr) { return cs_f_ncclMemFree(CS_VIA_LINKED, ptr); }
+static __attribute__((used)) uint32_t cs_d_ncclMemFree(void * ptr) { return cs_f_ncclMemFree(CS_VIA_DLSYM, ptr); }
+static __attribute__((used)) uint32_t cs_g_ncclMemFree(void * ptr) { return cs_f_ncclMemFree(CS_VIA_PROCADDR, ptr); }
 #endif
 
 void cs_hook_ncclRecv(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t, int32_t, void *, void *);
@@ -1156,9 +1156,9 @@ static __attribute__((noinline)) uint32_t cs_w_ncclRecv(uint8_t via, void *realp
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclRecv(void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclRecv(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclRecv), recvbuff, count, datatype, peer, comm, stream); }
-static uint32_t cs_d_ncclRecv(void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclRecv(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclRecv), recvbuff, count, datatype, peer, comm, stream); }
-static uint32_t cs_g_ncclRecv(void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclRecv(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclRecv), recvbuff, count, datatype, peer, comm, stream); }
+static __attribute__((used)) uint32_t ncclRecv(void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclRecv(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclRecv), recvbuff, count, datatype, peer, comm, stream); }
+static __attribute__((used)) uint32_t cs_d_ncclRecv(void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclRecv(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclRecv), recvbuff, count, datatype, peer, comm, stream); }
+static __attribute__((used)) uint32_t cs_g_ncclRecv(void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclRecv(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclRecv), recvbuff, count, datatype, peer, comm, stream); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclRedOpCreatePreMulSum(uint8_t via, void *realp, void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm)
 {
@@ -1200,9 +1200,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclRedOpCreatePreMul
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_f_ncclRedOpCreatePreMulSum(CS_VIA_LINKED, op, scalar, datatype, residence, comm); }
-static uint32_t cs_d_ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_f_ncclRedOpCreatePreMulSum(CS_VIA_DLSYM, op, scalar, datatype, residence, comm); }
-static uint32_t cs_g_ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_f_ncclRedOpCreatePreMulSum(CS_VIA_PROCADDR, op, scalar, datatype, residence, comm); }
+static __attribute__((used)) uint32_t cs_l_ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_f_ncclRedOpCreatePreMulSum(CS_VIA_LINKED, op, scalar, datatype, residence, comm); }
+static __attribute__((used)) uint32_t cs_d_ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_f_ncclRedOpCreatePreMulSum(CS_VIA_DLSYM, op, scalar, datatype, residence, comm); }
+static __attribute__((used)) uint32_t cs_g_ncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_f_ncclRedOpCreatePreMulSum(CS_VIA_PROCADDR, op, scalar, datatype, residence, comm); }
 #endif
 
 static __attribute__((noinline)) uint32_t cs_w_ncclRedOpDestroy(uint8_t via, void *realp, uint32_t op, void * comm)
@@ -1245,9 +1245,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclRedOpDestroy(uint
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_ncclRedOpDestroy(uint32_t op, void * comm) { return cs_f_ncclRedOpDestroy(CS_VIA_LINKED, op, comm); }
-static uint32_t cs_d_ncclRedOpDestroy(uint32_t op, void * comm) { return cs_f_ncclRedOpDestroy(CS_VIA_DLSYM, op, comm); }
-static uint32_t cs_g_ncclRedOpDestroy(uint32_t op, void * comm) { return cs_f_ncclRedOpDestroy(CS_VIA_PROCADDR, op, comm); }
+static __attribute__((used)) uint32_t cs_l_ncclRedOpDestroy(uint32_t op, void * comm) { return cs_f_ncclRedOpDestroy(CS_VIA_LINKED, op, comm); }
+static __attribute__((used)) uint32_t cs_d_ncclRedOpDestroy(uint32_t op, void * comm) { return cs_f_ncclRedOpDestroy(CS_VIA_DLSYM, op, comm); }
+static __attribute__((used)) uint32_t cs_g_ncclRedOpDestroy(uint32_t op, void * comm) { return cs_f_ncclRedOpDestroy(CS_VIA_PROCADDR, op, comm); }
 #endif
 
 void cs_hook_ncclReduce(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, uint32_t, int32_t, void *, void *);
@@ -1268,9 +1268,9 @@ static __attribute__((noinline)) uint32_t cs_w_ncclReduce(uint8_t via, void *rea
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_ncclReduce(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclReduce), sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
-static uint32_t cs_d_ncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_ncclReduce(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclReduce), sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
-static uint32_t cs_g_ncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_ncclReduce(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclReduce), sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
+static __attribute__((used)) uint32_t ncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_ncclReduce(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclReduce), sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
+static __attribute__((used)) uint32_t cs_d_ncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_ncclReduce(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclReduce), sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
+static __attribute__((used)) uint32_t cs_g_ncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_ncclReduce(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclReduce), sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
 
 void cs_hook_ncclReduceScatter(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, uint32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_ncclReduceScatter(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream)
@@ -1290,9 +1290,9 @@ static __attribute__((noinline)) uint32_t cs_w_ncclReduceScatter(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclReduceScatter(void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_ncclReduceScatter(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclReduceScatter), sendbuff, recvbuff, recvcount, datatype, op, comm, stream); }
-static uint32_t cs_d_ncclReduceScatter(void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_ncclReduceScatter(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclReduceScatter), sendbuff, recvbuff, recvcount, datatype, op, comm, stream); }
-static uint32_t cs_g_ncclReduceScatter(void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_ncclReduceScatter(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclReduceScatter), sendbuff, recvbuff, recvcount, datatype, op, comm, stream); }
+static __attribute__((used)) uint32_t ncclReduceScatter(void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_ncclReduceScatter(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclReduceScatter), sendbuff, recvbuff, recvcount, datatype, op, comm, stream); }
+static __attribute__((used)) uint32_t cs_d_ncclReduceScatter(void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_ncclReduceScatter(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclReduceScatter), sendbuff, recvbuff, recvcount, datatype, op, comm, stream); }
+static __attribute__((used)) uint32_t cs_g_ncclReduceScatter(void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_ncclReduceScatter(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclReduceScatter), sendbuff, recvbuff, recvcount, datatype, op, comm, stream); }
 
 static __attribute__((noinline)) uint32_t cs_w_ncclScatter(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
@@ -1334,9 +1334,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_ncclScatter(uint8_t v
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclScatter(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_d_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclScatter(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_g_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclScatter(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static __attribute__((used)) uint32_t cs_l_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclScatter(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static __attribute__((used)) uint32_t cs_d_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclScatter(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static __attribute__((used)) uint32_t cs_g_ncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_ncclScatter(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, root, comm, stream); }
 #endif
 
 void cs_hook_ncclSend(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t, int32_t, void *, void *);
@@ -1357,9 +1357,9 @@ static __attribute__((noinline)) uint32_t cs_w_ncclSend(uint8_t via, void *realp
     errno = saved_errno;
     return r;
 }
-static uint32_t ncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclSend(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclSend), sendbuff, count, datatype, peer, comm, stream); }
-static uint32_t cs_d_ncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclSend(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclSend), sendbuff, count, datatype, peer, comm, stream); }
-static uint32_t cs_g_ncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclSend(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclSend), sendbuff, count, datatype, peer, comm, stream); }
+static __attribute__((used)) uint32_t ncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclSend(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_ncclSend), sendbuff, count, datatype, peer, comm, stream); }
+static __attribute__((used)) uint32_t cs_d_ncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclSend(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_ncclSend), sendbuff, count, datatype, peer, comm, stream); }
+static __attribute__((used)) uint32_t cs_g_ncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_ncclSend(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_ncclSend), sendbuff, count, datatype, peer, comm, stream); }
 
 void cs_hook_ncclAllGather(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_pncclAllGather(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream)
@@ -1379,9 +1379,9 @@ static __attribute__((noinline)) uint32_t cs_w_pncclAllGather(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAllGather(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclAllGather), sendbuff, recvbuff, sendcount, datatype, comm, stream); }
-static uint32_t cs_d_pncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAllGather(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclAllGather), sendbuff, recvbuff, sendcount, datatype, comm, stream); }
-static uint32_t cs_g_pncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAllGather(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclAllGather), sendbuff, recvbuff, sendcount, datatype, comm, stream); }
+static __attribute__((used)) uint32_t pncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAllGather(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclAllGather), sendbuff, recvbuff, sendcount, datatype, comm, stream); }
+static __attribute__((used)) uint32_t cs_d_pncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAllGather(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclAllGather), sendbuff, recvbuff, sendcount, datatype, comm, stream); }
+static __attribute__((used)) uint32_t cs_g_pncclAllGather(void * sendbuff, void * recvbuff, uint64_t sendcount, uint32_t datatype, void * comm, void * stream) { return cs_w_pncclAllGather(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclAllGather), sendbuff, recvbuff, sendcount, datatype, comm, stream); }
 
 void cs_hook_ncclAllReduce(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, uint32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_pncclAllReduce(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream)
@@ -1401,9 +1401,9 @@ static __attribute__((noinline)) uint32_t cs_w_pncclAllReduce(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclAllReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_pncclAllReduce(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclAllReduce), sendbuff, recvbuff, count, datatype, op, comm, stream); }
-static uint32_t cs_d_pncclAllReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_pncclAllReduce(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclAllReduce), sendbuff, recvbuff, count, datatype, op, comm, stream); }
-static uint32_t cs_g_pncclAllReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_pncclAllReduce(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclAllReduce), sendbuff, recvbuff, count, datatype, op, comm, stream); }
+static __attribute__((used)) uint32_t pncclAllReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_pncclAllReduce(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclAllReduce), sendbuff, recvbuff, count, datatype, op, comm, stream); }
+static __attribute__((used)) uint32_t cs_d_pncclAllReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_pncclAllReduce(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclAllReduce), sendbuff, recvbuff, count, datatype, op, comm, stream); }
+static __attribute__((used)) uint32_t cs_g_pncclAllReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_pncclAllReduce(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclAllReduce), sendbuff, recvbuff, count, datatype, op, comm, stream); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclAlltoAll(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream)
 {
@@ -1445,9 +1445,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclAlltoAll(uint8_t
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_f_pncclAlltoAll(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, comm, stream); }
-static uint32_t cs_d_pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_f_pncclAlltoAll(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, comm, stream); }
-static uint32_t cs_g_pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_f_pncclAlltoAll(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, comm, stream); }
+static __attribute__((used)) uint32_t cs_l_pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_f_pncclAlltoAll(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, comm, stream); }
+static __attribute__((used)) uint32_t cs_d_pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_f_pncclAlltoAll(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, comm, stream); }
+static __attribute__((used)) uint32_t cs_g_pncclAlltoAll(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, void * comm, void * stream) { return cs_f_pncclAlltoAll(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, comm, stream); }
 #endif
 
 static __attribute__((noinline)) uint32_t cs_w_pncclBcast(uint8_t via, void *realp, void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
@@ -1490,9 +1490,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclBcast(uint8_t vi
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclBcast(CS_VIA_LINKED, buff, count, datatype, root, comm, stream); }
-static uint32_t cs_d_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclBcast(CS_VIA_DLSYM, buff, count, datatype, root, comm, stream); }
-static uint32_t cs_g_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclBcast(CS_VIA_PROCADDR, buff, count, datatype, root, comm, stream); }
+static __attribute__((used)) uint32_t cs_l_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclBcast(CS_VIA_LINKED, buff, count, datatype, root, comm, stream); }
+static __attribute__((used)) uint32_t cs_d_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclBcast(CS_VIA_DLSYM, buff, count, datatype, root, comm, stream); }
+static __attribute__((used)) uint32_t cs_g_pncclBcast(void * buff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclBcast(CS_VIA_PROCADDR, buff, count, datatype, root, comm, stream); }
 #endif
 
 void cs_hook_ncclBroadcast(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, int32_t, void *, void *);
@@ -1513,9 +1513,9 @@ static __attribute__((noinline)) uint32_t cs_w_pncclBroadcast(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBroadcast(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclBroadcast), sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_d_pncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBroadcast(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclBroadcast), sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_g_pncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBroadcast(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclBroadcast), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static __attribute__((used)) uint32_t pncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBroadcast(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclBroadcast), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static __attribute__((used)) uint32_t cs_d_pncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBroadcast(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclBroadcast), sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static __attribute__((used)) uint32_t cs_g_pncclBroadcast(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_w_pncclBroadcast(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclBroadcast), sendbuff, recvbuff, count, datatype, root, comm, stream); }
 
 void cs_hook_ncclCommEnd(struct cs_thread *t, struct cs_event *ev, void *);
 static __attribute__((noinline)) uint32_t cs_w_pncclCommAbort(uint8_t via, void *realp, void * comm)
@@ -1535,9 +1535,9 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommAbort(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclCommAbort(void * comm) { return cs_w_pncclCommAbort(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommAbort), comm); }
-static uint32_t cs_d_pncclCommAbort(void * comm) { return cs_w_pncclCommAbort(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommAbort), comm); }
-static uint32_t cs_g_pncclCommAbort(void * comm) { return cs_w_pncclCommAbort(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommAbort), comm); }
+static __attribute__((used)) uint32_t pncclCommAbort(void * comm) { return cs_w_pncclCommAbort(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommAbort), comm); }
+static __attribute__((used)) uint32_t cs_d_pncclCommAbort(void * comm) { return cs_w_pncclCommAbort(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommAbort), comm); }
+static __attribute__((used)) uint32_t cs_g_pncclCommAbort(void * comm) { return cs_w_pncclCommAbort(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommAbort), comm); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclCommCount(uint8_t via, void *realp, void * comm, void * count)
 {
@@ -1579,9 +1579,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommCount(uint8_
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_pncclCommCount(void * comm, void * count) { return cs_f_pncclCommCount(CS_VIA_LINKED, comm, count); }
-static uint32_t cs_d_pncclCommCount(void * comm, void * count) { return cs_f_pncclCommCount(CS_VIA_DLSYM, comm, count); }
-static uint32_t cs_g_pncclCommCount(void * comm, void * count) { return cs_f_pncclCommCount(CS_VIA_PROCADDR, comm, count); }
+static __attribute__((used)) uint32_t cs_l_pncclCommCount(void * comm, void * count) { return cs_f_pncclCommCount(CS_VIA_LINKED, comm, count); }
+static __attribute__((used)) uint32_t cs_d_pncclCommCount(void * comm, void * count) { return cs_f_pncclCommCount(CS_VIA_DLSYM, comm, count); }
+static __attribute__((used)) uint32_t cs_g_pncclCommCount(void * comm, void * count) { return cs_f_pncclCommCount(CS_VIA_PROCADDR, comm, count); }
 #endif
 
 static __attribute__((noinline)) uint32_t cs_w_pncclCommCuDevice(uint8_t via, void *realp, void * comm, void * device)
@@ -1624,9 +1624,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommCuDevice(uin
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_pncclCommCuDevice(void * comm, void * device) { return cs_f_pncclCommCuDevice(CS_VIA_LINKED, comm, device); }
-static uint32_t cs_d_pncclCommCuDevice(void * comm, void * device) { return cs_f_pncclCommCuDevice(CS_VIA_DLSYM, comm, device); }
-static uint32_t cs_g_pncclCommCuDevice(void * comm, void * device) { return cs_f_pncclCommCuDevice(CS_VIA_PROCADDR, comm, device); }
+static __attribute__((used)) uint32_t cs_l_pncclCommCuDevice(void * comm, void * device) { return cs_f_pncclCommCuDevice(CS_VIA_LINKED, comm, device); }
+static __attribute__((used)) uint32_t cs_d_pncclCommCuDevice(void * comm, void * device) { return cs_f_pncclCommCuDevice(CS_VIA_DLSYM, comm, device); }
+static __attribute__((used)) uint32_t cs_g_pncclCommCuDevice(void * comm, void * device) { return cs_f_pncclCommCuDevice(CS_VIA_PROCADDR, comm, device); }
 #endif
 
 static __attribute__((noinline)) uint32_t cs_w_pncclCommDeregister(uint8_t via, void *realp, void * comm, void * handle)
@@ -1669,9 +1669,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommDeregister(u
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_pncclCommDeregister(void * comm, void * handle) { return cs_f_pncclCommDeregister(CS_VIA_LINKED, comm, handle); }
-static uint32_t cs_d_pncclCommDeregister(void * comm, void * handle) { return cs_f_pncclCommDeregister(CS_VIA_DLSYM, comm, handle); }
-static uint32_t cs_g_pncclCommDeregister(void * comm, void * handle) { return cs_f_pncclCommDeregister(CS_VIA_PROCADDR, comm, handle); }
+static __attribute__((used)) uint32_t cs_l_pncclCommDeregister(void * comm, void * handle) { return cs_f_pncclCommDeregister(CS_VIA_LINKED, comm, handle); }
+static __attribute__((used)) uint32_t cs_d_pncclCommDeregister(void * comm, void * handle) { return cs_f_pncclCommDeregister(CS_VIA_DLSYM, comm, handle); }
+static __attribute__((used)) uint32_t cs_g_pncclCommDeregister(void * comm, void * handle) { return cs_f_pncclCommDeregister(CS_VIA_PROCADDR, comm, handle); }
 #endif
 
 void cs_hook_ncclCommEnd(struct cs_thread *t, struct cs_event *ev, void *);
@@ -1692,9 +1692,9 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommDestroy(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclCommDestroy(void * comm) { return cs_w_pncclCommDestroy(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommDestroy), comm); }
-static uint32_t cs_d_pncclCommDestroy(void * comm) { return cs_w_pncclCommDestroy(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommDestroy), comm); }
-static uint32_t cs_g_pncclCommDestroy(void * comm) { return cs_w_pncclCommDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommDestroy), comm); }
+static __attribute__((used)) uint32_t pncclCommDestroy(void * comm) { return cs_w_pncclCommDestroy(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommDestroy), comm); }
+static __attribute__((used)) uint32_t cs_d_pncclCommDestroy(void * comm) { return cs_w_pncclCommDestroy(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommDestroy), comm); }
+static __attribute__((used)) uint32_t cs_g_pncclCommDestroy(void * comm) { return cs_w_pncclCommDestroy(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommDestroy), comm); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclCommFinalize(uint8_t via, void *realp, void * comm)
 {
@@ -1712,9 +1712,9 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommFinalize(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclCommFinalize(void * comm) { return cs_w_pncclCommFinalize(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommFinalize), comm); }
-static uint32_t cs_d_pncclCommFinalize(void * comm) { return cs_w_pncclCommFinalize(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommFinalize), comm); }
-static uint32_t cs_g_pncclCommFinalize(void * comm) { return cs_w_pncclCommFinalize(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommFinalize), comm); }
+static __attribute__((used)) uint32_t pncclCommFinalize(void * comm) { return cs_w_pncclCommFinalize(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommFinalize), comm); }
+static __attribute__((used)) uint32_t cs_d_pncclCommFinalize(void * comm) { return cs_w_pncclCommFinalize(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommFinalize), comm); }
+static __attribute__((used)) uint32_t cs_g_pncclCommFinalize(void * comm) { return cs_w_pncclCommFinalize(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommFinalize), comm); }
 
 void cs_hook_ncclCommGetAsyncError(struct cs_thread *t, struct cs_event *ev, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_pncclCommGetAsyncError(uint8_t via, void *realp, void * comm, void * asyncError)
@@ -1734,9 +1734,9 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommGetAsyncError(uint8_t vi
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclCommGetAsyncError(void * comm, void * asyncError) { return cs_w_pncclCommGetAsyncError(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommGetAsyncError), comm, asyncError); }
-static uint32_t cs_d_pncclCommGetAsyncError(void * comm, void * asyncError) { return cs_w_pncclCommGetAsyncError(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommGetAsyncError), comm, asyncError); }
-static uint32_t cs_g_pncclCommGetAsyncError(void * comm, void * asyncError) { return cs_w_pncclCommGetAsyncError(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommGetAsyncError), comm, asyncError); }
+static __attribute__((used)) uint32_t pncclCommGetAsyncError(void * comm, void * asyncError) { return cs_w_pncclCommGetAsyncError(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommGetAsyncError), comm, asyncError); }
+static __attribute__((used)) uint32_t cs_d_pncclCommGetAsyncError(void * comm, void * asyncError) { return cs_w_pncclCommGetAsyncError(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommGetAsyncError), comm, asyncError); }
+static __attribute__((used)) uint32_t cs_g_pncclCommGetAsyncError(void * comm, void * asyncError) { return cs_w_pncclCommGetAsyncError(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommGetAsyncError), comm, asyncError); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclCommInitAll(uint8_t via, void *realp, void * comm, int32_t ndev, void * devlist)
 {
@@ -1754,9 +1754,9 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommInitAll(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_pncclCommInitAll(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitAll), comm, ndev, devlist); }
-static uint32_t cs_d_pncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_pncclCommInitAll(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitAll), comm, ndev, devlist); }
-static uint32_t cs_g_pncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_pncclCommInitAll(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitAll), comm, ndev, devlist); }
+static __attribute__((used)) uint32_t pncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_pncclCommInitAll(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitAll), comm, ndev, devlist); }
+static __attribute__((used)) uint32_t cs_d_pncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_pncclCommInitAll(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitAll), comm, ndev, devlist); }
+static __attribute__((used)) uint32_t cs_g_pncclCommInitAll(void * comm, int32_t ndev, void * devlist) { return cs_w_pncclCommInitAll(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitAll), comm, ndev, devlist); }
 
 void cs_hook_ncclCommInitRank(struct cs_thread *t, struct cs_event *ev, void *, int32_t, struct cs_blob_128_1, int32_t);
 static __attribute__((noinline)) uint32_t cs_w_pncclCommInitRank(uint8_t via, void *realp, void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank)
@@ -1776,9 +1776,9 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommInitRank(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_pncclCommInitRank(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRank), comm, nranks, commId, rank); }
-static uint32_t cs_d_pncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_pncclCommInitRank(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRank), comm, nranks, commId, rank); }
-static uint32_t cs_g_pncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_pncclCommInitRank(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRank), comm, nranks, commId, rank); }
+static __attribute__((used)) uint32_t pncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_pncclCommInitRank(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRank), comm, nranks, commId, rank); }
+static __attribute__((used)) uint32_t cs_d_pncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_pncclCommInitRank(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRank), comm, nranks, commId, rank); }
+static __attribute__((used)) uint32_t cs_g_pncclCommInitRank(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank) { return cs_w_pncclCommInitRank(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRank), comm, nranks, commId, rank); }
 
 void cs_hook_ncclCommInitRankConfig(struct cs_thread *t, struct cs_event *ev, void *, int32_t, struct cs_blob_128_1, int32_t, void *);
 static __attribute__((noinline)) uint32_t cs_w_pncclCommInitRankConfig(uint8_t via, void *realp, void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config)
@@ -1798,9 +1798,9 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommInitRankConfig(uint8_t v
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclCommInitRankConfig(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config) { return cs_w_pncclCommInitRankConfig(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRankConfig), comm, nranks, commId, rank, config); }
-static uint32_t cs_d_pncclCommInitRankConfig(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config) { return cs_w_pncclCommInitRankConfig(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRankConfig), comm, nranks, commId, rank, config); }
-static uint32_t cs_g_pncclCommInitRankConfig(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config) { return cs_w_pncclCommInitRankConfig(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRankConfig), comm, nranks, commId, rank, config); }
+static __attribute__((used)) uint32_t pncclCommInitRankConfig(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config) { return cs_w_pncclCommInitRankConfig(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRankConfig), comm, nranks, commId, rank, config); }
+static __attribute__((used)) uint32_t cs_d_pncclCommInitRankConfig(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config) { return cs_w_pncclCommInitRankConfig(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRankConfig), comm, nranks, commId, rank, config); }
+static __attribute__((used)) uint32_t cs_g_pncclCommInitRankConfig(void * comm, int32_t nranks, struct cs_blob_128_1 commId, int32_t rank, void * config) { return cs_w_pncclCommInitRankConfig(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRankConfig), comm, nranks, commId, rank, config); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclCommInitRankScalable(uint8_t via, void *realp, void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config)
 {
@@ -1818,9 +1818,9 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommInitRankScalable(uint8_t
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclCommInitRankScalable(void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config) { return cs_w_pncclCommInitRankScalable(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRankScalable), newcomm, nranks, myrank, nId, commIds, config); }
-static uint32_t cs_d_pncclCommInitRankScalable(void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config) { return cs_w_pncclCommInitRankScalable(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRankScalable), newcomm, nranks, myrank, nId, commIds, config); }
-static uint32_t cs_g_pncclCommInitRankScalable(void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config) { return cs_w_pncclCommInitRankScalable(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRankScalable), newcomm, nranks, myrank, nId, commIds, config); }
+static __attribute__((used)) uint32_t pncclCommInitRankScalable(void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config) { return cs_w_pncclCommInitRankScalable(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRankScalable), newcomm, nranks, myrank, nId, commIds, config); }
+static __attribute__((used)) uint32_t cs_d_pncclCommInitRankScalable(void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config) { return cs_w_pncclCommInitRankScalable(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRankScalable), newcomm, nranks, myrank, nId, commIds, config); }
+static __attribute__((used)) uint32_t cs_g_pncclCommInitRankScalable(void * newcomm, int32_t nranks, int32_t myrank, int32_t nId, void * commIds, void * config) { return cs_w_pncclCommInitRankScalable(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommInitRankScalable), newcomm, nranks, myrank, nId, commIds, config); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclCommRegister(uint8_t via, void *realp, void * comm, void * buff, uint64_t size, void * handle)
 {
@@ -1862,9 +1862,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommRegister(uin
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_f_pncclCommRegister(CS_VIA_LINKED, comm, buff, size, handle); }
-static uint32_t cs_d_pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_f_pncclCommRegister(CS_VIA_DLSYM, comm, buff, size, handle); }
-static uint32_t cs_g_pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_f_pncclCommRegister(CS_VIA_PROCADDR, comm, buff, size, handle); }
+static __attribute__((used)) uint32_t cs_l_pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_f_pncclCommRegister(CS_VIA_LINKED, comm, buff, size, handle); }
+static __attribute__((used)) uint32_t cs_d_pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_f_pncclCommRegister(CS_VIA_DLSYM, comm, buff, size, handle); }
+static __attribute__((used)) uint32_t cs_g_pncclCommRegister(void * comm, void * buff, uint64_t size, void * handle) { return cs_f_pncclCommRegister(CS_VIA_PROCADDR, comm, buff, size, handle); }
 #endif
 
 static __attribute__((noinline)) uint32_t cs_w_pncclCommRevoke(uint8_t via, void *realp, void * comm, int32_t revokeFlags)
@@ -1907,9 +1907,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommRevoke(uint8
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_pncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_f_pncclCommRevoke(CS_VIA_LINKED, comm, revokeFlags); }
-static uint32_t cs_d_pncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_f_pncclCommRevoke(CS_VIA_DLSYM, comm, revokeFlags); }
-static uint32_t cs_g_pncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_f_pncclCommRevoke(CS_VIA_PROCADDR, comm, revokeFlags); }
+static __attribute__((used)) uint32_t cs_l_pncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_f_pncclCommRevoke(CS_VIA_LINKED, comm, revokeFlags); }
+static __attribute__((used)) uint32_t cs_d_pncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_f_pncclCommRevoke(CS_VIA_DLSYM, comm, revokeFlags); }
+static __attribute__((used)) uint32_t cs_g_pncclCommRevoke(void * comm, int32_t revokeFlags) { return cs_f_pncclCommRevoke(CS_VIA_PROCADDR, comm, revokeFlags); }
 #endif
 
 static __attribute__((noinline)) uint32_t cs_w_pncclCommShrink(uint8_t via, void *realp, void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags)
@@ -1952,9 +1952,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommShrink(uint8
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_f_pncclCommShrink(CS_VIA_LINKED, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
-static uint32_t cs_d_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_f_pncclCommShrink(CS_VIA_DLSYM, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
-static uint32_t cs_g_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_f_pncclCommShrink(CS_VIA_PROCADDR, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+static __attribute__((used)) uint32_t cs_l_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_f_pncclCommShrink(CS_VIA_LINKED, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+static __attribute__((used)) uint32_t cs_d_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_f_pncclCommShrink(CS_VIA_DLSYM, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
+static __attribute__((used)) uint32_t cs_g_pncclCommShrink(void * comm, void * excludeRanksList, int32_t excludeRanksCount, void * newcomm, void * config, int32_t shrinkFlags) { return cs_f_pncclCommShrink(CS_VIA_PROCADDR, comm, excludeRanksList, excludeRanksCount, newcomm, config, shrinkFlags); }
 #endif
 
 void cs_hook_ncclCommSplit(struct cs_thread *t, struct cs_event *ev, void *, int32_t, int32_t, void *, void *);
@@ -1975,9 +1975,9 @@ static __attribute__((noinline)) uint32_t cs_w_pncclCommSplit(uint8_t via, void 
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclCommSplit(void * comm, int32_t color, int32_t key, void * newcomm, void * config) { return cs_w_pncclCommSplit(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommSplit), comm, color, key, newcomm, config); }
-static uint32_t cs_d_pncclCommSplit(void * comm, int32_t color, int32_t key, void * newcomm, void * config) { return cs_w_pncclCommSplit(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommSplit), comm, color, key, newcomm, config); }
-static uint32_t cs_g_pncclCommSplit(void * comm, int32_t color, int32_t key, void * newcomm, void * config) { return cs_w_pncclCommSplit(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommSplit), comm, color, key, newcomm, config); }
+static __attribute__((used)) uint32_t pncclCommSplit(void * comm, int32_t color, int32_t key, void * newcomm, void * config) { return cs_w_pncclCommSplit(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclCommSplit), comm, color, key, newcomm, config); }
+static __attribute__((used)) uint32_t cs_d_pncclCommSplit(void * comm, int32_t color, int32_t key, void * newcomm, void * config) { return cs_w_pncclCommSplit(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclCommSplit), comm, color, key, newcomm, config); }
+static __attribute__((used)) uint32_t cs_g_pncclCommSplit(void * comm, int32_t color, int32_t key, void * newcomm, void * config) { return cs_w_pncclCommSplit(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclCommSplit), comm, color, key, newcomm, config); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclCommUserRank(uint8_t via, void *realp, void * comm, void * rank)
 {
@@ -2019,9 +2019,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommUserRank(uin
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_pncclCommUserRank(void * comm, void * rank) { return cs_f_pncclCommUserRank(CS_VIA_LINKED, comm, rank); }
-static uint32_t cs_d_pncclCommUserRank(void * comm, void * rank) { return cs_f_pncclCommUserRank(CS_VIA_DLSYM, comm, rank); }
-static uint32_t cs_g_pncclCommUserRank(void * comm, void * rank) { return cs_f_pncclCommUserRank(CS_VIA_PROCADDR, comm, rank); }
+static __attribute__((used)) uint32_t cs_l_pncclCommUserRank(void * comm, void * rank) { return cs_f_pncclCommUserRank(CS_VIA_LINKED, comm, rank); }
+static __attribute__((used)) uint32_t cs_d_pncclCommUserRank(void * comm, void * rank) { return cs_f_pncclCommUserRank(CS_VIA_DLSYM, comm, rank); }
+static __attribute__((used)) uint32_t cs_g_pncclCommUserRank(void * comm, void * rank) { return cs_f_pncclCommUserRank(CS_VIA_PROCADDR, comm, rank); }
 #endif
 
 static __attribute__((noinline)) uint32_t cs_w_pncclCommWindowDeregister(uint8_t via, void *realp, void * comm, void * win)
@@ -2064,9 +2064,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommWindowDeregi
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_pncclCommWindowDeregister(void * comm, void * win) { return cs_f_pncclCommWindowDeregister(CS_VIA_LINKED, comm, win); }
-static uint32_t cs_d_pncclCommWindowDeregister(void * comm, void * win) { return cs_f_pncclCommWindowDeregister(CS_VIA_DLSYM, comm, win); }
-static uint32_t cs_g_pncclCommWindowDeregister(void * comm, void * win) { return cs_f_pncclCommWindowDeregister(CS_VIA_PROCADDR, comm, win); }
+static __attribute__((used)) uint32_t cs_l_pncclCommWindowDeregister(void * comm, void * win) { return cs_f_pncclCommWindowDeregister(CS_VIA_LINKED, comm, win); }
+static __attribute__((used)) uint32_t cs_d_pncclCommWindowDeregister(void * comm, void * win) { return cs_f_pncclCommWindowDeregister(CS_VIA_DLSYM, comm, win); }
+static __attribute__((used)) uint32_t cs_g_pncclCommWindowDeregister(void * comm, void * win) { return cs_f_pncclCommWindowDeregister(CS_VIA_PROCADDR, comm, win); }
 #endif
 
 static __attribute__((noinline)) uint32_t cs_w_pncclCommWindowRegister(uint8_t via, void *realp, void * comm, void * buff, uint64_t size, void * win, int32_t winFlags)
@@ -2109,9 +2109,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclCommWindowRegist
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_f_pncclCommWindowRegister(CS_VIA_LINKED, comm, buff, size, win, winFlags); }
-static uint32_t cs_d_pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_f_pncclCommWindowRegister(CS_VIA_DLSYM, comm, buff, size, win, winFlags); }
-static uint32_t cs_g_pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_f_pncclCommWindowRegister(CS_VIA_PROCADDR, comm, buff, size, win, winFlags); }
+static __attribute__((used)) uint32_t cs_l_pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_f_pncclCommWindowRegister(CS_VIA_LINKED, comm, buff, size, win, winFlags); }
+static __attribute__((used)) uint32_t cs_d_pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_f_pncclCommWindowRegister(CS_VIA_DLSYM, comm, buff, size, win, winFlags); }
+static __attribute__((used)) uint32_t cs_g_pncclCommWindowRegister(void * comm, void * buff, uint64_t size, void * win, int32_t winFlags) { return cs_f_pncclCommWindowRegister(CS_VIA_PROCADDR, comm, buff, size, win, winFlags); }
 #endif
 
 static __attribute__((noinline)) uint32_t cs_w_pncclGather(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
@@ -2154,9 +2154,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclGather(uint8_t v
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclGather(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_d_pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclGather(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_g_pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclGather(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static __attribute__((used)) uint32_t cs_l_pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclGather(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static __attribute__((used)) uint32_t cs_d_pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclGather(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static __attribute__((used)) uint32_t cs_g_pncclGather(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclGather(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, root, comm, stream); }
 #endif
 
 static __attribute__((noinline)) void * cs_w_pncclGetErrorString(uint8_t via, void *realp, uint32_t result)
@@ -2175,9 +2175,9 @@ static __attribute__((noinline)) void * cs_w_pncclGetErrorString(uint8_t via, vo
     errno = saved_errno;
     return r;
 }
-static void * pncclGetErrorString(uint32_t result) { return cs_w_pncclGetErrorString(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGetErrorString), result); }
-static void * cs_d_pncclGetErrorString(uint32_t result) { return cs_w_pncclGetErrorString(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclGetErrorString), result); }
-static void * cs_g_pncclGetErrorString(uint32_t result) { return cs_w_pncclGetErrorString(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclGetErrorString), result); }
+static __attribute__((used)) void * pncclGetErrorString(uint32_t result) { return cs_w_pncclGetErrorString(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGetErrorString), result); }
+static __attribute__((used)) void * cs_d_pncclGetErrorString(uint32_t result) { return cs_w_pncclGetErrorString(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclGetErrorString), result); }
+static __attribute__((used)) void * cs_g_pncclGetErrorString(uint32_t result) { return cs_w_pncclGetErrorString(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclGetErrorString), result); }
 
 static __attribute__((noinline)) void * cs_w_pncclGetLastError(uint8_t via, void *realp, void * comm)
 {
@@ -2195,9 +2195,9 @@ static __attribute__((noinline)) void * cs_w_pncclGetLastError(uint8_t via, void
     errno = saved_errno;
     return r;
 }
-static void * pncclGetLastError(void * comm) { return cs_w_pncclGetLastError(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGetLastError), comm); }
-static void * cs_d_pncclGetLastError(void * comm) { return cs_w_pncclGetLastError(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclGetLastError), comm); }
-static void * cs_g_pncclGetLastError(void * comm) { return cs_w_pncclGetLastError(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclGetLastError), comm); }
+static __attribute__((used)) void * pncclGetLastError(void * comm) { return cs_w_pncclGetLastError(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGetLastError), comm); }
+static __attribute__((used)) void * cs_d_pncclGetLastError(void * comm) { return cs_w_pncclGetLastError(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclGetLastError), comm); }
+static __attribute__((used)) void * cs_g_pncclGetLastError(void * comm) { return cs_w_pncclGetLastError(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclGetLastError), comm); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclGetUniqueId(uint8_t via, void *realp, void * uniqueId)
 {
@@ -2215,9 +2215,9 @@ static __attribute__((noinline)) uint32_t cs_w_pncclGetUniqueId(uint8_t via, voi
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclGetUniqueId(void * uniqueId) { return cs_w_pncclGetUniqueId(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGetUniqueId), uniqueId); }
-static uint32_t cs_d_pncclGetUniqueId(void * uniqueId) { return cs_w_pncclGetUniqueId(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclGetUniqueId), uniqueId); }
-static uint32_t cs_g_pncclGetUniqueId(void * uniqueId) { return cs_w_pncclGetUniqueId(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclGetUniqueId), uniqueId); }
+static __attribute__((used)) uint32_t pncclGetUniqueId(void * uniqueId) { return cs_w_pncclGetUniqueId(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclGetUniqueId), uniqueId); }
+static __attribute__((used)) uint32_t cs_d_pncclGetUniqueId(void * uniqueId) { return cs_w_pncclGetUniqueId(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclGetUniqueId), uniqueId); }
+static __attribute__((used)) uint32_t cs_g_pncclGetUniqueId(void * uniqueId) { return cs_w_pncclGetUniqueId(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclGetUniqueId), uniqueId); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclGetVersion(uint8_t via, void *realp, void * version)
 {
@@ -2259,9 +2259,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclGetVersion(uint8
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_pncclGetVersion(void * version) { return cs_f_pncclGetVersion(CS_VIA_LINKED, version); }
-static uint32_t cs_d_pncclGetVersion(void * version) { return cs_f_pncclGetVersion(CS_VIA_DLSYM, version); }
-static uint32_t cs_g_pncclGetVersion(void * version) { return cs_f_pncclGetVersion(CS_VIA_PROCADDR, version); }
+static __attribute__((used)) uint32_t cs_l_pncclGetVersion(void * version) { return cs_f_pncclGetVersion(CS_VIA_LINKED, version); }
+static __attribute__((used)) uint32_t cs_d_pncclGetVersion(void * version) { return cs_f_pncclGetVersion(CS_VIA_DLSYM, version); }
+static __attribute__((used)) uint32_t cs_g_pncclGetVersion(void * version) { return cs_f_pncclGetVersion(CS_VIA_PROCADDR, version); }
 #endif
 
 static __attribute__((noinline)) uint32_t cs_w_pncclGroupEnd(uint8_t via, void *realp)
@@ -2304,9 +2304,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclGroupEnd(uint8_t
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_pncclGroupEnd(void) { return cs_f_pncclGroupEnd(CS_VIA_LINKED); }
-static uint32_t cs_d_pncclGroupEnd(void) { return cs_f_pncclGroupEnd(CS_VIA_DLSYM); }
-static uint32_t cs_g_pncclGroupEnd(void) { return cs_f_pncclGroupEnd(CS_VIA_PROCADDR); }
+static __attribute__((used)) uint32_t cs_l_pncclGroupEnd(void) { return cs_f_pncclGroupEnd(CS_VIA_LINKED); }
+static __attribute__((used)) uint32_t cs_d_pncclGroupEnd(void) { return cs_f_pncclGroupEnd(CS_VIA_DLSYM); }
+static __attribute__((used)) uint32_t cs_g_pncclGroupEnd(void) { return cs_f_pncclGroupEnd(CS_VIA_PROCADDR); }
 #endif
 
 static __attribute__((noinline)) uint32_t cs_w_pncclGroupSimulateEnd(uint8_t via, void *realp, void * simInfo)
@@ -2349,9 +2349,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclGroupSimulateEnd
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_pncclGroupSimulateEnd(void * simInfo) { return cs_f_pncclGroupSimulateEnd(CS_VIA_LINKED, simInfo); }
-static uint32_t cs_d_pncclGroupSimulateEnd(void * simInfo) { return cs_f_pncclGroupSimulateEnd(CS_VIA_DLSYM, simInfo); }
-static uint32_t cs_g_pncclGroupSimulateEnd(void * simInfo) { return cs_f_pncclGroupSimulateEnd(CS_VIA_PROCADDR, simInfo); }
+static __attribute__((used)) uint32_t cs_l_pncclGroupSimulateEnd(void * simInfo) { return cs_f_pncclGroupSimulateEnd(CS_VIA_LINKED, simInfo); }
+static __attribute__((used)) uint32_t cs_d_pncclGroupSimulateEnd(void * simInfo) { return cs_f_pncclGroupSimulateEnd(CS_VIA_DLSYM, simInfo); }
+static __attribute__((used)) uint32_t cs_g_pncclGroupSimulateEnd(void * simInfo) { return cs_f_pncclGroupSimulateEnd(CS_VIA_PROCADDR, simInfo); }
 #endif
 
 static __attribute__((noinline)) uint32_t cs_w_pncclGroupStart(uint8_t via, void *realp)
@@ -2394,9 +2394,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclGroupStart(uint8
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_pncclGroupStart(void) { return cs_f_pncclGroupStart(CS_VIA_LINKED); }
-static uint32_t cs_d_pncclGroupStart(void) { return cs_f_pncclGroupStart(CS_VIA_DLSYM); }
-static uint32_t cs_g_pncclGroupStart(void) { return cs_f_pncclGroupStart(CS_VIA_PROCADDR); }
+static __attribute__((used)) uint32_t cs_l_pncclGroupStart(void) { return cs_f_pncclGroupStart(CS_VIA_LINKED); }
+static __attribute__((used)) uint32_t cs_d_pncclGroupStart(void) { return cs_f_pncclGroupStart(CS_VIA_DLSYM); }
+static __attribute__((used)) uint32_t cs_g_pncclGroupStart(void) { return cs_f_pncclGroupStart(CS_VIA_PROCADDR); }
 #endif
 
 static __attribute__((noinline)) uint32_t cs_w_pncclMemAlloc(uint8_t via, void *realp, void * ptr, uint64_t size)
@@ -2439,9 +2439,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclMemAlloc(uint8_t
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_pncclMemAlloc(void * ptr, uint64_t size) { return cs_f_pncclMemAlloc(CS_VIA_LINKED, ptr, size); }
-static uint32_t cs_d_pncclMemAlloc(void * ptr, uint64_t size) { return cs_f_pncclMemAlloc(CS_VIA_DLSYM, ptr, size); }
-static uint32_t cs_g_pncclMemAlloc(void * ptr, uint64_t size) { return cs_f_pncclMemAlloc(CS_VIA_PROCADDR, ptr, size); }
+static __attribute__((used)) uint32_t cs_l_pncclMemAlloc(void * ptr, uint64_t size) { return cs_f_pncclMemAlloc(CS_VIA_LINKED, ptr, size); }
+static __attribute__((used)) uint32_t cs_d_pncclMemAlloc(void * ptr, uint64_t size) { return cs_f_pncclMemAlloc(CS_VIA_DLSYM, ptr, size); }
+static __attribute__((used)) uint32_t cs_g_pncclMemAlloc(void * ptr, uint64_t size) { return cs_f_pncclMemAlloc(CS_VIA_PROCADDR, ptr, size); }
 #endif
 
 static __attribute__((noinline)) uint32_t cs_w_pncclMemFree(uint8_t via, void *realp, void * ptr)
@@ -2484,9 +2484,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclMemFree(uint8_t 
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_pncclMemFree(void * ptr) { return cs_f_pncclMemFree(CS_VIA_LINKED, ptr); }
-static uint32_t cs_d_pncclMemFree(void * ptr) { return cs_f_pncclMemFree(CS_VIA_DLSYM, ptr); }
-static uint32_t cs_g_pncclMemFree(void * ptr) { return cs_f_pncclMemFree(CS_VIA_PROCADDR, ptr); }
+static __attribute__((used)) uint32_t cs_l_pncclMemFree(void * ptr) { return cs_f_pncclMemFree(CS_VIA_LINKED, ptr); }
+static __attribute__((used)) uint32_t cs_d_pncclMemFree(void * ptr) { return cs_f_pncclMemFree(CS_VIA_DLSYM, ptr); }
+static __attribute__((used)) uint32_t cs_g_pncclMemFree(void * ptr) { return cs_f_pncclMemFree(CS_VIA_PROCADDR, ptr); }
 #endif
 
 void cs_hook_ncclRecv(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t, int32_t, void *, void *);
@@ -2507,9 +2507,9 @@ static __attribute__((noinline)) uint32_t cs_w_pncclRecv(uint8_t via, void *real
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclRecv(void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_pncclRecv(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclRecv), recvbuff, count, datatype, peer, comm, stream); }
-static uint32_t cs_d_pncclRecv(void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_pncclRecv(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclRecv), recvbuff, count, datatype, peer, comm, stream); }
-static uint32_t cs_g_pncclRecv(void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_pncclRecv(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclRecv), recvbuff, count, datatype, peer, comm, stream); }
+static __attribute__((used)) uint32_t pncclRecv(void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_pncclRecv(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclRecv), recvbuff, count, datatype, peer, comm, stream); }
+static __attribute__((used)) uint32_t cs_d_pncclRecv(void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_pncclRecv(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclRecv), recvbuff, count, datatype, peer, comm, stream); }
+static __attribute__((used)) uint32_t cs_g_pncclRecv(void * recvbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_pncclRecv(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclRecv), recvbuff, count, datatype, peer, comm, stream); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclRedOpCreatePreMulSum(uint8_t via, void *realp, void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm)
 {
@@ -2551,9 +2551,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclRedOpCreatePreMu
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_f_pncclRedOpCreatePreMulSum(CS_VIA_LINKED, op, scalar, datatype, residence, comm); }
-static uint32_t cs_d_pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_f_pncclRedOpCreatePreMulSum(CS_VIA_DLSYM, op, scalar, datatype, residence, comm); }
-static uint32_t cs_g_pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_f_pncclRedOpCreatePreMulSum(CS_VIA_PROCADDR, op, scalar, datatype, residence, comm); }
+static __attribute__((used)) uint32_t cs_l_pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_f_pncclRedOpCreatePreMulSum(CS_VIA_LINKED, op, scalar, datatype, residence, comm); }
+static __attribute__((used)) uint32_t cs_d_pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_f_pncclRedOpCreatePreMulSum(CS_VIA_DLSYM, op, scalar, datatype, residence, comm); }
+static __attribute__((used)) uint32_t cs_g_pncclRedOpCreatePreMulSum(void * op, void * scalar, uint32_t datatype, uint32_t residence, void * comm) { return cs_f_pncclRedOpCreatePreMulSum(CS_VIA_PROCADDR, op, scalar, datatype, residence, comm); }
 #endif
 
 static __attribute__((noinline)) uint32_t cs_w_pncclRedOpDestroy(uint8_t via, void *realp, uint32_t op, void * comm)
@@ -2596,9 +2596,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclRedOpDestroy(uin
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_pncclRedOpDestroy(uint32_t op, void * comm) { return cs_f_pncclRedOpDestroy(CS_VIA_LINKED, op, comm); }
-static uint32_t cs_d_pncclRedOpDestroy(uint32_t op, void * comm) { return cs_f_pncclRedOpDestroy(CS_VIA_DLSYM, op, comm); }
-static uint32_t cs_g_pncclRedOpDestroy(uint32_t op, void * comm) { return cs_f_pncclRedOpDestroy(CS_VIA_PROCADDR, op, comm); }
+static __attribute__((used)) uint32_t cs_l_pncclRedOpDestroy(uint32_t op, void * comm) { return cs_f_pncclRedOpDestroy(CS_VIA_LINKED, op, comm); }
+static __attribute__((used)) uint32_t cs_d_pncclRedOpDestroy(uint32_t op, void * comm) { return cs_f_pncclRedOpDestroy(CS_VIA_DLSYM, op, comm); }
+static __attribute__((used)) uint32_t cs_g_pncclRedOpDestroy(uint32_t op, void * comm) { return cs_f_pncclRedOpDestroy(CS_VIA_PROCADDR, op, comm); }
 #endif
 
 void cs_hook_ncclReduce(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, uint32_t, int32_t, void *, void *);
@@ -2619,9 +2619,9 @@ static __attribute__((noinline)) uint32_t cs_w_pncclReduce(uint8_t via, void *re
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_pncclReduce(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclReduce), sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
-static uint32_t cs_d_pncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_pncclReduce(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclReduce), sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
-static uint32_t cs_g_pncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_pncclReduce(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclReduce), sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
+static __attribute__((used)) uint32_t pncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_pncclReduce(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclReduce), sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
+static __attribute__((used)) uint32_t cs_d_pncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_pncclReduce(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclReduce), sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
+static __attribute__((used)) uint32_t cs_g_pncclReduce(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, uint32_t op, int32_t root, void * comm, void * stream) { return cs_w_pncclReduce(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclReduce), sendbuff, recvbuff, count, datatype, op, root, comm, stream); }
 
 void cs_hook_ncclReduceScatter(struct cs_thread *t, struct cs_event *ev, void *, void *, uint64_t, uint32_t, uint32_t, void *, void *);
 static __attribute__((noinline)) uint32_t cs_w_pncclReduceScatter(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream)
@@ -2641,9 +2641,9 @@ static __attribute__((noinline)) uint32_t cs_w_pncclReduceScatter(uint8_t via, v
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclReduceScatter(void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_pncclReduceScatter(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclReduceScatter), sendbuff, recvbuff, recvcount, datatype, op, comm, stream); }
-static uint32_t cs_d_pncclReduceScatter(void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_pncclReduceScatter(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclReduceScatter), sendbuff, recvbuff, recvcount, datatype, op, comm, stream); }
-static uint32_t cs_g_pncclReduceScatter(void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_pncclReduceScatter(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclReduceScatter), sendbuff, recvbuff, recvcount, datatype, op, comm, stream); }
+static __attribute__((used)) uint32_t pncclReduceScatter(void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_pncclReduceScatter(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclReduceScatter), sendbuff, recvbuff, recvcount, datatype, op, comm, stream); }
+static __attribute__((used)) uint32_t cs_d_pncclReduceScatter(void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_pncclReduceScatter(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclReduceScatter), sendbuff, recvbuff, recvcount, datatype, op, comm, stream); }
+static __attribute__((used)) uint32_t cs_g_pncclReduceScatter(void * sendbuff, void * recvbuff, uint64_t recvcount, uint32_t datatype, uint32_t op, void * comm, void * stream) { return cs_w_pncclReduceScatter(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclReduceScatter), sendbuff, recvbuff, recvcount, datatype, op, comm, stream); }
 
 static __attribute__((noinline)) uint32_t cs_w_pncclScatter(uint8_t via, void *realp, void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream)
 {
@@ -2685,9 +2685,9 @@ static inline __attribute__((always_inline)) uint32_t cs_f_pncclScatter(uint8_t 
     cs_fast_publish(t, cs_h);
     return r;
 }
-static uint32_t cs_l_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclScatter(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_d_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclScatter(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, root, comm, stream); }
-static uint32_t cs_g_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclScatter(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static __attribute__((used)) uint32_t cs_l_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclScatter(CS_VIA_LINKED, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static __attribute__((used)) uint32_t cs_d_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclScatter(CS_VIA_DLSYM, sendbuff, recvbuff, count, datatype, root, comm, stream); }
+static __attribute__((used)) uint32_t cs_g_pncclScatter(void * sendbuff, void * recvbuff, uint64_t count, uint32_t datatype, int32_t root, void * comm, void * stream) { return cs_f_pncclScatter(CS_VIA_PROCADDR, sendbuff, recvbuff, count, datatype, root, comm, stream); }
 #endif
 
 void cs_hook_ncclSend(struct cs_thread *t, struct cs_event *ev, void *, uint64_t, uint32_t, int32_t, void *, void *);
@@ -2708,91 +2708,172 @@ static __attribute__((noinline)) uint32_t cs_w_pncclSend(uint8_t via, void *real
     errno = saved_errno;
     return r;
 }
-static uint32_t pncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_pncclSend(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclSend), sendbuff, count, datatype, peer, comm, stream); }
-static uint32_t cs_d_pncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_pncclSend(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclSend), sendbuff, count, datatype, peer, comm, stream); }
-static uint32_t cs_g_pncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_pncclSend(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclSend), sendbuff, count, datatype, peer, comm, stream); }
+static __attribute__((used)) uint32_t pncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_pncclSend(CS_VIA_LINKED, cs_real(&cs_api_nccl, CS_NCCL_pncclSend), sendbuff, count, datatype, peer, comm, stream); }
+static __attribute__((used)) uint32_t cs_d_pncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_pncclSend(CS_VIA_DLSYM, cs_real(&cs_api_nccl, CS_NCCL_pncclSend), sendbuff, count, datatype, peer, comm, stream); }
+static __attribute__((used)) uint32_t cs_g_pncclSend(void * sendbuff, uint64_t count, uint32_t datatype, int32_t peer, void * comm, void * stream) { return cs_w_pncclSend(CS_VIA_PROCADDR, cs_real(&cs_api_nccl, CS_NCCL_pncclSend), sendbuff, count, datatype, peer, comm, stream); }
 
-static const char *const names[] = {
-    "ncclAllGather",
-    "ncclAllReduce",
-    "ncclAlltoAll",
-    "ncclBcast",
-    "ncclBroadcast",
-    "ncclCommAbort",
-    "ncclCommCount",
-    "ncclCommCuDevice",
-    "ncclCommDeregister",
-    "ncclCommDestroy",
-    "ncclCommFinalize",
-    "ncclCommGetAsyncError",
-    "ncclCommInitAll",
-    "ncclCommInitRank",
-    "ncclCommInitRankConfig",
-    "ncclCommInitRankScalable",
-    "ncclCommRegister",
-    "ncclCommRevoke",
-    "ncclCommShrink",
-    "ncclCommSplit",
-    "ncclCommUserRank",
-    "ncclCommWindowDeregister",
-    "ncclCommWindowRegister",
-    "ncclGather",
-    "ncclGetErrorString",
-    "ncclGetLastError",
-    "ncclGetUniqueId",
-    "ncclGetVersion",
-    "ncclGroupEnd",
-    "ncclGroupSimulateEnd",
-    "ncclGroupStart",
-    "ncclMemAlloc",
-    "ncclMemFree",
-    "ncclRecv",
-    "ncclRedOpCreatePreMulSum",
-    "ncclRedOpDestroy",
-    "ncclReduce",
-    "ncclReduceScatter",
-    "ncclScatter",
-    "ncclSend",
-    "pncclAllGather",
-    "pncclAllReduce",
-    "pncclAlltoAll",
-    "pncclBcast",
-    "pncclBroadcast",
-    "pncclCommAbort",
-    "pncclCommCount",
-    "pncclCommCuDevice",
-    "pncclCommDeregister",
-    "pncclCommDestroy",
-    "pncclCommFinalize",
-    "pncclCommGetAsyncError",
-    "pncclCommInitAll",
-    "pncclCommInitRank",
-    "pncclCommInitRankConfig",
-    "pncclCommInitRankScalable",
-    "pncclCommRegister",
-    "pncclCommRevoke",
-    "pncclCommShrink",
-    "pncclCommSplit",
-    "pncclCommUserRank",
-    "pncclCommWindowDeregister",
-    "pncclCommWindowRegister",
-    "pncclGather",
-    "pncclGetErrorString",
-    "pncclGetLastError",
-    "pncclGetUniqueId",
-    "pncclGetVersion",
-    "pncclGroupEnd",
-    "pncclGroupSimulateEnd",
-    "pncclGroupStart",
-    "pncclMemAlloc",
-    "pncclMemFree",
-    "pncclRecv",
-    "pncclRedOpCreatePreMulSum",
-    "pncclRedOpDestroy",
-    "pncclReduce",
-    "pncclReduceScatter",
-    "pncclScatter",
-    "pncclSend",
+static const char names_blob[] =
+    "ncclAllGather\0"
+    "ncclAllReduce\0"
+    "ncclAlltoAll\0"
+    "ncclBcast\0"
+    "ncclBroadcast\0"
+    "ncclCommAbort\0"
+    "ncclCommCount\0"
+    "ncclCommCuDevice\0"
+    "ncclCommDeregister\0"
+    "ncclCommDestroy\0"
+    "ncclCommFinalize\0"
+    "ncclCommGetAsyncError\0"
+    "ncclCommInitAll\0"
+    "ncclCommInitRank\0"
+    "ncclCommInitRankConfig\0"
+    "ncclCommInitRankScalable\0"
+    "ncclCommRegister\0"
+    "ncclCommRevoke\0"
+    "ncclCommShrink\0"
+    "ncclCommSplit\0"
+    "ncclCommUserRank\0"
+    "ncclCommWindowDeregister\0"
+    "ncclCommWindowRegister\0"
+    "ncclGather\0"
+    "ncclGetErrorString\0"
+    "ncclGetLastError\0"
+    "ncclGetUniqueId\0"
+    "ncclGetVersion\0"
+    "ncclGroupEnd\0"
+    "ncclGroupSimulateEnd\0"
+    "ncclGroupStart\0"
+    "ncclMemAlloc\0"
+    "ncclMemFree\0"
+    "ncclRecv\0"
+    "ncclRedOpCreatePreMulSum\0"
+    "ncclRedOpDestroy\0"
+    "ncclReduce\0"
+    "ncclReduceScatter\0"
+    "ncclScatter\0"
+    "ncclSend\0"
+    "pncclAllGather\0"
+    "pncclAllReduce\0"
+    "pncclAlltoAll\0"
+    "pncclBcast\0"
+    "pncclBroadcast\0"
+    "pncclCommAbort\0"
+    "pncclCommCount\0"
+    "pncclCommCuDevice\0"
+    "pncclCommDeregister\0"
+    "pncclCommDestroy\0"
+    "pncclCommFinalize\0"
+    "pncclCommGetAsyncError\0"
+    "pncclCommInitAll\0"
+    "pncclCommInitRank\0"
+    "pncclCommInitRankConfig\0"
+    "pncclCommInitRankScalable\0"
+    "pncclCommRegister\0"
+    "pncclCommRevoke\0"
+    "pncclCommShrink\0"
+    "pncclCommSplit\0"
+    "pncclCommUserRank\0"
+    "pncclCommWindowDeregister\0"
+    "pncclCommWindowRegister\0"
+    "pncclGather\0"
+    "pncclGetErrorString\0"
+    "pncclGetLastError\0"
+    "pncclGetUniqueId\0"
+    "pncclGetVersion\0"
+    "pncclGroupEnd\0"
+    "pncclGroupSimulateEnd\0"
+    "pncclGroupStart\0"
+    "pncclMemAlloc\0"
+    "pncclMemFree\0"
+    "pncclRecv\0"
+    "pncclRedOpCreatePreMulSum\0"
+    "pncclRedOpDestroy\0"
+    "pncclReduce\0"
+    "pncclReduceScatter\0"
+    "pncclScatter\0"
+    "pncclSend";
+static const uint32_t name_off[] = {
+    0,
+    14,
+    28,
+    41,
+    51,
+    65,
+    79,
+    93,
+    110,
+    129,
+    145,
+    162,
+    184,
+    200,
+    217,
+    240,
+    265,
+    282,
+    297,
+    312,
+    326,
+    343,
+    368,
+    391,
+    402,
+    421,
+    438,
+    454,
+    469,
+    482,
+    503,
+    518,
+    531,
+    543,
+    552,
+    577,
+    594,
+    605,
+    623,
+    635,
+    644,
+    659,
+    674,
+    688,
+    699,
+    714,
+    729,
+    744,
+    762,
+    782,
+    799,
+    817,
+    840,
+    857,
+    875,
+    899,
+    925,
+    943,
+    959,
+    975,
+    990,
+    1008,
+    1034,
+    1058,
+    1070,
+    1090,
+    1108,
+    1125,
+    1141,
+    1155,
+    1177,
+    1193,
+    1207,
+    1220,
+    1230,
+    1256,
+    1274,
+    1286,
+    1305,
+    1318,
 };
 static const uint8_t classes[] = {
     0,
@@ -2876,252 +2957,6 @@ static const uint8_t classes[] = {
     0,
     0,
 };
-static void *const via_linked[] = {
-    (void *)ncclAllGather,
-    (void *)ncclAllReduce,
-    (void *)cs_l_ncclAlltoAll,
-    (void *)cs_l_ncclBcast,
-    (void *)ncclBroadcast,
-    (void *)ncclCommAbort,
-    (void *)cs_l_ncclCommCount,
-    (void *)cs_l_ncclCommCuDevice,
-    (void *)cs_l_ncclCommDeregister,
-    (void *)ncclCommDestroy,
-    (void *)ncclCommFinalize,
-    (void *)ncclCommGetAsyncError,
-    (void *)ncclCommInitAll,
-    (void *)ncclCommInitRank,
-    (void *)ncclCommInitRankConfig,
-    (void *)ncclCommInitRankScalable,
-    (void *)cs_l_ncclCommRegister,
-    (void *)cs_l_ncclCommRevoke,
-    (void *)cs_l_ncclCommShrink,
-    (void *)ncclCommSplit,
-    (void *)cs_l_ncclCommUserRank,
-    (void *)cs_l_ncclCommWindowDeregister,
-    (void *)cs_l_ncclCommWindowRegister,
-    (void *)cs_l_ncclGather,
-    (void *)ncclGetErrorString,
-    (void *)ncclGetLastError,
-    (void *)ncclGetUniqueId,
-    (void *)cs_l_ncclGetVersion,
-    (void *)cs_l_ncclGroupEnd,
-    (void *)cs_l_ncclGroupSimulateEnd,
-    (void *)cs_l_ncclGroupStart,
-    (void *)cs_l_ncclMemAlloc,
-    (void *)cs_l_ncclMemFree,
-    (void *)ncclRecv,
-    (void *)cs_l_ncclRedOpCreatePreMulSum,
-    (void *)cs_l_ncclRedOpDestroy,
-    (void *)ncclReduce,
-    (void *)ncclReduceScatter,
-    (void *)cs_l_ncclScatter,
-    (void *)ncclSend,
-    (void *)pncclAllGather,
-    (void *)pncclAllReduce,
-    (void *)cs_l_pncclAlltoAll,
-    (void *)cs_l_pncclBcast,
-    (void *)pncclBroadcast,
-    (void *)pncclCommAbort,
-    (void *)cs_l_pncclCommCount,
-    (void *)cs_l_pncclCommCuDevice,
-    (void *)cs_l_pncclCommDeregister,
-    (void *)pncclCommDestroy,
-    (void *)pncclCommFinalize,
-    (void *)pncclCommGetAsyncError,
-    (void *)pncclCommInitAll,
-    (void *)pncclCommInitRank,
-    (void *)pncclCommInitRankConfig,
-    (void *)pncclCommInitRankScalable,
-    (void *)cs_l_pncclCommRegister,
-    (void *)cs_l_pncclCommRevoke,
-    (void *)cs_l_pncclCommShrink,
-    (void *)pncclCommSplit,
-    (void *)cs_l_pncclCommUserRank,
-    (void *)cs_l_pncclCommWindowDeregister,
-    (void *)cs_l_pncclCommWindowRegister,
-    (void *)cs_l_pncclGather,
-    (void *)pncclGetErrorString,
-    (void *)pncclGetLastError,
-    (void *)pncclGetUniqueId,
-    (void *)cs_l_pncclGetVersion,
-    (void *)cs_l_pncclGroupEnd,
-    (void *)cs_l_pncclGroupSimulateEnd,
-    (void *)cs_l_pncclGroupStart,
-    (void *)cs_l_pncclMemAlloc,
-    (void *)cs_l_pncclMemFree,
-    (void *)pncclRecv,
-    (void *)cs_l_pncclRedOpCreatePreMulSum,
-    (void *)cs_l_pncclRedOpDestroy,
-    (void *)pncclReduce,
-    (void *)pncclReduceScatter,
-    (void *)cs_l_pncclScatter,
-    (void *)pncclSend,
-};
-static void *const via_dlsym[] = {
-    (void *)cs_d_ncclAllGather,
-    (void *)cs_d_ncclAllReduce,
-    (void *)cs_d_ncclAlltoAll,
-    (void *)cs_d_ncclBcast,
-    (void *)cs_d_ncclBroadcast,
-    (void *)cs_d_ncclCommAbort,
-    (void *)cs_d_ncclCommCount,
-    (void *)cs_d_ncclCommCuDevice,
-    (void *)cs_d_ncclCommDeregister,
-    (void *)cs_d_ncclCommDestroy,
-    (void *)cs_d_ncclCommFinalize,
-    (void *)cs_d_ncclCommGetAsyncError,
-    (void *)cs_d_ncclCommInitAll,
-    (void *)cs_d_ncclCommInitRank,
-    (void *)cs_d_ncclCommInitRankConfig,
-    (void *)cs_d_ncclCommInitRankScalable,
-    (void *)cs_d_ncclCommRegister,
-    (void *)cs_d_ncclCommRevoke,
-    (void *)cs_d_ncclCommShrink,
-    (void *)cs_d_ncclCommSplit,
-    (void *)cs_d_ncclCommUserRank,
-    (void *)cs_d_ncclCommWindowDeregister,
-    (void *)cs_d_ncclCommWindowRegister,
-    (void *)cs_d_ncclGather,
-    (void *)cs_d_ncclGetErrorString,
-    (void *)cs_d_ncclGetLastError,
-    (void *)cs_d_ncclGetUniqueId,
-    (void *)cs_d_ncclGetVersion,
-    (void *)cs_d_ncclGroupEnd,
-    (void *)cs_d_ncclGroupSimulateEnd,
-    (void *)cs_d_ncclGroupStart,
-    (void *)cs_d_ncclMemAlloc,
-    (void *)cs_d_ncclMemFree,
-    (void *)cs_d_ncclRecv,
-    (void *)cs_d_ncclRedOpCreatePreMulSum,
-    (void *)cs_d_ncclRedOpDestroy,
-    (void *)cs_d_ncclReduce,
-    (void *)cs_d_ncclReduceScatter,
-    (void *)cs_d_ncclScatter,
-    (void *)cs_d_ncclSend,
-    (void *)cs_d_pncclAllGather,
-    (void *)cs_d_pncclAllReduce,
-    (void *)cs_d_pncclAlltoAll,
-    (void *)cs_d_pncclBcast,
-    (void *)cs_d_pncclBroadcast,
-    (void *)cs_d_pncclCommAbort,
-    (void *)cs_d_pncclCommCount,
-    (void *)cs_d_pncclCommCuDevice,
-    (void *)cs_d_pncclCommDeregister,
-    (void *)cs_d_pncclCommDestroy,
-    (void *)cs_d_pncclCommFinalize,
-    (void *)cs_d_pncclCommGetAsyncError,
-    (void *)cs_d_pncclCommInitAll,
-    (void *)cs_d_pncclCommInitRank,
-    (void *)cs_d_pncclCommInitRankConfig,
-    (void *)cs_d_pncclCommInitRankScalable,
-    (void *)cs_d_pncclCommRegister,
-    (void *)cs_d_pncclCommRevoke,
-    (void *)cs_d_pncclCommShrink,
-    (void *)cs_d_pncclCommSplit,
-    (void *)cs_d_pncclCommUserRank,
-    (void *)cs_d_pncclCommWindowDeregister,
-    (void *)cs_d_pncclCommWindowRegister,
-    (void *)cs_d_pncclGather,
-    (void *)cs_d_pncclGetErrorString,
-    (void *)cs_d_pncclGetLastError,
-    (void *)cs_d_pncclGetUniqueId,
-    (void *)cs_d_pncclGetVersion,
-    (void *)cs_d_pncclGroupEnd,
-    (void *)cs_d_pncclGroupSimulateEnd,
-    (void *)cs_d_pncclGroupStart,
-    (void *)cs_d_pncclMemAlloc,
-    (void *)cs_d_pncclMemFree,
-    (void *)cs_d_pncclRecv,
-    (void *)cs_d_pncclRedOpCreatePreMulSum,
-    (void *)cs_d_pncclRedOpDestroy,
-    (void *)cs_d_pncclReduce,
-    (void *)cs_d_pncclReduceScatter,
-    (void *)cs_d_pncclScatter,
-    (void *)cs_d_pncclSend,
-};
-static void *const via_procaddr[] = {
-    (void *)cs_g_ncclAllGather,
-    (void *)cs_g_ncclAllReduce,
-    (void *)cs_g_ncclAlltoAll,
-    (void *)cs_g_ncclBcast,
-    (void *)cs_g_ncclBroadcast,
-    (void *)cs_g_ncclCommAbort,
-    (void *)cs_g_ncclCommCount,
-    (void *)cs_g_ncclCommCuDevice,
-    (void *)cs_g_ncclCommDeregister,
-    (void *)cs_g_ncclCommDestroy,
-    (void *)cs_g_ncclCommFinalize,
-    (void *)cs_g_ncclCommGetAsyncError,
-    (void *)cs_g_ncclCommInitAll,
-    (void *)cs_g_ncclCommInitRank,
-    (void *)cs_g_ncclCommInitRankConfig,
-    (void *)cs_g_ncclCommInitRankScalable,
-    (void *)cs_g_ncclCommRegister,
-    (void *)cs_g_ncclCommRevoke,
-    (void *)cs_g_ncclCommShrink,
-    (void *)cs_g_ncclCommSplit,
-    (void *)cs_g_ncclCommUserRank,
-    (void *)cs_g_ncclCommWindowDeregister,
-    (void *)cs_g_ncclCommWindowRegister,
-    (void *)cs_g_ncclGather,
-    (void *)cs_g_ncclGetErrorString,
-    (void *)cs_g_ncclGetLastError,
-    (void *)cs_g_ncclGetUniqueId,
-    (void *)cs_g_ncclGetVersion,
-    (void *)cs_g_ncclGroupEnd,
-    (void *)cs_g_ncclGroupSimulateEnd,
-    (void *)cs_g_ncclGroupStart,
-    (void *)cs_g_ncclMemAlloc,
-    (void *)cs_g_ncclMemFree,
-    (void *)cs_g_ncclRecv,
-    (void *)cs_g_ncclRedOpCreatePreMulSum,
-    (void *)cs_g_ncclRedOpDestroy,
-    (void *)cs_g_ncclReduce,
-    (void *)cs_g_ncclReduceScatter,
-    (void *)cs_g_ncclScatter,
-    (void *)cs_g_ncclSend,
-    (void *)cs_g_pncclAllGather,
-    (void *)cs_g_pncclAllReduce,
-    (void *)cs_g_pncclAlltoAll,
-    (void *)cs_g_pncclBcast,
-    (void *)cs_g_pncclBroadcast,
-    (void *)cs_g_pncclCommAbort,
-    (void *)cs_g_pncclCommCount,
-    (void *)cs_g_pncclCommCuDevice,
-    (void *)cs_g_pncclCommDeregister,
-    (void *)cs_g_pncclCommDestroy,
-    (void *)cs_g_pncclCommFinalize,
-    (void *)cs_g_pncclCommGetAsyncError,
-    (void *)cs_g_pncclCommInitAll,
-    (void *)cs_g_pncclCommInitRank,
-    (void *)cs_g_pncclCommInitRankConfig,
-    (void *)cs_g_pncclCommInitRankScalable,
-    (void *)cs_g_pncclCommRegister,
-    (void *)cs_g_pncclCommRevoke,
-    (void *)cs_g_pncclCommShrink,
-    (void *)cs_g_pncclCommSplit,
-    (void *)cs_g_pncclCommUserRank,
-    (void *)cs_g_pncclCommWindowDeregister,
-    (void *)cs_g_pncclCommWindowRegister,
-    (void *)cs_g_pncclGather,
-    (void *)cs_g_pncclGetErrorString,
-    (void *)cs_g_pncclGetLastError,
-    (void *)cs_g_pncclGetUniqueId,
-    (void *)cs_g_pncclGetVersion,
-    (void *)cs_g_pncclGroupEnd,
-    (void *)cs_g_pncclGroupSimulateEnd,
-    (void *)cs_g_pncclGroupStart,
-    (void *)cs_g_pncclMemAlloc,
-    (void *)cs_g_pncclMemFree,
-    (void *)cs_g_pncclRecv,
-    (void *)cs_g_pncclRedOpCreatePreMulSum,
-    (void *)cs_g_pncclRedOpDestroy,
-    (void *)cs_g_pncclReduce,
-    (void *)cs_g_pncclReduceScatter,
-    (void *)cs_g_pncclScatter,
-    (void *)cs_g_pncclSend,
-};
 #if CS_FAST_ASM
 void cs_u_ncclAlltoAll(void) CS_HIDDEN;
 void cs_u_ncclBcast(void) CS_HIDDEN;
@@ -3165,50 +3000,6 @@ void cs_u_pncclMemFree(void) CS_HIDDEN;
 void cs_u_pncclRedOpCreatePreMulSum(void) CS_HIDDEN;
 void cs_u_pncclRedOpDestroy(void) CS_HIDDEN;
 void cs_u_pncclScatter(void) CS_HIDDEN;
-static void *const unresolved[80] = {
-    [2] = (void *)cs_u_ncclAlltoAll,
-    [3] = (void *)cs_u_ncclBcast,
-    [6] = (void *)cs_u_ncclCommCount,
-    [7] = (void *)cs_u_ncclCommCuDevice,
-    [8] = (void *)cs_u_ncclCommDeregister,
-    [16] = (void *)cs_u_ncclCommRegister,
-    [17] = (void *)cs_u_ncclCommRevoke,
-    [18] = (void *)cs_u_ncclCommShrink,
-    [20] = (void *)cs_u_ncclCommUserRank,
-    [21] = (void *)cs_u_ncclCommWindowDeregister,
-    [22] = (void *)cs_u_ncclCommWindowRegister,
-    [23] = (void *)cs_u_ncclGather,
-    [27] = (void *)cs_u_ncclGetVersion,
-    [28] = (void *)cs_u_ncclGroupEnd,
-    [29] = (void *)cs_u_ncclGroupSimulateEnd,
-    [30] = (void *)cs_u_ncclGroupStart,
-    [31] = (void *)cs_u_ncclMemAlloc,
-    [32] = (void *)cs_u_ncclMemFree,
-    [34] = (void *)cs_u_ncclRedOpCreatePreMulSum,
-    [35] = (void *)cs_u_ncclRedOpDestroy,
-    [38] = (void *)cs_u_ncclScatter,
-    [42] = (void *)cs_u_pncclAlltoAll,
-    [43] = (void *)cs_u_pncclBcast,
-    [46] = (void *)cs_u_pncclCommCount,
-    [47] = (void *)cs_u_pncclCommCuDevice,
-    [48] = (void *)cs_u_pncclCommDeregister,
-    [56] = (void *)cs_u_pncclCommRegister,
-    [57] = (void *)cs_u_pncclCommRevoke,
-    [58] = (void *)cs_u_pncclCommShrink,
-    [60] = (void *)cs_u_pncclCommUserRank,
-    [61] = (void *)cs_u_pncclCommWindowDeregister,
-    [62] = (void *)cs_u_pncclCommWindowRegister,
-    [63] = (void *)cs_u_pncclGather,
-    [67] = (void *)cs_u_pncclGetVersion,
-    [68] = (void *)cs_u_pncclGroupEnd,
-    [69] = (void *)cs_u_pncclGroupSimulateEnd,
-    [70] = (void *)cs_u_pncclGroupStart,
-    [71] = (void *)cs_u_pncclMemAlloc,
-    [72] = (void *)cs_u_pncclMemFree,
-    [74] = (void *)cs_u_pncclRedOpCreatePreMulSum,
-    [75] = (void *)cs_u_pncclRedOpDestroy,
-    [78] = (void *)cs_u_pncclScatter,
-};
 void *_Atomic cs_call_nccl[80] = {
     [2] = (void *)cs_u_ncclAlltoAll,
     [3] = (void *)cs_u_ncclBcast,
@@ -3254,11 +3045,346 @@ void *_Atomic cs_call_nccl[80] = {
     [78] = (void *)cs_u_pncclScatter,
 };
 #endif
+extern const int32_t cs_rel_nccl_via_linked[] CS_HIDDEN;
+__asm__(".pushsection .rodata\n.p2align 2\n.globl cs_rel_nccl_via_linked\n.hidden cs_rel_nccl_via_linked\ncs_rel_nccl_via_linked:\n"
+        ".long ncclAllGather - .\n"
+        ".long ncclAllReduce - .\n"
+        ".long cs_l_ncclAlltoAll - .\n"
+        ".long cs_l_ncclBcast - .\n"
+        ".long ncclBroadcast - .\n"
+        ".long ncclCommAbort - .\n"
+        ".long cs_l_ncclCommCount - .\n"
+        ".long cs_l_ncclCommCuDevice - .\n"
+        ".long cs_l_ncclCommDeregister - .\n"
+        ".long ncclCommDestroy - .\n"
+        ".long ncclCommFinalize - .\n"
+        ".long ncclCommGetAsyncError - .\n"
+        ".long ncclCommInitAll - .\n"
+        ".long ncclCommInitRank - .\n"
+        ".long ncclCommInitRankConfig - .\n"
+        ".long ncclCommInitRankScalable - .\n"
+        ".long cs_l_ncclCommRegister - .\n"
+        ".long cs_l_ncclCommRevoke - .\n"
+        ".long cs_l_ncclCommShrink - .\n"
+        ".long ncclCommSplit - .\n"
+        ".long cs_l_ncclCommUserRank - .\n"
+        ".long cs_l_ncclCommWindowDeregister - .\n"
+        ".long cs_l_ncclCommWindowRegister - .\n"
+        ".long cs_l_ncclGather - .\n"
+        ".long ncclGetErrorString - .\n"
+        ".long ncclGetLastError - .\n"
+        ".long ncclGetUniqueId - .\n"
+        ".long cs_l_ncclGetVersion - .\n"
+        ".long cs_l_ncclGroupEnd - .\n"
+        ".long cs_l_ncclGroupSimulateEnd - .\n"
+        ".long cs_l_ncclGroupStart - .\n"
+        ".long cs_l_ncclMemAlloc - .\n"
+        ".long cs_l_ncclMemFree - .\n"
+        ".long ncclRecv - .\n"
+        ".long cs_l_ncclRedOpCreatePreMulSum - .\n"
+        ".long cs_l_ncclRedOpDestroy - .\n"
+        ".long ncclReduce - .\n"
+        ".long ncclReduceScatter - .\n"
+        ".long cs_l_ncclScatter - .\n"
+        ".long ncclSend - .\n"
+        ".long pncclAllGather - .\n"
+        ".long pncclAllReduce - .\n"
+        ".long cs_l_pncclAlltoAll - .\n"
+        ".long cs_l_pncclBcast - .\n"
+        ".long pncclBroadcast - .\n"
+        ".long pncclCommAbort - .\n"
+        ".long cs_l_pncclCommCount - .\n"
+        ".long cs_l_pncclCommCuDevice - .\n"
+        ".long cs_l_pncclCommDeregister - .\n"
+        ".long pncclCommDestroy - .\n"
+        ".long pncclCommFinalize - .\n"
+        ".long pncclCommGetAsyncError - .\n"
+        ".long pncclCommInitAll - .\n"
+        ".long pncclCommInitRank - .\n"
+        ".long pncclCommInitRankConfig - .\n"
+        ".long pncclCommInitRankScalable - .\n"
+        ".long cs_l_pncclCommRegister - .\n"
+        ".long cs_l_pncclCommRevoke - .\n"
+        ".long cs_l_pncclCommShrink - .\n"
+        ".long pncclCommSplit - .\n"
+        ".long cs_l_pncclCommUserRank - .\n"
+        ".long cs_l_pncclCommWindowDeregister - .\n"
+        ".long cs_l_pncclCommWindowRegister - .\n"
+        ".long cs_l_pncclGather - .\n"
+        ".long pncclGetErrorString - .\n"
+        ".long pncclGetLastError - .\n"
+        ".long pncclGetUniqueId - .\n"
+        ".long cs_l_pncclGetVersion - .\n"
+        ".long cs_l_pncclGroupEnd - .\n"
+        ".long cs_l_pncclGroupSimulateEnd - .\n"
+        ".long cs_l_pncclGroupStart - .\n"
+        ".long cs_l_pncclMemAlloc - .\n"
+        ".long cs_l_pncclMemFree - .\n"
+        ".long pncclRecv - .\n"
+        ".long cs_l_pncclRedOpCreatePreMulSum - .\n"
+        ".long cs_l_pncclRedOpDestroy - .\n"
+        ".long pncclReduce - .\n"
+        ".long pncclReduceScatter - .\n"
+        ".long cs_l_pncclScatter - .\n"
+        ".long pncclSend - .\n"
+        ".popsection");
+extern const int32_t cs_rel_nccl_via_dlsym[] CS_HIDDEN;
+__asm__(".pushsection .rodata\n.p2align 2\n.globl cs_rel_nccl_via_dlsym\n.hidden cs_rel_nccl_via_dlsym\ncs_rel_nccl_via_dlsym:\n"
+        ".long cs_d_ncclAllGather - .\n"
+        ".long cs_d_ncclAllReduce - .\n"
+        ".long cs_d_ncclAlltoAll - .\n"
+        ".long cs_d_ncclBcast - .\n"
+        ".long cs_d_ncclBroadcast - .\n"
+        ".long cs_d_ncclCommAbort - .\n"
+        ".long cs_d_ncclCommCount - .\n"
+        ".long cs_d_ncclCommCuDevice - .\n"
+        ".long cs_d_ncclCommDeregister - .\n"
+        ".long cs_d_ncclCommDestroy - .\n"
+        ".long cs_d_ncclCommFinalize - .\n"
+        ".long cs_d_ncclCommGetAsyncError - .\n"
+        ".long cs_d_ncclCommInitAll - .\n"
+        ".long cs_d_ncclCommInitRank - .\n"
+        ".long cs_d_ncclCommInitRankConfig - .\n"
+        ".long cs_d_ncclCommInitRankScalable - .\n"
+        ".long cs_d_ncclCommRegister - .\n"
+        ".long cs_d_ncclCommRevoke - .\n"
+        ".long cs_d_ncclCommShrink - .\n"
+        ".long cs_d_ncclCommSplit - .\n"
+        ".long cs_d_ncclCommUserRank - .\n"
+        ".long cs_d_ncclCommWindowDeregister - .\n"
+        ".long cs_d_ncclCommWindowRegister - .\n"
+        ".long cs_d_ncclGather - .\n"
+        ".long cs_d_ncclGetErrorString - .\n"
+        ".long cs_d_ncclGetLastError - .\n"
+        ".long cs_d_ncclGetUniqueId - .\n"
+        ".long cs_d_ncclGetVersion - .\n"
+        ".long cs_d_ncclGroupEnd - .\n"
+        ".long cs_d_ncclGroupSimulateEnd - .\n"
+        ".long cs_d_ncclGroupStart - .\n"
+        ".long cs_d_ncclMemAlloc - .\n"
+        ".long cs_d_ncclMemFree - .\n"
+        ".long cs_d_ncclRecv - .\n"
+        ".long cs_d_ncclRedOpCreatePreMulSum - .\n"
+        ".long cs_d_ncclRedOpDestroy - .\n"
+        ".long cs_d_ncclReduce - .\n"
+        ".long cs_d_ncclReduceScatter - .\n"
+        ".long cs_d_ncclScatter - .\n"
+        ".long cs_d_ncclSend - .\n"
+        ".long cs_d_pncclAllGather - .\n"
+        ".long cs_d_pncclAllReduce - .\n"
+        ".long cs_d_pncclAlltoAll - .\n"
+        ".long cs_d_pncclBcast - .\n"
+        ".long cs_d_pncclBroadcast - .\n"
+        ".long cs_d_pncclCommAbort - .\n"
+        ".long cs_d_pncclCommCount - .\n"
+        ".long cs_d_pncclCommCuDevice - .\n"
+        ".long cs_d_pncclCommDeregister - .\n"
+        ".long cs_d_pncclCommDestroy - .\n"
+        ".long cs_d_pncclCommFinalize - .\n"
+        ".long cs_d_pncclCommGetAsyncError - .\n"
+        ".long cs_d_pncclCommInitAll - .\n"
+        ".long cs_d_pncclCommInitRank - .\n"
+        ".long cs_d_pncclCommInitRankConfig - .\n"
+        ".long cs_d_pncclCommInitRankScalable - .\n"
+        ".long cs_d_pncclCommRegister - .\n"
+        ".long cs_d_pncclCommRevoke - .\n"
+        ".long cs_d_pncclCommShrink - .\n"
+        ".long cs_d_pncclCommSplit - .\n"
+        ".long cs_d_pncclCommUserRank - .\n"
+        ".long cs_d_pncclCommWindowDeregister - .\n"
+        ".long cs_d_pncclCommWindowRegister - .\n"
+        ".long cs_d_pncclGather - .\n"
+        ".long cs_d_pncclGetErrorString - .\n"
+        ".long cs_d_pncclGetLastError - .\n"
+        ".long cs_d_pncclGetUniqueId - .\n"
+        ".long cs_d_pncclGetVersion - .\n"
+        ".long cs_d_pncclGroupEnd - .\n"
+        ".long cs_d_pncclGroupSimulateEnd - .\n"
+        ".long cs_d_pncclGroupStart - .\n"
+        ".long cs_d_pncclMemAlloc - .\n"
+        ".long cs_d_pncclMemFree - .\n"
+        ".long cs_d_pncclRecv - .\n"
+        ".long cs_d_pncclRedOpCreatePreMulSum - .\n"
+        ".long cs_d_pncclRedOpDestroy - .\n"
+        ".long cs_d_pncclReduce - .\n"
+        ".long cs_d_pncclReduceScatter - .\n"
+        ".long cs_d_pncclScatter - .\n"
+        ".long cs_d_pncclSend - .\n"
+        ".popsection");
+extern const int32_t cs_rel_nccl_via_procaddr[] CS_HIDDEN;
+__asm__(".pushsection .rodata\n.p2align 2\n.globl cs_rel_nccl_via_procaddr\n.hidden cs_rel_nccl_via_procaddr\ncs_rel_nccl_via_procaddr:\n"
+        ".long cs_g_ncclAllGather - .\n"
+        ".long cs_g_ncclAllReduce - .\n"
+        ".long cs_g_ncclAlltoAll - .\n"
+        ".long cs_g_ncclBcast - .\n"
+        ".long cs_g_ncclBroadcast - .\n"
+        ".long cs_g_ncclCommAbort - .\n"
+        ".long cs_g_ncclCommCount - .\n"
+        ".long cs_g_ncclCommCuDevice - .\n"
+        ".long cs_g_ncclCommDeregister - .\n"
+        ".long cs_g_ncclCommDestroy - .\n"
+        ".long cs_g_ncclCommFinalize - .\n"
+        ".long cs_g_ncclCommGetAsyncError - .\n"
+        ".long cs_g_ncclCommInitAll - .\n"
+        ".long cs_g_ncclCommInitRank - .\n"
+        ".long cs_g_ncclCommInitRankConfig - .\n"
+        ".long cs_g_ncclCommInitRankScalable - .\n"
+        ".long cs_g_ncclCommRegister - .\n"
+        ".long cs_g_ncclCommRevoke - .\n"
+        ".long cs_g_ncclCommShrink - .\n"
+        ".long cs_g_ncclCommSplit - .\n"
+        ".long cs_g_ncclCommUserRank - .\n"
+        ".long cs_g_ncclCommWindowDeregister - .\n"
+        ".long cs_g_ncclCommWindowRegister - .\n"
+        ".long cs_g_ncclGather - .\n"
+        ".long cs_g_ncclGetErrorString - .\n"
+        ".long cs_g_ncclGetLastError - .\n"
+        ".long cs_g_ncclGetUniqueId - .\n"
+        ".long cs_g_ncclGetVersion - .\n"
+        ".long cs_g_ncclGroupEnd - .\n"
+        ".long cs_g_ncclGroupSimulateEnd - .\n"
+        ".long cs_g_ncclGroupStart - .\n"
+        ".long cs_g_ncclMemAlloc - .\n"
+        ".long cs_g_ncclMemFree - .\n"
+        ".long cs_g_ncclRecv - .\n"
+        ".long cs_g_ncclRedOpCreatePreMulSum - .\n"
+        ".long cs_g_ncclRedOpDestroy - .\n"
+        ".long cs_g_ncclReduce - .\n"
+        ".long cs_g_ncclReduceScatter - .\n"
+        ".long cs_g_ncclScatter - .\n"
+        ".long cs_g_ncclSend - .\n"
+        ".long cs_g_pncclAllGather - .\n"
+        ".long cs_g_pncclAllReduce - .\n"
+        ".long cs_g_pncclAlltoAll - .\n"
+        ".long cs_g_pncclBcast - .\n"
+        ".long cs_g_pncclBroadcast - .\n"
+        ".long cs_g_pncclCommAbort - .\n"
+        ".long cs_g_pncclCommCount - .\n"
+        ".long cs_g_pncclCommCuDevice - .\n"
+        ".long cs_g_pncclCommDeregister - .\n"
+        ".long cs_g_pncclCommDestroy - .\n"
+        ".long cs_g_pncclCommFinalize - .\n"
+        ".long cs_g_pncclCommGetAsyncError - .\n"
+        ".long cs_g_pncclCommInitAll - .\n"
+        ".long cs_g_pncclCommInitRank - .\n"
+        ".long cs_g_pncclCommInitRankConfig - .\n"
+        ".long cs_g_pncclCommInitRankScalable - .\n"
+        ".long cs_g_pncclCommRegister - .\n"
+        ".long cs_g_pncclCommRevoke - .\n"
+        ".long cs_g_pncclCommShrink - .\n"
+        ".long cs_g_pncclCommSplit - .\n"
+        ".long cs_g_pncclCommUserRank - .\n"
+        ".long cs_g_pncclCommWindowDeregister - .\n"
+        ".long cs_g_pncclCommWindowRegister - .\n"
+        ".long cs_g_pncclGather - .\n"
+        ".long cs_g_pncclGetErrorString - .\n"
+        ".long cs_g_pncclGetLastError - .\n"
+        ".long cs_g_pncclGetUniqueId - .\n"
+        ".long cs_g_pncclGetVersion - .\n"
+        ".long cs_g_pncclGroupEnd - .\n"
+        ".long cs_g_pncclGroupSimulateEnd - .\n"
+        ".long cs_g_pncclGroupStart - .\n"
+        ".long cs_g_pncclMemAlloc - .\n"
+        ".long cs_g_pncclMemFree - .\n"
+        ".long cs_g_pncclRecv - .\n"
+        ".long cs_g_pncclRedOpCreatePreMulSum - .\n"
+        ".long cs_g_pncclRedOpDestroy - .\n"
+        ".long cs_g_pncclReduce - .\n"
+        ".long cs_g_pncclReduceScatter - .\n"
+        ".long cs_g_pncclScatter - .\n"
+        ".long cs_g_pncclSend - .\n"
+        ".popsection");
+extern const int32_t cs_rel_nccl_unresolved[] CS_HIDDEN;
+#if CS_FAST_ASM
+__asm__(".pushsection .rodata\n.p2align 2\n.globl cs_rel_nccl_unresolved\n.hidden cs_rel_nccl_unresolved\ncs_rel_nccl_unresolved:\n"
+        ".long 0\n"
+        ".long 0\n"
+        ".long cs_u_ncclAlltoAll - .\n"
+        ".long cs_u_ncclBcast - .\n"
+        ".long 0\n"
+        ".long 0\n"
+        ".long cs_u_ncclCommCount - .\n"
+        ".long cs_u_ncclCommCuDevice - .\n"
+        ".long cs_u_ncclCommDeregister - .\n"
+        ".long 0\n"
+        ".long 0\n"
+        ".long 0\n"
+        ".long 0\n"
+        ".long 0\n"
+        ".long 0\n"
+        ".long 0\n"
+        ".long cs_u_ncclCommRegister - .\n"
+        ".long cs_u_ncclCommRevoke - .\n"
+        ".long cs_u_ncclCommShrink - .\n"
+        ".long 0\n"
+        ".long cs_u_ncclCommUserRank - .\n"
+        ".long cs_u_ncclCommWindowDeregister - .\n"
+        ".long cs_u_ncclCommWindowRegister - .\n"
+        ".long cs_u_ncclGather - .\n"
+        ".long 0\n"
+        ".long 0\n"
+        ".long 0\n"
+        ".long cs_u_ncclGetVersion - .\n"
+        ".long cs_u_ncclGroupEnd - .\n"
+        ".long cs_u_ncclGroupSimulateEnd - .\n"
+        ".long cs_u_ncclGroupStart - .\n"
+        ".long cs_u_ncclMemAlloc - .\n"
+        ".long cs_u_ncclMemFree - .\n"
+        ".long 0\n"
+        ".long cs_u_ncclRedOpCreatePreMulSum - .\n"
+        ".long cs_u_ncclRedOpDestroy - .\n"
+        ".long 0\n"
+        ".long 0\n"
+        ".long cs_u_ncclScatter - .\n"
+        ".long 0\n"
+        ".long 0\n"
+        ".long 0\n"
+        ".long cs_u_pncclAlltoAll - .\n"
+        ".long cs_u_pncclBcast - .\n"
+        ".long 0\n"
+        ".long 0\n"
+        ".long cs_u_pncclCommCount - .\n"
+        ".long cs_u_pncclCommCuDevice - .\n"
+        ".long cs_u_pncclCommDeregister - .\n"
+        ".long 0\n"
+        ".long 0\n"
+        ".long 0\n"
+        ".long 0\n"
+        ".long 0\n"
+        ".long 0\n"
+        ".long 0\n"
+        ".long cs_u_pncclCommRegister - .\n"
+        ".long cs_u_pncclCommRevoke - .\n"
+        ".long cs_u_pncclCommShrink - .\n"
+        ".long 0\n"
+        ".long cs_u_pncclCommUserRank - .\n"
+        ".long cs_u_pncclCommWindowDeregister - .\n"
+        ".long cs_u_pncclCommWindowRegister - .\n"
+        ".long cs_u_pncclGather - .\n"
+        ".long 0\n"
+        ".long 0\n"
+        ".long 0\n"
+        ".long cs_u_pncclGetVersion - .\n"
+        ".long cs_u_pncclGroupEnd - .\n"
+        ".long cs_u_pncclGroupSimulateEnd - .\n"
+        ".long cs_u_pncclGroupStart - .\n"
+        ".long cs_u_pncclMemAlloc - .\n"
+        ".long cs_u_pncclMemFree - .\n"
+        ".long 0\n"
+        ".long cs_u_pncclRedOpCreatePreMulSum - .\n"
+        ".long cs_u_pncclRedOpDestroy - .\n"
+        ".long 0\n"
+        ".long 0\n"
+        ".long cs_u_pncclScatter - .\n"
+        ".long 0\n"
+        ".popsection");
+#endif
 struct cs_api cs_api_nccl = {
     .name = "nccl", .soname = "libnccl.so.2", .base = CS_NCCL_BASE, .count = CS_NCCL_COUNT,
-    .names = names, .classes = classes, .via = { via_linked, via_dlsym, via_procaddr },
+    .names_blob = names_blob, .name_off = name_off, .classes = classes,
+    .via = { cs_rel_nccl_via_linked, cs_rel_nccl_via_dlsym, cs_rel_nccl_via_procaddr },
     .real = real_fns, .result_name = cs_nccl_result_name, .benign = 7,
 #if CS_FAST_ASM
-    .call = cs_call_nccl, .unresolved = unresolved,
+    .call = cs_call_nccl, .unresolved = cs_rel_nccl_unresolved,
 #endif
 };
