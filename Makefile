@@ -3,9 +3,6 @@ CC      ?= gcc
 PREFIX  ?= /usr/local
 CUDA    ?= /usr/local/cuda
 BUILD   ?= build
-# One spelling of a build folder inside the tree (the tests pass it absolute): the objects'
-# dependency files name their targets by it, and a second spelling would find none of them.
-override BUILD := $(patsubst $(CURDIR)/%,%,$(BUILD))
 OPT     ?= -O2
 JOBS    ?= $(shell nproc 2>/dev/null || echo 2)
 # Parallel by default (make -j1 still works).
@@ -56,7 +53,9 @@ all: $(BUILD)/libcudashim.so $(BUILD)/cudashim $(BUILD)/fakes/libcuda.so.1
 
 # Each object depends on the headers it includes (-MMD), not on every header; and on this file,
 # whose flags it was built with (so a tree built before -MMD is rebuilt once, whole).
-DEPFLAGS := -MMD -MP
+# Each dependency file names its object both ways (the tests pass BUILD absolute, a user relative),
+# so that either spelling of the build folder finds the headers an object depends on.
+DEPFLAGS = -MMD -MP -MT $(abspath $@) -MT $(patsubst $(CURDIR)/%,%,$(abspath $@))
 $(BUILD)/obj/%.o: %.c Makefile
 	@mkdir -p $(dir $@)
 	$(CC) $(SHIM_CFLAGS) -DCS_PRELOAD $(FLOOR_C) $(DEPFLAGS) -c $< -o $@

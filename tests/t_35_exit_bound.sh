@@ -64,8 +64,8 @@ assert_eq "$(sed -n 1p want)" "cuInit 0" "the program's own output"
 # nothing stuck: the exit is not held (well under the default bound of 5 s)
 exit_within free 0 4 LD_PRELOAD="$PRELOAD" STUCK_DIR=/nonexistent-dir
 # the trace directory hangs at exit: released at the bound, each bound
-exit_within hung1 0.9 3.5 LD_PRELOAD="$TMP/libstuck.so $PRELOAD" CUDASHIM_EXIT_TIMEOUT=1
-exit_within hung3 2.9 5.5 LD_PRELOAD="$TMP/libstuck.so $PRELOAD" CUDASHIM_EXIT_TIMEOUT=3
+exit_within hung1 0.9 3.5 LD_PRELOAD="$PRELOAD $TMP/libstuck.so" CUDASHIM_EXIT_TIMEOUT=1
+exit_within hung3 2.9 5.5 LD_PRELOAD="$PRELOAD $TMP/libstuck.so" CUDASHIM_EXIT_TIMEOUT=3
 t=$(ls "$TMP"/hung1/cudashim-*.jsonl | head -1)
 assert_eq "$(q count "$t" api=cuDeviceGet result_name=CUDA_ERROR_INVALID_DEVICE)" 1 "the run's failing call is in the trace of the hung exit"
 # a real stuck writer: stderr a full pipe, the summary's note due on it
