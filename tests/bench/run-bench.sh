@@ -113,7 +113,9 @@ idle() {  # NAME CMD...: median start-to-exit without and with the preload
     echo "idle, $name: $((p / 1000)) us without, $((s / 1000)) us preloaded: $(( (s - p) / 1000 )) us added, ratio $(awk -v p="$p" -v s="$s" 'BEGIN{printf "%.2f", s / p}') (median of $STARTS)"
 }
 idle true /bin/true
-command -v python3 >/dev/null && idle "python3 -c pass" python3 -c pass
+# the system's python3 (a version manager's python3 on PATH is a script, timed with it)
+py=$(command -v /usr/bin/python3 || command -v python3 || true)
+[ -n "$py" ] && idle "python3 -c pass" "$py" -c pass
 relocs() { LD_DEBUG=statistics "$@" 2>&1 >/dev/null | awk '/number of relocations:/ {n += $NF} END {print n + 0}'; }
 relative() { LD_DEBUG=statistics "$@" 2>&1 >/dev/null | awk '/number of relative relocations:/ {n += $NF} END {print n + 0}'; }
 faults() { /usr/bin/time -f %R "$@" 2>&1 >/dev/null | tail -1; }
