@@ -502,6 +502,7 @@ void cs_crash_thread_exit(void)
     own_altstack = NULL;
 }
 
+#if defined(__x86_64__)  /* libunwind's names here are x86-64's; elsewhere glibc's backtrace */
 static void load_unwinder(void)
 {
     if (cs_cfg.unwinder && !strcmp(cs_cfg.unwinder, "backtrace")) return;
@@ -515,6 +516,7 @@ static void load_unwinder(void)
     if (unw_step_fn && unw_get_reg_fn && unw_get_proc_name_fn && init)
         unw_init_local2_fn = (int (*)(unw_cursor_buf *, ucontext_t *, int))init;
 }
+#endif
 
 /* The interpreter's stack dumpers, when the process is CPython. Under the loader's lock. */
 static void find_python(void *arg)
