@@ -31,12 +31,14 @@ static __thread int initialising __attribute__((tls_model("initial-exec")));
 static pid_t _Atomic initialiser;  /* the process whose thread set IN_PROGRESS */
 
 pid_t cs_pid;
+static int forked_child;  /* this process is a fork of the one the shim started in */
 
 /* fork.c's, in the child. A start under way on another thread of the parent never ends here: the
  * child starts afresh at its first call (waiting for it would wait for ever). */
 void cs_init_after_fork(void)
 {
     if (atomic_load(&state) == IN_PROGRESS && !initialising) atomic_store(&state, UNINIT);
+    forked_child = 1;
     if (atomic_load(&state) != READY) return;
     cs_pid = getpid();
     if (cs_cuda_initialised) cs_forked_after_init = 1;
@@ -208,11 +210,15 @@ static void *exit_thread(void *arg)
 /* The exit's writes go to the trace directory, stderr and the metrics directory, any of which
  * can stop answering (a hung network mount, a pipe nobody reads). They run on a thread of their
  * own, waited for CUDASHIM_EXIT_TIMEOUT at most: past it the process exits as it would have,
- * and what was not written is lost with the thread, which holds nothing the exit needs. */
+ * and what was not written is lost with the thread, which holds nothing the exit needs. A forked
+ * child that calls exit() (most leave by _exit, which runs none of this) writes them inline. */
 static void exit_bounded(void)
 {
+    /* A forked child's exit is written inline: a thread started there can wait on a lock of the
+     * allocator's or a sanitizer's runtime that a thread the fork left behind held (ThreadSanitizer
+     * does), and then the bound would cut every child's trace short. */
     pthread_t th;
-    if (cs_thread_spawn(&th, 0, exit_thread)) { exit_work(); return; }  /* no thread: wait, as before */
+    if (forked_child || cs_thread_spawn(&th, 0, exit_thread)) { exit_work(); return; }
     struct timespec until;
     clock_gettime(CLOCK_REALTIME, &until);
     double s = cs_cfg.exit_timeout_s > 0 ? cs_cfg.exit_timeout_s : 5;
