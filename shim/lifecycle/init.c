@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../process/locks.h"
 #include "../process/process.h"
 #include "../process/state.h"
 #include "../loader/loader.h"
@@ -219,12 +220,7 @@ static void exit_bounded(void)
      * does), and then the bound would cut every child's trace short. */
     pthread_t th;
     if (forked_child || cs_thread_spawn(&th, 0, exit_thread)) { exit_work(); return; }
-    struct timespec until;
-    clock_gettime(CLOCK_REALTIME, &until);
-    double s = cs_cfg.exit_timeout_s > 0 ? cs_cfg.exit_timeout_s : 5;
-    long long ns = until.tv_nsec + (long long)((s - (long long)s) * 1e9);
-    until.tv_sec += (time_t)s + ns / 1000000000;
-    until.tv_nsec = ns % 1000000000;
+    struct timespec until = cs_realtime_after_ms((long long)(cs_cfg.exit_timeout_s * 1000));
     if (pthread_timedjoin_np(th, NULL, &until)) pthread_detach(th);
 }
 

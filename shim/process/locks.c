@@ -95,12 +95,13 @@ int cs_lock_try(enum cs_lock_id id)
     return ok;
 }
 
-static struct timespec after_ms(int ms)
+/* CLOCK_REALTIME ms from now: the deadline the timed pthread waits take. */
+struct timespec cs_realtime_after_ms(long long ms)
 {
     struct timespec t;
     clock_gettime(CLOCK_REALTIME, &t);
-    t.tv_nsec += (long)ms % 1000 * 1000000L;
-    t.tv_sec += ms / 1000 + t.tv_nsec / 1000000000L, t.tv_nsec %= 1000000000L;
+    t.tv_nsec += (long)(ms % 1000) * 1000000L;
+    t.tv_sec += (time_t)(ms / 1000) + t.tv_nsec / 1000000000L, t.tv_nsec %= 1000000000L;
     return t;
 }
 
@@ -113,7 +114,7 @@ static int take_until(enum cs_lock_id id, const struct timespec *until)
 int cs_lock_timed(enum cs_lock_id id, int ms)
 {
     check_order(id);
-    struct timespec until = after_ms(ms);
+    struct timespec until = cs_realtime_after_ms(ms);
     int ok = take_until(id, &until);
     if (ok) held[id].count++;
     return ok;
@@ -146,7 +147,7 @@ void cs_locks_prepare(int total_ms)
 {
     atomic_fetch_add(&forking, 1);
     if (fork_depth++) return;
-    struct timespec until = after_ms(total_ms);
+    struct timespec until = cs_realtime_after_ms(total_ms);
     for (int id = 0; id < CS_LOCK_FENCE; id++)  /* past the time, each is still tried once */
         fork_took[id] = !held[id].count && take_until(id, &until);
 }
@@ -154,7 +155,7 @@ void cs_locks_prepare(int total_ms)
 int cs_locks_prepare_one(enum cs_lock_id id, int ms)
 {
     if (held[id].count || fork_depth > 1) return 1;  /* the forking thread's own: nothing to wait for */
-    struct timespec until = after_ms(ms);
+    struct timespec until = cs_realtime_after_ms(ms);
     fork_took[id] = take_until(id, &until);
     return fork_took[id];
 }

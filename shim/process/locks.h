@@ -4,6 +4,8 @@
 #ifndef CS_LOCKS_H
 #define CS_LOCKS_H
 
+#include <time.h>
+
 enum cs_lock_id {
 #define CS_LOCK(id, kind, file, protects, drop) CS_LOCK_##id,
 #include "locks_table.h"
@@ -16,6 +18,7 @@ void cs_lock_read(enum cs_lock_id id);         /* a read-write lock for reading 
 int cs_lock_try(enum cs_lock_id id);           /* 1 when taken */
 int cs_lock_timed(enum cs_lock_id id, int ms); /* 1 when taken within ms milliseconds */
 void cs_unlock(enum cs_lock_id id);
+struct timespec cs_realtime_after_ms(long long ms);  /* the deadline of a timed pthread wait */
 
 /* fork.c's: around a fork, every lock in the table's order: cs_locks_prepare takes all but the
  * last, FENCE, within total_ms in all; the fence's owner (loader/loader_lock.c) takes that one
