@@ -53,7 +53,9 @@ int trace_load(const char *path, struct trace *t, char *err, size_t cap);
 json_t *trace_read_call(const struct trace *t, const struct call_rec *r);  /* the whole line, or NULL */
 int call_is_failure(json_t *c);  /* a non-zero result that is not an answer */
 int result_is_failure(const char *api, const char *lib, long long result);  /* the same, from its fields */
-/* Expand files and directories (every *.jsonl inside) into traces; prints errors itself. */
+/* Expand files and directories (every *.jsonl inside, recursively) into traces, all held at
+ * once (diff and export --chrome need every call); prints errors itself. Reports over many
+ * traces read them one at a time instead (job.h). */
 int traces_load(int argc, char **argv, struct trace **out, int *n);
 void trace_free(struct trace *t);
 void trace_add_binary_call(struct trace *t, const char *api, long long ts_ns, long long dur_ns, long offset, int result,
@@ -84,21 +86,14 @@ const char *finding_title(const char *id);  /* shim/trace/findings_table.h */
 /* cmd_report.c, shared with bugreport */
 json_t *report_findings(const struct trace *t);      /* errors first */
 json_t *report_failures(const struct trace *t);      /* grouped by (api, result) */
-json_t *report_differences(struct trace *ts, int n); /* what differs between traces */
 
-/* ranks.c: many traces grouped by stack and by how they ended */
-json_t *trace_facts(const struct trace *t);          /* "cudnn version" -> "9.19.0", ... */
-void who_text(const struct trace *ts, const int *members, int count, char *out, size_t cap);
-json_t *stack_groups(const struct trace *ts, int n);  /* [{who, differs, count}], the most common last */
-char *driverless_who(const struct trace *ts, int n, int *count);  /* processes that never loaded the driver */
-json_t *ending_groups(const struct trace *ts, int n, json_t **findings, json_t **groups);  /* [{who, first, count}] */
+/* digest.c: what a report over many traces keeps of each (job.h, summary.c) */
+json_t *trace_digest(const struct trace *t);
+int crash_survived(const struct trace *t);           /* the program's own handler took the signal and went on */
 /* hangs.c: a hang report in words: [{level 0..2, text}] */
 json_t *hang_lines(const struct trace *t, json_t *hang);
-/* stuck.c: a stuck NCCL communicator across its ranks' hang reports: who is behind, who is missing */
-json_t *stuck_collectives(const struct trace *ts, int n);  /* [{communicator, nranks, behind, missing, text, ...}] */
-void print_stuck_collectives(json_t *stuck);
-void report_many(struct trace *ts, int n, json_t **findings, json_t **groups,
-                 void (*print_one)(const struct trace *, json_t *, json_t *));
+/* ranks.c */
+json_t *trace_facts(const struct trace *t);          /* "cudnn version" -> "9.19.0", ... */
 
 /* args.c: an option is a flag (flag set to 1) or takes a value (value set); the list ends with
  * a NULL name. Returns -1 when the command goes on (operands allocated: free them), else the
@@ -120,6 +115,9 @@ int cmd_inspect(int argc, char **argv);
 int cmd_bugreport(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_preload_hook(int argc, char **argv);
-int export_prometheus(struct trace *ts, int n, const char *out, int bad);  /* prometheus.c */
+/* prometheus.c: a trace's series, then many traces' series added up and written */
+json_t *prometheus_series(const struct trace *t);    /* {"base": labels, "series": [[metric, labels, value]]} */
+void prometheus_add(json_t *digest);
+int prometheus_write(const char *out, int bad);      /* an exit status */
 
 #endif

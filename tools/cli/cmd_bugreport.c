@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "job.h"
 #include "redact.h"
 
 static void usage(FILE *f)
@@ -33,7 +33,7 @@ static void md_argv(FILE *f, json_t *argv)
     fputs("`", f);
 }
 
-static void md_trace(FILE *f, struct trace *t)
+static void md_trace(FILE *f, const struct trace *t)
 {
     fprintf(f, "### %s\n\n", trace_label(t));
     fputs("- **Command:** ", f);
@@ -144,27 +144,26 @@ int cmd_bugreport(int argc, char **argv)
     char **paths;
     const struct cli_opt opts[] = { { "-o", NULL, &out }, { "--hide-hosts", &hide_hosts, NULL }, { NULL, NULL, NULL } };
     if ((rc0 = cli_parse("bugreport", argc, argv, opts, usage, &paths, &npaths)) >= 0) return rc0;
-    struct trace *ts;
-    int n;
-    int bad = traces_load(npaths, paths, &ts, &n);
+    struct job j = { 0 };
+    j.use_summaries = 1;
+    int bad = job_read(&j, npaths, paths, NULL, NULL);
     free(paths);
-    if (!n) return EXIT_BAD_TRACE;
+    if (!j.n || !j.have_first) { job_free(&j); return EXIT_BAD_TRACE; }
+    int n = j.n;
     char *text = NULL;
     size_t len = 0;
     FILE *m = open_memstream(&text, &len);
     fputs("## cudashim report\n\n", m);
     fprintf(m, "%d process%s traced with cudashim %s. Produced by `cudashim bugreport`; secrets, credentials and home "
-               "directories are redacted.\n\n", n, n == 1 ? "" : "es", jstr(ts[0].header, "shim_version"));
-    md_system(m, &ts[0]);
-    json_t **findings = malloc(sizeof *findings * (size_t)n), **groups = malloc(sizeof *groups * (size_t)n);
-    for (int k = 0; k < n; k++) findings[k] = report_findings(&ts[k]), groups[k] = report_failures(&ts[k]);
+               "directories are redacted.\n\n", n, n == 1 ? "" : "es", jstr(j.first.header, "shim_version"));
+    md_system(m, &j.first);
     size_t i;
     json_t *x;
     if (n > 1) {
-        json_t *stacks = stack_groups(ts, n);
+        json_t *stacks = stack_groups(&j);
         fputs("### What differs between processes\n\n", m);
         int nodriver;
-        char *launchers = driverless_who(ts, n, &nodriver);
+        char *launchers = driverless_who(&j, &nodriver);
         if (launchers) fprintf(m, "Not compared: %s never loaded the CUDA driver (a launcher or helper process).\n\n", launchers);
         free(launchers);
         if (json_array_size(stacks) == 1) fputs("Nothing: every process that used CUDA loaded the same driver, libraries and versions.\n", m);
@@ -175,39 +174,35 @@ int cmd_bugreport(int argc, char **argv)
         }
         fputs("\n", m);
         json_decref(stacks);
-        json_t *stuck = stuck_collectives(ts, n);
+        json_t *stuck = stuck_collectives(&j);
         if (json_array_size(stuck)) fputs("### Stuck NCCL communicators\n\n", m);
         json_array_foreach(stuck, i, x) fprintf(m, "- %s\n", jstr(x, "text"));
         if (json_array_size(stuck)) fputs("\n", m);
         json_decref(stuck);
     }
     /* One section per way the processes ended (same stack, same findings, same failing calls). */
-    json_t *ends = n > 1 ? ending_groups(ts, n, findings, groups) : json_pack("[{s:s, s:i, s:i}]", "who", "", "first", 0, "count", 1);
+    json_t *ends = ending_groups(&j);
     json_array_foreach(ends, i, x) {
         int first = (int)jint(x, "first", 0);
         if (i == SHOWN_IN_FULL) fputs("### Not shown in full\n\n", m);
         if (i >= SHOWN_IN_FULL) {
-            fprintf(m, "- **%s**: %zu findings, %zu kinds of failing call%s (`%s`)\n", jstr(x, "who"),
-                    json_array_size(findings[first]), json_array_size(groups[first]), ts[first].crash ? ", a crash" : "",
-                    ts[first].file);
+            fprintf(m, "- **%s**: %lld findings, %lld kinds of failing call%s (`%s`)\n", jstr(x, "who"),
+                    jint(x, "findings", 0), jint(x, "failing", 0), json_is_true(json_object_get(x, "crash")) ? ", a crash" : "",
+                    job_file(&j, first));
             continue;
         }
-        if (jint(x, "count", 1) > 1)
+        if (n > 1 && jint(x, "count", 1) > 1)
             fprintf(m, "*%s loaded the same stack and ended the same way; the first of them:*\n\n", jstr(x, "who"));
-        md_trace(m, &ts[first]);
+        struct trace tmp;
+        const struct trace *t = job_trace_at(&j, first, &tmp);
+        if (t) md_trace(m, t);
+        job_trace_done(&j, t, &tmp);
     }
     json_decref(ends);
-    for (int k = 0; k < n; k++) json_decref(findings[k]), json_decref(groups[k]);
-    free(findings), free(groups);
     fclose(m);
-    const char **hosts = calloc((size_t)n + 1, sizeof *hosts);
+    const char **hosts = calloc((size_t)j.hosts.count + 1, sizeof *hosts);
     int nh = 0;
-    for (int k = 0; hide_hosts && k < n; k++) {
-        const char *h = jstr(ts[k].header, "host");
-        int dup = 0;
-        for (int j = 0; j < nh; j++) dup |= !strcmp(hosts[j], h);
-        if (!dup && *h) hosts[nh++] = h;
-    }
+    for (uint32_t k = 0; hide_hosts && k < j.hosts.count; k++) hosts[nh++] = strtab_str(&j.hosts, k);
     struct redact_opts ro = { hosts, nh };
     char *clean = redact_text(text, &ro);
     int rc = bad ? EXIT_BAD_TRACE : EXIT_CLEAN;
@@ -237,7 +232,6 @@ int cmd_bugreport(int argc, char **argv)
         if (out) { fclose(o); fprintf(stderr, "cudashim: wrote %s\n", out); }
     }
     free(clean), free(text), free(hosts);
-    for (int k = 0; k < n; k++) trace_free(&ts[k]);
-    free(ts);
+    job_free(&j);
     return rc;
 }

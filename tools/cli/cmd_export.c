@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "job.h"
 
 static void usage(FILE *f)
 {
@@ -159,6 +159,12 @@ static int export_jsonl(struct trace *ts, int n, const char *out, int bad)
     return bad ? EXIT_BAD_TRACE : EXIT_CLEAN;
 }
 
+static void add_series(void *ctx, const struct trace *t, json_t *digest)
+{
+    (void)ctx, (void)t;
+    prometheus_add(digest);
+}
+
 int cmd_export(int argc, char **argv)
 {
     const char *out = NULL;
@@ -172,14 +178,22 @@ int cmd_export(int argc, char **argv)
         free(paths);
         return EXIT_USAGE;
     }
-    trace_keep_all_calls = !prometheus;
+    if (prometheus) {  /* one trace at a time: a job's ranks in bounded memory */
+        struct job j = { 0 };
+        j.use_summaries = 1;
+        int bad = job_read(&j, npaths, paths, add_series, NULL);
+        free(paths);
+        int n = j.n;
+        job_free(&j);
+        return n ? prometheus_write(out, bad) : EXIT_BAD_TRACE;
+    }
+    trace_keep_all_calls = 1;
     struct trace *ts;
     int n;
     int bad = traces_load(npaths, paths, &ts, &n);
     free(paths);
     if (!n) return EXIT_BAD_TRACE;
     if (jsonl) return export_jsonl(ts, n, out, bad);
-    if (prometheus) return export_prometheus(ts, n, out, bad);
 
     /* Every call of every trace, on one axis, sorted. */
     size_t total = 0;

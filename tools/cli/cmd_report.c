@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "job.h"
 
 static const char *base(const char *p)
 {
@@ -83,13 +83,6 @@ json_t *report_failures(const struct trace *t)
 }
 
 /* --- one trace as text -------------------------------------------------------------------------- */
-
-/* A signal the program's own handler took and survived (a JVM, a fault-tolerant runtime): the
- * shim wrote its record, then the process went on to exit normally. */
-static int crash_survived(const struct trace *t)
-{
-    return t->crash && t->summary && jint(t->handlers, "survived_crash_records", 0) > 0;
-}
 
 /* A C++ name as a person reads it, by libstdc++'s demangler when it is installed (looked up at
  * run time: the command needs no C++ library); the name as it is otherwise. */
@@ -370,98 +363,92 @@ static void print_trace(const struct trace *t, json_t *findings, json_t *groups)
     print_libraries(t, findings);
 }
 
-/* --- several traces: what differs between ranks and hosts --------------------------------- */
-
-json_t *report_differences(struct trace *ts, int n)
-{
-    json_t *facts = json_object();  /* what -> value -> [labels] */
-    for (int k = 0; k < n; k++) {
-        json_t *mine = trace_facts(&ts[k]);
-        const char *what;
-        json_t *v;
-        json_object_foreach(mine, what, v) {
-            json_t *byval = json_object_get(facts, what);
-            if (!byval) json_object_set_new(facts, what, byval = json_object());
-            json_t *who = json_object_get(byval, json_string_value(v));
-            if (!who) json_object_set_new(byval, json_string_value(v), who = json_array());
-            json_array_append_new(who, json_string(trace_label(&ts[k])));
-        }
-        json_decref(mine);
-    }
-    json_t *diffs = json_array();
-    const char *what;
-    json_t *byval;
-    json_object_foreach(facts, what, byval) {
-        if (json_object_size(byval) < 2) continue;
-        json_t *vals = json_array();
-        const char *v;
-        json_t *who;
-        json_object_foreach(byval, v, who) json_array_append_new(vals, json_pack("{s:s, s:O}", "value", v, "traces", who));
-        json_array_append_new(diffs, json_pack("{s:s, s:o}", "what", what, "values", vals));
-    }
-    json_decref(facts);
-    return diffs;
-}
-
 static void usage(FILE *f)
 {
     fprintf(f, "usage: cudashim report [--json] [--verbose] TRACE|DIR...\n"
+               "       cudashim report --summarize DIR...\n"
                "  The crash (if any), findings ranked with their fixes, failing calls grouped by API and\n"
                "  result, and the loaded libraries. Several traces (or a directory of them): each one,\n"
                "  then what differs between ranks and hosts (driver, NCCL, cuDNN versions, paths).\n"
                "  --json      one JSON object for machines\n"
                "  --verbose   every loaded library (by default: the driver, runtime, framework, cuDNN, NCCL,\n"
                "              cuBLAS and those a finding names)\n"
+               "  --summarize write DIR/cudashim-summary.json for each directory of traces under DIR (a\n"
+               "              node's): later reports read that one file instead of every trace beside it\n"
+               "  Directories are read recursively (a job's DIR/node-*/).\n"
                "Exit status: 0 no error findings, 1 an error finding or a crash, 2 usage, 3 unreadable trace.\n");
+}
+
+/* --json, written as the traces are read: {"traces": [...], "differences", "stuck_collectives",
+ * "error_count"}, laid out as jansson lays out the whole (one space per level). */
+struct json_out { int count; };
+
+static void put_indented(json_t *v, const char *indent)
+{
+    char *text = json_dumps(v, JSON_INDENT(1) | JSON_PRESERVE_ORDER | JSON_ENCODE_ANY);
+    for (const char *p = text; *p; p++) {
+        putchar(*p);
+        if (*p == '\n') fputs(indent, stdout);
+    }
+    free(text);
+}
+
+static void json_trace(void *ctx, const struct trace *t, json_t *digest)
+{
+    struct json_out *o = ctx;
+    (void)digest;
+    json_t *findings = report_findings(t), *groups = report_failures(t);
+    json_t *e = json_pack("{s:s, s:s, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:b}", "file", t->file, "label", trace_label(t),
+                          "header", t->header, "crash", t->crash ? t->crash : json_null(), "hangs", t->hangs, "findings",
+                          findings, "failing_calls", groups, "libraries", t->libraries, "summary",
+                          t->summary ? t->summary : json_null(), "cut_last_line", t->cut_last_line);
+    fputs(o->count++ ? ",\n  " : "{\n \"traces\": [\n  ", stdout);
+    put_indented(e, "  ");
+    json_decref(e), json_decref(findings), json_decref(groups);
+}
+
+static void json_member(const char *key, json_t *v)
+{
+    printf(",\n \"%s\": ", key);
+    put_indented(v, " ");
+    json_decref(v);
 }
 
 int cmd_report(int argc, char **argv)
 {
-    int as_json = 0, npaths, rc;
+    int as_json = 0, npaths, rc, summarize_only = 0;
     char **paths;
-    const struct cli_opt opts[] = { { "--json", &as_json, NULL }, { "--verbose", &verbose, NULL }, { NULL, NULL, NULL } };
+    const struct cli_opt opts[] = { { "--json", &as_json, NULL }, { "--verbose", &verbose, NULL },
+                                    { "--summarize", &summarize_only, NULL }, { NULL, NULL, NULL } };
     if ((rc = cli_parse("report", argc, argv, opts, usage, &paths, &npaths)) >= 0) return rc;
-    struct trace *ts;
-    int n;
-    int bad = traces_load(npaths, paths, &ts, &n);
+    if (summarize_only) {
+        rc = summarize(npaths, paths);
+        free(paths);
+        return rc;
+    }
+    struct job j = { 0 };
+    struct json_out o = { 0 };
+    j.use_summaries = !as_json;  /* --json lists every trace whole */
+    int bad = job_read(&j, npaths, paths, as_json ? json_trace : NULL, &o);
     free(paths);
-    if (!n) return EXIT_BAD_TRACE;
-    int errors = 0;
-    json_t *out = json_pack("{s:[]}", "traces");
-    json_t **findings = malloc(sizeof *findings * (size_t)n), **groups = malloc(sizeof *groups * (size_t)n);
-    for (int k = 0; k < n; k++) {
-        findings[k] = report_findings(&ts[k]), groups[k] = report_failures(&ts[k]);
-        size_t i;
-        json_t *f;
-        json_array_foreach(findings[k], i, f) errors += !strcmp(jstr(f, "severity"), "error");
-        errors += (ts[k].crash && !crash_survived(&ts[k])) || json_array_size(ts[k].hangs) > 0;
-        if (as_json)
-            json_array_append_new(json_object_get(out, "traces"),
-                json_pack("{s:s, s:s, s:O, s:O, s:O, s:O, s:O, s:O, s:O, s:b}", "file", ts[k].file, "label", trace_label(&ts[k]),
-                          "header", ts[k].header, "crash", ts[k].crash ? ts[k].crash : json_null(), "hangs", ts[k].hangs,
-                          "findings", findings[k], "failing_calls", groups[k], "libraries", ts[k].libraries,
-                          "summary", ts[k].summary ? ts[k].summary : json_null(), "cut_last_line", ts[k].cut_last_line));
-    }
-    if (n > 1) {
-        json_t *d = report_differences(ts, n);
-        if (as_json) json_object_set(out, "differences", d);
-        if (as_json) json_object_set_new(out, "stuck_collectives", stuck_collectives(ts, n));
+    if (!j.n) { job_free(&j); return EXIT_BAD_TRACE; }
+    int errors = j.errors;
+    if (as_json) fputs("\n ]", stdout);
+    if (j.n > 1) {
+        json_t *d = job_differences(&j, as_json);
         errors += json_array_size(d) > 0;
-        json_decref(d);
-        if (!as_json) report_many(ts, n, findings, groups, print_trace);
+        if (as_json) json_member("differences", d), json_member("stuck_collectives", stuck_collectives(&j));
+        else json_decref(d), report_many(&j, print_trace);
     } else if (!as_json) {
-        print_trace(&ts[0], findings[0], groups[0]);
+        json_t *findings = report_findings(&j.first), *groups = report_failures(&j.first);
+        print_trace(&j.first, findings, groups);
+        json_decref(findings), json_decref(groups);
     }
-    for (int k = 0; k < n; k++) json_decref(findings[k]), json_decref(groups[k]);
-    free(findings), free(groups);
     if (as_json) {
-        json_object_set_new(out, "error_count", json_integer(errors));
-        json_dumpf(out, stdout, JSON_INDENT(1) | JSON_PRESERVE_ORDER);
-        printf("\n");
+        json_member("error_count", json_integer(errors));
+        printf("\n}\n");
     }
-    json_decref(out);
-    for (int k = 0; k < n; k++) trace_free(&ts[k]);
-    free(ts);
+    job_free(&j);
     if (bad) return EXIT_BAD_TRACE;
     return errors ? EXIT_FINDINGS : EXIT_CLEAN;
 }

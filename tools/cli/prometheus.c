@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "strtab.h"
 
 static const struct metric { const char *name, *type, *help; } metrics[] = {
 #define CS_METRIC(id, name, type, help) { name, type, help },
@@ -24,9 +25,6 @@ enum {
     M_COUNT
 };
 
-/* One series per metric and label set: json object "labels" -> value, per metric. */
-static json_t *series[M_COUNT];
-
 /* A label value as the format wants it: backslash, quote and newline escaped. */
 static void put_value(char *out, size_t cap, const char *v)
 {
@@ -39,11 +37,10 @@ static void put_value(char *out, size_t cap, const char *v)
     out[n] = 0;
 }
 
-static void add(int m, const char *base, const char *extra, long long v)
+/* A trace's series, [[metric, extra labels, value], ...], under its own labels (base). */
+static void add(json_t *series, int m, const char *extra, long long v)
 {
-    char key[2048];
-    snprintf(key, sizeof key, "%s%s%s", base, *base && *extra ? "," : "", extra);
-    json_object_set_new(series[m], key, json_integer(jint(series[m], key, 0) + v));
+    json_array_append_new(series, json_pack("[s, s, I]", metrics[m].name, extra, (json_int_t)v));
 }
 
 /* label="value", for an extra label */
@@ -55,9 +52,10 @@ static void kv(char *out, size_t cap, const char *name, const char *value)
     snprintf(out + n, cap - n, "%s%s=\"%s\"", n ? "," : "", name, v);
 }
 
-static void export_trace(const struct trace *t)
+json_t *prometheus_series(const struct trace *t)
 {
     char base[1024] = "", extra[1024];
+    json_t *series = json_array();
     const char *host = jstr(t->header, "host");
     json_t *env = json_object_get(t->header, "env");
     const char *job = json_string_value(json_object_get(env, "CUDASHIM_JOB"));
@@ -73,14 +71,14 @@ static void export_trace(const struct trace *t)
     extra[0] = 0;
     kv(extra, sizeof extra, "shim_version", jstr(t->header, "shim_version"));
     kv(extra, sizeof extra, "mode", jstr(t->header, "mode"));
-    add(M_PROCESS, base, extra, 1);
+    add(series, M_PROCESS, extra, 1);
     size_t i;
     json_t *e;
     json_array_foreach(t->findings, i, e) {
         extra[0] = 0;
         kv(extra, sizeof extra, "id", jstr(e, "id"));
         kv(extra, sizeof extra, "severity", jstr(e, "severity"));
-        add(M_FINDING, base, extra, 1);
+        add(series, M_FINDING, extra, 1);
     }
     json_array_foreach(t->libraries, i, e) {
         extra[0] = 0;
@@ -88,13 +86,13 @@ static void export_trace(const struct trace *t)
         if (!strcmp(kind, "driver")) {
             kv(extra, sizeof extra, "version", *jstr(e, "file_version") ? jstr(e, "file_version") : "unknown");
             kv(extra, sizeof extra, "cuda", *jstr(e, "version") ? jstr(e, "version") : "unknown");
-            add(M_DRIVER, base, extra, 1);
+            add(series, M_DRIVER, extra, 1);
             continue;
         }
         kv(extra, sizeof extra, "kind", kind);
         kv(extra, sizeof extra, "soname", *jstr(e, "soname") ? jstr(e, "soname") : jstr(e, "name"));
         kv(extra, sizeof extra, "version", *jstr(e, "version") ? jstr(e, "version") : "unknown");
-        add(M_LIBRARY, base, extra, 1);
+        add(series, M_LIBRARY, extra, 1);
     }
     const char *key;
     json_t *count;
@@ -105,35 +103,87 @@ static void export_trace(const struct trace *t)
         extra[0] = 0;
         kv(extra, sizeof extra, "api", api);
         kv(extra, sizeof extra, "result", tab ? tab + 1 : "");
-        add(M_FAILED, base, extra, json_integer_value(count));
+        add(series, M_FAILED, extra, json_integer_value(count));
     }
     if (t->crash) {
         extra[0] = 0;
         kv(extra, sizeof extra, "signal", jstr(t->crash, "signal_name"));
-        add(M_CRASH, base, extra, 1);
+        add(series, M_CRASH, extra, 1);
     }
-    if (json_array_size(t->hangs)) add(M_HANG, base, "", (long long)json_array_size(t->hangs));
+    if (json_array_size(t->hangs)) add(series, M_HANG, "", (long long)json_array_size(t->hangs));
+    return json_pack("{s:s, s:o}", "base", base, "series", series);
 }
 
-int export_prometheus(struct trace *ts, int n, const char *out, int bad)
+/* The series of many traces: a label set's values add up (processes of one host without a
+ * rank). Label sets are interned, a series is three numbers: 131,072 ranks' metrics in tens of
+ * megabytes, in the order they were first seen. */
+struct series { uint32_t base, extra, metric; long long value; };
+static struct {
+    struct strtab bases, extras;
+    struct series *s;
+    uint32_t n, cap, *slot, nslots;  /* slot: index + 1, 0 when empty */
+} all;
+
+static uint32_t *slot_of(uint32_t metric, uint32_t base, uint32_t extra)
 {
-    for (int m = 0; m < M_COUNT; m++) series[m] = json_object();
-    for (int k = 0; k < n; k++) export_trace(&ts[k]);
+    uint32_t key[3] = { metric, base, extra }, mask = all.nslots - 1;
+    uint32_t i = (uint32_t)strtab_hash(key, sizeof key) & mask;
+    for (; all.slot[i]; i = (i + 1) & mask) {
+        const struct series *x = &all.s[all.slot[i] - 1];
+        if (x->metric == metric && x->base == base && x->extra == extra) break;
+    }
+    return &all.slot[i];
+}
+
+static void add_series(uint32_t metric, const char *base, const char *extra, long long v)
+{
+    if ((all.n + 1) * 2 > all.nslots) {
+        free(all.slot);
+        all.nslots = all.nslots ? all.nslots * 2 : 4096;
+        if (!(all.slot = calloc(all.nslots, sizeof *all.slot))) abort();
+        for (uint32_t k = 0; k < all.n; k++) *slot_of(all.s[k].metric, all.s[k].base, all.s[k].extra) = k + 1;
+    }
+    uint32_t b = strtab_id(&all.bases, base), e = strtab_id(&all.extras, extra), *at = slot_of(metric, b, e);
+    if (*at) { all.s[*at - 1].value += v; return; }
+    if (all.n == all.cap && !(all.s = realloc(all.s, sizeof *all.s * (all.cap = all.cap ? all.cap * 2 : 4096)))) abort();
+    all.s[all.n] = (struct series){ b, e, metric, v };
+    *at = ++all.n;
+}
+
+void prometheus_add(json_t *digest)
+{
+    json_t *p = json_object_get(digest, "prometheus"), *x;
+    size_t i;
+    json_array_foreach(json_object_get(p, "series"), i, x) {
+        const char *name = json_string_value(json_array_get(x, 0)), *extra = json_string_value(json_array_get(x, 1));
+        for (uint32_t m = 0; name && extra && m < M_COUNT; m++)
+            if (!strcmp(metrics[m].name, name)) add_series(m, jstr(p, "base"), extra, json_integer_value(json_array_get(x, 2)));
+    }
+}
+
+int prometheus_write(const char *out, int bad)
+{
     char tmp[4096];
     FILE *f = stdout;
     if (out) {
         snprintf(tmp, sizeof tmp, "%s.tmp.%d", out, (int)getpid());  /* same directory: rename is atomic */
         if (!(f = fopen(tmp, "w"))) { perror(tmp); return EXIT_BAD_TRACE; }
     }
-    for (int m = 0; m < M_COUNT; m++) {
-        if (!json_object_size(series[m]) && m != M_PROCESS) continue;
+    for (uint32_t m = 0; m < M_COUNT; m++) {
+        int any = 0;
+        for (uint32_t k = 0; k < all.n && !any; k++) any = all.s[k].metric == m;
+        if (!any && m != M_PROCESS) continue;
         fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", metrics[m].name, metrics[m].help, metrics[m].name, metrics[m].type);
-        const char *key;
-        json_t *v;
-        json_object_foreach(series[m], key, v)
-            fprintf(f, "%s%s%s%s %lld\n", metrics[m].name, *key ? "{" : "", key, *key ? "}" : "", (long long)json_integer_value(v));
-        json_decref(series[m]);
+        for (uint32_t k = 0; k < all.n; k++) {
+            if (all.s[k].metric != m) continue;
+            const char *base = strtab_str(&all.bases, all.s[k].base), *extra = strtab_str(&all.extras, all.s[k].extra);
+            int labels = *base || *extra;
+            fprintf(f, "%s%s%s%s%s%s %lld\n", metrics[m].name, labels ? "{" : "", base, *base && *extra ? "," : "", extra,
+                    labels ? "}" : "", all.s[k].value);
+        }
     }
+    strtab_free(&all.bases), strtab_free(&all.extras), free(all.s), free(all.slot);
+    memset(&all, 0, sizeof all);
     if (out) {
         int failed = fflush(f) != 0 || ferror(f);
         failed |= fclose(f) != 0;

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "job.h"
 
 /* What a trace's stack is made of, as "what" -> "value" (e.g. "cudnn version" -> "9.19.0"). */
 json_t *trace_facts(const struct trace *t)
@@ -39,39 +39,14 @@ json_t *trace_facts(const struct trace *t)
     return facts;
 }
 
-/* How a trace ended: crash, hang, the findings' ids and the failing calls, as one comparable key. */
-static char *outcome_key(const struct trace *t, json_t *findings, json_t *groups)
-{
-    json_t *k = json_pack("{s:b, s:b, s:[], s:[]}", "crash", t->crash != NULL, "hang", json_array_size(t->hangs) > 0,
-                          "findings", "calls");
-    size_t i;
-    json_t *x;
-    json_array_foreach(findings, i, x)
-        json_array_append_new(json_object_get(k, "findings"), json_sprintf("%s %s", jstr(x, "id"), jstr(x, "severity")));
-    json_array_foreach(groups, i, x)
-        json_array_append_new(json_object_get(k, "calls"), json_sprintf("%s=%s", jstr(x, "api"), jstr(x, "result_name")));
-    char *s = json_dumps(k, JSON_COMPACT | JSON_SORT_KEYS);
-    json_decref(k);
-    return s;
-}
-
-static int rank_of(const struct trace *t)
-{
-    json_t *r = json_object_get(t->header, "rank");
-    if (!json_is_string(r)) return -1;
-    char *end;
-    long v = strtol(json_string_value(r), &end, 10);
-    return *end || v < 0 ? -1 : (int)v;
-}
-
 static int cmp_int(const void *a, const void *b) { int x = *(const int *)a, y = *(const int *)b; return x < y ? -1 : x > y; }
 
 /* "ranks 0-811, 813-2047 (2047)", or the labels of the first few processes and a count. */
-void who_text(const struct trace *ts, const int *members, int count, char *out, size_t cap)
+void who_text(const struct job *j, const int *members, int count, char *out, size_t cap)
 {
     int *ranks = malloc(sizeof *ranks * (size_t)(count ? count : 1)), all_ranked = 1;
     for (int i = 0; i < count; i++)
-        if ((ranks[i] = rank_of(&ts[members[i]])) < 0) all_ranked = 0;
+        if ((ranks[i] = j->traces[members[i]].rank) < 0) all_ranked = 0;
     size_t n = 0;
     out[0] = 0;
 #define PUT(...) do { int w_ = snprintf(out + n, cap - n, __VA_ARGS__); if (w_ > 0) n += (size_t)w_ < cap - n ? (size_t)w_ : cap - n - 1; } while (0)
@@ -80,16 +55,20 @@ void who_text(const struct trace *ts, const int *members, int count, char *out, 
         PUT("%s ", count == 1 ? "rank" : "ranks");
         int pieces = 0;
         for (int i = 0; i < count;) {
-            int j = i;
-            while (j + 1 < count && ranks[j + 1] <= ranks[j] + 1) j++;
+            int k = i;
+            while (k + 1 < count && ranks[k + 1] <= ranks[k] + 1) k++;
             if (pieces == 12) { PUT(", ..."); break; }
             PUT("%s%d", pieces ? ", " : "", ranks[i]);
-            if (ranks[j] != ranks[i]) PUT("-%d", ranks[j]);
+            if (ranks[k] != ranks[i]) PUT("-%d", ranks[k]);
             pieces++;
-            i = j + 1;
+            i = k + 1;
         }
     } else {
-        for (int i = 0; i < count && i < 4; i++) PUT("%s%s", i ? ", " : "", trace_label(&ts[members[i]]));
+        char label[512];
+        for (int i = 0; i < count && i < 4; i++) {
+            job_label(j, members[i], label, sizeof label);
+            PUT("%s%s", i ? ", " : "", label);
+        }
         if (count > 4) PUT(", ...");
     }
     PUT(" (%d)", count);
@@ -97,68 +76,36 @@ void who_text(const struct trace *ts, const int *members, int count, char *out, 
     free(ranks);
 }
 
-struct group { char *key; int *members, count; };
-
 #define SHOWN_IN_FULL 8  /* ways of ending shown in full; the rest one line each */
 
-static int cmp_group(const void *a, const void *b)
+static int bigger_first(const void *a, const void *b)
 {
-    const struct group *x = a, *y = b;
+    const struct job_group *x = *(const struct job_group *const *)a, *y = *(const struct job_group *const *)b;
     return x->count != y->count ? (x->count > y->count ? -1 : 1) : (x->members[0] < y->members[0] ? -1 : 1);
 }
 
-/* Traces grouped by key, biggest group first. */
-static struct group *group_by(char **keys, int n, int *ngroups)
+/* Groups by size, the biggest first; alike sizes in the order they were first seen. */
+static const struct job_group *const *by_size(const struct job_group *const *g, int n)
 {
-    struct group *g = calloc((size_t)n, sizeof *g);
-    json_t *index = json_object();
-    int ng = 0;
-    for (int k = 0; k < n; k++) {
-        json_t *at = json_object_get(index, keys[k]);
-        int gi;
-        if (at) gi = (int)json_integer_value(at);
-        else {
-            gi = ng++;
-            json_object_set_new(index, keys[k], json_integer(gi));
-            g[gi].key = keys[k];
-            g[gi].members = malloc(sizeof(int) * (size_t)n);
-        }
-        g[gi].members[g[gi].count++] = k;
-    }
-    json_decref(index);
-    qsort(g, (size_t)ng, sizeof *g, cmp_group);
-    *ngroups = ng;
-    return g;
-}
-
-static void free_groups(struct group *g, int ng)
-{
-    for (int i = 0; i < ng; i++) free(g[i].members);
-    free(g);
-}
-
-static int loaded_driver(const struct trace *t)
-{
-    size_t i;
-    json_t *l;
-    json_array_foreach(t->libraries, i, l)
-        if (!strcmp(jstr(l, "kind"), "driver") && *jstr(l, "path")) return 1;
-    return 0;
+    const struct job_group **s = malloc(sizeof *s * (size_t)(n ? n : 1));
+    memcpy(s, g, sizeof *s * (size_t)n);
+    qsort(s, (size_t)n, sizeof *s, bigger_first);
+    return (const struct job_group *const *)s;
 }
 
 /* The traces of processes that never loaded the CUDA driver (a launcher such as torchrun or
  * mp.spawn's parent, a data loader) while others did: not ranks, so not compared (they would all
  * read as "no driver"). NULL when there are none; else "who" of them. */
-char *driverless_who(const struct trace *ts, int n, int *count)
+char *driverless_who(const struct job *j, int *count)
 {
-    int *members = malloc(sizeof(int) * (size_t)(n > 0 ? n : 1)), m = 0;
-    for (int k = 0; k < n; k++)
-        if (!loaded_driver(&ts[k])) members[m++] = k;
+    int *members = malloc(sizeof(int) * (size_t)(j->n > 0 ? j->n : 1)), m = 0;
+    for (int k = 0; k < j->n; k++)
+        if (!j->stacks[j->traces[k].stack].driver) members[m++] = k;
     *count = m;
     char *out = NULL;
-    if (m && m < n) {
+    if (m && m < j->n) {
         out = malloc(1024);
-        who_text(ts, members, m, out, 1024);
+        who_text(j, members, m, out, 1024);
     }
     free(members);
     return out;
@@ -168,33 +115,30 @@ char *driverless_who(const struct trace *ts, int n, int *count)
  * [{"who": "ranks 812, 1907 (2)", "differs": "driver version 12.2 (elsewhere: 13.0)"}, ...,
  *  {"who": "ranks 0-811, ... (2046)", "differs": ""}]; one element when all are alike. The
  * processes that never loaded the driver are left out (driverless_who). */
-json_t *stack_groups(const struct trace *ts, int n)
+json_t *stack_groups(const struct job *j)
 {
-    if (n < 1) return json_array();
-    json_t **facts = malloc(sizeof *facts * (size_t)n);
-    char **keys = malloc(sizeof *keys * (size_t)n);
-    int *at = malloc(sizeof(int) * (size_t)n), m = 0;  /* the traces compared: those that loaded the driver */
-    int nodriver;
-    free(driverless_who(ts, n, &nodriver));
-    for (int k = 0; k < n; k++) {
-        if (nodriver && nodriver < n && !loaded_driver(&ts[k])) continue;
-        facts[m] = trace_facts(&ts[k]);
-        keys[m] = json_dumps(facts[m], JSON_COMPACT | JSON_SORT_KEYS);
-        at[m++] = k;
-    }
-    int ng;
-    struct group *g = group_by(keys, m, &ng);
     json_t *out = json_array();
-    json_t *base = facts[g[0].members[0]];
+    if (j->n < 1) return out;
+    int nodriver, ns = 0;
+    free(driverless_who(j, &nodriver));
+    const struct job_group **g = malloc(sizeof *g * j->stack_keys.count);
+    const json_t **facts = malloc(sizeof *facts * j->stack_keys.count);
+    for (uint32_t i = 0; i < j->stack_keys.count; i++) {
+        if (nodriver && nodriver < j->n && !j->stacks[i].driver) continue;
+        g[ns++] = &j->stacks[i].g;
+    }
+    const struct job_group *const *sorted = by_size(g, ns);
+    for (int i = 0; i < ns; i++) facts[i] = ((const struct job_stack *)sorted[i])->facts;  /* g is the first member */
+    const json_t *base = facts[0];
     char who[1024], line[4096];
-    for (int i = 1; i <= ng; i++) {
-        int gi = i < ng ? i : 0;  /* the most common last */
-        json_t *mine = facts[g[gi].members[0]];
+    for (int i = 1; i <= ns; i++) {
+        int gi = i < ns ? i : 0;  /* the most common last */
+        const json_t *mine = facts[gi];
         size_t len = 0;
         line[0] = 0;
         const char *what;
         json_t *v;
-        json_object_foreach(mine, what, v) {
+        json_object_foreach((json_t *)mine, what, v) {
             const char *theirs = json_string_value(json_object_get(base, what));
             if (theirs && !strcmp(theirs, json_string_value(v))) continue;
             int w = snprintf(line + len, sizeof line - len, "%s%s %s (elsewhere: %s)", len ? "; " : "", what,
@@ -202,64 +146,104 @@ json_t *stack_groups(const struct trace *ts, int n)
             if (w < 0 || (size_t)w >= sizeof line - len) break;
             len += (size_t)w;
         }
-        json_object_foreach(base, what, v) {
+        json_object_foreach((json_t *)base, what, v) {
             if (json_object_get(mine, what)) continue;
             int w = snprintf(line + len, sizeof line - len, "%sno %s (elsewhere: %s)", len ? "; " : "", what,
                              json_string_value(v));
             if (w < 0 || (size_t)w >= sizeof line - len) break;
             len += (size_t)w;
         }
-        for (int j = 0; j < g[gi].count; j++) g[gi].members[j] = at[g[gi].members[j]];  /* trace indices */
-        who_text(ts, g[gi].members, g[gi].count, who, sizeof who);
-        json_array_append_new(out, json_pack("{s:s, s:s, s:i}", "who", who, "differs", line, "count", g[gi].count));
+        who_text(j, sorted[gi]->members, sorted[gi]->count, who, sizeof who);
+        json_array_append_new(out, json_pack("{s:s, s:s, s:i}", "who", who, "differs", line, "count", sorted[gi]->count));
     }
-    free_groups(g, ng);
-    for (int k = 0; k < m; k++) { json_decref(facts[k]); free(keys[k]); }
-    free(facts), free(keys), free(at);
+    free((void *)sorted), free(g), free(facts);
     return out;
 }
 
 /* The ways the traces ended (same stack, crash, hang, findings, failing calls), most common
- * first: [{"who": ..., "first": index of the first trace, "count": N}, ...]. */
-json_t *ending_groups(const struct trace *ts, int n, json_t **findings, json_t **groups)
+ * first: [{"who": ..., "first": index of the first trace, "count": N, "findings", "failing",
+ * "crash": of the first}, ...]. */
+json_t *ending_groups(const struct job *j)
 {
-    char **keys = malloc(sizeof *keys * (size_t)n);
-    for (int k = 0; k < n; k++) {
-        json_t *f = trace_facts(&ts[k]);
-        char *stack = json_dumps(f, JSON_COMPACT | JSON_SORT_KEYS), *o = outcome_key(&ts[k], findings[k], groups[k]);
-        size_t len = strlen(stack) + strlen(o) + 2;
-        keys[k] = malloc(len);
-        snprintf(keys[k], len, "%s\n%s", stack, o);
-        free(stack), free(o);
-        json_decref(f);
-    }
-    int ng;
-    struct group *g = group_by(keys, n, &ng);
+    int ne = (int)j->ending_keys.count;
+    const struct job_group **g = malloc(sizeof *g * (size_t)(ne ? ne : 1));
+    for (int i = 0; i < ne; i++) g[i] = &j->endings[i].g;
+    const struct job_group *const *sorted = by_size(g, ne);
     json_t *out = json_array();
     char who[1024];
-    for (int i = 0; i < ng; i++) {
-        who_text(ts, g[i].members, g[i].count, who, sizeof who);
-        json_array_append_new(out, json_pack("{s:s, s:i, s:i}", "who", who, "first", g[i].members[0], "count", g[i].count));
+    for (int i = 0; i < ne; i++) {
+        const struct job_ending *e = (const struct job_ending *)sorted[i];
+        who_text(j, e->g.members, e->g.count, who, sizeof who);
+        json_array_append_new(out, json_pack("{s:s, s:i, s:i, s:i, s:i, s:b}", "who", who, "first", e->g.members[0],
+                                             "count", e->g.count, "findings", e->findings, "failing", e->failing,
+                                             "crash", e->crash));
     }
-    free_groups(g, ng);
-    for (int k = 0; k < n; k++) free(keys[k]);
-    free(keys);
+    free((void *)sorted), free(g);
     return out;
 }
 
+/* What differs between traces: [{"what", "values": [{"value", "traces": [labels]}]}] for each
+ * fact with two values or more, in the order first seen (labels only with_labels). A fact's
+ * first value is first seen in a stack's first member, so walking the stacks in the order they
+ * were first seen gives the order the traces give. */
+json_t *job_differences(const struct job *j, int with_labels)
+{
+    json_t *facts = json_object();  /* what -> value -> [stack indices] */
+    for (uint32_t i = 0; i < j->stack_keys.count; i++) {
+        const char *what;
+        json_t *v;
+        json_object_foreach(j->stacks[i].facts, what, v) {
+            json_t *byval = json_object_get(facts, what);
+            if (!byval) json_object_set_new(facts, what, byval = json_object());
+            json_t *in = json_object_get(byval, json_string_value(v));
+            if (!in) json_object_set_new(byval, json_string_value(v), in = json_array());
+            json_array_append_new(in, json_integer(i));
+        }
+    }
+    json_t *diffs = json_array();
+    const char *what;
+    json_t *byval;
+    int *members = with_labels ? malloc(sizeof *members * (size_t)(j->n ? j->n : 1)) : NULL;
+    json_object_foreach(facts, what, byval) {
+        if (json_object_size(byval) < 2) continue;
+        json_t *vals = json_array();
+        const char *v;
+        json_t *in;
+        json_object_foreach(byval, v, in) {
+            json_t *who = json_array();
+            size_t x, m = 0;
+            json_t *si;
+            json_array_foreach(in, x, si) {
+                const struct job_group *g = &j->stacks[json_integer_value(si)].g;
+                for (int k = 0; with_labels && k < g->count; k++) members[m++] = g->members[k];
+            }
+            qsort(members, m, sizeof *members, cmp_int);
+            for (size_t k = 0; k < m; k++) {
+                char label[512];
+                job_label(j, members[k], label, sizeof label);
+                json_array_append_new(who, json_string(label));
+            }
+            json_array_append_new(vals, json_pack("{s:s, s:o}", "value", v, "traces", who));
+        }
+        json_array_append_new(diffs, json_pack("{s:s, s:o}", "what", what, "values", vals));
+    }
+    free(members);
+    json_decref(facts);
+    return diffs;
+}
+
 /* Several traces as text: the stacks compared first, then one full report per way of ending,
- * the first few in full. */
-void report_many(struct trace *ts, int n, json_t **findings, json_t **groups,
-                 void (*print_one)(const struct trace *, json_t *, json_t *))
+ * the first few in full (each read again). */
+void report_many(struct job *j, void (*print_one)(const struct trace *, json_t *, json_t *))
 {
     char title[64], line[6000];
-    snprintf(title, sizeof title, "ACROSS %d TRACES", n);
+    snprintf(title, sizeof title, "ACROSS %d TRACES", j->n);
     rule(stdout, title);
-    json_t *stacks = stack_groups(ts, n);
+    json_t *stacks = stack_groups(j);
     size_t i;
     json_t *x;
     int nodriver;
-    char *launchers = driverless_who(ts, n, &nodriver);
+    char *launchers = driverless_who(j, &nodriver);
     if (launchers) {
         snprintf(line, sizeof line, "%s never loaded the CUDA driver (a launcher such as torchrun, or a helper "
                  "process): not compared", launchers);
@@ -277,10 +261,10 @@ void report_many(struct trace *ts, int n, json_t **findings, json_t **groups,
         }
     }
     json_decref(stacks);
-    json_t *stuck = stuck_collectives(ts, n);
+    json_t *stuck = stuck_collectives(j);
     print_stuck_collectives(stuck);
     json_decref(stuck);
-    json_t *ends = ending_groups(ts, n, findings, groups);
+    json_t *ends = ending_groups(j);
     json_array_foreach(ends, i, x) {
         int first = (int)jint(x, "first", 0);
         if (i == SHOWN_IN_FULL) {
@@ -288,9 +272,9 @@ void report_many(struct trace *ts, int n, json_t **findings, json_t **groups,
             rule(stdout, "NOT SHOWN IN FULL");
         }
         if (i >= SHOWN_IN_FULL) {
-            snprintf(line, sizeof line, "%s: %zu findings, %zu kinds of failing call%s (cudashim report %s)", jstr(x, "who"),
-                     json_array_size(findings[first]), json_array_size(groups[first]),
-                     ts[first].crash ? ", a crash" : "", ts[first].file);
+            snprintf(line, sizeof line, "%s: %lld findings, %lld kinds of failing call%s (cudashim report %s)", jstr(x, "who"),
+                     jint(x, "findings", 0), jint(x, "failing", 0), json_is_true(json_object_get(x, "crash")) ? ", a crash" : "",
+                     job_file(j, first));
             wrap(stdout, "  ", line, CLI_WIDTH);
             continue;
         }
@@ -299,7 +283,13 @@ void report_many(struct trace *ts, int n, json_t **findings, json_t **groups,
             snprintf(line, sizeof line, "%s loaded the same stack and ended the same way; the first of them:", jstr(x, "who"));
             wrap(stdout, "", line, CLI_WIDTH);
         }
-        print_one(&ts[first], findings[first], groups[first]);
+        struct trace tmp;
+        const struct trace *t = job_trace_at(j, first, &tmp);
+        if (!t) continue;
+        json_t *findings = report_findings(t), *groups = report_failures(t);
+        print_one(t, findings, groups);
+        json_decref(findings), json_decref(groups);
+        job_trace_done(j, t, &tmp);
     }
     json_decref(ends);
 }

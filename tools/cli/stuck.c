@@ -7,51 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "job.h"
 
-struct member {
-    int trace, rank;
-    long long ops, count;
-    const char *api, *dtype, *inside;
-    double seconds;
-};
-
-struct communicator {
-    const char *hash;
-    long long nranks;
-    struct member *m;
-    int n;
-};
-
-static json_t *last_hang(const struct trace *t)
-{
-    size_t k = json_array_size(t->hangs);
-    return k ? json_array_get(t->hangs, k - 1) : NULL;
-}
-
-static struct communicator *find(struct communicator **cs, int *nc, const char *hash, long long nranks)
-{
-    for (int i = 0; i < *nc; i++)
-        if (!strcmp((*cs)[i].hash, hash)) return &(*cs)[i];
-    *cs = realloc(*cs, sizeof **cs * (size_t)(*nc + 1));
-    (*cs)[*nc] = (struct communicator){ hash, nranks, NULL, 0 };
-    return &(*cs)[(*nc)++];
-}
-
-static void add_member(struct communicator *c, int trace, json_t *entry, json_t *hang)
-{
-    json_t *ops = json_object_get(entry, "last_ops");
-    json_t *last = json_array_size(ops) ? json_array_get(ops, json_array_size(ops) - 1) : NULL;
-    json_t *sec = json_object_get(hang, "seconds");
-    c->m = realloc(c->m, sizeof *c->m * (size_t)(c->n + 1));
-    c->m[c->n++] = (struct member){ trace, (int)jint(entry, "rank", -1), jint(entry, "ops_total", 0),
-                                    last ? jint(last, "count", 0) : 0, last ? jstr(last, "api") : "",
-                                    last ? jstr(last, "datatype") : "", jstr(hang, "inside"),
-                                    json_is_number(sec) ? json_number_value(sec) : 0.0 };
-}
+#define MISSING_CHECKED (1 << 24)  /* ranks of a communicator checked for a report: more than any job has */
 
 /* "ranks 1, 5" from the members that pass keep (NULL: all). */
-static void rank_list(const struct communicator *c, int (*keep)(const struct member *, long long), long long arg,
+static void rank_list(const struct job_comm *c, int (*keep)(const struct job_member *, long long), long long arg,
                       char *out, size_t cap)
 {
     size_t w = 0;
@@ -64,71 +25,75 @@ static void rank_list(const struct communicator *c, int (*keep)(const struct mem
         }
 }
 
-static int behind(const struct member *m, long long most) { return m->ops < most; }
+static int behind(const struct job_member *m, long long most) { return m->ops < most; }
 
-static void operation_text(const struct member *m, char *out, size_t cap)
+static void operation_text(const struct job *j, const struct job_member *m, char *out, size_t cap)
 {
-    if (*m->api) snprintf(out, cap, "%s of %lld %s", m->api, m->count, m->dtype);
+    const char *api = strtab_str(&j->text, m->api);
+    if (*api) snprintf(out, cap, "%s of %lld %s", api, m->count, strtab_str(&j->text, m->dtype));
     else snprintf(out, cap, "no operation");
 }
 
-static json_t *judge(const struct trace *ts, const struct communicator *c)
+static json_t *judge(const struct job *j, const char *hash, const struct job_comm *c)
 {
     long long most = 0;
     for (int i = 0; i < c->n; i++) if (c->m[i].ops > most) most = c->m[i].ops;
-    const struct member *ahead = NULL, *worst = NULL;  /* worst: the rank furthest behind */
+    const struct job_member *ahead = NULL, *worst = NULL;  /* worst: the rank furthest behind */
     int nbehind = 0, out_of_step = 0;
     for (int i = 0; i < c->n; i++) {
         if (c->m[i].ops == most && !ahead) ahead = &c->m[i];
         if (c->m[i].ops < most && (nbehind++, !worst || c->m[i].ops < worst->ops)) worst = &c->m[i];
     }
     for (int i = 0; i < c->n; i++)
-        if (c->m[i].ops == most && ahead && (strcmp(c->m[i].api, ahead->api) || c->m[i].count != ahead->count ||
-                                             strcmp(c->m[i].dtype, ahead->dtype)))
+        if (c->m[i].ops == most && ahead && (c->m[i].api != ahead->api || c->m[i].count != ahead->count ||
+                                             c->m[i].dtype != ahead->dtype))
             out_of_step = 1;
     /* Ranks of the communicator that sent no report. */
     char missing[512] = "";
     size_t w = 0;
     int nmissing = 0;
     json_t *missing_json = json_array();
-    for (long long r = 0; r < c->nranks && r < 65536; r++) {
-        int seen = 0;
-        for (int i = 0; i < c->n && !seen; i++) seen = c->m[i].rank == r;
-        if (seen) continue;
+    long long span = c->nranks < MISSING_CHECKED ? c->nranks : MISSING_CHECKED;
+    unsigned char *seen = calloc((size_t)(span > 0 ? span : 1) / 8 + 1, 1);
+    for (int i = 0; i < c->n; i++)
+        if (c->m[i].rank >= 0 && c->m[i].rank < span) seen[c->m[i].rank / 8] |= (unsigned char)(1u << (c->m[i].rank % 8));
+    for (long long r = 0; r < span; r++) {
+        if (seen[r / 8] & (1u << (r % 8))) continue;
         json_array_append_new(missing_json, json_integer(r));
         if (nmissing++ < 16) {
             int x = snprintf(missing + w, sizeof missing - w, "%s%lld", w ? ", " : "", r);
             if (x > 0 && (size_t)x < sizeof missing - w) w += (size_t)x;
         }
     }
+    free(seen);
     if (nmissing > 16) snprintf(missing + w, sizeof missing - w, " and %d more", nmissing - 16);
     char text[2048], who[512], op[256], file[1024];
-    operation_text(ahead, op, sizeof op);
+    operation_text(j, ahead, op, sizeof op);
     json_t *behind_json = json_array();
     for (int i = 0; i < c->n; i++)
         if (c->m[i].ops < most)
             json_array_append_new(behind_json, json_pack("{s:i, s:I, s:s, s:s}", "rank", c->m[i].rank, "operations",
-                                                         (json_int_t)c->m[i].ops, "inside", c->m[i].inside, "trace",
-                                                         ts[c->m[i].trace].file));
+                                                         (json_int_t)c->m[i].ops, "inside", strtab_str(&j->text, c->m[i].inside),
+                                                         "trace", job_file(j, c->m[i].trace)));
     if (nbehind) {
+        const char *inside = strtab_str(&j->text, worst->inside);
         rank_list(c, behind, most, who, sizeof who);
         snprintf(text, sizeof text,
                  "communicator %s (%lld ranks): rank%s %s made fewer operations (%s%lld) than the others (%lld, the "
                  "last %s): %s the one the others wait for. Rank %d was inside %s for %.0f s (%s).",
-                 c->hash, c->nranks, nbehind > 1 ? "s" : "", who, nbehind > 1 ? "as few as " : "", worst->ops, most, op,
-                 nbehind > 1 ? "these are" : "it is", worst->rank, *worst->inside ? worst->inside : "-", worst->seconds,
-                 home_tilde(ts[worst->trace].file, file, sizeof file));
+                 hash, c->nranks, nbehind > 1 ? "s" : "", who, nbehind > 1 ? "as few as " : "", worst->ops, most, op,
+                 nbehind > 1 ? "these are" : "it is", worst->rank, *inside ? inside : "-", worst->seconds, home_tilde(job_file(j, worst->trace), file, sizeof file));
     } else if (nmissing) {
         snprintf(text, sizeof text,
                  "communicator %s (%lld ranks): %s made %lld operations (the last %s); rank%s %s sent no hang report "
                  "(finished, crashed, or their traces are not here): look at %s first.",
-                 c->hash, c->nranks, c->n > 1 ? "every rank that reported" : "the rank that reported", most, op,
+                 hash, c->nranks, c->n > 1 ? "every rank that reported" : "the rank that reported", most, op,
                  nmissing > 1 ? "s" : "", missing, nmissing > 1 ? "them" : "it");
     } else if (out_of_step) {
         size_t tw = (size_t)snprintf(text, sizeof text, "communicator %s (%lld ranks): every rank made %lld operations, "
-                                     "but not the same last one:", c->hash, c->nranks, most);
+                                     "but not the same last one:", hash, c->nranks, most);
         for (int i = 0; i < c->n && tw < sizeof text; i++) {
-            operation_text(&c->m[i], op, sizeof op);
+            operation_text(j, &c->m[i], op, sizeof op);
             int x = snprintf(text + tw, sizeof text - tw, "%s rank %d %s", i ? "," : "", c->m[i].rank, op);
             if (x > 0) tw += (size_t)x;
         }
@@ -140,32 +105,18 @@ static json_t *judge(const struct trace *ts, const struct communicator *c)
                  "communicator %s (%lld ranks): every rank made %lld operations and waits in the same one (%s): none "
                  "is behind, so the transport is the suspect. Rerun with NCCL_DEBUG=INFO, and bisect with "
                  "NCCL_P2P_DISABLE=1, NCCL_SHM_DISABLE=1 or NCCL_IB_DISABLE=1.",
-                 c->hash, c->nranks, most, op);
+                 hash, c->nranks, most, op);
     }
-    return json_pack("{s:s, s:I, s:i, s:I, s:o, s:o, s:b, s:s}", "communicator", c->hash, "nranks", (json_int_t)c->nranks,
+    return json_pack("{s:s, s:I, s:i, s:I, s:o, s:o, s:b, s:s}", "communicator", hash, "nranks", (json_int_t)c->nranks,
                      "ranks_reporting", c->n, "operations", (json_int_t)most, "behind", behind_json, "missing",
                      missing_json, "out_of_step", out_of_step, "text", text);
 }
 
-json_t *stuck_collectives(const struct trace *ts, int n)
+json_t *stuck_collectives(const struct job *j)
 {
-    struct communicator *cs = NULL;
-    int nc = 0;
-    for (int k = 0; k < n; k++) {
-        json_t *hang = last_hang(&ts[k]), *entry;
-        size_t i;
-        if (!hang) continue;
-        json_array_foreach(json_object_get(hang, "nccl"), i, entry) {
-            const char *hash = jstr(entry, "unique_id_hash");
-            if (*hash) add_member(find(&cs, &nc, hash, jint(entry, "nranks", 0)), k, entry, hang);
-        }
-    }
     json_t *out = json_array();
-    for (int i = 0; i < nc; i++) {
-        if (cs[i].nranks > 1) json_array_append_new(out, judge(ts, &cs[i]));
-        free(cs[i].m);
-    }
-    free(cs);
+    for (uint32_t i = 0; i < j->comm_hashes.count; i++)
+        if (j->comms[i].nranks > 1) json_array_append_new(out, judge(j, strtab_str(&j->comm_hashes, i), &j->comms[i]));
     return out;
 }
 

@@ -1,7 +1,6 @@
 /* Reading traces: one JSON object per line. A cut last line (a crashed process) is tolerated
  * and noted; any other line that is not JSON is an error naming file:line. Every trace format
  * version up to TRACE_VERSION_MAX is read (2 added ALL mode's binary companion, calls.c). */
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "job.h"
 
 const char *jstr(json_t *o, const char *key)
 {
@@ -317,82 +316,23 @@ void trace_free(struct trace *t)
     free(t->recs);
 }
 
-static int by_name(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-/* `cudashim run` writes each run into DIR/run-TIMESTAMP-PID/: a directory that holds no trace
- * itself but such runs is read as its latest run (names sort by time). */
-static char *latest_run(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    char *best = NULL;
-    while (d && (de = readdir(d))) {
-        if (strncmp(de->d_name, "run-", 4)) continue;
-        if (!best || strcmp(de->d_name, best) > 0) { free(best); best = strdup(de->d_name); }
-    }
-    if (d) closedir(d);
-    if (!best) return NULL;
-    char *path;
-    size_t dl = strlen(dir);
-    while (dl > 1 && dir[dl - 1] == '/') dl--;
-    if (asprintf(&path, "%.*s/%s", (int)dl, dir, best) < 0) abort();
-    free(best);
-    return path;
-}
-
-static int add_dir(const char *dir, char ***files, int *nf)
-{
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    int found = 0;
-    while (d && (de = readdir(d))) {
-        size_t l = strlen(de->d_name);
-        if (l > 6 && !strcmp(de->d_name + l - 6, ".jsonl")) {
-            *files = realloc(*files, sizeof **files * (size_t)(*nf + 1));
-            if (asprintf(&(*files)[*nf], "%s/%s", dir, de->d_name) < 0) abort();
-            (*nf)++, found++;
-        }
-    }
-    if (d) closedir(d);
-    return found;
-}
-
 int traces_load(int argc, char **argv, struct trace **out, int *n)
 {
-    char **files = NULL;
-    int nf = 0, bad = 0;
-    for (int i = 0; i < argc; i++) {
-        struct stat st;
-        if (stat(argv[i], &st)) { fprintf(stderr, "cudashim: %s: %s\n", argv[i], strerror(errno)); bad = 1; continue; }
-        if (S_ISDIR(st.st_mode)) {
-            int found = add_dir(argv[i], &files, &nf);
-            char *run = found ? NULL : latest_run(argv[i]);
-            if (run) {
-                found = add_dir(run, &files, &nf);
-                fprintf(stderr, "cudashim: reading the latest run, %s (name another run-* directory to read it)\n", run);
-                free(run);
-            }
-            if (!found) { fprintf(stderr, "cudashim: %s: no traces (*.jsonl) in this directory\n", argv[i]); bad = 1; }
-        } else {
-            files = realloc(files, sizeof *files * (size_t)(nf + 1));
-            files[nf++] = strdup(argv[i]);
-        }
-    }
-    qsort(files, (size_t)nf, sizeof *files, by_name);
-    *out = calloc((size_t)nf + 1, sizeof **out);
+    struct sources src;
+    int bad = sources_collect(argc, argv, 0, &src) != 0;
+    *out = calloc((size_t)src.n + 1, sizeof **out);
     *n = 0;
-    for (int i = 0; i < nf; i++) {
+    for (int i = 0; i < src.n; i++) {
         char err[1024];
-        if (trace_load(files[i], &(*out)[*n], err, sizeof err)) {
+        if (trace_load(src.s[i].path, &(*out)[*n], err, sizeof err)) {
             fprintf(stderr, "cudashim: %s\n", err);
             trace_free(&(*out)[*n]);
             bad = 1;
         } else {
             (*n)++;
         }
-        free(files[i]);
     }
-    free(files);
+    sources_free(&src);
     return bad ? -1 : 0;
 }
 
