@@ -48,7 +48,7 @@ CLI_HDR := $(wildcard tools/cli/*.h) $(wildcard shim/base/*.h) shim/trace/findin
            shim/trace/calls_format.h shim/trace/findings.h shim/lifecycle/metrics_table.h shim/rules/rules.h \
            shim/evidence/needed_files.h shim/evidence/gpu_code_file.h shim/evidence/inventory.h
 
-.PHONY: bench-cli all check check-real check-torch wheel deb stress asan tsan bench bench-smoke demo regen regen-tables install clean fuzz fuzz-build
+.PHONY: bench-cli bench-ranks all check check-real check-torch wheel deb stress asan tsan bench bench-smoke demo regen regen-tables install clean fuzz fuzz-build
 all: $(BUILD)/libcudashim.so $(BUILD)/cudashim $(BUILD)/fakes/libcuda.so.1
 
 # Each object depends on the headers it includes (-MMD), not on every header; and on this file,
@@ -133,6 +133,8 @@ bench: all
 # The cudashim command on a 1M-call trace, two 100k-call traces and 2048 rank traces (figures).
 bench-cli: all
 	BUILD=$(BUILD) tests/bench/cli-bench.sh
+bench-ranks: all
+	BUILD=$(BUILD) CC="$(CC)" tests/bench/ranks-bench.sh
 bench-smoke: all
 	BENCH_QUICK=1 BUILD=$(BUILD) CC="$(CC)" tests/bench/run-bench.sh
 

@@ -88,7 +88,7 @@ json_t *report_findings(const struct trace *t);      /* errors first */
 json_t *report_failures(const struct trace *t);      /* grouped by (api, result) */
 
 /* digest.c: what a report over many traces keeps of each (job.h, summary.c) */
-json_t *trace_digest(const struct trace *t);
+json_t *trace_digest(const struct trace *t, int metrics);  /* metrics: with its Prometheus series */
 int crash_survived(const struct trace *t);           /* the program's own handler took the signal and went on */
 /* hangs.c: a hang report in words: [{level 0..2, text}] */
 json_t *hang_lines(const struct trace *t, json_t *hang);

@@ -146,7 +146,7 @@ int cmd_bugreport(int argc, char **argv)
     if ((rc0 = cli_parse("bugreport", argc, argv, opts, usage, &paths, &npaths)) >= 0) return rc0;
     struct job j = { 0 };
     j.use_summaries = 1;
-    int bad = job_read(&j, npaths, paths, NULL, NULL);
+    int bad = job_read(&j, npaths, paths, NULL, NULL, 0);
     free(paths);
     if (!j.n || !j.have_first) { job_free(&j); return EXIT_BAD_TRACE; }
     int n = j.n;

@@ -180,8 +180,8 @@ int cmd_export(int argc, char **argv)
     }
     if (prometheus) {  /* one trace at a time: a job's ranks in bounded memory */
         struct job j = { 0 };
-        j.use_summaries = 1;
-        int bad = job_read(&j, npaths, paths, add_series, NULL);
+        j.use_summaries = j.want_metrics = 1;
+        int bad = job_read(&j, npaths, paths, add_series, NULL, 0);
         free(paths);
         int n = j.n;
         job_free(&j);

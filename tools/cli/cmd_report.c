@@ -429,7 +429,7 @@ int cmd_report(int argc, char **argv)
     struct job j = { 0 };
     struct json_out o = { 0 };
     j.use_summaries = !as_json;  /* --json lists every trace whole */
-    int bad = job_read(&j, npaths, paths, as_json ? json_trace : NULL, &o);
+    int bad = job_read(&j, npaths, paths, as_json ? json_trace : NULL, &o, as_json);
     free(paths);
     if (!j.n) { job_free(&j); return EXIT_BAD_TRACE; }
     int errors = j.errors;

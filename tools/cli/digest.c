@@ -51,7 +51,7 @@ static json_t *hang_digest(const struct trace *t)
     return out;
 }
 
-json_t *trace_digest(const struct trace *t)
+json_t *trace_digest(const struct trace *t, int metrics)
 {
     json_t *findings = report_findings(t), *groups = report_failures(t);
     int errors = 0;
@@ -68,7 +68,7 @@ json_t *trace_digest(const struct trace *t)
     if (json_is_string(rank)) json_object_set(d, "rank", rank);
     json_t *hang = hang_digest(t);
     if (hang) json_object_set_new(d, "hang", hang);
-    json_object_set_new(d, "prometheus", prometheus_series(t));
+    if (metrics) json_object_set_new(d, "prometheus", prometheus_series(t));
     free(outcome);
     json_decref(findings), json_decref(groups);
     return d;

@@ -1,6 +1,8 @@
 /* job.h: many traces read one at a time into groups. */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "job.h"
 
@@ -95,26 +97,115 @@ void job_add(struct job *j, json_t *d)
     if (hang) add_hang(j, k, hang);
 }
 
-int job_read(struct job *j, int argc, char **argv, void (*each)(void *, const struct trace *, json_t *), void *ctx)
+/* Traces are read and digested on worker threads (jansson values are not shared between
+ * threads), at most WINDOW ahead of the one added, and added in order: the same groups, and the
+ * same "first", as reading them one by one. */
+#define WINDOW 64
+#define MAX_READERS 8
+
+struct slot {
+    int ready, failed;
+    struct trace t;
+    json_t *digest;
+    char err[1024];
+};
+
+struct readers {
+    const struct sources *src;
+    int metrics;
+    pthread_mutex_t lock;
+    pthread_cond_t ready, space;
+    int next, added;           /* the next source to claim; the sources added so far */
+    struct slot slots[WINDOW];
+};
+
+/* keep: the trace goes on to job_read whole; else only its digest does, and the thread that
+ * read it frees it (a free on another thread's malloc arena waits for that arena). */
+static void read_one(const char *path, int metrics, int keep, struct slot *s)
+{
+    if (trace_load(path, &s->t, s->err, sizeof s->err)) {
+        trace_free(&s->t);
+        s->failed = 1;
+        return;
+    }
+    s->failed = 0;
+    s->digest = trace_digest(&s->t, metrics);
+    if (!keep) trace_free(&s->t), memset(&s->t, 0, sizeof s->t);
+}
+
+static void *reader(void *arg)
+{
+    struct readers *r = arg;
+    for (;;) {
+        pthread_mutex_lock(&r->lock);
+        while (r->next < r->src->n && (r->src->s[r->next].summary >= 0 || r->next >= r->added + WINDOW)) {
+            if (r->src->s[r->next].summary >= 0) { r->next++; continue; }  /* summaries are read in order, by job_read */
+            pthread_cond_wait(&r->space, &r->lock);
+        }
+        if (r->next >= r->src->n) { pthread_mutex_unlock(&r->lock); return NULL; }
+        int i = r->next++;
+        pthread_mutex_unlock(&r->lock);
+        struct slot *s = &r->slots[i % WINDOW];
+        read_one(r->src->s[i].path, r->metrics, i == 0, s);  /* the first is kept whole (job.first) */
+        pthread_mutex_lock(&r->lock);
+        s->ready = 1;
+        pthread_cond_broadcast(&r->ready);
+        pthread_mutex_unlock(&r->lock);
+    }
+}
+
+static int readers_wanted(int sources)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    int n = cpus < 1 ? 1 : cpus > MAX_READERS ? MAX_READERS : (int)cpus;
+    return sources < 64 ? 0 : n;  /* a few traces: read here, as before */
+}
+
+int job_read(struct job *j, int argc, char **argv, void (*each)(void *, const struct trace *, json_t *), void *ctx,
+             int each_needs_trace)
 {
     struct sources src;
     int bad = sources_collect(argc, argv, j->use_summaries, &src) != 0, cached = -1;
     json_t *summary = NULL;  /* the summary of the last record read: a directory's records come together */
+    struct readers *r = calloc(1, sizeof *r);
+    r->src = &src;
+    r->metrics = j->want_metrics;
+    pthread_mutex_init(&r->lock, NULL);
+    pthread_cond_init(&r->ready, NULL);
+    pthread_cond_init(&r->space, NULL);
+    pthread_t threads[MAX_READERS];
+    int nthreads = 0, wanted = each_needs_trace ? 0 : readers_wanted(src.n);
+    json_object_seed(0);  /* before any thread makes an object */
+    while (nthreads < wanted && !pthread_create(&threads[nthreads], NULL, reader, r)) nthreads++;
     for (int i = 0; i < src.n; i++) {
         const struct source *s = &src.s[i];
-        json_t *d;
+        json_t *d = NULL;
         struct trace t;
-        int whole = s->summary < 0;
+        int whole = s->summary < 0, failed = 0;
+        char err[1024];
         if (whole) {
-            char err[1024];
-            if (trace_load(s->path, &t, err, sizeof err)) {
-                fprintf(stderr, "cudashim: %s\n", err);
-                trace_free(&t);
-                bad = 1;
-                continue;
+            struct slot *sl = &r->slots[i % WINDOW];
+            if (nthreads) {
+                pthread_mutex_lock(&r->lock);
+                while (!sl->ready) pthread_cond_wait(&r->ready, &r->lock);
+                pthread_mutex_unlock(&r->lock);
+            } else {
+                read_one(s->path, j->want_metrics, 1, sl);
             }
-            d = trace_digest(&t);
-        } else {
+            t = sl->t, d = sl->digest, failed = sl->failed;
+            snprintf(err, sizeof err, "%s", sl->err);
+            memset(sl, 0, sizeof *sl);
+        }
+        pthread_mutex_lock(&r->lock);
+        r->added = i + 1;
+        pthread_cond_broadcast(&r->space);
+        pthread_mutex_unlock(&r->lock);
+        if (failed) {
+            fprintf(stderr, "cudashim: %s\n", err);
+            bad = 1;
+            continue;
+        }
+        if (!whole) {
             if (cached != s->summary) {
                 json_decref(summary);
                 summary = summary_load(src.summary_dirs[s->summary]);
@@ -129,17 +220,20 @@ int job_read(struct job *j, int argc, char **argv, void (*each)(void *, const st
                 continue;
             }
         }
-        if (each) each(ctx, whole ? &t : NULL, d);
+        if (each) each(ctx, whole && t.file ? &t : NULL, d);
         job_add(j, d);
         json_decref(d);
-        if (whole && !j->have_first) j->first = t, j->have_first = 1;
+        if (whole && t.file && !j->have_first) j->first = t, j->have_first = 1;
         else if (whole) trace_free(&t);
-        if (!j->have_first && j->n == 1) {  /* the first trace came from a summary: read it whole */
-            char err[1024];
+        if (!j->have_first && j->n == 1) {  /* the first trace came from a summary, or was not kept: read it whole */
             if (!trace_load(job_file(j, 0), &j->first, err, sizeof err)) j->have_first = 1;
             else trace_free(&j->first), memset(&j->first, 0, sizeof j->first);
         }
     }
+    for (int k = 0; k < nthreads; k++) pthread_join(threads[k], NULL);
+    pthread_mutex_destroy(&r->lock);
+    pthread_cond_destroy(&r->ready), pthread_cond_destroy(&r->space);
+    free(r);
     json_decref(summary);
     sources_free(&src);
     return bad ? -1 : 0;

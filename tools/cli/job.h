@@ -57,13 +57,15 @@ struct job {
     struct trace first;              /* the first trace read, whole */
     int have_first;
     int use_summaries;               /* set before job_read: a node's fresh summary stands for its traces */
+    int want_metrics;                /* set before job_read: digests carry their Prometheus series */
 };
 
 /* Reads every trace of the operands (files, directories read recursively, summaries) in order
- * of their paths. each, when set, sees every digest, with the trace itself when it was read
- * (NULL when a summary stood for it). Prints what it could not read; -1 then, else 0. */
+ * of their paths, on several threads unless each_needs_trace. each, when set, sees every
+ * digest, with the trace itself when each_needs_trace and it was read (NULL when a summary
+ * stood for it). Prints what it could not read; -1 then, else 0. */
 int job_read(struct job *j, int argc, char **argv, void (*each)(void *ctx, const struct trace *t, json_t *digest),
-             void *ctx);
+             void *ctx, int each_needs_trace);
 void job_add(struct job *j, json_t *digest);
 void job_free(struct job *j);
 

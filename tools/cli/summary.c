@@ -119,7 +119,7 @@ static int summarize_dir(const char *dir, const struct sources *src, int from, i
         if (trace_load(path, &t, err, sizeof err)) {
             r = json_pack("{s:s, s:s}", "file", base_name(path), "error", err);
         } else {
-            r = trace_digest(&t);
+            r = trace_digest(&t, 1);
             json_object_set_new(r, "file", json_string(base_name(path)));
             json_t *facts = json_object_get(r, "facts");
             char *fk = json_dumps(facts, JSON_COMPACT | JSON_SORT_KEYS);

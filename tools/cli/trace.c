@@ -36,7 +36,7 @@ int call_is_failure(json_t *c) { return result_is_failure(jstr(c, "api"), jstr(c
 static void add(json_t **arr, json_t *e);
 
 /* A call line: counted if it failed, held whole if it is worth showing, and kept compact. */
-static int loading_part;  /* which file of the trace is being read */
+static _Thread_local int loading_part;  /* which file of the trace is being read (traces are read on several threads) */
 
 static void add_rec(struct trace *t, const char *api, long long ts, long long dur, long offset, int result, int tid)
 {
@@ -208,6 +208,7 @@ static int load_file(const char *path, struct trace *t, char *err, size_t cap)
 {
     FILE *f = fopen(path, "r");
     if (!f) { snprintf(err, cap, "%s: %s", path, strerror(errno)); return -1; }
+    setvbuf(f, NULL, _IOFBF, 1 << 16);  /* a rank's trace in one read, not sixteen */
     char *line = NULL;
     size_t lcap = 0;
     ssize_t len;
