@@ -48,7 +48,7 @@ CLI_HDR := $(wildcard tools/cli/*.h) $(wildcard shim/base/*.h) shim/trace/findin
            shim/trace/calls_format.h shim/trace/findings.h shim/lifecycle/metrics_table.h shim/rules/rules.h \
            shim/evidence/needed_files.h shim/evidence/gpu_code_file.h shim/evidence/inventory.h
 
-.PHONY: bench-cli bench-ranks all check check-real check-torch wheel deb stress asan tsan bench bench-smoke demo regen regen-tables install clean fuzz fuzz-build
+.PHONY: bench-cli bench-ranks all check check-arm64 check-real check-torch wheel deb stress asan tsan bench bench-smoke demo regen regen-tables install clean fuzz fuzz-build
 all: $(BUILD)/libcudashim.so $(BUILD)/cudashim $(BUILD)/fakes/libcuda.so.1
 
 # Each object depends on the headers it includes (-MMD), not on every header; and on this file,
@@ -113,6 +113,16 @@ check-real: all
 check-torch: all
 	tests/torchbed/fetch.sh >/dev/null
 	CC="$(CC)" BUILD="$(BUILD)" CUDA="$(CUDA)" bash tests/t_28_torchbed.sh
+
+# The aarch64 build, cross-compiled into build-arm64, and its suite under qemu-aarch64 against the
+# fake driver and NVIDIA's arm64 driver (fetched into a cache): t_38. Needs Debian's
+# gcc-aarch64-linux-gnu, libc6-dev-arm64-cross and qemu-user.
+ARM64_CC    ?= aarch64-linux-gnu-gcc
+ARM64_BUILD ?= build-arm64
+check-arm64: all
+	$(MAKE) CC=$(ARM64_CC) BUILD=$(ARM64_BUILD) $(ARM64_BUILD)/libcudashim.so $(ARM64_BUILD)/fakes/libcuda.so.1
+	CC="$(CC)" BUILD="$(BUILD)" CUDA="$(CUDA)" XCC=$(ARM64_CC) ARM64_BUILD=$(ARM64_BUILD) tests/run-tests.sh t_38
+	tests/bench/fast-count.sh $(ARM64_BUILD)/libcudashim.so $(ARM64_CC:gcc=objdump) $(ARM64_CC:gcc=nm)
 
 # Long runs, not in `make check`: threads, fork storms, multiprocessing, signals, a full disk.
 stress: all

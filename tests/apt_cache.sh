@@ -4,7 +4,7 @@
 #
 #   debian_archive             sets APT_URI and APT_SUITE from the machine's own apt sources
 #                              (deb822 or one-line style); returns 1 when there is none
-#   private_apt DIR SUITE COMPONENTS...
+#   private_apt DIR SUITE COMPONENTS...  (APT_ARCH: another architecture's packages, e.g. arm64)
 #                              writes DIR's sources list, sets the array apt_opts for apt-get,
 #                              and runs apt-get update; returns 1 when that fails
 
@@ -34,7 +34,7 @@ private_apt() {
     apt_opts=(-o APT::Sandbox::User=root -o Dir::Etc::sourcelist="$work/sources.list" -o Dir::Etc::sourceparts=/dev/null
               -o Dir::Etc::preferencesparts=/dev/null -o Dir::State::Lists="$work/lists"
               -o Dir::Cache::archives="$work/archives" -o Dir::State::status="$work/status"
-              -o APT::Architecture="$(dpkg --print-architecture)" -o APT::Architectures="$(dpkg --print-architecture)"
+              -o APT::Architecture="${APT_ARCH:-$(dpkg --print-architecture)}" -o APT::Architectures="${APT_ARCH:-$(dpkg --print-architecture)}"
               -o Debug::NoLocking=1 -q)
     apt-get "${apt_opts[@]}" update >&2
 }

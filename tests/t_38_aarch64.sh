@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# The aarch64 build (make check-arm64: cross-built into $ARM64_BUILD) run under qemu-aarch64:
+# the preload's dependencies and exports; inert in a program without CUDA; the linked and dlsym
+# paths and ALL mode against the fake driver, call for call; a crash's record; NVIDIA's real arm64
+# driver (535) and CUDA 11.8 runtime (tests/arm64/fetch.sh), reached through cuGetProcAddress;
+# fork where qemu can run it. The traces are read by the host's cudashim: the format is the same.
+. "$(dirname "$0")/lib.sh"
+need_python
+XCC=${XCC:-aarch64-linux-gnu-gcc}
+A="$ROOT/${ARM64_BUILD:-build-arm64}"
+SYSROOT=${ARM64_SYSROOT:-/usr/aarch64-linux-gnu}
+command -v "$XCC" >/dev/null || skip "no $XCC (Debian: gcc-aarch64-linux-gnu)"
+command -v qemu-aarch64 >/dev/null || skip "no qemu-aarch64 (Debian: qemu-user)"
+[ -f "$A/libcudashim.so" ] && [ -f "$A/fakes/libcuda.so.1" ] || skip "no aarch64 build in $A (make check-arm64 builds it)"
+[ -x "$CS_CLI" ] || skip "no host cudashim to read the traces ($CS_CLI)"
+ASHIM="$A/libcudashim.so" AFAKES="$A/fakes"
+qrun() { qemu-aarch64 -L "$SYSROOT" "$@"; }
+qshim() { qemu-aarch64 -L "$SYSROOT" -E LD_PRELOAD="$ASHIM" "$@"; }
+xcompile() { local out=$1 src=$2; shift 2; "$XCC" -O1 -g -o "$TMP/$out" "$ROOT/$src" "$@" || fail "cannot build $src for aarch64"; }
+# xsame CMD...: stdout and exit status the same with and without the shim, under qemu
+xsame() {
+    local a b ra rb
+    set +e
+    a=$(qrun "$@" 2>/dev/null); ra=$?
+    b=$(qshim "$@" 2>/dev/null); rb=$?
+    set -e
+    [ "$a" = "$b" ] || { diff <(echo "$a") <(echo "$b"); fail "stdout differs under the shim on aarch64: $*"; }
+    [ "$ra" = "$rb" ] || fail "exit status differs under the shim on aarch64 ($ra vs $rb): $*"
+}
+
+# The preload: an AArch64 object needing libc, libdl and libpthread only; the same exports as
+# the x86-64 build (one version script), so no name binds on one platform only.
+readelf -h "$ASHIM" | grep -q "Machine:.*AArch64" || fail "$ASHIM is not an AArch64 object"
+bad=$(readelf -d "$ASHIM" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | grep -v -x -E 'libc\.so\.6|libdl\.so\.2|libpthread\.so\.0|ld-linux-aarch64\.so\.1' || true)
+[ -z "$bad" ] || fail "the aarch64 preload needs $bad"
+if [ -f "$SHIM" ]; then
+    exports() { nm -D --defined-only "$1" | awk '$2 ~ /^[TtWwVvDdBbRr]$/ {print $3}' | sed 's/@.*//' | sort -u; }
+    diff <(exports "$SHIM") <(exports "$ASHIM") >"$TMP/exports.diff" || { head "$TMP/exports.diff"; fail "aarch64 exports differ from x86-64's"; }
+fi
+
+# Inert: a program that never loads CUDA runs as without the shim and leaves no trace.
+cat >"$TMP/plain.c" <<'EOF'
+#include <errno.h>
+#include <stdio.h>
+#include <unistd.h>
+int main(void) { errno = 0; int r = access("/nonexistent", F_OK); printf("access %d errno %d\n", r, errno); return 3; }
+EOF
+"$XCC" -O1 -o "$TMP/plain" "$TMP/plain.c" || fail "cannot build the plain program"
+xsame "$TMP/plain"
+[ -z "$(ls "$TMP"/cudashim-* 2>/dev/null)" ] || fail "a program without CUDA left a trace on aarch64"
+
+# Linked: the failing calls written, key calls with their values; ALL mode call for call.
+xcompile path_linked tests/programs/path_linked.c -L"$AFAKES" -lcuda -Wl,-rpath,"$AFAKES"
+xsame "$TMP/path_linked"
+t=$(only_trace)
+q valid "$t" >/dev/null
+assert_eq "$(q count "$t" api=cuMemAlloc_v2 result_name=CUDA_ERROR_OUT_OF_MEMORY via=linked)" 1 "aarch64: failing cuMemAlloc_v2"
+assert_eq "$(q count "$t" api=cuLaunchKernel result=1)" 1 "aarch64: failing launch written once"
+assert_eq "$(q count "$t" api=cuDriverGetVersion driver_version=13000)" 1 "aarch64: key call with its value"
+rm -f "$TMP"/cudashim-*
+FAKE_CUDA_COUNTS="$TMP/counts" CUDASHIM_TRACE_ALL=1 qshim "$TMP/path_linked" >/dev/null 2>&1 || true
+t=$(only_trace)
+diff <(q summary "$t") <(q counts "$TMP"/counts.*) || fail "aarch64 ALL mode: counts differ from the calls the driver received"
+assert_eq "$(q count "$t" via=linked)" 108 "aarch64 ALL mode: every call, via linked"
+rm -f "$TMP"/cudashim-* "$TMP"/counts.*
+
+# dlopen + dlsym, as PyTorch's lazy loaders do: 3002 calls, each via dlsym.
+xcompile path_handle tests/programs/path_handle.c -ldl
+QEMU_SET_ENV=LD_LIBRARY_PATH="$AFAKES" xsame "$TMP/path_handle"
+rm -f "$TMP"/cudashim-*
+FAKE_CUDA_COUNTS="$TMP/counts" CUDASHIM_TRACE_ALL=1 QEMU_SET_ENV=LD_LIBRARY_PATH="$AFAKES" qshim "$TMP/path_handle" 1000 >/dev/null 2>&1 || true
+t=$(only_trace)
+diff <(q summary "$t") <(q counts "$TMP"/counts.*) || fail "aarch64 dlsym path: counts differ from the driver's"
+assert_eq "$(q count "$t" via=dlsym)" 3002 "aarch64: all 3002 calls via dlsym"
+rm -f "$TMP"/cudashim-* "$TMP"/counts.*
+
+# A crash inside the driver: the same death, and a record naming the call it was inside.
+xcompile crash tests/programs/crash.c -L"$AFAKES" -lcuda -Wl,-rpath,"$AFAKES"
+set +e
+FAKE_CUDA_CRASH=cuCtxSynchronize qrun "$TMP/crash" sync >/dev/null 2>&1; base=$?
+FAKE_CUDA_CRASH=cuCtxSynchronize qshim "$TMP/crash" sync >/dev/null 2>"$TMP/crash.err"; got=$?
+set -e
+assert_eq "$got" "$base" "aarch64: exit status of a crash under the shim"
+t=$(only_trace)
+q crash "$t" >"$TMP/crash.facts" || fail "aarch64: no crash record"
+for p in "signal SIGSEGV" "inside cuCtxSynchronize" "recent cuDeviceGet"; do
+    grep -qx -- "$p" "$TMP/crash.facts" || { cat "$TMP/crash.facts"; fail "aarch64 crash record: no line '$p'"; }
+done
+grep -q "^frame " "$TMP/crash.facts" || { cat "$TMP/crash.facts"; fail "aarch64 crash record: no backtrace"; }
+rm -f "$TMP"/cudashim-*
+
+# NVIDIA's real arm64 driver and runtime: the runtime reaches the driver through cuGetProcAddress;
+# no GPU here, so every call fails the same way with and without the shim, and the diagnosis
+# names the driver the process loaded.
+real=$("$ROOT/tests/arm64/fetch.sh" 2>"$TMP/fetch.err") || { cat "$TMP/fetch.err" >&2; real=; }
+if [ -n "$real" ]; then
+    lp="$real/usr/lib/aarch64-linux-gnu/nvidia/current:$real/usr/lib/aarch64-linux-gnu:$real/lib/aarch64-linux-gnu"
+    xcompile realstack tests/programs/realstack.c -ldl -lpthread
+    QEMU_SET_ENV=LD_LIBRARY_PATH="$lp" xsame "$TMP/realstack" rt:libcudart.so.11.0 threads:4
+    t=$(only_trace)
+    assert_eq "$(q count "$t" api=cuInit result_name=CUDA_ERROR_NO_DEVICE via=cuGetProcAddress)" 1 "aarch64 real driver: cuInit through cuGetProcAddress"
+    has_finding "$t" no-gpu-visible "CUDA 12.2" "535.261.03"
+    "$CS_CLI" report "$t" >"$TMP/real.report" 2>/dev/null || true
+    grep -q "driver  *12.2 .*libcuda.so.535.261.03" "$TMP/real.report" || { cat "$TMP/real.report"; fail "aarch64: the real driver is not listed"; }
+    rm -f "$TMP"/cudashim-*
+    echo "aarch64: NVIDIA's arm64 driver 535.261.03 and CUDA 11.8 runtime under the shim"
+else
+    echo "skipped part: the arm64 driver could not be fetched (tests/arm64/fetch.sh)"
+fi
+
+# Fork: qemu-user 7.2 cannot start a thread in a forked child of a threaded process (its own
+# assertion, with or without the shim), and the shim's child restarts its threads: probed first.
+cat >"$TMP/fork_probe.c" <<'EOF'
+#include <pthread.h>
+#include <unistd.h>
+#include <sys/wait.h>
+static void *idle(void *a) { pause(); return a; }
+int main(void) {
+    pthread_t t; pthread_create(&t, 0, idle, 0);
+    pid_t p = fork();
+    if (!p) { pthread_t u; _exit(pthread_create(&u, 0, idle, 0) ? 1 : 0); }
+    int st; waitpid(p, &st, 0); return WIFEXITED(st) ? WEXITSTATUS(st) : 2;
+}
+EOF
+"$XCC" -O1 -o "$TMP/fork_probe" "$TMP/fork_probe.c" -lpthread || fail "cannot build the fork probe"
+if qrun "$TMP/fork_probe" >/dev/null 2>&1; then
+    xcompile threads_fork tests/programs/threads_fork.c -pthread -L"$AFAKES" -lcuda -Wl,-rpath,"$AFAKES"
+    xsame "$TMP/threads_fork" 1000
+    echo "aarch64: fork under the shim"
+else
+    echo "skipped part: fork ($(qemu-aarch64 --version | head -n 1) cannot start a thread in a forked child of a threaded process)"
+fi
+echo ok
