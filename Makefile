@@ -87,9 +87,11 @@ $(BUILD)/obj/%.o: %.S Makefile
 $(BUILD)/libcudashim.so: $(SHIM_OBJ) wrappers/gen/exports.map
 	$(CC) -o $@ $(SHIM_OBJ) $(SHIM_LDFLAGS)
 
+# JANSSON_FLAGS: where another architecture's jansson is (make check-arm64 passes its cache's).
+JANSSON_FLAGS ?=
 $(BUILD)/cudashim: $(CLI_SRC) $(CLI_HDR) Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(filter-out $(SAN),$(BASE_CFLAGS)) $(FLOOR_CLI) -DCS_VERSION='"0.1.0"' -o $@ $(CLI_SRC) -ljansson $(GLIBC_OLD_LIBS)
+	$(CC) $(filter-out $(SAN),$(BASE_CFLAGS)) $(FLOOR_CLI) -DCS_VERSION='"0.1.0"' -o $@ $(CLI_SRC) $(JANSSON_FLAGS) -ljansson $(GLIBC_OLD_LIBS)
 
 # The fake driver: built with -Bsymbolic so its own internal calls never reach the shim.
 $(BUILD)/fakes/libcuda.so.1: $(FAKE_SRC) tests/fakes/fake_cuda.h Makefile
@@ -115,12 +117,17 @@ check-torch: all
 	CC="$(CC)" BUILD="$(BUILD)" CUDA="$(CUDA)" bash tests/t_28_torchbed.sh
 
 # The aarch64 build, cross-compiled into build-arm64, and its suite under qemu-aarch64 against the
-# fake driver and NVIDIA's arm64 driver (fetched into a cache): t_38. Needs Debian's
+# fake driver and NVIDIA's arm64 driver (fetched into a cache), with the arm64 wheel and .deb
+# (jansson from the same cache): t_38. Needs Debian's
 # gcc-aarch64-linux-gnu, libc6-dev-arm64-cross and qemu-user.
 ARM64_CC    ?= aarch64-linux-gnu-gcc
 ARM64_BUILD ?= build-arm64
 check-arm64: all
 	$(MAKE) CC=$(ARM64_CC) BUILD=$(ARM64_BUILD) $(ARM64_BUILD)/libcudashim.so $(ARM64_BUILD)/fakes/libcuda.so.1
+	@if root=$$(tests/arm64/fetch.sh 2>/dev/null); then \
+	    echo "$(MAKE) CC=$(ARM64_CC) BUILD=$(ARM64_BUILD) wheel deb"; \
+	    $(MAKE) CC=$(ARM64_CC) BUILD=$(ARM64_BUILD) JANSSON_FLAGS="-I$$root/usr/include -L$$root/usr/lib/aarch64-linux-gnu" wheel deb; \
+	else echo "the arm64 jansson could not be fetched (tests/arm64/fetch.sh): no arm64 packages, t_38 says so"; fi
 	CC="$(CC)" BUILD="$(BUILD)" CUDA="$(CUDA)" XCC=$(ARM64_CC) ARM64_BUILD=$(ARM64_BUILD) tests/run-tests.sh t_38
 	tests/bench/fast-count.sh $(ARM64_BUILD)/libcudashim.so $(ARM64_CC:gcc=objdump) $(ARM64_CC:gcc=nm)
 
@@ -167,32 +174,38 @@ regen-tables:
 VERSION := $(shell sed -n 's/^\#define CS_VERSION "\(.*\)"/\1/p' shim/trace/trace.h)
 PACKAGE_PYTHON ?= /usr/bin/python3
 MULTIARCH := $(shell $(CC) -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)
-DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
+MACHINE   := $(firstword $(subst -, ,$(MULTIARCH)))
+DEB_ARCH  := $(or $(if $(filter aarch64,$(MACHINE)),arm64),$(if $(filter x86_64,$(MACHINE)),amd64),$(shell dpkg --print-architecture 2>/dev/null))
+# A cross compiler's binutils (aarch64-linux-gnu-gcc: aarch64-linux-gnu-strip, -objdump).
+TOOL_PREFIX := $(patsubst %gcc,%,$(filter %-gcc,$(notdir $(CC))))
+STRIP   := $(TOOL_PREFIX)strip
+OBJDUMP := $(TOOL_PREFIX)objdump
+TAG_ENV := OBJDUMP=$(OBJDUMP) MACHINE=$(MACHINE)
 $(BUILD)/cudashim-static: $(CLI_SRC) $(CLI_HDR) Makefile
 	@mkdir -p $(dir $@)
-	$(CC) $(filter-out $(SAN),$(BASE_CFLAGS)) $(FLOOR_CLI) -DCS_VERSION='"$(VERSION)"' -o $@ $(CLI_SRC) -Wl,-Bstatic -ljansson -Wl,-Bdynamic $(GLIBC_OLD_LIBS)
+	$(CC) $(filter-out $(SAN),$(BASE_CFLAGS)) $(FLOOR_CLI) -DCS_VERSION='"$(VERSION)"' -o $@ $(CLI_SRC) $(JANSSON_FLAGS) -Wl,-Bstatic -ljansson -Wl,-Bdynamic $(GLIBC_OLD_LIBS)
 
 wheel: $(BUILD)/libcudashim.so $(BUILD)/cudashim-static
 	rm -rf $(BUILD)/wheel-src $(BUILD)/dist/cudashim-*.whl && cp -r packaging/python $(BUILD)/wheel-src
 	mkdir -p $(BUILD)/wheel-src/cudashim/_bin $(BUILD)/wheel-src/cudashim/_share/man/man1 $(BUILD)/dist
-	strip --strip-unneeded -o $(BUILD)/wheel-src/cudashim/_bin/libcudashim.so $(BUILD)/libcudashim.so
-	strip -o $(BUILD)/wheel-src/cudashim/_bin/cudashim $(BUILD)/cudashim-static
+	$(STRIP) --strip-unneeded -o $(BUILD)/wheel-src/cudashim/_bin/libcudashim.so $(BUILD)/libcudashim.so
+	$(STRIP) -o $(BUILD)/wheel-src/cudashim/_bin/cudashim $(BUILD)/cudashim-static
 	cp docs/cudashim.1 $(BUILD)/wheel-src/cudashim/_share/man/man1/
 	cp README.md $(BUILD)/wheel-src/
 	printf '"""cudashim: the LD_PRELOAD shim and its command (python -m cudashim --help)."""\n__version__ = "%s"\n' \
 	    "$(VERSION)" >$(BUILD)/wheel-src/cudashim/__init__.py
-	cd $(BUILD)/wheel-src && CUDASHIM_PLAT=$$($(CURDIR)/packaging/manylinux_tag.sh cudashim/_bin/libcudashim.so cudashim/_bin/cudashim) \
+	cd $(BUILD)/wheel-src && CUDASHIM_PLAT=$$($(TAG_ENV) $(CURDIR)/packaging/manylinux_tag.sh cudashim/_bin/libcudashim.so cudashim/_bin/cudashim) \
 	    $(PACKAGE_PYTHON) -m build --no-isolation --wheel --outdir $(abspath $(BUILD)/dist) .
 
 deb: $(BUILD)/libcudashim.so $(BUILD)/cudashim
 	rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/DEBIAN $(BUILD)/deb/usr/bin $(BUILD)/deb/usr/lib/$(MULTIARCH) \
 	    $(BUILD)/deb/usr/share/man/man1 $(BUILD)/deb/usr/share/doc/cudashim $(BUILD)/dist
-	strip -o $(BUILD)/deb/usr/bin/cudashim $(BUILD)/cudashim && chmod 0755 $(BUILD)/deb/usr/bin/cudashim
-	strip --strip-unneeded -o $(BUILD)/deb/usr/lib/$(MULTIARCH)/libcudashim.so $(BUILD)/libcudashim.so
+	$(STRIP) -o $(BUILD)/deb/usr/bin/cudashim $(BUILD)/cudashim && chmod 0755 $(BUILD)/deb/usr/bin/cudashim
+	$(STRIP) --strip-unneeded -o $(BUILD)/deb/usr/lib/$(MULTIARCH)/libcudashim.so $(BUILD)/libcudashim.so
 	chmod 0644 $(BUILD)/deb/usr/lib/$(MULTIARCH)/libcudashim.so
 	gzip -9n <docs/cudashim.1 >$(BUILD)/deb/usr/share/man/man1/cudashim.1.gz
 	gzip -9n <README.md >$(BUILD)/deb/usr/share/doc/cudashim/README.md.gz
-	glibc=$$(packaging/manylinux_tag.sh --glibc $(BUILD)/deb/usr/bin/cudashim $(BUILD)/deb/usr/lib/$(MULTIARCH)/libcudashim.so); \
+	glibc=$$($(TAG_ENV) packaging/manylinux_tag.sh --glibc $(BUILD)/deb/usr/bin/cudashim $(BUILD)/deb/usr/lib/$(MULTIARCH)/libcudashim.so); \
 	jansson=$$(dpkg-query -W -f '$${Version}' libjansson4 2>/dev/null | sed 's/-.*//'); \
 	sed -e 's/@VERSION@/$(VERSION)/' -e 's/@ARCH@/$(DEB_ARCH)/' \
 	    -e "s/@DEPENDS@/libc6 (>= $$glibc), libjansson4$${jansson:+ (>= $$jansson)}/" packaging/deb/control.in \

@@ -3,7 +3,7 @@
 # the preload's dependencies and exports; inert in a program without CUDA; the linked and dlsym
 # paths and ALL mode against the fake driver, call for call; a crash's record; NVIDIA's real arm64
 # driver (535) and CUDA 11.8 runtime (tests/arm64/fetch.sh), reached through cuGetProcAddress;
-# fork where qemu can run it. The traces are read by the host's cudashim: the format is the same.
+# the arm64 wheel and .deb; fork where qemu can run it. The traces are read by the host's cudashim: the format is the same.
 . "$(dirname "$0")/lib.sh"
 need_python
 XCC=${XCC:-aarch64-linux-gnu-gcc}
@@ -106,6 +106,45 @@ if [ -n "$real" ]; then
     echo "aarch64: NVIDIA's arm64 driver 535.261.03 and CUDA 11.8 runtime under the shim"
 else
     echo "skipped part: the arm64 driver could not be fetched (tests/arm64/fetch.sh)"
+fi
+
+# The arm64 wheel and .deb (make check-arm64 builds them): unpacked, their library preloaded
+# into the fake-driver program and their command reading its trace, both under qemu. The command
+# is not run as `cudashim run` here: qemu-user cannot exec a guest program from a guest.
+wheel=$(ls "$A"/dist/cudashim-*-py3-none-manylinux_2_*_aarch64.whl 2>/dev/null | head -n 1)
+deb=$(ls "$A"/dist/cudashim_*_arm64.deb 2>/dev/null | head -n 1)
+if [ -n "$wheel" ] && [ -n "$deb" ] && [ -n "$real" ]; then
+    mkdir -p "$TMP/wheel" "$TMP/debroot"
+    (cd "$TMP/wheel" && unzip -q "$wheel") || fail "unzip $wheel"
+    dpkg-deb -x "$deb" "$TMP/debroot" || fail "dpkg-deb -x $deb"
+    assert_eq "$(dpkg-deb -f "$deb" Architecture)" arm64 "the .deb's architecture"
+    dpkg-deb -f "$deb" Depends | grep -q 'libc6 (>= 2\.17), libjansson4' || fail "the arm64 .deb's Depends: $(dpkg-deb -f "$deb" Depends)"
+    check_package() {  # NAME LIB CLI: the package's library traces, its command reads
+        local name=$1 lib=$2 cli=$3 out
+        readelf -h "$lib" | grep -q "Machine:.*AArch64" || fail "$name: $lib is not AArch64"
+        readelf -h "$cli" | grep -q "Machine:.*AArch64" || fail "$name: $cli is not AArch64"
+        rm -f "$TMP"/cudashim-*
+        set +e
+        qrun "$TMP/path_linked" >"$TMP/$name.base" 2>/dev/null; local rb=$?
+        qemu-aarch64 -L "$SYSROOT" -E LD_PRELOAD="$lib" "$TMP/path_linked" >"$TMP/$name.out" 2>/dev/null; local rs=$?
+        set -e
+        assert_eq "$rs" "$rb" "$name: exit status under the packaged library"
+        cmp -s "$TMP/$name.base" "$TMP/$name.out" || fail "$name: stdout differs under the packaged library"
+        t=$(only_trace)
+        out=$(QEMU_SET_ENV=LD_LIBRARY_PATH="$real/usr/lib/aarch64-linux-gnu" qrun "$cli" --version) || fail "$name: $cli --version"
+        assert_eq "$out" "cudashim $(sed -n 's/^#define CS_VERSION "\(.*\)"/\1/p' "$ROOT/shim/trace/trace.h")" "$name: the command's version"
+        QEMU_SET_ENV=LD_LIBRARY_PATH="$real/usr/lib/aarch64-linux-gnu" qrun "$cli" report "$t" >"$TMP/$name.report" 2>&1 || true
+        grep -q "cuMemAlloc_v2 -> CUDA_ERROR_OUT_OF_MEMORY (2) x1" "$TMP/$name.report" ||
+            { cat "$TMP/$name.report"; fail "$name: the packaged command's report"; }
+        grep -q "warning out-of-memory" "$TMP/$name.report" || fail "$name: no out-of-memory finding in the packaged report"
+        echo "aarch64 $name: $(basename "$4") traced and reported under qemu"
+    }
+    check_package wheel "$TMP/wheel/cudashim/_bin/libcudashim.so" "$TMP/wheel/cudashim/_bin/cudashim" "$wheel"
+    readelf -d "$TMP/wheel/cudashim/_bin/cudashim" | grep NEEDED | grep -v -E 'libc\.so|libdl\.so\.2|libpthread\.so\.0|ld-linux' &&
+        fail "the arm64 wheel's command needs more than glibc"
+    check_package deb "$TMP/debroot/usr/lib/aarch64-linux-gnu/libcudashim.so" "$TMP/debroot/usr/bin/cudashim" "$deb"
+else
+    echo "skipped part: the arm64 packages (make check-arm64 builds them with the cache's jansson)"
 fi
 
 # Fork: qemu-user 7.2 cannot start a thread in a forked child of a threaded process (its own
