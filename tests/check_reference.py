@@ -6,7 +6,7 @@ and build scripts, TensorFlow's tested configurations).
   check_reference.py [ROOT]
 Fails, naming each problem, when:
   - a value the review confirmed has changed (REVIEWED below: table, key, field, value, source);
-  - a torch release's CUDA build has no architecture row for that release;
+  - a torch release's CUDA build has no architecture row for that release (x86-64 and aarch64);
   - a CUDA that a torch or TensorFlow build, or a PTX ISA, needs has no toolkit driver row;
   - an architecture row says a build covers a GPU that its CUDA cannot target or has dropped;
   - a CUDA major with toolkits has no minor-version floor.
@@ -62,12 +62,19 @@ REVIEWED_TORCHARCH = [
     ("2.0", "11.7", "3.7", "8.6"),
     ("2.5", "11.8", "3.7", "9.0"),
 ]
+# The same for PyTorch's Linux aarch64 (SBSA) wheels (RELEASE.md's aarch64 table).
+REVIEWED_TORCHARCH_AARCH64 = [
+    ("2.11", "12.6", "8.0", "9.0"),
+    ("2.11", "12.8", "8.0", "12.0"),
+    ("2.14", "13.0", "8.0", "12.0"),
+    ("2.12", "13.2", "8.0", "12.0"),
+]
 
 
 def main():
     rows, errors = g.load()
     problems = list(errors)
-    table = {t: {r[1][0]: r[1] for r in rs} for t, rs in rows.items() if t != "torcharch"}
+    table = {t: {r[1][0]: r[1] for r in rs} for t, rs in rows.items() if not t.startswith("torcharch")}
 
     for t, key, field, want in REVIEWED:
         row = table[t].get(key)
@@ -75,27 +82,28 @@ def main():
         if got != want:
             problems.append("%s %s: field %d is %r; the reviewed source says %r" % (t, key, field + 1, got, want))
 
-    def torcharch(release, cuda):
+    def torcharch(release, cuda, platform=""):
         r = g.release_code(release)
-        for _, (c, rel, lo, hi, _) in rows["torcharch"]:
+        for _, (c, rel, lo, hi, _) in rows["torcharch" + platform]:
             first, last = g.releases(rel)
             if c == cuda and first <= r <= last:
                 return lo, hi
         return None
 
-    for release, cuda, lo, hi in REVIEWED_TORCHARCH:
-        if torcharch(release, cuda) != (lo, hi):
-            problems.append("torcharch for torch %s cu%s: %r; the reviewed source says %s to %s"
-                            % (release, cuda, torcharch(release, cuda), lo, hi))
-
-    # Every build a torch release ships has its architectures, for that release.
-    for _, (release, cudas, _) in rows["torch"]:
-        for cuda in cudas.split(","):
-            if not torcharch(release, cuda):
-                problems.append("torch %s has a CUDA %s build but no torcharch row covers that release" % (release, cuda))
+    for platform, reviewed in (("", REVIEWED_TORCHARCH), ("-aarch64", REVIEWED_TORCHARCH_AARCH64)):
+        for release, cuda, lo, hi in reviewed:
+            if torcharch(release, cuda, platform) != (lo, hi):
+                problems.append("torcharch%s for torch %s cu%s: %r; the reviewed source says %s to %s"
+                                % (platform, release, cuda, torcharch(release, cuda, platform), lo, hi))
+        # Every build a torch release ships has its architectures, for that release.
+        for _, (release, cudas, _) in rows["torch" + platform]:
+            for cuda in cudas.split(","):
+                if not torcharch(release, cuda, platform):
+                    problems.append("torch%s %s has a CUDA %s build but no torcharch%s row covers that release"
+                                    % (platform, release, cuda, platform))
 
     # Every CUDA a build or a PTX ISA names has the driver its toolkit ships with (12.7 never shipped).
-    needed = {c for _, (_, cudas, _) in rows["torch"] for c in cudas.split(",")}
+    needed = {c for t in ("torch", "torch-aarch64") for _, (_, cudas, _) in rows[t] for c in cudas.split(",")}
     needed |= {r[1][1] for r in rows["tensorflow"]}
     needed |= {r[1][1] for r in rows["ptx"] if g.ver(r[1][1]) >= (10, 0) and r[1][1] != "12.7"}
     for cuda in sorted(needed, key=g.ver):
@@ -109,7 +117,7 @@ def main():
 
     # An architecture row may only claim GPUs that CUDA can target and has not dropped.
     arch = {g.ver(cc): (g.ver(first), last) for cc, (_, _, _, first, last, _) in table["arch"].items()}
-    for _, (cuda, rel, lo, hi, _) in rows["torcharch"]:
+    for _, (cuda, rel, lo, hi, _) in rows["torcharch"] + rows["torcharch-aarch64"]:
         cv = g.ver(cuda)
         for cc in (g.ver(lo), g.ver(hi)):
             if cc not in arch:
@@ -133,7 +141,7 @@ def main():
         print("data/cuda-reference.txt: " + p, file=sys.stderr)
     if problems:
         sys.exit(1)
-    print("ok: %d rows, %d reviewed values" % (sum(len(r) for r in rows.values()), len(REVIEWED) + len(REVIEWED_TORCHARCH)))
+    print("ok: %d rows, %d reviewed values" % (sum(len(r) for r in rows.values()), len(REVIEWED) + len(REVIEWED_TORCHARCH) + len(REVIEWED_TORCHARCH_AARCH64)))
 
 
 main()

@@ -3,7 +3,7 @@
 # the preload's dependencies and exports; inert in a program without CUDA; the linked and dlsym
 # paths and ALL mode against the fake driver, call for call; a crash's record; NVIDIA's real arm64
 # driver (535) and CUDA 11.8 runtime (tests/arm64/fetch.sh), reached through cuGetProcAddress;
-# the arm64 wheel and .deb; fork where qemu can run it. The traces are read by the host's cudashim: the format is the same.
+# the planner's aarch64 tables; the arm64 wheel and .deb; fork where qemu can run it. The traces are read by the host's cudashim: the format is the same.
 . "$(dirname "$0")/lib.sh"
 need_python
 XCC=${XCC:-aarch64-linux-gnu-gcc}
@@ -37,6 +37,12 @@ if [ -f "$SHIM" ]; then
     exports() { nm -D --defined-only "$1" | awk '$2 ~ /^[TtWwVvDdBbRr]$/ {print $3}' | sed 's/@.*//' | sort -u; }
     diff <(exports "$SHIM") <(exports "$ASHIM") >"$TMP/exports.diff" || { head "$TMP/exports.diff"; fail "aarch64 exports differ from x86-64's"; }
 fi
+
+# What would work, with the tables of PyTorch's aarch64 wheels (the build's own platform's).
+xcompile alternatives_test tests/unit/alternatives_test.c -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-format-truncation \
+    "$ROOT/shim/base/alternatives.c" "$ROOT/shim/base/reference.c" "$ROOT/shim/base/reference_data.c"
+qrun "$TMP/alternatives_test" >"$TMP/alternatives.out" 2>&1 || { grep -v "^ok" "$TMP/alternatives.out"; fail "aarch64: what would work"; }
+grep -q "^ok   t4g-cu126" "$TMP/alternatives.out" || fail "aarch64: the planner did not use the aarch64 tables"
 
 # Inert: a program that never loads CUDA runs as without the shim and leaves no trace.
 cat >"$TMP/plain.c" <<'EOF'

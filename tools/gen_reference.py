@@ -10,7 +10,8 @@ import os, shlex, sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SRC = os.path.join(ROOT, "data/cuda-reference.txt")
 OUT = os.path.join(ROOT, "shim/base/reference_data.c")
-WIDTH = {"floor": 5, "toolkit": 5, "ptx": 4, "arch": 7, "cudnn": 5, "nccl": 4, "torch": 4, "torcharch": 6, "tensorflow": 5, "jax": 5}
+WIDTH = {"floor": 5, "toolkit": 5, "ptx": 4, "arch": 7, "cudnn": 5, "nccl": 4, "torch": 4, "torcharch": 6,
+         "torch-aarch64": 4, "torcharch-aarch64": 6, "tensorflow": 5, "jax": 5}
 
 
 def ver(s):
@@ -58,7 +59,7 @@ def load():
         rows[f[0]].append((n, f[1:]))
     for table, rs in rows.items():
         keys = [ver(r[1][0]) for r in rs]
-        if table == "torcharch":  # one CUDA may have a row per range of releases
+        if table.startswith("torcharch"):  # one CUDA may have a row per range of releases
             keys = [(ver(r[1][0]), releases(r[1][1])) for r in rs]
         if keys != sorted(keys) or len(set(keys)) != len(keys):
             errors.append("table %s is not in strictly increasing order" % table)
@@ -75,22 +76,24 @@ def load():
     for n, (cc, name, ex, first, last, _) in rows["arch"]:
         if ver(first) and ver(last) and ver(first)[0] > ver(last)[0]:
             errors.append("%d: sm %s first CUDA %s after its last %s" % (n, cc, first, last))
-    for n, (release, cudas, _) in rows["torch"]:
-        vs = [ver(c) for c in cudas.split(",")]
-        if vs != sorted(vs):
-            errors.append("%d: torch %s: CUDA versions not in increasing order" % (n, release))
-    for n, (cuda, rel, lo, hi, _) in rows["torcharch"]:
-        if ver(lo) > ver(hi):
-            errors.append("%d: torcharch %s: lowest architecture above the highest" % (n, cuda))
-        if releases(rel)[0] > releases(rel)[1]:
-            errors.append("%d: torcharch %s: releases %s run backwards" % (n, cuda, rel))
-    by_cuda = {}
-    for n, (cuda, rel, lo, hi, _) in rows["torcharch"]:
-        for m, other in by_cuda.get(cuda, []):
-            a, b = releases(rel), releases(other)
-            if a[0] <= b[1] and b[0] <= a[1]:
-                errors.append("%d: torcharch %s: releases %s overlap line %d's" % (n, cuda, rel, m))
-        by_cuda.setdefault(cuda, []).append((n, rel))
+    for platform in ("", "-aarch64"):
+        torch, torcharch = "torch" + platform, "torcharch" + platform
+        for n, (release, cudas, _) in rows[torch]:
+            vs = [ver(c) for c in cudas.split(",")]
+            if vs != sorted(vs):
+                errors.append("%d: %s %s: CUDA versions not in increasing order" % (n, torch, release))
+        for n, (cuda, rel, lo, hi, _) in rows[torcharch]:
+            if ver(lo) > ver(hi):
+                errors.append("%d: %s %s: lowest architecture above the highest" % (n, torcharch, cuda))
+            if releases(rel)[0] > releases(rel)[1]:
+                errors.append("%d: %s %s: releases %s run backwards" % (n, torcharch, cuda, rel))
+        by_cuda = {}
+        for n, (cuda, rel, lo, hi, _) in rows[torcharch]:
+            for m, other in by_cuda.get(cuda, []):
+                a, b = releases(rel), releases(other)
+                if a[0] <= b[1] and b[0] <= a[1]:
+                    errors.append("%d: %s %s: releases %s overlap line %d's" % (n, torcharch, cuda, rel, m))
+            by_cuda.setdefault(cuda, []).append((n, rel))
     for n, (major, lin, lo, _) in rows["jax"]:
         fl = [r for r in rows["floor"] if r[1][0] == major]
         if fl and ver(lin) < ver(fl[0][1][1]):
@@ -134,16 +137,21 @@ def generate(rows):
             lowest = ver(r[2]) if table == "cudnn" else None
             o.append("    { %s, %s, %d }," % (c_str(r[0]), c_str(r[1]), lowest[0] * 10 + lowest[1] if lowest else 0))
         o += ["};", "const int cs_ref_%s_count = %d;" % (table, len(rows[table])), ""]
-    o.append("const struct cs_ref_torch cs_ref_torch[] = {")
-    for _, (release, cudas, src) in rows["torch"]:
-        o.append("    { %s, { %s } }," % (c_str(release), ", ".join(str(cuda_code(c)) for c in cudas.split(","))))
-    o += ["};", "const int cs_ref_torch_count = %d;" % len(rows["torch"]), ""]
-    o.append("const struct cs_ref_torcharch cs_ref_torcharch[] = {")
-    for _, (cuda, rel, lo, hi, src) in rows["torcharch"]:
-        lv, hv = ver(lo), ver(hi)
-        first, last = releases(rel)
-        o.append("    { %d, %d, %d, %d, %d }," % (cuda_code(cuda), first, last, lv[0] * 10 + lv[1], hv[0] * 10 + hv[1]))
-    o += ["};", "const int cs_ref_torcharch_count = %d;" % len(rows["torcharch"]), ""]
+    # PyTorch's wheels differ by platform: the build's own platform's tables are the ones it has.
+    for platform, guard in (("-aarch64", "#if defined(__aarch64__)  /* Linux aarch64 (SBSA) wheels */"),
+                            ("", "#else  /* Linux x86-64 wheels */")):
+        o.append(guard)
+        o.append("const struct cs_ref_torch cs_ref_torch[] = {")
+        for _, (release, cudas, src) in rows["torch" + platform]:
+            o.append("    { %s, { %s } }," % (c_str(release), ", ".join(str(cuda_code(c)) for c in cudas.split(","))))
+        o += ["};", "const int cs_ref_torch_count = %d;" % len(rows["torch" + platform])]
+        o.append("const struct cs_ref_torcharch cs_ref_torcharch[] = {")
+        for _, (cuda, rel, lo, hi, src) in rows["torcharch" + platform]:
+            lv, hv = ver(lo), ver(hi)
+            first, last = releases(rel)
+            o.append("    { %d, %d, %d, %d, %d }," % (cuda_code(cuda), first, last, lv[0] * 10 + lv[1], hv[0] * 10 + hv[1]))
+        o += ["};", "const int cs_ref_torcharch_count = %d;" % len(rows["torcharch" + platform])]
+    o += ["#endif", ""]
     o.append("const struct cs_ref_tensorflow cs_ref_tensorflow[] = {")
     for _, (release, cuda, cudnn, src) in rows["tensorflow"]:
         o.append("    { %s, %d, %s }," % (c_str(release), cuda_code(cuda), c_str(cudnn)))

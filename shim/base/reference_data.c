@@ -124,6 +124,22 @@ const struct cs_ref_build cs_ref_nccl[] = {
 };
 const int cs_ref_nccl_count = 9;
 
+#if defined(__aarch64__)  /* Linux aarch64 (SBSA) wheels */
+const struct cs_ref_torch cs_ref_torch[] = {
+    { "2.11", { 12060, 12080, 13000 } },
+    { "2.12", { 12060, 13000, 13020 } },
+    { "2.13", { 12060, 13000, 13020 } },
+    { "2.14", { 12060, 13000, 13020 } },
+};
+const int cs_ref_torch_count = 4;
+const struct cs_ref_torcharch cs_ref_torcharch[] = {
+    { 12060, 211, 214, 80, 90 },
+    { 12080, 211, 211, 80, 120 },
+    { 13000, 211, 214, 80, 120 },
+    { 13020, 212, 214, 80, 120 },
+};
+const int cs_ref_torcharch_count = 4;
+#else  /* Linux x86-64 wheels */
 const struct cs_ref_torch cs_ref_torch[] = {
     { "1.13", { 11060, 11070 } },
     { "2.0", { 11070, 11080 } },
@@ -143,7 +159,6 @@ const struct cs_ref_torch cs_ref_torch[] = {
     { "2.14", { 12060, 13000, 13020 } },
 };
 const int cs_ref_torch_count = 16;
-
 const struct cs_ref_torcharch cs_ref_torcharch[] = {
     { 11060, 0, 9999, 37, 86 },
     { 11070, 0, 9999, 37, 86 },
@@ -159,6 +174,7 @@ const struct cs_ref_torcharch cs_ref_torcharch[] = {
     { 13020, 0, 9999, 75, 120 },
 };
 const int cs_ref_torcharch_count = 12;
+#endif
 
 const struct cs_ref_tensorflow cs_ref_tensorflow[] = {
     { "2.4", 11000, "8.0" },

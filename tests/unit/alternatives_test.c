@@ -34,7 +34,8 @@ static void gpu(const char *name, enum cs_gpu_class want)
     failures += got != want;
 }
 
-int main(void)
+/* PyTorch's Linux x86-64 wheels (the torch and torcharch tables). */
+static void torch_x86_64(void)
 {
     /* PyTorch. A CUDA 13 build on a GTX 1080 Ti (sm_61) with driver 535: CUDA 13 dropped Pascal;
      * nothing makes that build run, so forward compatibility is not offered either. */
@@ -82,6 +83,39 @@ int main(void)
     check("unknown-gpu", (struct cs_machine){ .driver_cuda = 11080, .framework = "torch", .framework_version = "2.5.1+cu121",
           .framework_cuda = 12010 }, 3,
           WANT("torch 2.5 built for CUDA 11.8 runs here (if the GPU is sm_37 or newer)"), NULL);
+}
+
+/* PyTorch's Linux aarch64 (SBSA) wheels: fewer architectures per build (torch-aarch64,
+ * torcharch-aarch64), so a machine that an x86-64 wheel serves may have no aarch64 one. */
+static void torch_aarch64(void)
+{
+    /* A GH200 (sm_90) on driver 535 with 2.12's cu130 wheel: its cu126 wheel runs here. */
+    check("gh200-cu130-535", (struct cs_machine){ .cc = 90, .driver_cuda = 12020, .driver_version = "535.261.03",
+          .gpu_name = "NVIDIA GH200 480GB", .framework = "torch", .framework_version = "2.12.0+cu130",
+          .framework_cuda = 13000 }, 3,
+          WANT("keep this driver (CUDA 12.2): torch 2.12 built for CUDA 12.6 runs here", "whl/cu126",
+               "or keep torch 2.12.0+cu130 and upgrade the driver to one for CUDA 13.0 (Linux >= 580.65.06)",
+               "cuda-compat-13-0"), NULL);
+    /* A T4G (sm_75, AWS g5g) with 2.12's cu126 wheel: on aarch64 it carries sm_80 and sm_90 only
+     * (on x86-64 it runs there), and no aarch64 build in the tables covers sm_75. */
+    check("t4g-cu126", (struct cs_machine){ .cc = 75, .driver_cuda = 12080, .gpu_name = "NVIDIA T4G",
+          .framework = "torch", .framework_version = "2.12.0+cu126", .framework_cuda = 12060 }, 1,
+          WANT("torch 2.12.0+cu126 has no code for this GPU (sm_75"), "runs here");
+    /* DGX Spark's GB10 (sm_121) on driver 580 with 2.11's cu126 wheel: its cu130 wheel has sm_120 code,
+     * which an sm_121 runs. */
+    check("gb10-cu126-580", (struct cs_machine){ .cc = 121, .driver_cuda = 13000, .gpu_name = "NVIDIA GB10",
+          .framework = "torch", .framework_version = "2.11.0+cu126", .framework_cuda = 12060 }, 2,
+          WANT("torch 2.11 built for CUDA 13.0 runs here", "whl/cu130", "torch 2.11.0+cu126 has no code for this GPU (sm_121"),
+          NULL);
+}
+
+int main(void)
+{
+#if defined(__aarch64__)  /* the build's own platform's tables are the ones it has */
+    torch_aarch64(), (void)torch_x86_64;
+#else
+    torch_x86_64(), (void)torch_aarch64;
+#endif
     /* No framework loaded, the CUDA 13 runtime on a 12.2 driver of an A100: forward compatibility only. */
     check("no-framework", (struct cs_machine){ .cc = 80, .driver_cuda = 12020, .driver_version = "535.54.03",
           .gpu_name = "NVIDIA A100-SXM4-80GB", .needs_cuda = 13000 }, 1,
