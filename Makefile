@@ -118,10 +118,12 @@ check-torch: all
 
 # The aarch64 build, cross-compiled into build-arm64, and its suite under qemu-aarch64 against the
 # fake driver and NVIDIA's arm64 driver (fetched into a cache), with the arm64 wheel and .deb
-# (jansson from the same cache): t_38. Needs Debian's
+# (jansson from the same cache): t_38; then the path and fast-path tests on that build under qemu
+# (CS_RUN, tests/lib.sh). Needs Debian's
 # gcc-aarch64-linux-gnu, libc6-dev-arm64-cross and qemu-user.
 ARM64_CC    ?= aarch64-linux-gnu-gcc
 ARM64_BUILD ?= build-arm64
+ARM64_SYSROOT ?= /usr/aarch64-linux-gnu
 check-arm64: all
 	$(MAKE) CC=$(ARM64_CC) BUILD=$(ARM64_BUILD) $(ARM64_BUILD)/libcudashim.so $(ARM64_BUILD)/fakes/libcuda.so.1
 	@if root=$$(tests/arm64/fetch.sh 2>/dev/null); then \
@@ -129,6 +131,8 @@ check-arm64: all
 	    $(MAKE) CC=$(ARM64_CC) BUILD=$(ARM64_BUILD) JANSSON_FLAGS="-I$$root/usr/include -L$$root/usr/lib/aarch64-linux-gnu" wheel deb; \
 	else echo "the arm64 jansson could not be fetched (tests/arm64/fetch.sh): no arm64 packages, t_38 says so"; fi
 	CC="$(CC)" BUILD="$(BUILD)" CUDA="$(CUDA)" XCC=$(ARM64_CC) ARM64_BUILD=$(ARM64_BUILD) tests/run-tests.sh t_38
+	CS_RUN="qemu-aarch64 -L $(ARM64_SYSROOT)" CS_HOST_CLI=$(CURDIR)/$(BUILD)/cudashim CC=$(ARM64_CC) BUILD=$(ARM64_BUILD) \
+	    CUDA="$(CUDA)" tests/run-tests.sh t_02 t_03 t_04 t_08 t_11 t_27
 	tests/bench/fast-count.sh $(ARM64_BUILD)/libcudashim.so $(ARM64_CC:gcc=objdump) $(ARM64_CC:gcc=nm)
 
 # Long runs, not in `make check`: threads, fork storms, multiprocessing, signals, a full disk.

@@ -6,7 +6,11 @@ case "$BUILD" in "$ROOT//"*) BUILD="${BUILD#$ROOT/}" ;; esac
 CUDA="${CUDA:-/usr/local/cuda}"
 CC="${CC:-gcc}"
 SHIM="$BUILD/libcudashim.so"
-export CS_CLI="$BUILD/cudashim"  # tests/trace_query.py reads ALL-mode traces through it
+export CS_CLI="${CS_HOST_CLI:-$BUILD/cudashim}"  # tests/trace_query.py reads ALL-mode traces through it
+# Another architecture's build under an emulator (make check-arm64: CS_RUN="qemu-aarch64 -L
+# SYSROOT", CC its compiler, BUILD its build, CS_HOST_CLI this machine's command): the tests that
+# run only programs through these helpers run there too; the emulator takes the preload as -E.
+CS_RUN=${CS_RUN:-}
 FAKES="$BUILD/fakes"
 PRELOAD="$SHIM"
 ASAN_LIB=""   # the sanitizer runtime must come first in LD_PRELOAD
@@ -36,7 +40,7 @@ need_python() { command -v python3 >/dev/null || skip "no python3"; }
 under_tsan() { [ "${CS_SANITIZER:-0}" = tsan ]; }
 # compile NAME SRC [flags...]: build a test program into $TMP
 compile() { local out=$1 src=$2; shift 2; $CC -O1 -g -o "$TMP/$out" "$ROOT/$src" "$@" || fail "cannot build $src"; }
-with_shim() { env LD_PRELOAD="$PRELOAD" "$@"; }
+with_shim() { if [ -n "$CS_RUN" ]; then $CS_RUN -E LD_PRELOAD="$PRELOAD" "$@"; else env LD_PRELOAD="$PRELOAD" "$@"; fi; }
 q() { python3 "$ROOT/tests/trace_query.py" "$@"; }
 only_trace() { local f; f=$(ls "$TMP"/cudashim-*.jsonl 2>/dev/null | head -n 1); [ -n "$f" ] || fail "no trace written"; echo "$f"; }
 assert_eq() { [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"; }
@@ -56,7 +60,7 @@ PY
 same_behaviour() {
     local a b ra rb
     set +e
-    a=$(env LD_PRELOAD="$ASAN_LIB" "$@" 2>/dev/null); ra=$?  # the sanitizer suite compares with ASan alone
+    a=$(env LD_PRELOAD="$ASAN_LIB" $CS_RUN "$@" 2>/dev/null); ra=$?  # the sanitizer suite compares with ASan alone
     b=$(with_shim "$@" 2>/dev/null); rb=$?
     set -e
     [ "$a" = "$b" ] || { diff <(echo "$a") <(echo "$b"); fail "stdout differs under the shim: $*"; }

@@ -94,6 +94,9 @@ _Static_assert(sizeof(struct cs_fast_launch) == CS_T_LAUNCH_SIZE && offsetof(str
                offsetof(struct cs_fast_launch, block) == 20 && offsetof(struct cs_fast_launch, ex_f) == 8 &&
                sizeof(((struct cs_thread *)0)->save[0]) == 16,
                "a level's launch and saved registers moved: update fast_asm.h");
+#if defined(__aarch64__)
+CS_AT(struct cs_thread, launch_tail, CS_T_TAIL);
+#endif
 CS_AT(struct cs_thread, calls, CS_T_CALLS);
 CS_AT(struct cs_ring, ev, CS_R_EV);
 CS_AT(struct cs_event, ts, CS_E_TS);

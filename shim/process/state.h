@@ -154,6 +154,11 @@ struct cs_thread {
     /* The assembly fast path (fast_asm.h), during the real call: the caller's return address and
      * register, kept here so that the call's stack arguments are the caller's own (no copy). */
     struct { void *ret, *rbx; } save[2];
+#if defined(__aarch64__)
+    /* cuLaunchKernel's block z and shared memory per level: registers on aarch64 (w6, w7), which
+     * the real call clobbers; x86-64 passes them on the stack, where they stay. */
+    uint32_t launch_tail[2][2];
+#endif
 
     uint64_t enter_ts;           /* when it entered a watched call (ticks), for the hang watchdog */
     uint64_t hang_reported;      /* the enter_ts of the call last reported as hung */
