@@ -98,6 +98,7 @@ struct sources {
     int nsummaries;
 };
 int sources_collect(int argc, char **argv, int use_summaries, struct sources *s);  /* -1: an operand was bad */
+char *path_join(const char *dir, const char *name);  /* "DIR/NAME", DIR's trailing slashes dropped (malloc'd) */
 void sources_free(struct sources *s);
 /* summary.c */
 #define SUMMARY_NAME "cudashim-summary.json"

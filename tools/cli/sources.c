@@ -14,7 +14,7 @@ static int by_path(const void *a, const void *b)
     return strcmp(((const struct source *)a)->path, ((const struct source *)b)->path);
 }
 
-static char *join(const char *dir, const char *name)
+char *path_join(const char *dir, const char *name)
 {
     char *p;
     size_t dl = strlen(dir);
@@ -35,7 +35,7 @@ static char *latest_run(const char *dir)
         if (!best || strcmp(de->d_name, best) > 0) { free(best); best = strdup(de->d_name); }
     }
     if (d) closedir(d);
-    char *path = best ? join(dir, best) : NULL;
+    char *path = best ? path_join(dir, best) : NULL;
     free(best);
     return path;
 }
@@ -68,13 +68,13 @@ static int add_dir(const char *dir, int use_summaries, struct sources *s, int de
         int isdir = de->d_type == DT_DIR;
         if (de->d_type == DT_UNKNOWN) {
             struct stat st;
-            char *p = join(dir, de->d_name);
+            char *p = path_join(dir, de->d_name);
             isdir = !lstat(p, &st) && S_ISDIR(st.st_mode);
             free(p);
         }
         if (isdir && strncmp(de->d_name, "run-", 4) && depth < 16) {
             if (!(subdirs = realloc(subdirs, sizeof *subdirs * (size_t)(nsub + 1)))) abort();
-            subdirs[nsub++] = join(dir, de->d_name);
+            subdirs[nsub++] = path_join(dir, de->d_name);
         }
     }
     closedir(d);
@@ -85,13 +85,13 @@ static int add_dir(const char *dir, int use_summaries, struct sources *s, int de
         size_t i;
         json_t *r;
         json_array_foreach(json_object_get(summary, "traces"), i, r)
-            push(s, join(dir, jstr(r, "file")), s->nsummaries, (int)i);
+            push(s, path_join(dir, jstr(r, "file")), s->nsummaries, (int)i);
         s->nsummaries++;
     } else {
         if (summary)
             fprintf(stderr, "cudashim: %s/%s is older than the traces beside it: reading the traces (cudashim report "
                     "--summarize %s writes it again)\n", dir, SUMMARY_NAME, dir);
-        for (uint32_t k = 0; k < names.count; k++) push(s, join(dir, strtab_str(&names, k)), -1, -1);
+        for (uint32_t k = 0; k < names.count; k++) push(s, path_join(dir, strtab_str(&names, k)), -1, -1);
     }
     json_decref(summary);
     found += (int)names.count;

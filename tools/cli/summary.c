@@ -14,15 +14,6 @@
 #define SUMMARY_FORMAT "cudashim-summary"
 #define SUMMARY_VERSION 1
 
-static char *path_in(const char *dir, const char *name)
-{
-    char *p;
-    size_t dl = strlen(dir);
-    while (dl > 1 && dir[dl - 1] == '/') dl--;
-    if (asprintf(&p, "%.*s/%s", (int)dl, dir, name) < 0) abort();
-    return p;
-}
-
 static const char *base_name(const char *p)
 {
     const char *s = strrchr(p, '/');
@@ -40,7 +31,7 @@ static int file_stamp(const char *path, long long *size, long long *mtime_ns)
 
 json_t *summary_load(const char *dir)
 {
-    char *p = path_in(dir, SUMMARY_NAME);
+    char *p = path_join(dir, SUMMARY_NAME);
     json_error_t je;
     json_t *s = NULL;
     if (!access(p, F_OK)) {
@@ -65,7 +56,7 @@ int summary_fresh(json_t *summary, const char *dir, const struct strtab *names)
     json_array_foreach(traces, i, r) {
         const char *file = jstr(r, "file");
         if (strchr(file, '/') || strtab_find(names, file) == STRTAB_NONE) return 0;
-        char *p = path_in(dir, file);
+        char *p = path_join(dir, file);
         long long size, mtime;
         int same = !file_stamp(p, &size, &mtime) && size == jint(r, "size", -1) && mtime == jint(r, "mtime_ns", -1);
         free(p);
@@ -77,7 +68,7 @@ int summary_fresh(json_t *summary, const char *dir, const struct strtab *names)
 json_t *summary_record(json_t *summary, int record, const char *dir)
 {
     json_t *r = json_deep_copy(json_array_get(json_object_get(summary, "traces"), (size_t)record));
-    char *p = path_in(dir, jstr(r, "file"));
+    char *p = path_join(dir, jstr(r, "file"));
     json_object_set_new(r, "file", json_string(p));
     free(p);
     if (json_object_get(r, "error")) return r;
@@ -138,7 +129,7 @@ static int summarize_dir(const char *dir, const struct sources *src, int from, i
                           "written_by", "cudashim report --summarize", "stacks", stacks, "outcomes", outcomes, "traces",
                           traces);
     json_decref(keys), json_decref(okeys);
-    char *out = path_in(dir, SUMMARY_NAME), *tmp;
+    char *out = path_join(dir, SUMMARY_NAME), *tmp;
     if (asprintf(&tmp, "%s.tmp.%d", out, (int)getpid()) < 0) abort();
     int rc = json_dump_file(s, tmp, JSON_COMPACT) || rename(tmp, out) ? -1 : 0;
     if (rc) { fprintf(stderr, "cudashim: cannot write %s: %s\n", out, strerror(errno)); unlink(tmp); }
