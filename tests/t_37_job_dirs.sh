@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 need_python
 CLI="$BUILD/cudashim"
-"$ROOT/tests/bench/job/real_traces.sh" "$BUILD" "$TMP" || fail "the real rank traces"
+PRELOAD="$PRELOAD" "$ROOT/tests/bench/job/real_traces.sh" "$BUILD" "$TMP" || fail "the real rank traces"
 job() { python3 "$ROOT/tests/bench/job/make_job.py" "$TMP" "$@" || fail "make_job.py $*"; }
 # 64 ranks: node-00000..00006 as directories, node-00007's traces loose in the job directory;
 # the same 64 in one flat directory (same order of paths, same path lengths).

@@ -2,7 +2,8 @@
 # real_traces.sh BUILD DIR: the rank traces a job of many ranks is made from, each a real run of
 # the fake NCCL job (tests/programs/nccl_rank.c) under the shim with the fake driver, into
 # DIR/real/KIND/: ahead (waits in its fourth all-reduce), behind (stuck in its third: the rank
-# the others wait for), olddriver (a CUDA 12.2 driver), failing (an all-reduce fails).
+# the others wait for), olddriver (a CUDA 12.2 driver), failing (an all-reduce fails). PRELOAD:
+# what to preload instead of BUILD's library (a sanitizer's runtime first, from tests/lib.sh).
 set -eu
 ROOT=$(cd "$(dirname "$0")/../../.." && pwd)
 BUILD=$1 W=$2
@@ -14,7 +15,7 @@ real() {  # KIND RANK ENV...
     local kind=$1 rank=$2; shift 2
     mkdir -p "$W/real/$kind"
     env RANK="$rank" LD_LIBRARY_PATH="$BUILD/fakes:$W/nccl" CUDASHIM_TRACE_DIR="$W/real/$kind" "$@" \
-        LD_PRELOAD="$BUILD/libcudashim.so" "$W/nccl_rank" 4 >/dev/null 2>&1 || true
+        LD_PRELOAD="${PRELOAD:-$BUILD/libcudashim.so}" "$W/nccl_rank" 4 >/dev/null 2>&1 || true
 }
 hang="FAKE_NCCL_HANG_S=2 CUDASHIM_HANG_TIMEOUT=0.5"
 # shellcheck disable=SC2086
